@@ -1,0 +1,2 @@
+//! `qoslab-run SCENARIO [--seed N]`: runs a scenario and prints its results as JSON.
+fn main() {}

@@ -1,0 +1,249 @@
+//! Packets and their headers.
+//!
+//! A [`Packet`] is a plain value (no heap data), moved from component to component;
+//! the engine stores in-flight packets inside reusable event slots, so the steady
+//! state allocates nothing per packet. Sizes are bytes on the wire including all
+//! headers; TCP sequence numbers count payload bytes, as real TCP does.
+
+use crate::time::SimTime;
+
+/// Index of a node (host or router) in the world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+/// Index of a flow (a sender–receiver pair with its application) in the world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(pub u32);
+
+/// Drop precedence of a packet (AF DP0/DP1/DP2; "green/yellow/red").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Colour {
+    /// DP0: in profile, dropped last.
+    #[default]
+    Green = 0,
+    /// DP1: between committed and peak profile.
+    Yellow = 1,
+    /// DP2: out of profile, dropped first.
+    Red = 2,
+}
+
+impl Colour {
+    /// Index 0, 1, 2 for per-colour arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    /// Colour from an index 0..=2 (anything larger is red).
+    pub fn from_index(i: usize) -> Colour {
+        match i {
+            0 => Colour::Green,
+            1 => Colour::Yellow,
+            _ => Colour::Red,
+        }
+    }
+}
+
+/// The two ECN bits of the IP header (RFC 3168).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// The transport does not do ECN.
+    #[default]
+    NotEct,
+    /// ECN-capable transport, not marked.
+    Ect,
+    /// Congestion experienced: marked by a router instead of dropped.
+    Ce,
+}
+
+/// Transport protocol of a packet, for classification.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Proto {
+    /// TCP segment.
+    #[default]
+    Tcp,
+    /// UDP datagram.
+    Udp,
+    /// ICMP message (source quench).
+    Icmp,
+}
+
+/// TCP flag bits.
+pub mod tcp_flags {
+    /// Synchronise: opens a connection.
+    pub const SYN: u8 = 0x02;
+    /// Finish: the sender has no more data.
+    pub const FIN: u8 = 0x01;
+    /// The ack field is valid.
+    pub const ACK: u8 = 0x10;
+    /// ECN echo: the receiver saw a CE mark (RFC 3168).
+    pub const ECE: u8 = 0x40;
+    /// Congestion window reduced (RFC 3168).
+    pub const CWR: u8 = 0x80;
+}
+
+/// One SACK block: bytes [start, end) held by the receiver above the cumulative ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SackBlock {
+    /// First byte held [byte sequence].
+    pub start: u64,
+    /// One past the last byte held [byte sequence].
+    pub end: u64,
+}
+
+/// Most SACK blocks one ACK carries (RFC 2018 with timestamps: 3).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// A TCP header, with sequence numbers as 64-bit byte counts (no wrap-around).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpHeader {
+    /// Sequence number of the first payload byte.
+    pub seq: u64,
+    /// Cumulative acknowledgement: next byte expected (valid with [`tcp_flags::ACK`]).
+    pub ack: u64,
+    /// Payload length [bytes].
+    pub len: u32,
+    /// Flag bits, see [`tcp_flags`].
+    pub flags: u8,
+    /// Advertised receive window [bytes].
+    pub wnd: u32,
+    /// SACK blocks in use (the first `nsack` of `sack`).
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    /// How many SACK blocks are valid.
+    pub nsack: u8,
+    /// Timestamp value: the sender's clock when sent (RFC 7323 style, for RTT samples).
+    pub ts_val: SimTime,
+    /// Timestamp echo: the `ts_val` of the segment this ACK answers.
+    pub ts_ecr: SimTime,
+    /// True if this segment carries data sent before (for statistics and traces only).
+    pub retransmit: bool,
+    /// Sub-flow / pipe index (pTCP, striping); 0 for ordinary flows.
+    pub subflow: u8,
+}
+
+/// A UDP header with a sequence number so sinks can count loss and reordering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdpHeader {
+    /// Datagram number within its flow, from 0.
+    pub seq: u64,
+}
+
+/// An ICMP source quench (RFC 792, type 4), quoting the packet that was dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QuenchHeader {
+    /// Flow of the dropped packet.
+    pub orig_flow: FlowId,
+    /// Source of the dropped packet.
+    pub orig_src: NodeId,
+    /// Destination of the dropped packet.
+    pub orig_dst: NodeId,
+    /// The router that dropped it.
+    pub reporter: NodeId,
+}
+
+/// The transport-level header of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Header {
+    /// UDP datagram.
+    Udp(UdpHeader),
+    /// TCP segment.
+    Tcp(TcpHeader),
+    /// ICMP source quench.
+    Quench(QuenchHeader),
+}
+
+impl Default for Header {
+    fn default() -> Self {
+        Header::Udp(UdpHeader::default())
+    }
+}
+
+/// Bytes of IPv4 + TCP headers without options (what a segment adds to its payload).
+pub const TCP_IP_HEADER: u32 = 40;
+/// Bytes of IPv4 + UDP headers.
+pub const UDP_IP_HEADER: u32 = 28;
+
+/// A packet in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Packet {
+    /// Unique within a run, in order of creation.
+    pub uid: u64,
+    /// The flow it belongs to (quenches carry the flow of the packet they report).
+    pub flow: FlowId,
+    /// Sending node.
+    pub src: NodeId,
+    /// Destination node.
+    pub dst: NodeId,
+    /// Source port (for classification).
+    pub src_port: u16,
+    /// Destination port (for classification).
+    pub dst_port: u16,
+    /// Transport protocol (for classification).
+    pub proto: Proto,
+    /// Size on the wire, all headers included [bytes].
+    pub size: u32,
+    /// When the source handed it to the network (for one-way delay).
+    pub created: SimTime,
+    /// DiffServ code point (6 bits).
+    pub dscp: u8,
+    /// Drop precedence set by a marker.
+    pub colour: Colour,
+    /// ECN bits.
+    pub ecn: Ecn,
+    /// True if an edge marked it in profile (P0's police-and-mark; ERED).
+    pub in_profile: bool,
+    /// Transport header.
+    pub hdr: Header,
+}
+
+impl Packet {
+    /// The TCP header, if this is a TCP segment.
+    pub fn tcp(&self) -> Option<&TcpHeader> {
+        match &self.hdr {
+            Header::Tcp(h) => Some(h),
+            _ => None,
+        }
+    }
+    /// The TCP header, mutable, if this is a TCP segment.
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpHeader> {
+        match &mut self.hdr {
+            Header::Tcp(h) => Some(h),
+            _ => None,
+        }
+    }
+    /// Application payload carried [bytes] (TCP payload, or UDP size less headers).
+    pub fn payload(&self) -> u32 {
+        match &self.hdr {
+            Header::Tcp(h) => h.len,
+            Header::Udp(_) => self.size.saturating_sub(UDP_IP_HEADER),
+            Header::Quench(_) => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_stays_small() {
+        // Packets are copied through event slots; keep them within a few cache lines.
+        assert!(
+            std::mem::size_of::<Packet>() <= 192,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
+    }
+
+    #[test]
+    fn payload_by_header() {
+        let mut p = Packet {
+            size: 1028,
+            ..Default::default()
+        };
+        assert_eq!(p.payload(), 1000);
+        p.hdr = Header::Tcp(TcpHeader {
+            len: 960,
+            ..Default::default()
+        });
+        assert_eq!(p.payload(), 960);
+    }
+}

@@ -1,0 +1,96 @@
+//! DropTail: first in, first out; an arrival that does not fit is dropped.
+
+use std::collections::VecDeque;
+
+use super::{DropCause, Drops, Limit, Occupancy, Queue};
+use crate::packet::Packet;
+use crate::time::SimTime;
+
+/// A FIFO with a tail-drop limit in packets or bytes.
+#[derive(Debug)]
+pub struct DropTail {
+    limit: Limit,
+    buf: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl DropTail {
+    /// An empty FIFO with the given limit.
+    pub fn new(limit: Limit) -> Self {
+        DropTail {
+            limit,
+            buf: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl Queue for DropTail {
+    fn enqueue(&mut self, _now: SimTime, pkt: Packet, drops: &mut Drops) {
+        if self.limit.admits(self.occupancy(), pkt.size) {
+            self.bytes += pkt.size as u64;
+            self.buf.push_back(pkt);
+        } else {
+            drops.push(pkt, DropCause::Overflow);
+        }
+    }
+
+    fn dequeue(&mut self, _now: SimTime, _drops: &mut Drops) -> Option<Packet> {
+        let p = self.buf.pop_front()?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            packets: self.buf.len() as u32,
+            bytes: self.bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(uid: u64, size: u32) -> Packet {
+        Packet {
+            uid,
+            size,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn fifo_and_packet_limit() {
+        let mut q = DropTail::new(Limit::Packets(2));
+        let mut d = Drops::default();
+        for i in 0..3 {
+            q.enqueue(SimTime::ZERO, pkt(i, 100), &mut d);
+        }
+        assert_eq!(d.dropped.len(), 1);
+        assert_eq!(d.dropped[0].0.uid, 2);
+        assert_eq!(d.dropped[0].1, DropCause::Overflow);
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut d).unwrap().uid, 0);
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut d).unwrap().uid, 1);
+        assert!(q.dequeue(SimTime::ZERO, &mut d).is_none());
+    }
+
+    #[test]
+    fn byte_limit_counts_bytes() {
+        let mut q = DropTail::new(Limit::Bytes(250));
+        let mut d = Drops::default();
+        q.enqueue(SimTime::ZERO, pkt(0, 100), &mut d);
+        q.enqueue(SimTime::ZERO, pkt(1, 100), &mut d);
+        q.enqueue(SimTime::ZERO, pkt(2, 100), &mut d); // 300 > 250
+        q.enqueue(SimTime::ZERO, pkt(3, 50), &mut d); // 250 fits exactly
+        assert_eq!(d.dropped.len(), 1);
+        assert_eq!(
+            q.occupancy(),
+            Occupancy {
+                packets: 3,
+                bytes: 250
+            }
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! The world: hosts the mechanisms and runs the event loop.
