@@ -9,3 +9,7 @@ pub enum Format {
     /// JSON, what the Python side sends after applying overrides.
     Json,
 }
+
+pub mod units;
+
+pub use units::Bytes;
