@@ -20,6 +20,9 @@ pub struct CbrConfig {
     /// `interval·[1−jitter, 1+jitter]`; default 0 (strictly periodic).
     #[serde(default)]
     pub jitter: f64,
+    /// Exponential gaps with the same mean instead (a Poisson source); default false.
+    #[serde(default)]
+    pub poisson: bool,
 }
 
 fn default_size() -> u32 {
@@ -39,6 +42,12 @@ impl CbrConfig {
                 ),
             ));
         }
+        if self.poisson && self.jitter > 0.0 {
+            return Err(ScenarioError::new(
+                "jitter",
+                "jitter and poisson exclude each other",
+            ));
+        }
         if !(0.0..1.0).contains(&self.jitter) {
             return Err(ScenarioError::new(
                 "jitter",
@@ -54,6 +63,7 @@ impl CbrConfig {
 pub struct Cbr {
     interval: Dur,
     jitter: f64,
+    poisson: bool,
     stop: SimTime,
     rng: RngStream,
 }
@@ -64,6 +74,7 @@ impl Cbr {
         Cbr {
             interval: cfg.rate.tx_time(cfg.size),
             jitter: cfg.jitter,
+            poisson: cfg.poisson,
             stop,
             rng,
         }
@@ -77,7 +88,9 @@ impl Cbr {
                 next: None,
             };
         }
-        let gap = if self.jitter > 0.0 {
+        let gap = if self.poisson {
+            Dur::from_secs_f64(self.rng.exponential(self.interval.as_secs_f64()))
+        } else if self.jitter > 0.0 {
             self.interval
                 .mul_f64(1.0 + self.jitter * (2.0 * self.rng.uniform() - 1.0))
         } else {
@@ -101,6 +114,7 @@ mod tests {
             rate: Rate::from_kbps(80),
             size: 1000,
             jitter: 0.0,
+            poisson: false,
         };
         let mut c = Cbr::new(&cfg, SimTime::from_millis(250), RngStream::from_seed(1));
         let mut t = SimTime::ZERO;
@@ -125,6 +139,7 @@ mod tests {
             rate: Rate::from_mbps(1),
             size: 1000,
             jitter: 0.5,
+            poisson: false,
         };
         let mut c = Cbr::new(&cfg, SimTime::from_secs(100), RngStream::from_seed(3));
         let (mut t, mut n) = (SimTime::ZERO, 0u64);
@@ -142,12 +157,14 @@ mod tests {
             rate: Rate::from_kbps(8),
             size: 10,
             jitter: 0.0,
+            poisson: false,
         };
         assert_eq!(cfg.validate().unwrap_err().key, "size");
         let cfg = CbrConfig {
             rate: Rate::from_kbps(8),
             size: 100,
             jitter: 1.5,
+            poisson: false,
         };
         assert_eq!(cfg.validate().unwrap_err().key, "jitter");
     }
