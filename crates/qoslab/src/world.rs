@@ -239,8 +239,14 @@ impl World {
         }
     }
 
-    /// Runs the simulation to its end time.
+    /// Runs the simulation from the start to its end time.
     pub fn run(&mut self) -> Result<(), RunError> {
+        self.start();
+        self.resume()
+    }
+
+    /// Schedules the initial events (flow starts, warm-up end, samplers).
+    fn start(&mut self) {
         self.warm = self.snapshot();
         for i in 0..self.flows.len() {
             let start = self.flows[i].start;
@@ -261,6 +267,10 @@ impl World {
         if !self.plan.queues.is_empty() && self.plan.queue_interval > Dur::ZERO {
             self.q.schedule_forget(SimTime::ZERO, Event::QueueSample);
         }
+    }
+
+    /// Runs events until the end time (which a caller may have moved later).
+    pub fn resume(&mut self) -> Result<(), RunError> {
         while let Some((now, ev)) = self.q.pop_until(self.end) {
             if self.q.events_processed() > self.max_events {
                 return Err(RunError::EventBudget(self.max_events, now.as_secs_f64()));
