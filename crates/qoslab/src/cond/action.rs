@@ -125,7 +125,9 @@ impl<'de> Visitor<'de> for ShapeTimerVisitor {
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<ShapeTimer, E> {
         if !(v >= 0.0 && v.is_finite()) {
-            return Err(E::custom(format!("a timer period must be positive, found {v}")));
+            return Err(E::custom(format!(
+                "a timer period must be positive, found {v}"
+            )));
         }
         Ok(ShapeTimer::Periodic(Dur::from_secs_f64(v)))
     }
@@ -151,8 +153,14 @@ mod tests {
     fn periodic_release_rounds_up_to_the_next_tick() {
         let t = ShapeTimer::Periodic(Dur::from_millis(15));
         assert_eq!(t.release_at(SimTime::ZERO), SimTime::ZERO);
-        assert_eq!(t.release_at(SimTime::from_millis(1)), SimTime::from_millis(15));
-        assert_eq!(t.release_at(SimTime::from_millis(15)), SimTime::from_millis(15));
+        assert_eq!(
+            t.release_at(SimTime::from_millis(1)),
+            SimTime::from_millis(15)
+        );
+        assert_eq!(
+            t.release_at(SimTime::from_millis(15)),
+            SimTime::from_millis(15)
+        );
         assert_eq!(
             t.release_at(SimTime::from_nanos(15_000_001)),
             SimTime::from_millis(30)

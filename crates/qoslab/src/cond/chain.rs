@@ -146,7 +146,10 @@ mod tests {
             colour: Colour::Red,
             ..Default::default()
         };
-        assert_eq!(c.condition_from(0, SimTime::ZERO, &mut p), (Action::Pass, 2));
+        assert_eq!(
+            c.condition_from(0, SimTime::ZERO, &mut p),
+            (Action::Pass, 2)
+        );
         assert_eq!(p.colour, Colour::Green);
         let mut q = Packet {
             size: 1000,
@@ -176,7 +179,10 @@ mod tests {
             size: 1000,
             ..Default::default()
         };
-        assert_eq!(c.condition_from(0, SimTime::ZERO, &mut p), (Action::Pass, 2));
+        assert_eq!(
+            c.condition_from(0, SimTime::ZERO, &mut p),
+            (Action::Pass, 2)
+        );
         let mut q = p;
         q.colour = Colour::Red;
         q.dscp = 0;

@@ -141,12 +141,12 @@ impl Filter {
     /// True if every specified field equals the packet's.
     #[inline]
     pub fn matches(&self, p: &Packet) -> bool {
-        self.src.map_or(true, |v| v == p.src)
-            && self.dst.map_or(true, |v| v == p.dst)
-            && self.src_port.map_or(true, |v| v == p.src_port)
-            && self.dst_port.map_or(true, |v| v == p.dst_port)
-            && self.proto.map_or(true, |v| v == p.proto)
-            && self.dscp.map_or(true, |v| v == p.dscp)
+        !matches!(self.src, Some(v) if v != p.src)
+            && !matches!(self.dst, Some(v) if v != p.dst)
+            && !matches!(self.src_port, Some(v) if v != p.src_port)
+            && !matches!(self.dst_port, Some(v) if v != p.dst_port)
+            && !matches!(self.proto, Some(v) if v != p.proto)
+            && !matches!(self.dscp, Some(v) if v != p.dscp)
     }
 }
 
@@ -229,7 +229,8 @@ mod tests {
     #[test]
     fn wildcards_match_anything_values_match_exactly() {
         // P0 Table 1 row 2: <server, 80, *, *>.
-        let f = filter("filter = { src = \"server\", src_port = 80, dst = \"*\", dst_port = \"any\" }");
+        let f =
+            filter("filter = { src = \"server\", src_port = 80, dst = \"*\", dst_port = \"any\" }");
         assert!(f.matches(&pkt(0, 80, 1, 5000)));
         assert!(f.matches(&pkt(0, 80, 2, 1)));
         assert!(!f.matches(&pkt(0, 81, 1, 5000)));

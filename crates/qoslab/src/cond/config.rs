@@ -270,7 +270,10 @@ impl ConditionerConfig {
                         return Err(err("timer", "a timer is only used with action = \"shape\""));
                     }
                     if buffer.is_some() {
-                        return Err(err("buffer", "a buffer is only used with action = \"shape\""));
+                        return Err(err(
+                            "buffer",
+                            "a buffer is only used with action = \"shape\"",
+                        ));
                     }
                 }
                 if let Some(ShapeTimer::Periodic(p)) = timer {
@@ -281,14 +284,15 @@ impl ConditionerConfig {
                 check_codepoints(dscp)
             }
             ConditionerConfig::Srtcm {
-                cir, cbs, ebs, dscp, ..
+                cir,
+                cbs,
+                ebs,
+                dscp,
+                ..
             } => {
                 positive_rate("cir", *cir)?;
                 if cbs.0 == 0 && ebs.0 == 0 {
-                    return Err(err(
-                        "cbs",
-                        "CBS and EBS cannot both be zero (RFC 2697 §2)",
-                    ));
+                    return Err(err("cbs", "CBS and EBS cannot both be zero (RFC 2697 §2)"));
                 }
                 check_codepoints(dscp)
             }
@@ -493,10 +497,12 @@ fn rule_inner(r: &PolicyRuleConfig) -> Result<ConditionerConfig, ScenarioError> 
                     "a profile needs an action: \"police_and_mark\", \"police\" or \"shape\"",
                 )
             })?;
-            if action != PolicyAction::Shape
-                && (r.buffer.is_some() || r.timer != ShapeTimer::Exact)
+            if action != PolicyAction::Shape && (r.buffer.is_some() || r.timer != ShapeTimer::Exact)
             {
-                return Err(err("timer", "timer and buffer are only used with action = \"shape\""));
+                return Err(err(
+                    "timer",
+                    "timer and buffer are only used with action = \"shape\"",
+                ));
             }
             Ok(ConditionerConfig::TokenBucket {
                 rate: p.rate,
@@ -642,7 +648,10 @@ mod tests {
             key("kind = \"tsw3cm\"\ncir = \"2Mbps\"\npir = \"1Mbps\""),
             "pir"
         );
-        assert_eq!(key("kind = \"token_bucket\"\nrate = 1000\ndepth = 0"), "depth");
+        assert_eq!(
+            key("kind = \"token_bucket\"\nrate = 1000\ndepth = 0"),
+            "depth"
+        );
         assert_eq!(
             key("kind = \"token_bucket\"\nrate = 1000\ndepth = 10\ntimer = \"15ms\""),
             "timer"
@@ -652,7 +661,10 @@ mod tests {
             "peak"
         );
         assert_eq!(key("kind = \"srtcm\"\ncir = 1000\ncbs = 0\nebs = 0"), "cbs");
-        assert_eq!(key("kind = \"trtcm\"\ncir = 1000\ncbs = 0\npir = 1000\npbs = 1"), "cbs");
+        assert_eq!(
+            key("kind = \"trtcm\"\ncir = 1000\ncbs = 0\npir = 1000\npbs = 1"),
+            "cbs"
+        );
         assert_eq!(
             key("kind = \"srtcm\"\ncir = 1000\ncbs = 1\nebs = 0\ndscp = { red = 64 }"),
             "dscp.red"
@@ -661,7 +673,9 @@ mod tests {
         assert_eq!(key("kind = \"policy\"\nrules = []"), "rules");
         let pol = "kind = \"policy\"\n[[rules]]\n";
         assert_eq!(
-            key(&format!("{pol}profile = {{ rate = 1000, burst = 0 }}\naction = \"shape\"")),
+            key(&format!(
+                "{pol}profile = {{ rate = 1000, burst = 0 }}\naction = \"shape\""
+            )),
             "rules[0].profile.burst"
         );
         assert_eq!(

@@ -177,7 +177,7 @@ impl TokenBucket {
     /// True if `size` fits both buckets now; takes the tokens if so.
     #[inline]
     fn conform(&mut self, size: u32) -> bool {
-        let ok = self.committed.has(size) && self.peak.as_ref().map_or(true, |p| p.has(size));
+        let ok = self.committed.has(size) && !matches!(&self.peak, Some(p) if !p.has(size));
         if ok {
             self.committed.take(size);
             if let Some(p) = &mut self.peak {
@@ -438,7 +438,10 @@ pub(crate) mod tests {
             let (out, drops) = run_shaper(&mut tb, &arr);
             assert_eq!(drops, 0);
             assert_eq!(out.len(), arr.len());
-            assert!(out.windows(2).all(|w| w[0].0 <= w[1].0), "FIFO order broken");
+            assert!(
+                out.windows(2).all(|w| w[0].0 <= w[1].0),
+                "FIFO order broken"
+            );
             assert!(out.iter().zip(&arr).filter(|(o, a)| o.0 != a.0).count() > 10);
             assert_within_profile(&out, rate, depth, Dur::ZERO);
         }
@@ -465,7 +468,10 @@ pub(crate) mod tests {
             }
         }
         assert!(delayed > 100);
-        assert!(out.windows(2).all(|w| w[0].0 <= w[1].0), "FIFO order broken");
+        assert!(
+            out.windows(2).all(|w| w[0].0 <= w[1].0),
+            "FIFO order broken"
+        );
         // Coarse timers bunch releases: the profile holds with one period of slack.
         assert_within_profile(&out, rate, 16_000, period);
     }

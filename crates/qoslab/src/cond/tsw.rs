@@ -236,7 +236,10 @@ mod tests {
                 size: 1000,
                 ..Default::default()
             };
-            assert_eq!(m.condition(SimTime::from_millis(4 * k), &mut p), Action::Pass);
+            assert_eq!(
+                m.condition(SimTime::from_millis(4 * k), &mut p),
+                Action::Pass
+            );
             if k >= 250 {
                 counts[p.colour.index()] += 1;
             }
