@@ -111,13 +111,13 @@ fn finite_receive_buffer_with_a_slow_reader_delivers_everything() {
 }
 
 #[test]
-fn handshake_and_fin_complete_the_transfer_even_when_syn_and_fin_are_lost() {
+fn unanswered_syn_is_resent_with_backoff() {
     let c = TcpConfig {
         handshake: true,
         ..cfg(Variant::NewReno)
     };
     let mut path = Path::delay(10);
-    // Drop the SYN once (index 0 of an always-set would drop data 0, so drop by ACK loss).
+    // Every SYN-ACK is lost.
     path.ack_loss = Some((1.0, RngStream::from_seed(1)));
     let mut w = Wire::new(&c, Some(5_000), path);
     w.start();
@@ -294,6 +294,35 @@ fn karn_no_sample_from_a_retransmitted_segment_and_backoff_is_kept() {
     // No sample: RTO stays backed off at 2 × initial.
     assert_eq!(w.snd.probe().srtt, None);
     assert_eq!(w.snd.probe().rto, Dur::from_secs(2));
+}
+
+#[test]
+fn karn_no_sample_when_the_timed_segment_is_fast_retransmitted() {
+    let c = TcpConfig {
+        initial_window: 4,
+        ..cfg(Variant::NewReno)
+    };
+    let mut s = TcpSender::new(&c, Some(4 * MSS as u64));
+    let mut out = Vec::new();
+    s.start(SimTime::ZERO, &mut out);
+    assert_eq!(out.len(), 4);
+    let ack = |a: u64| TcpHeader {
+        ack: a,
+        flags: tcp_flags::ACK,
+        wnd: 64 * MSS,
+        ..Default::default()
+    };
+    out.clear();
+    for _ in 0..3 {
+        s.on_ack(SimTime::from_millis(100), &ack(0), &mut out);
+    }
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert!(out[0].retransmit && out[0].seq == 0);
+    // The ACK covering the timed (and retransmitted) segment 0 gives no sample.
+    s.on_ack(SimTime::from_millis(150), &ack(4 * MSS as u64), &mut out);
+    assert!(s.is_done());
+    assert_eq!(s.stats().rtt_samples, 0);
+    assert_eq!(s.probe().srtt, None);
 }
 
 #[test]
