@@ -10,12 +10,14 @@
 //! ```
 
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
-use crate::cond::{Action, Conditioner};
+use crate::cond::Action;
 use crate::engine::EventQueue;
 use crate::error::RunError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
+use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
 use crate::packet::{FlowId, Header, NodeId, Packet, Proto, UdpHeader};
 use crate::queue::{DropCause, Drops, Queue};
+use crate::tcp::{TcpProbe, TcpReceiver, TcpSender};
 use crate::time::{Dur, SimTime};
 
 /// Where a conditioner chain sits.
@@ -36,12 +38,18 @@ enum Event {
     Arrive { iface: IfaceId, pkt: Packet },
     /// `iface` finished serialising a packet.
     TxDone { iface: IfaceId },
-    /// A conditioner's hold on a packet ended: continue the chain after `stage`.
-    Released { at: HookAt, stage: u16, pkt: Packet },
-    /// A conditioner asked for its timer.
-    CondTimer { at: HookAt, stage: u16 },
+    /// A conditioner's hold on a packet ended: continue the chain at stage `resume`.
+    Released {
+        at: HookAt,
+        resume: u16,
+        pkt: Packet,
+    },
+    /// A conditioner chain asked for its timer.
+    CondTimer { at: HookAt },
     /// A flow's source wants attention.
     Source { flow: FlowId },
+    /// A TCP endpoint's timer (sender or receiver) may be due.
+    TcpTimer { flow: FlowId, receiver: bool },
     /// The warm-up ends: totals start here.
     WarmupEnd,
     /// Record the per-flow goodput series.
@@ -75,6 +83,29 @@ pub enum FlowApp {
         /// Packet size on the wire.
         size: u32,
     },
+    /// A TCP connection.
+    Tcp(Box<TcpFlow>),
+}
+
+/// The two ends of a TCP connection and their timer bookkeeping.
+#[derive(Debug)]
+pub struct TcpFlow {
+    /// The sending end (at the flow's source).
+    pub snd: TcpSender,
+    /// The receiving end (at the flow's destination).
+    pub rcv: TcpReceiver,
+    /// Data segments carry ECT.
+    pub ecn: bool,
+    /// The receiving application reads at once (finite receive buffers drain).
+    pub app_reads: bool,
+    /// Record the sender's state on change.
+    pub traced: bool,
+    /// Time of the sender's pending timer event (NEVER if none).
+    pub snd_armed: SimTime,
+    /// Time of the receiver's pending timer event (NEVER if none).
+    pub rcv_armed: SimTime,
+    /// Last traced (cwnd, ssthresh), to record only changes.
+    pub last_trace: (u32, u32),
 }
 
 impl FlowApp {
@@ -83,6 +114,7 @@ impl FlowApp {
         match self {
             FlowApp::Cbr { .. } => "cbr",
             FlowApp::Pareto { .. } => "pareto",
+            FlowApp::Tcp(_) => "tcp",
         }
     }
 }
@@ -98,8 +130,10 @@ pub struct FlowCounters {
     pub pkts_delivered: u64,
     /// Goodput: application bytes delivered in order, duplicates excluded.
     pub goodput_bytes: u64,
-    /// Packets of the flow dropped anywhere.
+    /// Packets of the flow dropped anywhere (data and ACKs).
     pub drops: u64,
+    /// Packets the receiver sent back (TCP ACKs).
+    pub acks_sent: u64,
 }
 
 impl FlowCounters {
@@ -110,6 +144,7 @@ impl FlowCounters {
             pkts_delivered: self.pkts_delivered - e.pkts_delivered,
             goodput_bytes: self.goodput_bytes - e.goodput_bytes,
             drops: self.drops - e.drops,
+            acks_sent: self.acks_sent - e.acks_sent,
         }
     }
 }
@@ -162,6 +197,8 @@ pub struct Recorded {
     pub series: Vec<(u32, u64, u64)>,
     /// (iface, t [ns], packets, bytes, average).
     pub queue_samples: Vec<(u32, u64, u32, u64, f64)>,
+    /// (flow, t [ns], TCP sender probe) on every change of cwnd or ssthresh.
+    pub traces: Vec<(u32, u64, TcpProbe)>,
 }
 
 /// Counters frozen when the warm-up ended.
@@ -203,6 +240,7 @@ pub struct World {
     pub warm: Snapshot,
     next_uid: u64,
     drops: Drops,
+    tcp_out: Vec<TcpHeader>,
 }
 
 impl World {
@@ -223,6 +261,7 @@ impl World {
             warm: Snapshot::default(),
             next_uid: 0,
             drops: Drops::default(),
+            tcp_out: Vec::new(),
         }
     }
 
@@ -287,14 +326,19 @@ impl World {
                 self.ifaces[iface.0 as usize].busy = false;
                 self.start_tx(now, iface);
             }
-            Event::Released { at, stage, mut pkt } => {
+            Event::Released {
+                at,
+                resume,
+                mut pkt,
+            } => {
                 self.node_of_hook_mut(at).held -= 1;
-                if self.run_hook(now, at, stage as usize + 1, &mut pkt) {
+                if self.run_hook(now, at, resume as usize, &mut pkt) {
                     self.after_hook(now, at, pkt);
                 }
             }
-            Event::CondTimer { at, stage } => self.cond_timer(now, at, stage as usize),
+            Event::CondTimer { at } => self.cond_timer(now, at),
             Event::Source { flow } => self.source(now, flow),
+            Event::TcpTimer { flow, receiver } => self.tcp_timer(now, flow, receiver),
             Event::WarmupEnd => self.warm = self.snapshot(),
             Event::SeriesSample => {
                 let t = now.as_nanos();
@@ -329,6 +373,14 @@ impl World {
         let (step, seq, size) = match &mut f.app {
             FlowApp::Cbr { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
+            FlowApp::Tcp(t) => {
+                let mut out = std::mem::take(&mut self.tcp_out);
+                t.snd.start(now, &mut out);
+                self.tcp_send(now, flow, false, &mut out);
+                self.tcp_out = out;
+                self.tcp_rearm(flow, false);
+                return;
+            }
         };
         if let Some(next) = step.next {
             self.q.schedule_forget(next, Event::Source { flow });
@@ -336,12 +388,12 @@ impl World {
         if step.send {
             let hdr = Header::Udp(UdpHeader { seq: *seq });
             *seq += 1;
-            let pkt = self.new_packet(flow, size, Proto::Udp, hdr, now);
+            let pkt = self.new_packet(flow, size, Proto::Udp, hdr, now, false);
             self.send_from_host(now, pkt);
         }
     }
 
-    /// A fresh packet of `flow` from its source to its destination.
+    /// A fresh packet of `flow`, from its source (or, `reverse`, from its destination).
     fn new_packet(
         &mut self,
         flow: FlowId,
@@ -349,25 +401,133 @@ impl World {
         proto: Proto,
         hdr: Header,
         now: SimTime,
+        reverse: bool,
     ) -> Packet {
         let f = &mut self.flows[flow.0 as usize];
-        f.counters.pkts_sent += 1;
-        f.counters.bytes_sent += size as u64;
+        let (src, dst, src_port, dst_port) = if reverse {
+            f.counters.acks_sent += 1;
+            (f.dst, f.src, f.dst_port, f.src_port)
+        } else {
+            f.counters.pkts_sent += 1;
+            f.counters.bytes_sent += size as u64;
+            (f.src, f.dst, f.src_port, f.dst_port)
+        };
         let uid = self.next_uid;
         self.next_uid += 1;
         Packet {
             uid,
             flow,
-            src: f.src,
-            dst: f.dst,
-            src_port: f.src_port,
-            dst_port: f.dst_port,
+            src,
+            dst,
+            src_port,
+            dst_port,
             proto,
             size,
             created: now,
             hdr,
             ..Default::default()
         }
+    }
+
+    // ---- TCP -----------------------------------------------------------------------
+
+    /// Sends the segments in `out` (emptying it): data from the source, or
+    /// (`reverse`) ACKs from the destination.
+    fn tcp_send(&mut self, now: SimTime, flow: FlowId, reverse: bool, out: &mut Vec<TcpHeader>) {
+        let ecn = matches!(&self.flows[flow.0 as usize].app, FlowApp::Tcp(t) if t.ecn);
+        for h in out.drain(..) {
+            let size = h.len + TCP_IP_HEADER;
+            let data = h.len > 0;
+            let mut pkt = self.new_packet(flow, size, Proto::Tcp, Header::Tcp(h), now, reverse);
+            if ecn && data && !reverse {
+                pkt.ecn = Ecn::Ect;
+            }
+            self.send_from_host(now, pkt);
+        }
+    }
+
+    /// Schedules a timer event if the endpoint's deadline is earlier than the one armed.
+    fn tcp_rearm(&mut self, flow: FlowId, receiver: bool) {
+        let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
+            return;
+        };
+        let (next, armed) = if receiver {
+            (t.rcv.next_timer(), &mut t.rcv_armed)
+        } else {
+            (t.snd.next_timer(), &mut t.snd_armed)
+        };
+        if let Some(n) = next {
+            if n < *armed {
+                *armed = n;
+                self.q
+                    .schedule_forget(n, Event::TcpTimer { flow, receiver });
+            }
+        }
+    }
+
+    fn tcp_timer(&mut self, now: SimTime, flow: FlowId, receiver: bool) {
+        let mut out = std::mem::take(&mut self.tcp_out);
+        if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
+            let armed = if receiver {
+                &mut t.rcv_armed
+            } else {
+                &mut t.snd_armed
+            };
+            if *armed == now {
+                *armed = SimTime::NEVER;
+                if receiver {
+                    t.rcv.on_timer(now, &mut out);
+                } else {
+                    t.snd.on_timer(now, &mut out);
+                }
+            }
+            // else: superseded by an earlier timer that already ran
+        }
+        self.tcp_send(now, flow, receiver, &mut out);
+        self.tcp_out = out;
+        if !receiver {
+            self.trace(now, flow);
+        }
+        self.tcp_rearm(flow, receiver);
+    }
+
+    /// Records the sender's state if traced and cwnd or ssthresh changed.
+    fn trace(&mut self, now: SimTime, flow: FlowId) {
+        let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
+            return;
+        };
+        if !t.traced {
+            return;
+        }
+        let p = t.snd.probe();
+        if (p.cwnd, p.ssthresh) != t.last_trace {
+            t.last_trace = (p.cwnd, p.ssthresh);
+            self.recorded.traces.push((flow.0, now.as_nanos(), p));
+        }
+    }
+
+    fn tcp_deliver(&mut self, now: SimTime, pkt: &Packet, h: &TcpHeader) {
+        let flow = pkt.flow;
+        let mut out = std::mem::take(&mut self.tcp_out);
+        let f = &mut self.flows[flow.0 as usize];
+        let to_receiver = pkt.dst == f.dst;
+        if let FlowApp::Tcp(t) = &mut f.app {
+            if to_receiver {
+                let new = t.rcv.on_segment(now, h, pkt.ecn == Ecn::Ce, &mut out);
+                if t.app_reads {
+                    t.rcv.app_read(now, u64::MAX, &mut out);
+                }
+                f.counters.goodput_bytes += new;
+            } else {
+                t.snd.on_ack(now, h, &mut out);
+            }
+        }
+        self.tcp_send(now, flow, to_receiver, &mut out);
+        self.tcp_out = out;
+        if !to_receiver {
+            self.trace(now, flow);
+        }
+        self.tcp_rearm(flow, to_receiver);
     }
 
     // ---- forwarding ----------------------------------------------------------------
@@ -516,76 +676,78 @@ impl World {
 
     /// Runs the chain at `at` from `stage` on; true if the packet passes the whole
     /// chain now (false: dropped, or held until a `Released` event).
+    #[inline]
     fn run_hook(&mut self, now: SimTime, at: HookAt, stage: usize, pkt: &mut Packet) -> bool {
-        let n_stages = self.hook_mut(at).stages.len();
-        for s in stage..n_stages {
-            let action = self.hook_mut(at).stages[s].condition(now, pkt);
-            self.arm_cond_timer(at, s);
-            match action {
-                Action::Pass => {}
-                Action::Drop(cause) => {
-                    let node = self.hook_node(at);
-                    self.drop_at_node(node, pkt, cause);
-                    return false;
-                }
-                Action::DelayUntil(t) => {
-                    self.node_of_hook_mut(at).held += 1;
-                    self.q.schedule_forget(
-                        t,
-                        Event::Released {
-                            at,
-                            stage: s as u16,
-                            pkt: *pkt,
-                        },
-                    );
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
-    fn arm_cond_timer(&mut self, at: HookAt, stage: usize) {
         let h = self.hook_mut(at);
-        if let Some(t) = h.stages[stage].next_timer() {
-            if t < h.armed[stage] {
-                h.armed[stage] = t;
+        if h.chain.is_empty() {
+            return true;
+        }
+        let (action, resume) = h.chain.condition_from(stage, now, pkt);
+        self.arm_cond_timer(at);
+        match action {
+            Action::Pass => true,
+            Action::Drop(cause) => {
+                let node = self.hook_node(at);
+                self.drop_at_node(node, pkt, cause);
+                false
+            }
+            Action::DelayUntil(t) => {
+                self.node_of_hook_mut(at).held += 1;
+                let resume = resume as u16;
                 self.q.schedule_forget(
                     t,
-                    Event::CondTimer {
+                    Event::Released {
                         at,
-                        stage: stage as u16,
+                        resume,
+                        pkt: *pkt,
                     },
                 );
+                false
             }
         }
     }
 
-    fn cond_timer(&mut self, now: SimTime, at: HookAt, stage: usize) {
+    fn arm_cond_timer(&mut self, at: HookAt) {
         let h = self.hook_mut(at);
-        if h.armed[stage] != now {
+        if let Some(t) = h.chain.next_timer() {
+            if t < h.armed {
+                h.armed = t;
+                self.q.schedule_forget(t, Event::CondTimer { at });
+            }
+        }
+    }
+
+    fn cond_timer(&mut self, now: SimTime, at: HookAt) {
+        let h = self.hook_mut(at);
+        if h.armed != now {
             return; // superseded by an earlier timer that already ran
         }
-        h.armed[stage] = SimTime::NEVER;
-        if h.stages[stage].next_timer().is_some_and(|t| t <= now) {
-            h.stages[stage].on_timer(now);
-        }
-        self.arm_cond_timer(at, stage);
+        h.armed = SimTime::NEVER;
+        h.chain.on_timer(now);
+        self.arm_cond_timer(at);
     }
 
     // ---- delivery ------------------------------------------------------------------
 
-    fn deliver(&mut self, now: SimTime, _node: NodeId, pkt: Packet) {
+    fn deliver(&mut self, now: SimTime, node: NodeId, pkt: Packet) {
         let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
             return;
         };
-        f.counters.pkts_delivered += 1;
         match (&mut f.app, &pkt.hdr) {
             (FlowApp::Cbr { sink, .. }, Header::Udp(h))
             | (FlowApp::Pareto { sink, .. }, Header::Udp(h)) => {
+                f.counters.pkts_delivered += 1;
                 let new = sink.on_packet(now, &pkt, h.seq);
                 f.counters.goodput_bytes += new;
             }
+            (FlowApp::Tcp(_), Header::Tcp(h)) => {
+                if node == f.dst {
+                    f.counters.pkts_delivered += 1;
+                }
+                let h = *h;
+                self.tcp_deliver(now, &pkt, &h);
+            }
+            (FlowApp::Tcp(t), Header::Quench(_)) => t.snd.on_source_quench(now),
             _ => {}
         }
     }

@@ -8,7 +8,7 @@ mod route;
 
 pub use route::Routes;
 
-use crate::cond::AnyConditioner;
+use crate::cond::Chain;
 use crate::packet::NodeId;
 use crate::queue::{AnyQueue, DropCause};
 use crate::rng::RngStream;
@@ -29,24 +29,26 @@ pub enum NodeKind {
     Router,
 }
 
-/// A chain of conditioners at one place; packets go through the stages in order.
+/// A conditioner chain at one place, with the time of its pending timer event.
 #[derive(Debug, Default)]
 pub struct Hook {
     /// The stages, applied in order.
-    pub stages: Vec<AnyConditioner>,
-    /// Per stage, the time of the timer event already scheduled (NEVER if none).
-    pub armed: Vec<SimTime>,
+    pub chain: Chain,
+    /// Time of the chain's timer event already scheduled (NEVER if none).
+    pub armed: SimTime,
 }
 
 impl Hook {
-    /// A hook with the given stages and no timers armed.
-    pub fn new(stages: Vec<AnyConditioner>) -> Self {
-        let armed = vec![SimTime::NEVER; stages.len()];
-        Hook { stages, armed }
+    /// A hook running `chain`, with no timer armed.
+    pub fn new(chain: Chain) -> Self {
+        Hook {
+            chain,
+            armed: SimTime::NEVER,
+        }
     }
     /// True if the hook has no stage (packets pass untouched).
     pub fn is_empty(&self) -> bool {
-        self.stages.is_empty()
+        self.chain.is_empty()
     }
 }
 

@@ -4,13 +4,15 @@ use std::collections::HashMap;
 
 use super::model::Scenario;
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
+use crate::cond::Chain;
 use crate::error::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
 use crate::queue::QueueConfig;
 use crate::rng::RngStream;
+use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use crate::world::{Flow, FlowApp, FlowCounters, RecordPlan, World};
+use crate::world::{Flow, FlowApp, FlowCounters, RecordPlan, TcpFlow, World};
 
 fn at(prefix: String, e: ScenarioError) -> ScenarioError {
     let key = if e.key.is_empty() {
@@ -196,7 +198,66 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             ));
         }
         let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
+        let apps = f.cbr.is_some() as u8 + f.pareto.is_some() as u8 + f.tcp.is_some() as u8;
+        if apps != 1 {
+            let k = if f.pareto.is_some() {
+                "pareto"
+            } else if f.tcp.is_some() {
+                "tcp"
+            } else {
+                "cbr"
+            };
+            return Err(ScenarioError::new(
+                key(k),
+                format!(
+                    "expected exactly one application table (cbr, pareto or tcp), found {apps}"
+                ),
+            ));
+        }
+        if f.bytes.is_some() && f.tcp.is_none() {
+            return Err(ScenarioError::new(
+                key("bytes"),
+                "bytes applies to TCP flows only",
+            ));
+        }
+        let traced = sc.record.traces.iter().any(|t| t == &f.name);
+        if traced && f.tcp.is_none() {
+            return Err(ScenarioError::new(
+                "record.traces",
+                format!(
+                    "flow {:?} is not a TCP flow; only TCP senders can be traced",
+                    f.name
+                ),
+            ));
+        }
         let app = match (&f.cbr, &f.pareto) {
+            _ if f.tcp.is_some() => {
+                let c = f.tcp.as_ref().expect("checked above");
+                c.validate().map_err(|e| at(key("tcp"), e))?;
+                if f.stop.is_some() {
+                    return Err(ScenarioError::new(
+                        key("stop"),
+                        "stop applies to UDP flows; give a TCP flow `bytes` for a finite transfer",
+                    ));
+                }
+                let bytes = f.bytes.map(|b| b.0);
+                if bytes == Some(0) {
+                    return Err(ScenarioError::new(
+                        key("bytes"),
+                        "expected a positive number of bytes",
+                    ));
+                }
+                FlowApp::Tcp(Box::new(TcpFlow {
+                    snd: TcpSender::new(c, bytes),
+                    rcv: TcpReceiver::new(c),
+                    ecn: c.ecn,
+                    app_reads: c.rcv_buffer.is_some(),
+                    traced,
+                    snd_armed: SimTime::NEVER,
+                    rcv_armed: SimTime::NEVER,
+                    last_trace: (0, 0),
+                }))
+            }
             (Some(c), None) => {
                 c.validate().map_err(|e| at(key("cbr"), e))?;
                 FlowApp::Cbr {
@@ -269,6 +330,50 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
     }
 
+    // Conditioners.
+    let resolve = |name: &str| by_name.get(name).copied();
+    for (i, c) in sc.conditioner.iter().enumerate() {
+        let key = |k: &str| format!("conditioner[{i}].{k}");
+        let chain = Chain::build(
+            &c.stages,
+            &resolve,
+            RngStream::derive(sc.seed, &format!("conditioner/{i}")),
+        )
+        .map_err(|e| ScenarioError::new(format!("conditioner[{i}].stages{}", e.key), e.message))?;
+        let hook = match (&c.at, &c.iface) {
+            (Some(n), None) => {
+                let id = node(key("at"), n)?;
+                let node = &mut w.nodes[id.0 as usize];
+                match node.kind {
+                    NodeKind::Host => &mut node.host_egress,
+                    NodeKind::Router => &mut node.ingress,
+                }
+            }
+            (None, Some(f)) => {
+                let id = iface_names.get(f.as_str()).copied().ok_or_else(|| {
+                    ScenarioError::new(
+                        key("iface"),
+                        format!("no interface named {f:?} (interfaces are named \"a->b\")"),
+                    )
+                })?;
+                &mut w.ifaces[id.0 as usize].egress
+            }
+            _ => {
+                return Err(ScenarioError::new(
+                    key("at"),
+                    "expected exactly one of `at` (a node) or `iface` (\"a->b\")",
+                ))
+            }
+        };
+        if !hook.is_empty() {
+            return Err(ScenarioError::new(
+                format!("conditioner[{i}]"),
+                "a second conditioner chain at the same place; put all stages in one chain",
+            ));
+        }
+        *hook = Hook::new(chain);
+    }
+
     // Recording.
     let mut queues = Vec::new();
     for (i, name) in sc.record.queues.iter().enumerate() {
@@ -284,6 +389,14 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             )
         })?;
         queues.push(id);
+    }
+    for (i, t) in sc.record.traces.iter().enumerate() {
+        if !flow_names.contains_key(t.as_str()) {
+            return Err(ScenarioError::new(
+                format!("record.traces[{i}]"),
+                format!("no flow named {t:?}"),
+            ));
+        }
     }
     w.plan = RecordPlan {
         interval: sc.record.interval,

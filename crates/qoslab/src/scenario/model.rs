@@ -1,16 +1,18 @@
 //! The scenario file model: what users write, deserialised with unknown keys rejected.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::app::{CbrConfig, ParetoConfig};
+use crate::cond::ConditionerConfig;
 use crate::net::NodeKind;
 use crate::queue::QueueConfig;
+use crate::tcp::TcpConfig;
 use crate::time::{Dur, Rate};
 
 use super::Bytes;
 
 /// A whole scenario.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name of the run (results directory, reports).
@@ -36,9 +38,27 @@ pub struct Scenario {
     /// Flows: a source application and its transport between two hosts.
     #[serde(default)]
     pub flow: Vec<FlowSpec>,
+    /// Conditioner chains and where they sit.
+    #[serde(default)]
+    pub conditioner: Vec<CondPlacement>,
     /// What to record beyond the totals.
     #[serde(default)]
     pub record: RecordSpec,
+}
+
+/// A conditioner chain placed in the network: at a node (a host's egress or a
+/// router's ingress) or before an interface's queue (router egress).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondPlacement {
+    /// A node: host → every packet it sends; router → every packet it receives.
+    #[serde(default)]
+    pub at: Option<String>,
+    /// An interface (`"r1->r2"`): packets routed to it, before its queue.
+    #[serde(default)]
+    pub iface: Option<String>,
+    /// The stages, applied in order.
+    pub stages: Vec<ConditionerConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -46,7 +66,7 @@ fn default_seed() -> u64 {
 }
 
 /// A node.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     /// Unique name.
@@ -57,7 +77,7 @@ pub struct NodeSpec {
 }
 
 /// A duplex link between nodes `a` and `b`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// One end (node name).
@@ -92,7 +112,7 @@ pub struct LinkSpec {
 }
 
 /// A flow: exactly one of `cbr`, `pareto` (UDP) or `tcp`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     /// Unique name.
@@ -113,13 +133,16 @@ pub struct FlowSpec {
     /// Pareto on/off UDP source.
     #[serde(default)]
     pub pareto: Option<ParetoConfig>,
-    /// Bytes to transfer (finite transfers); default: unlimited.
+    /// TCP bulk transfer (NewReno by default); see `tcp::TcpConfig` for the keys.
+    #[serde(default)]
+    pub tcp: Option<TcpConfig>,
+    /// Bytes to transfer (finite TCP transfers); default: unlimited.
     #[serde(default)]
     pub bytes: Option<Bytes>,
 }
 
 /// What a run records beyond the per-flow and per-place totals.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSpec {
     /// Interval of the per-flow goodput series; default 1 s.
@@ -131,6 +154,9 @@ pub struct RecordSpec {
     /// Queue sampling interval; default 10 ms.
     #[serde(default = "default_queue_interval")]
     pub queue_interval: Dur,
+    /// TCP flows whose sender state (cwnd, ssthresh, srtt, RTO) is traced on change.
+    #[serde(default)]
+    pub traces: Vec<String>,
 }
 
 fn default_interval() -> Dur {
@@ -146,6 +172,7 @@ impl Default for RecordSpec {
             interval: default_interval(),
             queues: Vec::new(),
             queue_interval: default_queue_interval(),
+            traces: Vec::new(),
         }
     }
 }

@@ -88,11 +88,90 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
                     FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } => {
                         sink.mean_delay().unwrap_or(f64::NAN)
                     }
+                    FlowApp::Tcp(_) => f64::NAN,
                 })
                 .collect(),
         ),
     );
+    // TCP sender counters (whole run) and final state; zeros / NaN for UDP flows.
+    let tcp: Vec<Option<(&crate::tcp::TcpSenderStats, crate::tcp::TcpProbe)>> = w
+        .flows
+        .iter()
+        .map(|f| match &f.app {
+            FlowApp::Tcp(t) => Some((t.snd.stats(), t.snd.probe())),
+            _ => None,
+        })
+        .collect();
+    let int = |g: &dyn Fn(&crate::tcp::TcpSenderStats) -> u64| {
+        Column::Int(
+            tcp.iter()
+                .map(|x| x.map_or(0, |(s, _)| g(s) as i64))
+                .collect(),
+        )
+    };
+    t.push("retransmits", int(&|s| s.retransmits));
+    t.push("fast_retransmits", int(&|s| s.fast_retransmits));
+    t.push("timeouts", int(&|s| s.timeouts));
+    t.push(
+        "acks_sent",
+        Column::Int(c.iter().map(|x| x.acks_sent as i64).collect()),
+    );
+    let secs = |d: Option<crate::time::Dur>| d.map_or(f64::NAN, |d| d.as_secs_f64());
+    t.push(
+        "srtt",
+        Column::Float(
+            tcp.iter()
+                .map(|x| x.map_or(f64::NAN, |(_, p)| secs(p.srtt)))
+                .collect(),
+        ),
+    );
+    t.push(
+        "rto",
+        Column::Float(
+            tcp.iter()
+                .map(|x| x.map_or(f64::NAN, |(_, p)| p.rto.as_secs_f64()))
+                .collect(),
+        ),
+    );
+    t.push(
+        "cwnd",
+        Column::Int(
+            tcp.iter()
+                .map(|x| x.map_or(0, |(_, p)| p.cwnd as i64))
+                .collect(),
+        ),
+    );
     r.tables.insert("flows".into(), t);
+
+    // traces
+    let tr = &w.recorded.traces;
+    let mut t = Table::default();
+    t.push("flow", Column::Int(tr.iter().map(|x| x.0 as i64).collect()));
+    t.push(
+        "t",
+        Column::Float(tr.iter().map(|x| x.1 as f64 / 1e9).collect()),
+    );
+    t.push(
+        "cwnd",
+        Column::Int(tr.iter().map(|x| x.2.cwnd as i64).collect()),
+    );
+    t.push(
+        "ssthresh",
+        Column::Int(tr.iter().map(|x| x.2.ssthresh as i64).collect()),
+    );
+    t.push(
+        "srtt",
+        Column::Float(tr.iter().map(|x| secs(x.2.srtt)).collect()),
+    );
+    t.push(
+        "rto",
+        Column::Float(tr.iter().map(|x| x.2.rto.as_secs_f64()).collect()),
+    );
+    t.push(
+        "in_flight",
+        Column::Int(tr.iter().map(|x| x.2.in_flight as i64).collect()),
+    );
+    r.tables.insert("traces".into(), t);
 
     // series
     let mut t = Table::default();
