@@ -289,12 +289,6 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 ))
             }
         };
-        if f.bytes.is_some() {
-            return Err(ScenarioError::new(
-                key("bytes"),
-                "bytes applies to TCP flows only",
-            ));
-        }
         dests.push(dst);
         dests.push(src);
         w.flows.push(Flow {

@@ -4,4 +4,5 @@ mod common;
 mod conservation;
 mod determinism;
 mod scenario_errors;
+mod tcp;
 mod udp;
