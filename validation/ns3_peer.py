@@ -45,7 +45,7 @@ QUEUES = {
 }
 
 
-def qoslab_scenario(n, queue, starts, duration, warmup, seed, bottleneck="10Mbps", access="100Mbps"):
+def qoslab_scenario(n, queue, starts, duration, warmup, seed, bottleneck="10Mbps", access="100Mbps", limit=100):
     s = [f'name = "peer-{queue}"', f"duration = {duration}", f"warmup = {warmup}", f"seed = {seed}"]
     s += ['[[node]]\nname = "r1"\nkind = "router"', '[[node]]\nname = "r2"\nkind = "router"']
     tcp = ('{ variant = "sack", mss = 1460, max_window = 100000, initial_window = 10, '
@@ -58,7 +58,8 @@ def qoslab_scenario(n, queue, starts, duration, warmup, seed, bottleneck="10Mbps
         s.append(f'[[link]]\na = "r2"\nb = "d{i}"\nrate = "{access}"\ndelay = "1ms"\n'
                  'queue = { kind = "droptail", limit = 1000 }')
         s.append(f'[[flow]]\nname = "f{i}"\nfrom = "s{i}"\nto = "d{i}"\nstart = {starts[i]}\ntcp = {tcp}')
-    s.append(f'[[link]]\na = "r1"\nb = "r2"\nrate = "{bottleneck}"\ndelay = "2ms"\nqueue = {QUEUES[queue]}')
+    q = QUEUES[queue].replace("limit = 100", f"limit = {limit}")
+    s.append(f'[[link]]\na = "r1"\nb = "r2"\nrate = "{bottleneck}"\ndelay = "2ms"\nqueue = {q}')
     return "\n".join(s) + "\n"
 
 
@@ -76,9 +77,10 @@ def run_qoslab(text):
     return flows["goodput_bps"], wall, hops
 
 
-def run_ns3(n, queue, starts, duration, warmup, seed, limit=100):
+def run_ns3(n, queue, starts, duration, warmup, seed, limit=100, bottleneck="10Mbps", access="100Mbps"):
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
     args = [str(NS3), f"--queue={queue}", f"--flows={n}", f"--limit={disc_limit}",
+            f"--bottleneck={bottleneck}", f"--access={access}",
             f"--rtts={','.join(map(str, RTTS))}", f"--starts={','.join(map(str, starts))}",
             f"--duration={duration}", f"--warmup={warmup}", f"--run={seed}"]
     t0 = time.perf_counter()

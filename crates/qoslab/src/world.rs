@@ -323,7 +323,7 @@ impl World {
         match ev {
             Event::Arrive { iface, pkt } => self.arrive(now, iface, pkt),
             Event::TxDone { iface } => {
-                self.ifaces[iface.0 as usize].busy = false;
+                self.ifaces[iface.0 as usize].tx_pending = false;
                 self.start_tx(now, iface);
             }
             Event::Released {
@@ -588,8 +588,16 @@ impl World {
         f.counters.arrived_bytes += pkt.size as u64;
         f.queue.enqueue(now, pkt, &mut self.drops);
         self.account_queue_drops(iface);
-        if !self.ifaces[fi].busy {
-            self.start_tx(now, iface);
+        let f = &mut self.ifaces[fi];
+        if !f.tx_pending {
+            if f.busy_until <= now {
+                self.start_tx(now, iface);
+            } else {
+                // The transmitter is busy and no one will pull this packet: ask to.
+                f.tx_pending = true;
+                let t = f.busy_until;
+                self.q.schedule_forget(t, Event::TxDone { iface });
+            }
         }
     }
 
@@ -599,7 +607,6 @@ impl World {
         self.account_queue_drops(iface);
         let Some(pkt) = pkt else { return };
         let f = &mut self.ifaces[fi];
-        f.busy = true;
         f.counters.departed += 1;
         f.counters.departed_bytes += pkt.size as u64;
         let tx = f.rate.tx_time(pkt.size);
@@ -607,7 +614,13 @@ impl World {
         let lost = f.loss > 0.0 && f.loss_rng.bernoulli(f.loss);
         let arrive = done + f.delay;
         self.hops += 1;
-        self.q.schedule_forget(done, Event::TxDone { iface });
+        f.busy_until = done;
+        // Only a backlogged queue needs an event when the transmitter frees; an idle
+        // one is served directly by the next enqueue (most hops of a run never queue).
+        if f.queue.occupancy().packets > 0 {
+            f.tx_pending = true;
+            self.q.schedule_forget(done, Event::TxDone { iface });
+        }
         if lost {
             self.ifaces[fi]
                 .counters

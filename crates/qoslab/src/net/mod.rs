@@ -171,8 +171,10 @@ pub struct Iface {
     pub loss: f64,
     /// The stream the loss model draws from.
     pub loss_rng: RngStream,
-    /// True while a packet is being serialised.
-    pub busy: bool,
+    /// When the transmitter finishes the packet it is sending (in the past if idle).
+    pub busy_until: SimTime,
+    /// A `TxDone` event is scheduled to serve the queue.
+    pub tx_pending: bool,
     /// Counters since the start of the run.
     pub counters: IfaceCounters,
 }

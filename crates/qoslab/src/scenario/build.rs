@@ -153,7 +153,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 delay: l.delay,
                 egress: Hook::default(),
                 loss,
-                busy: false,
+                busy_until: SimTime::ZERO,
+                tx_pending: false,
                 counters: IfaceCounters::default(),
             });
             w.nodes[from.0 as usize].ifaces.push(id);
