@@ -51,6 +51,28 @@ fn cbr_dumbbell(n: usize, bottleneck: &str, access: &str, rate: &str, secs: u32)
     s
 }
 
+/// `n` SACK flows (RTTs 20/40/80/160 ms cycling) over a dumbbell: the TCP reference
+/// scenarios of `validation/ns3_bench.py`, with the same shape.
+fn tcp_dumbbell(n: usize, bottleneck: &str, access: &str, limit: u32, secs: u32) -> String {
+    let rtts = [20.0, 40.0, 80.0, 160.0];
+    let mut s = format!("name = \"tcp-dumbbell-{n}\"\nduration = \"{secs}s\"\n");
+    s += "[[node]]\nname = \"r1\"\nkind = \"router\"\n[[node]]\nname = \"r2\"\nkind = \"router\"\n";
+    for i in 0..n {
+        let d = rtts[i % 4] / 2.0 - 3.0;
+        s += &format!("[[node]]\nname = \"s{i}\"\n[[node]]\nname = \"d{i}\"\n");
+        s += &format!("[[link]]\na = \"s{i}\"\nb = \"r1\"\nrate = \"{access}\"\ndelay = \"{d}ms\"\nqueue = {{ kind = \"droptail\", limit = 1000 }}\n");
+        s += &format!("[[link]]\na = \"r2\"\nb = \"d{i}\"\nrate = \"{access}\"\ndelay = \"1ms\"\nqueue = {{ kind = \"droptail\", limit = 1000 }}\n");
+        s += &format!(
+            "[[flow]]\nname = \"f{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\nstart = {}\ntcp = {{ variant = \"sack\", max_window = 100000, initial_window = 10, delayed_ack = true }}\n",
+            (i as f64 * 0.618_034).fract()
+        );
+    }
+    s += &format!(
+        "[[link]]\na = \"r1\"\nb = \"r2\"\nrate = \"{bottleneck}\"\ndelay = \"2ms\"\nqueue = {{ kind = \"droptail\", limit = {limit} }}\n"
+    );
+    s
+}
+
 fn bench(label: &str, text: &str) {
     let sc = scenario::parse(text, Format::Toml).expect("valid bench scenario");
     let mut w = scenario::build(&sc).expect("valid bench scenario");
@@ -58,6 +80,13 @@ fn bench(label: &str, text: &str) {
     let end = w.end;
     w.end = qoslab::time::SimTime::from_nanos(end.as_nanos() / 10);
     w.run().unwrap();
+    let bottleneck = |w: &qoslab::world::World| {
+        w.ifaces
+            .iter()
+            .find(|f| f.name == "r1->r2")
+            .map_or(0, |f| f.counters.departed)
+    };
+    let bn0 = bottleneck(&w);
     let (ev0, hops0, a0) = (w.events(), w.hops, ALLOCS.load(Ordering::Relaxed));
     w.end = end;
     let t0 = Instant::now();
@@ -68,10 +97,12 @@ fn bench(label: &str, text: &str) {
         w.hops - hops0,
         ALLOCS.load(Ordering::Relaxed) - a0,
     );
+    let bn = bottleneck(&w) - bn0;
     println!(
-        "{label:<36} wall {wall:>7.3} s  events/s {:>6.2} M  packet-hops/s {:>6.2} M  allocs/hop {:.6}",
+        "{label:<36} wall {wall:>7.3} s  events/s {:>6.2} M  packet-hops/s {:>6.2} M  bottleneck pkt/s {:>9.0}  allocs/hop {:.6}",
         ev as f64 / wall / 1e6,
         hops as f64 / wall / 1e6,
+        bn as f64 / wall,
         allocs as f64 / hops as f64
     );
 }
@@ -84,4 +115,15 @@ fn main() {
         "20 CBR, 100 Mb/s dumbbell, 60 s",
         &cbr_dumbbell(20, "100Mbps", "100Mbps", "5.5Mbps", 60),
     );
+    for (n, bn, acc, limit, secs) in [
+        (8, "10Mbps", "100Mbps", 100, 60),
+        (64, "10Mbps", "100Mbps", 200, 60),
+        (16, "100Mbps", "1Gbps", 500, 20),
+        (1000, "1Gbps", "10Gbps", 2000, 10),
+    ] {
+        bench(
+            &format!("TCP {n} flows @ {bn}, {secs} s"),
+            &tcp_dumbbell(n, bn, acc, limit, secs),
+        );
+    }
 }
