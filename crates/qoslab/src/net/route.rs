@@ -4,6 +4,11 @@
 //! gives every node's distance to it; a node's next hop is the interface minimising
 //! (link delay + neighbour's distance, hop count, interface index). The last two keys
 //! break ties deterministically, so equal-cost paths never depend on hash order.
+//!
+//! A *leaf* (a node with a single link, like most hosts) needs no table of its own:
+//! every path to it ends with its neighbour's link, so routes to the leaf are routes to
+//! the neighbour plus that last hop. A dumbbell of 1000 hosts thus keeps two tables,
+//! not 2000, which makes building fast and lookups cache-friendly.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -21,6 +26,8 @@ pub struct Routes {
     table: Vec<Vec<u32>>,
     /// Destination node → slot in `table` (NONE if not routed).
     slot: Vec<u32>,
+    /// Leaf destination → (its neighbour, the neighbour's interface to it).
+    leaf: Vec<Option<(NodeId, u32)>>,
 }
 
 impl Routes {
@@ -40,10 +47,27 @@ impl Routes {
             n: n_nodes,
             table: Vec::new(),
             slot: vec![NONE; n_nodes],
+            leaf: vec![None; n_nodes],
         };
+        // Leaves: one interface out and one in (one duplex link) to a non-leaf.
+        let is_leaf = |u: usize| node_ifaces[u].len() == 1 && incoming[u].len() == 1;
+        let mut full: Vec<NodeId> = Vec::new();
+        for &d in dests {
+            let du = d.0 as usize;
+            if is_leaf(du) {
+                let f_in = incoming[du][0];
+                let r = ifaces[f_in as usize].node;
+                if !is_leaf(r.0 as usize) {
+                    routes.leaf[du] = Some((r, f_in));
+                    full.push(r);
+                    continue;
+                }
+            }
+            full.push(d);
+        }
         let mut dist: Vec<(u64, u32)> = vec![(u64::MAX, u32::MAX); n_nodes];
         let mut heap = BinaryHeap::new();
-        for &d in dests {
+        for d in full {
             if routes.slot[d.0 as usize] != NONE {
                 continue;
             }
@@ -93,7 +117,16 @@ impl Routes {
 
     /// The interface `at` sends on towards `dst`, if there is a path.
     #[inline]
-    pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<IfaceId> {
+    pub fn next_hop(&self, at: NodeId, mut dst: NodeId) -> Option<IfaceId> {
+        if let Some((r, f_in)) = *self.leaf.get(dst.0 as usize)? {
+            if at == r {
+                return Some(IfaceId(f_in));
+            }
+            if at == dst {
+                return None;
+            }
+            dst = r;
+        }
         let s = *self.slot.get(dst.0 as usize)?;
         if s == NONE {
             return None;
