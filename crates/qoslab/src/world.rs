@@ -339,7 +339,14 @@ impl World {
             Event::CondTimer { at } => self.cond_timer(now, at),
             Event::Source { flow } => self.source(now, flow),
             Event::TcpTimer { flow, receiver } => self.tcp_timer(now, flow, receiver),
-            Event::WarmupEnd => self.warm = self.snapshot(),
+            Event::WarmupEnd => {
+                self.warm = self.snapshot();
+                for f in &mut self.flows {
+                    if let FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } = &mut f.app {
+                        sink.reset_delay();
+                    }
+                }
+            }
             Event::SeriesSample => {
                 let t = now.as_nanos();
                 for (i, f) in self.flows.iter().enumerate() {

@@ -14,8 +14,10 @@ pub struct UdpSink {
     pub next_seq: u64,
     /// Datagrams that arrived below `next_seq` (late or duplicated).
     pub out_of_order: u64,
-    /// Sum of one-way delays [ns].
+    /// Sum of one-way delays [ns] since the last reset.
     pub delay_sum_ns: u128,
+    /// Datagrams in `delay_sum_ns`.
+    pub delay_count: u64,
     /// Smallest one-way delay seen.
     pub delay_min: Option<Dur>,
     /// Largest one-way delay seen.
@@ -35,13 +37,22 @@ impl UdpSink {
             self.out_of_order += 1;
         }
         self.delay_sum_ns += d.as_nanos() as u128;
+        self.delay_count += 1;
         self.delay_min = Some(self.delay_min.map_or(d, |m| m.min(d)));
         self.delay_max = self.delay_max.max(d);
         payload
     }
 
-    /// Mean one-way delay [s], if anything arrived.
+    /// Forgets the delay statistics (at the end of the warm-up); counts are kept.
+    pub fn reset_delay(&mut self) {
+        self.delay_sum_ns = 0;
+        self.delay_count = 0;
+        self.delay_min = None;
+        self.delay_max = Dur::ZERO;
+    }
+
+    /// Mean one-way delay [s], if anything arrived since the last reset.
     pub fn mean_delay(&self) -> Option<f64> {
-        (self.packets > 0).then(|| self.delay_sum_ns as f64 / self.packets as f64 / 1e9)
+        (self.delay_count > 0).then(|| self.delay_sum_ns as f64 / self.delay_count as f64 / 1e9)
     }
 }

@@ -3,6 +3,7 @@
 mod common;
 mod conservation;
 mod determinism;
+mod diffserv;
 mod routing;
 mod scenario_errors;
 mod tcp;
