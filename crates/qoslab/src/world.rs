@@ -34,16 +34,12 @@ pub enum HookAt {
 /// Something that happens at a point in simulated time.
 #[derive(Debug)]
 enum Event {
-    /// A packet sent on `iface` reaches the node at its far end.
-    Arrive { iface: IfaceId, pkt: Packet },
+    /// The first packet propagating on `iface` reaches the node at its far end.
+    Arrive { iface: IfaceId },
     /// `iface` finished serialising a packet.
     TxDone { iface: IfaceId },
     /// A conditioner's hold on a packet ended: continue the chain at stage `resume`.
-    Released {
-        at: HookAt,
-        resume: u16,
-        pkt: Packet,
-    },
+    Released { at: HookAt, resume: u16, slot: u32 },
     /// A conditioner chain asked for its timer.
     CondTimer { at: HookAt },
     /// A flow's source wants attention.
@@ -241,6 +237,35 @@ pub struct World {
     next_uid: u64,
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
+    held: PacketSlab,
+}
+
+/// Packets held by conditioners, in reusable slots: events refer to them by index so
+/// that events stay small (a packet is 144 bytes; an event is 16).
+#[derive(Debug, Default)]
+struct PacketSlab {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketSlab {
+    fn put(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = pkt;
+                i
+            }
+            None => {
+                self.slots.push(pkt);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, slot: u32) -> Packet {
+        self.free.push(slot);
+        self.slots[slot as usize]
+    }
 }
 
 impl World {
@@ -262,6 +287,7 @@ impl World {
             next_uid: 0,
             drops: Drops::default(),
             tcp_out: Vec::new(),
+            held: PacketSlab::default(),
         }
     }
 
@@ -321,16 +347,24 @@ impl World {
 
     fn handle(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::Arrive { iface, pkt } => self.arrive(now, iface, pkt),
+            Event::Arrive { iface } => {
+                let f = &mut self.ifaces[iface.0 as usize];
+                let (_, pkt) = f
+                    .on_wire
+                    .pop_front()
+                    .expect("an Arrive event has a packet on the wire");
+                match f.on_wire.front() {
+                    Some(&(t, _)) => self.q.schedule_forget(t, Event::Arrive { iface }),
+                    None => f.arrive_pending = false,
+                }
+                self.arrive(now, iface, pkt);
+            }
             Event::TxDone { iface } => {
                 self.ifaces[iface.0 as usize].tx_pending = false;
                 self.start_tx(now, iface);
             }
-            Event::Released {
-                at,
-                resume,
-                mut pkt,
-            } => {
+            Event::Released { at, resume, slot } => {
+                let mut pkt = self.held.take(slot);
                 self.node_of_hook_mut(at).held -= 1;
                 if self.run_hook(now, at, resume as usize, &mut pkt) {
                     self.after_hook(now, at, pkt);
@@ -635,7 +669,15 @@ impl World {
                 .add(DropCause::RandomLoss, pkt.size);
             self.count_flow_drop(&pkt);
         } else {
-            self.q.schedule_forget(arrive, Event::Arrive { iface, pkt });
+            // Packets on a link arrive in the order they were sent, so the link keeps
+            // them in a FIFO and only its head has an event: the event heap holds one
+            // entry per busy link instead of one per packet in flight.
+            let f = &mut self.ifaces[fi];
+            f.on_wire.push_back((arrive, pkt));
+            if !f.arrive_pending {
+                f.arrive_pending = true;
+                self.q.schedule_forget(arrive, Event::Arrive { iface });
+            }
         }
     }
 
@@ -714,14 +756,9 @@ impl World {
             Action::DelayUntil(t) => {
                 self.node_of_hook_mut(at).held += 1;
                 let resume = resume as u16;
-                self.q.schedule_forget(
-                    t,
-                    Event::Released {
-                        at,
-                        resume,
-                        pkt: *pkt,
-                    },
-                );
+                let slot = self.held.put(*pkt);
+                self.q
+                    .schedule_forget(t, Event::Released { at, resume, slot });
                 false
             }
         }
@@ -770,5 +807,18 @@ impl World {
             (FlowApp::Tcp(t), Header::Quench(_)) => t.snd.on_source_quench(now),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        // The event slab is copied on every schedule and pop: keep payloads out of it.
+        assert!(
+            std::mem::size_of::<super::Event>() <= 16,
+            "{}",
+            std::mem::size_of::<super::Event>()
+        );
     }
 }

@@ -8,8 +8,10 @@ mod route;
 
 pub use route::Routes;
 
+use std::collections::VecDeque;
+
 use crate::cond::Chain;
-use crate::packet::NodeId;
+use crate::packet::{NodeId, Packet};
 use crate::queue::{AnyQueue, DropCause};
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
@@ -175,6 +177,10 @@ pub struct Iface {
     pub busy_until: SimTime,
     /// A `TxDone` event is scheduled to serve the queue.
     pub tx_pending: bool,
+    /// Packets propagating on the link, with their arrival times (FIFO).
+    pub on_wire: VecDeque<(SimTime, Packet)>,
+    /// An `Arrive` event is scheduled for the head of `on_wire`.
+    pub arrive_pending: bool,
     /// Counters since the start of the run.
     pub counters: IfaceCounters,
 }

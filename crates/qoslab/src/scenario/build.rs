@@ -155,6 +155,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 loss,
                 busy_until: SimTime::ZERO,
                 tx_pending: false,
+                on_wire: Default::default(),
+                arrive_pending: false,
                 counters: IfaceCounters::default(),
             });
             w.nodes[from.0 as usize].ifaces.push(id);
