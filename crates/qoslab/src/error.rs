@@ -45,6 +45,9 @@ pub enum Error {
     /// The simulation itself failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A capture file could not be written (the run's results are lost with it).
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
 }
 
 /// Returns early with a [`ScenarioError`] at `key` unless `cond` holds.

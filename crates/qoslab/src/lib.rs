@@ -25,8 +25,10 @@
 //!   turns their decisions into events.
 //! - [`app`]: traffic sources and sinks; [`stats`]: what a run measures.
 //! - [`scenario`]: the scenario file model, its validation and the world builder.
+//! - [`capture`]: pcap files of chosen interfaces, for Wireshark and tshark.
 
 pub mod app;
+pub mod capture;
 pub mod cond;
 pub mod engine;
 pub mod error;
@@ -39,6 +41,8 @@ pub mod stats;
 pub mod tcp;
 pub mod time;
 pub mod world;
+
+use std::path::PathBuf;
 
 use error::Error;
 use scenario::Format;
@@ -53,18 +57,41 @@ pub fn run_str(text: &str, format: Format, seed: Option<u64>) -> Result<RunResul
     run(&sc)
 }
 
+/// How to run a scenario, beyond what its file says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Directory for the `[[capture]]` pcap files (created if missing); `None`: the
+    /// scenario's captures are validated but not written.
+    pub pcap_dir: Option<PathBuf>,
+}
+
 /// Runs a parsed scenario.
 pub fn run(sc: &scenario::Scenario) -> Result<RunResult, Error> {
+    run_with(sc, &RunOptions::default())
+}
+
+/// Runs a parsed scenario with options. With captures written, the result has a
+/// `captures` table (capture, file, iface, direction, flow, packets).
+pub fn run_with(sc: &scenario::Scenario, opts: &RunOptions) -> Result<RunResult, Error> {
     let t0 = std::time::Instant::now();
     let mut w = scenario::build(sc)?;
-    w.run()?;
+    if let (Some(dir), false) = (&opts.pcap_dir, w.capture_plan.is_empty()) {
+        let c = capture::Capturer::open(dir, &w.capture_plan, &w.ifaces, &w.flows)?;
+        w.capture = Some(Box::new(c));
+    }
+    let ran = w.run();
+    // Flush the files even if the run failed: a partial trace helps to see why.
+    let mut cap = w.capture.take();
+    let flushed = cap.as_deref_mut().map_or(Ok(()), capture::Capturer::finish);
+    ran?;
+    flushed?;
     let name = sc.name.clone().unwrap_or_else(|| "run".to_string());
-    Ok(stats::collect(
-        &w,
-        &name,
-        sc.seed,
-        t0.elapsed().as_secs_f64(),
-    ))
+    let mut r = stats::collect(&w, &name, sc.seed, t0.elapsed().as_secs_f64());
+    if let Some(c) = cap {
+        let names: Vec<&str> = w.flows.iter().map(|f| f.name.as_str()).collect();
+        r.tables.insert("captures".into(), c.table(&names));
+    }
+    Ok(r)
 }
 
 /// Parses and validates a scenario without running it.

@@ -234,6 +234,10 @@ pub struct World {
     pub recorded: Recorded,
     /// Counters at the end of the warm-up (zeros if there is none).
     pub warm: Snapshot,
+    /// Capture points from the scenario, validated (nothing is written without `capture`).
+    pub capture_plan: Vec<crate::capture::CapturePoint>,
+    /// Open capture files; `None` (the usual case) costs one check per packet-hop.
+    pub capture: Option<Box<crate::capture::Capturer>>,
     next_uid: u64,
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
@@ -284,6 +288,8 @@ impl World {
             plan: RecordPlan::default(),
             recorded: Recorded::default(),
             warm: Snapshot::default(),
+            capture_plan: Vec::new(),
+            capture: None,
             next_uid: 0,
             drops: Drops::default(),
             tcp_out: Vec::new(),
@@ -584,6 +590,9 @@ impl World {
     }
 
     fn arrive(&mut self, now: SimTime, iface: IfaceId, mut pkt: Packet) {
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.on_rx(now, iface, &pkt, &self.routes);
+        }
         let node = self.ifaces[iface.0 as usize].peer;
         let n = &mut self.nodes[node.0 as usize];
         n.counters.received += 1;
@@ -647,6 +656,9 @@ impl World {
         let pkt = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
         self.account_queue_drops(iface);
         let Some(pkt) = pkt else { return };
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.on_tx(now, iface, &pkt, &self.routes);
+        }
         let f = &mut self.ifaces[fi];
         f.counters.departed += 1;
         f.counters.departed_bytes += pkt.size as u64;

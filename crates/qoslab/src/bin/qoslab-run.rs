@@ -1,20 +1,24 @@
-//! `qoslab-run SCENARIO.toml [--seed N] [--out FILE]`: runs a scenario and writes its
-//! results as JSON (to stdout, or FILE). Exit code 2 on a bad scenario, 1 on a failed
-//! run. The engine is usable from the shell before (and without) the Python package.
+//! `qoslab-run SCENARIO.toml [--seed N] [--out FILE] [--pcap-dir DIR]`: runs a scenario
+//! and writes its results as JSON (to stdout, or FILE). The scenario's `[[capture]]`
+//! files go to DIR (default: next to FILE, or the current directory). Exit code 2 on a
+//! bad scenario, 1 on a failed run. The engine is usable from the shell before (and
+//! without) the Python package.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use qoslab::error::Error;
-use qoslab::scenario::Format;
+use qoslab::scenario::{self, Format};
+use qoslab::RunOptions;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: qoslab-run SCENARIO.toml|.json [--seed N] [--out FILE]");
+    eprintln!("usage: qoslab-run SCENARIO.toml|.json [--seed N] [--out FILE] [--pcap-dir DIR]");
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (mut path, mut seed, mut out) = (None, None, None);
+    let (mut path, mut seed, mut out, mut pcap_dir) = (None, None, None, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -24,6 +28,10 @@ fn main() -> ExitCode {
             },
             "--out" => match it.next() {
                 Some(o) => out = Some(o.clone()),
+                None => return usage(),
+            },
+            "--pcap-dir" => match it.next() {
+                Some(d) => pcap_dir = Some(PathBuf::from(d)),
                 None => return usage(),
             },
             "-h" | "--help" => return usage(),
@@ -44,7 +52,27 @@ fn main() -> ExitCode {
     } else {
         Format::Toml
     };
-    match qoslab::run_str(&text, format, seed) {
+    let result = scenario::parse(&text, format)
+        .map_err(Error::from)
+        .and_then(|mut sc| {
+            if let Some(s) = seed {
+                sc.seed = s;
+            }
+            let dir = pcap_dir.unwrap_or_else(|| {
+                out.as_deref()
+                    .and_then(|o| Path::new(o).parent())
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+            });
+            if !sc.capture.is_empty() {
+                eprintln!("capture files: {}", dir.display());
+            }
+            let opts = RunOptions {
+                pcap_dir: Some(dir),
+            };
+            qoslab::run_with(&sc, &opts)
+        });
+    match result {
         Ok(r) => {
             let json = serde_json::to_string(&r).expect("results serialise");
             match out {

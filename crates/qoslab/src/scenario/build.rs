@@ -400,5 +400,6 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         queues,
         queue_interval: sc.record.queue_interval,
     };
+    w.capture_plan = crate::capture::resolve(&sc.capture, &w.ifaces, &w.flows)?;
     Ok(w)
 }

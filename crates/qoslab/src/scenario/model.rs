@@ -44,6 +44,9 @@ pub struct Scenario {
     /// What to record beyond the totals.
     #[serde(default)]
     pub record: RecordSpec,
+    /// Packet captures to pcap files (written when the run is given an output directory).
+    #[serde(default)]
+    pub capture: Vec<crate::capture::CaptureSpec>,
 }
 
 /// A conditioner chain placed in the network: at a node (a host's egress or a

@@ -1,5 +1,6 @@
 //! qoslab's integration tests: one binary, one module per concern.
 
+mod capture;
 mod common;
 mod conservation;
 mod determinism;
