@@ -25,7 +25,6 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = _core.version()
 from qoslab.sweep import run_sweep
 
-
 __all__ = [
     "QoslabError",
     "Result",

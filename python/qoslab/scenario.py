@@ -181,7 +181,9 @@ def _list_index(node: list, tok: str | int, file: str | None, done: list[str | i
         if 0 <= tok < len(node):
             return tok
         raise scenario_error(
-            file, _spell([*done, tok]), f"there are {len(node)} entries (indices 0..{len(node) - 1})"
+            file,
+            _spell([*done, tok]),
+            f"there are {len(node)} entries (indices 0..{len(node) - 1})",
         )
     names = [e.get("name") for e in node if isinstance(e, dict)]
     for j, e in enumerate(node):

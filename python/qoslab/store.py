@@ -75,7 +75,8 @@ class Result:
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}={v.height}" for k, v in self.tables.items())
-        return f"<qoslab.Result {self.summary.get('name', '')!r} seed={self.summary.get('seed')} {shapes}>"
+        name, seed = self.summary.get("name", ""), self.summary.get("seed")
+        return f"<qoslab.Result {name!r} seed={seed} {shapes}>"
 
 
 def write_run(

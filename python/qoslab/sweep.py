@@ -46,7 +46,15 @@ from qoslab.exceptions import QoslabError, ResultsError, scenario_error
 from qoslab.scenario import Scenario, apply_overrides, load, parse_key_path, run_key
 from qoslab.store import TABLES, TMP_MARK, is_complete, write_run
 
-__all__ = ["RunTask", "SweepOutcome", "SweepSpec", "build_catalog", "plan", "run_sweep", "summarise"]
+__all__ = [
+    "RunTask",
+    "SweepOutcome",
+    "SweepSpec",
+    "build_catalog",
+    "plan",
+    "run_sweep",
+    "summarise",
+]
 
 #: Metrics of the ``flows`` table summarised across seeds.
 SUMMARY_METRICS = ("goodput_bps", "goodput_bytes", "bytes_sent", "drops")
@@ -83,7 +91,9 @@ class SweepSpec:
             try:
                 parse_key_path(k)
             except ValueError:
-                raise scenario_error(sc.file, f"sweep.grid.{k}", "not a key path like link.0.rate")
+                raise scenario_error(
+                    sc.file, f"sweep.grid.{k}", "not a key path like link.0.rate"
+                ) from None
         s = seeds if seeds is not None else table.get("seeds", 1)
         if isinstance(s, bool) or not isinstance(s, (int, list, tuple)):
             raise scenario_error(sc.file, "sweep.seeds", "expected a count or a list of seeds")
@@ -341,9 +351,16 @@ def run_sweep(
     summary = summarise(out, tasks)
     build_catalog(out, tasks)
     return SweepOutcome(
-        out, len(tasks), skipped, done, len(failures), failures,
-        time.perf_counter() - t0, engine_s, summary,
-    )  # fmt: skip
+        out,
+        len(tasks),
+        skipped,
+        done,
+        len(failures),
+        failures,
+        time.perf_counter() - t0,
+        engine_s,
+        summary,
+    )
 
 
 def install_sigterm_handler() -> None:
@@ -402,9 +419,38 @@ def _load_tasks(out: Path) -> list[RunTask]:
 
 
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
-_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042]  # fmt: skip
+_T95 = [
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+]
 
 
 def t95(df: int) -> float:
@@ -428,8 +474,10 @@ def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFra
     metrics = [m for m in SUMMARY_METRICS if m in flows.columns]
     aggs: list[pl.Expr] = [pl.len().alias("n")]
     for m in metrics:
-        aggs += [pl.col(m).cast(pl.Float64).mean().alias(f"{m}_mean"),
-                 pl.col(m).cast(pl.Float64).std().alias(f"{m}_std")]  # fmt: skip
+        aggs += [
+            pl.col(m).cast(pl.Float64).mean().alias(f"{m}_mean"),
+            pl.col(m).cast(pl.Float64).std().alias(f"{m}_std"),
+        ]
     s = flows.group_by(by, maintain_order=True).agg(aggs)
     tq = pl.col("n").map_elements(lambda n: t95(n - 1), return_dtype=pl.Float64)
     s = s.with_columns(
