@@ -46,12 +46,30 @@ use stats::RunResult;
 
 /// Parses, validates and runs a scenario given as text; `seed` overrides the file's.
 pub fn run_str(text: &str, format: Format, seed: Option<u64>) -> Result<RunResult, Error> {
-    let _ = (text, format, seed);
-    Err(error::ScenarioError::new("", "the world builder is not written yet").into())
+    let mut sc = scenario::parse(text, format)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    run(&sc)
+}
+
+/// Runs a parsed scenario.
+pub fn run(sc: &scenario::Scenario) -> Result<RunResult, Error> {
+    let t0 = std::time::Instant::now();
+    let mut w = scenario::build(sc)?;
+    w.run()?;
+    let name = sc.name.clone().unwrap_or_else(|| "run".to_string());
+    Ok(stats::collect(
+        &w,
+        &name,
+        sc.seed,
+        t0.elapsed().as_secs_f64(),
+    ))
 }
 
 /// Parses and validates a scenario without running it.
 pub fn check_str(text: &str, format: Format) -> Result<(), Error> {
-    let _ = (text, format);
-    Err(error::ScenarioError::new("", "the world builder is not written yet").into())
+    let sc = scenario::parse(text, format)?;
+    scenario::build(&sc)?;
+    Ok(())
 }

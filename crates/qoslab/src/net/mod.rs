@@ -1,1 +1,176 @@
-//! (being written)
+//! The network: nodes, interfaces (one per link direction) and static routes.
+//!
+//! A duplex link is two interfaces, one at each end; each interface owns its output
+//! queue, its rate and propagation delay, and an optional egress conditioner chain.
+//! Routing is static, computed once when the world is built.
+
+mod route;
+
+pub use route::Routes;
+
+use crate::cond::AnyConditioner;
+use crate::packet::NodeId;
+use crate::queue::{AnyQueue, DropCause};
+use crate::rng::RngStream;
+use crate::time::{Dur, Rate, SimTime};
+
+/// Index of an interface (one direction of a link) in the world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IfaceId(pub u32);
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// An end system: runs applications and transports; forwards only its own traffic.
+    #[default]
+    Host,
+    /// A router: forwards, with ingress and per-interface egress conditioners.
+    Router,
+}
+
+/// A chain of conditioners at one place; packets go through the stages in order.
+#[derive(Debug, Default)]
+pub struct Hook {
+    /// The stages, applied in order.
+    pub stages: Vec<AnyConditioner>,
+    /// Per stage, the time of the timer event already scheduled (NEVER if none).
+    pub armed: Vec<SimTime>,
+}
+
+impl Hook {
+    /// A hook with the given stages and no timers armed.
+    pub fn new(stages: Vec<AnyConditioner>) -> Self {
+        let armed = vec![SimTime::NEVER; stages.len()];
+        Hook { stages, armed }
+    }
+    /// True if the hook has no stage (packets pass untouched).
+    pub fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+}
+
+/// A node of the network.
+#[derive(Debug)]
+pub struct Node {
+    /// Name from the scenario.
+    pub name: String,
+    /// Host or router.
+    pub kind: NodeKind,
+    /// Outgoing interfaces, in scenario order.
+    pub ifaces: Vec<IfaceId>,
+    /// Conditioners applied to every packet a host sends, before routing.
+    pub host_egress: Hook,
+    /// Conditioners applied to every packet a router receives, before routing.
+    pub ingress: Hook,
+    /// Packet counters (conservation: see [`NodeCounters`]).
+    pub counters: NodeCounters,
+}
+
+/// What happened to the packets a node handled.
+///
+/// Conservation: `received + originated = forwarded + delivered + drops + held`,
+/// where `held` is the number of packets waiting in the node's conditioners.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeCounters {
+    /// Packets that arrived from links.
+    pub received: u64,
+    /// Packets its applications and transports sent.
+    pub originated: u64,
+    /// Packets handed to one of its interfaces' queues.
+    pub forwarded: u64,
+    /// Packets delivered to its applications and transports.
+    pub delivered: u64,
+    /// Packets held by its conditioners right now.
+    pub held: u64,
+    /// Drops outside interface queues (conditioners, no route), by cause.
+    pub drops: DropCounters,
+}
+
+/// Packets and bytes dropped, per cause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DropCounters {
+    /// Packets per cause, indexed by [`DropCause::index`].
+    pub packets: [u64; DropCause::ALL.len()],
+    /// Bytes per cause.
+    pub bytes: [u64; DropCause::ALL.len()],
+}
+
+impl DropCounters {
+    /// Counts one dropped packet.
+    pub fn add(&mut self, cause: DropCause, size: u32) {
+        self.packets[cause.index()] += 1;
+        self.bytes[cause.index()] += size as u64;
+    }
+    /// All packets dropped, whatever the cause.
+    pub fn total_packets(&self) -> u64 {
+        self.packets.iter().sum()
+    }
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &DropCounters) -> DropCounters {
+        let mut d = *self;
+        for i in 0..d.packets.len() {
+            d.packets[i] -= earlier.packets[i];
+            d.bytes[i] -= earlier.bytes[i];
+        }
+        d
+    }
+}
+
+/// Arrival, departure and drop counts of one interface's queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IfaceCounters {
+    /// Packets offered to the queue.
+    pub arrived: u64,
+    /// Bytes offered to the queue.
+    pub arrived_bytes: u64,
+    /// Packets put on the wire.
+    pub departed: u64,
+    /// Bytes put on the wire.
+    pub departed_bytes: u64,
+    /// Packets marked CE by the queue.
+    pub ecn_marked: u64,
+    /// Drops by cause (queue drops, and random loss on the link).
+    pub drops: DropCounters,
+}
+
+impl IfaceCounters {
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &IfaceCounters) -> IfaceCounters {
+        IfaceCounters {
+            arrived: self.arrived - earlier.arrived,
+            arrived_bytes: self.arrived_bytes - earlier.arrived_bytes,
+            departed: self.departed - earlier.departed,
+            departed_bytes: self.departed_bytes - earlier.departed_bytes,
+            ecn_marked: self.ecn_marked - earlier.ecn_marked,
+            drops: self.drops.since(&earlier.drops),
+        }
+    }
+}
+
+/// One direction of a link: a queue feeding a transmitter.
+#[derive(Debug)]
+pub struct Iface {
+    /// `"a->b"`.
+    pub name: String,
+    /// The node that sends on it.
+    pub node: NodeId,
+    /// The node at the other end.
+    pub peer: NodeId,
+    /// Transmission rate.
+    pub rate: Rate,
+    /// Propagation delay.
+    pub delay: Dur,
+    /// The output queue.
+    pub queue: AnyQueue,
+    /// Conditioners applied before the queue (router egress).
+    pub egress: Hook,
+    /// Probability that a packet put on the wire is lost (random loss model).
+    pub loss: f64,
+    /// The stream the loss model draws from.
+    pub loss_rng: RngStream,
+    /// True while a packet is being serialised.
+    pub busy: bool,
+    /// Counters since the start of the run.
+    pub counters: IfaceCounters,
+}

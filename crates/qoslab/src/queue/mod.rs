@@ -4,8 +4,10 @@
 //! one place, so disciplines never touch statistics; `tests` assert
 //! `arrived = departed + dropped + queued` for every kind.
 
+mod config;
 mod droptail;
 
+pub use config::QueueConfig;
 pub use droptail::DropTail;
 
 use serde::Serialize;

@@ -1,7 +1,9 @@
 //! What a run measures: per-flow goodput, drops by place and cause, queue samples,
 //! traces; and fairness indices as library functions.
 
+mod collect;
 pub mod fairness;
 mod table;
 
+pub use collect::collect;
 pub use table::{Column, RunResult, Table};

@@ -1,0 +1,294 @@
+//! Validation across keys (names, connectivity, times) and the world builder.
+
+use std::collections::HashMap;
+
+use super::model::Scenario;
+use crate::app::{Cbr, ParetoOnOff, UdpSink};
+use crate::error::ScenarioError;
+use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
+use crate::packet::NodeId;
+use crate::queue::QueueConfig;
+use crate::rng::RngStream;
+use crate::time::SimTime;
+use crate::world::{Flow, FlowApp, FlowCounters, RecordPlan, World};
+
+fn at(prefix: String, e: ScenarioError) -> ScenarioError {
+    let key = if e.key.is_empty() {
+        prefix
+    } else {
+        format!("{prefix}.{}", e.key)
+    };
+    ScenarioError::new(key, e.message)
+}
+
+fn check_prob(key: String, p: f64) -> Result<(), ScenarioError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(
+            key,
+            format!("expected a probability in [0, 1], found {p}"),
+        ))
+    }
+}
+
+/// Validates `sc` and builds the world it describes.
+pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
+    if sc.duration == crate::time::Dur::ZERO {
+        return Err(ScenarioError::new(
+            "duration",
+            "expected a positive duration, found 0",
+        ));
+    }
+    if sc.warmup >= sc.duration {
+        return Err(ScenarioError::new(
+            "warmup",
+            format!(
+                "expected a warm-up shorter than the duration ({}), found {}",
+                sc.duration, sc.warmup
+            ),
+        ));
+    }
+    let end = SimTime::ZERO + sc.duration;
+    let mut w = World::new(end, SimTime::ZERO + sc.warmup);
+    w.max_events = sc.max_events.unwrap_or(u64::MAX);
+
+    // Nodes.
+    let mut by_name: HashMap<&str, NodeId> = HashMap::new();
+    for (i, n) in sc.node.iter().enumerate() {
+        if n.name.is_empty() {
+            return Err(ScenarioError::new(
+                format!("node[{i}].name"),
+                "expected a non-empty name",
+            ));
+        }
+        if by_name.insert(n.name.as_str(), NodeId(i as u32)).is_some() {
+            return Err(ScenarioError::new(
+                format!("node[{i}].name"),
+                format!("duplicate node name {:?}", n.name),
+            ));
+        }
+        w.nodes.push(Node {
+            name: n.name.clone(),
+            kind: n.kind,
+            ifaces: Vec::new(),
+            host_egress: Hook::default(),
+            ingress: Hook::default(),
+            counters: NodeCounters::default(),
+        });
+    }
+    let node = |key: String, name: &str| -> Result<NodeId, ScenarioError> {
+        by_name.get(name).copied().ok_or_else(|| {
+            let mut known: Vec<&str> = by_name.keys().copied().collect();
+            known.sort_unstable();
+            ScenarioError::new(
+                key,
+                format!("no node named {name:?} (nodes: {})", known.join(", ")),
+            )
+        })
+    };
+
+    // Links: two interfaces each.
+    let mut iface_names: HashMap<String, IfaceId> = HashMap::new();
+    for (i, l) in sc.link.iter().enumerate() {
+        let a = node(format!("link[{i}].a"), &l.a)?;
+        let b = node(format!("link[{i}].b"), &l.b)?;
+        if a == b {
+            return Err(ScenarioError::new(
+                format!("link[{i}].b"),
+                "a link must join two different nodes",
+            ));
+        }
+        check_prob(format!("link[{i}].loss"), l.loss)?;
+        let dirs = [
+            (
+                a,
+                b,
+                l.rate,
+                &l.queue_a_to_b,
+                "queue_a_to_b",
+                l.loss_a_to_b,
+                "loss_a_to_b",
+            ),
+            (
+                b,
+                a,
+                l.rate_b_to_a.unwrap_or(l.rate),
+                &l.queue_b_to_a,
+                "queue_b_to_a",
+                l.loss_b_to_a,
+                "loss_b_to_a",
+            ),
+        ];
+        for (from, to, rate, q_override, q_key, loss_override, loss_key) in dirs {
+            let (qcfg, qkey) = match (q_override, &l.queue) {
+                (Some(q), _) => (q.clone(), format!("link[{i}].{q_key}")),
+                (None, Some(q)) => (q.clone(), format!("link[{i}].queue")),
+                (None, None) => (QueueConfig::default(), format!("link[{i}].queue")),
+            };
+            qcfg.validate().map_err(|e| at(qkey, e))?;
+            let loss = loss_override.unwrap_or(l.loss);
+            check_prob(format!("link[{i}].{loss_key}"), loss)?;
+            let name = format!(
+                "{}->{}",
+                sc.node[from.0 as usize].name, sc.node[to.0 as usize].name
+            );
+            let id = IfaceId(w.ifaces.len() as u32);
+            if iface_names.insert(name.clone(), id).is_some() {
+                return Err(ScenarioError::new(
+                    format!("link[{i}]"),
+                    format!("a second link {name} (parallel links are not supported)"),
+                ));
+            }
+            let seed = sc.seed;
+            w.ifaces.push(Iface {
+                queue: qcfg.build(rate, RngStream::derive(seed, &format!("queue/{name}"))),
+                loss_rng: RngStream::derive(seed, &format!("loss/{name}")),
+                name,
+                node: from,
+                peer: to,
+                rate,
+                delay: l.delay,
+                egress: Hook::default(),
+                loss,
+                busy: false,
+                counters: IfaceCounters::default(),
+            });
+            w.nodes[from.0 as usize].ifaces.push(id);
+        }
+    }
+
+    // Flows.
+    let mut flow_names: HashMap<&str, usize> = HashMap::new();
+    let mut dests: Vec<NodeId> = Vec::new();
+    for (i, f) in sc.flow.iter().enumerate() {
+        let key = |k: &str| format!("flow[{i}].{k}");
+        if flow_names.insert(f.name.as_str(), i).is_some() {
+            return Err(ScenarioError::new(
+                key("name"),
+                format!("duplicate flow name {:?}", f.name),
+            ));
+        }
+        let src = node(key("from"), &f.from)?;
+        let dst = node(key("to"), &f.to)?;
+        for (k, n) in [("from", src), ("to", dst)] {
+            if w.nodes[n.0 as usize].kind != NodeKind::Host {
+                return Err(ScenarioError::new(
+                    key(k),
+                    format!(
+                        "expected a host, found router {:?}",
+                        w.nodes[n.0 as usize].name
+                    ),
+                ));
+            }
+        }
+        if src == dst {
+            return Err(ScenarioError::new(
+                key("to"),
+                "a flow needs two different hosts",
+            ));
+        }
+        let stop = f.stop.map_or(end, |d| SimTime::ZERO + d);
+        if stop <= SimTime::ZERO + f.start {
+            return Err(ScenarioError::new(
+                key("stop"),
+                "expected a stop time after the start time",
+            ));
+        }
+        let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
+        let app = match (&f.cbr, &f.pareto) {
+            (Some(c), None) => {
+                c.validate().map_err(|e| at(key("cbr"), e))?;
+                FlowApp::Cbr {
+                    src: Cbr::new(c, stop, rng),
+                    sink: UdpSink::default(),
+                    seq: 0,
+                    size: c.size,
+                }
+            }
+            (None, Some(p)) => {
+                p.validate().map_err(|e| at(key("pareto"), e))?;
+                FlowApp::Pareto {
+                    src: ParetoOnOff::new(p, stop, rng),
+                    sink: UdpSink::default(),
+                    seq: 0,
+                    size: p.size,
+                }
+            }
+            (None, None) => {
+                return Err(ScenarioError::new(
+                    key("cbr"),
+                    "expected one application table: cbr or pareto",
+                ));
+            }
+            _ => {
+                return Err(ScenarioError::new(
+                    key("pareto"),
+                    "expected exactly one of cbr or pareto",
+                ))
+            }
+        };
+        if f.bytes.is_some() {
+            return Err(ScenarioError::new(
+                key("bytes"),
+                "bytes applies to TCP flows only",
+            ));
+        }
+        dests.push(dst);
+        dests.push(src);
+        w.flows.push(Flow {
+            name: f.name.clone(),
+            src,
+            dst,
+            src_port: 1024 + (i % 60_000) as u16,
+            dst_port: 5001,
+            start: SimTime::ZERO + f.start,
+            app,
+            counters: FlowCounters::default(),
+        });
+    }
+
+    // Routes, and every flow must have a path both ways.
+    let node_ifaces: Vec<Vec<IfaceId>> = w.nodes.iter().map(|n| n.ifaces.clone()).collect();
+    w.routes = Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, &dests);
+    for (i, f) in w.flows.iter().enumerate() {
+        if !w.routes.reachable(f.src, f.dst, &w.ifaces) {
+            return Err(ScenarioError::new(
+                format!("flow[{i}].to"),
+                format!("no route from {:?} to {:?}", sc.flow[i].from, sc.flow[i].to),
+            ));
+        }
+        if !w.routes.reachable(f.dst, f.src, &w.ifaces) {
+            return Err(ScenarioError::new(
+                format!("flow[{i}].from"),
+                format!(
+                    "no route back from {:?} to {:?}",
+                    sc.flow[i].to, sc.flow[i].from
+                ),
+            ));
+        }
+    }
+
+    // Recording.
+    let mut queues = Vec::new();
+    for (i, name) in sc.record.queues.iter().enumerate() {
+        let id = iface_names.get(name.as_str()).copied().ok_or_else(|| {
+            let mut known: Vec<&str> = iface_names.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            ScenarioError::new(
+                format!("record.queues[{i}]"),
+                format!(
+                    "no interface named {name:?} (interfaces: {})",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        queues.push(id);
+    }
+    w.plan = RecordPlan {
+        interval: sc.record.interval,
+        queues,
+        queue_interval: sc.record.queue_interval,
+    };
+    Ok(w)
+}

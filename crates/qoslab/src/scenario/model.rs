@@ -1,0 +1,151 @@
+//! The scenario file model: what users write, deserialised with unknown keys rejected.
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::{CbrConfig, ParetoConfig};
+use crate::net::NodeKind;
+use crate::queue::QueueConfig;
+use crate::time::{Dur, Rate};
+
+use super::Bytes;
+
+/// A whole scenario.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name of the run (results directory, reports).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Simulated time to run.
+    pub duration: Dur,
+    /// Initial period excluded from totals; default 0.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Run seed; every random stream derives from it; default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Guard against runaway scenarios: stop with an error after this many events.
+    #[serde(default)]
+    pub max_events: Option<u64>,
+    /// Hosts and routers.
+    #[serde(default)]
+    pub node: Vec<NodeSpec>,
+    /// Duplex point-to-point links.
+    #[serde(default)]
+    pub link: Vec<LinkSpec>,
+    /// Flows: a source application and its transport between two hosts.
+    #[serde(default)]
+    pub flow: Vec<FlowSpec>,
+    /// What to record beyond the totals.
+    #[serde(default)]
+    pub record: RecordSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// A node.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique name.
+    pub name: String,
+    /// `"host"` (default) or `"router"`.
+    #[serde(default)]
+    pub kind: NodeKind,
+}
+
+/// A duplex link between nodes `a` and `b`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// One end (node name).
+    pub a: String,
+    /// The other end (node name).
+    pub b: String,
+    /// Rate in both directions.
+    pub rate: Rate,
+    /// Rate from b to a, if different.
+    #[serde(default)]
+    pub rate_b_to_a: Option<Rate>,
+    /// One-way propagation delay.
+    pub delay: Dur,
+    /// Output queue in both directions (default DropTail, 100 packets).
+    #[serde(default)]
+    pub queue: Option<QueueConfig>,
+    /// Output queue at `a` towards `b`, overriding `queue`.
+    #[serde(default)]
+    pub queue_a_to_b: Option<QueueConfig>,
+    /// Output queue at `b` towards `a`, overriding `queue`.
+    #[serde(default)]
+    pub queue_b_to_a: Option<QueueConfig>,
+    /// Probability that a packet is lost on the wire, both directions; default 0.
+    #[serde(default)]
+    pub loss: f64,
+    /// Loss probability from a to b, overriding `loss`.
+    #[serde(default)]
+    pub loss_a_to_b: Option<f64>,
+    /// Loss probability from b to a, overriding `loss`.
+    #[serde(default)]
+    pub loss_b_to_a: Option<f64>,
+}
+
+/// A flow: exactly one of `cbr`, `pareto` (UDP) or `tcp`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Unique name.
+    pub name: String,
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// When the source starts; default 0.
+    #[serde(default)]
+    pub start: Dur,
+    /// When the source stops; default: runs to the end.
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// Constant bit rate UDP source.
+    #[serde(default)]
+    pub cbr: Option<CbrConfig>,
+    /// Pareto on/off UDP source.
+    #[serde(default)]
+    pub pareto: Option<ParetoConfig>,
+    /// Bytes to transfer (finite transfers); default: unlimited.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+}
+
+/// What a run records beyond the per-flow and per-place totals.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    /// Interval of the per-flow goodput series; default 1 s.
+    #[serde(default = "default_interval")]
+    pub interval: Dur,
+    /// Interfaces (`"a->b"`) whose queue length is sampled.
+    #[serde(default)]
+    pub queues: Vec<String>,
+    /// Queue sampling interval; default 10 ms.
+    #[serde(default = "default_queue_interval")]
+    pub queue_interval: Dur,
+}
+
+fn default_interval() -> Dur {
+    Dur::from_secs(1)
+}
+fn default_queue_interval() -> Dur {
+    Dur::from_millis(10)
+}
+
+impl Default for RecordSpec {
+    fn default() -> Self {
+        RecordSpec {
+            interval: default_interval(),
+            queues: Vec::new(),
+            queue_interval: default_queue_interval(),
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Turns a finished world's counters into result tables.
+
+use serde_json::json;
+
+use super::{Column, RunResult, Table};
+use crate::queue::{DropCause, Queue};
+use crate::world::{FlowApp, World};
+
+fn names(v: Vec<&str>) -> Column {
+    Column::Str(v.into_iter().map(str::to_string).collect())
+}
+
+/// Builds the result tables of a finished run.
+pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
+    let mut r = RunResult::default();
+    let measured = (w.end - w.warmup).as_secs_f64();
+
+    // flows
+    let mut t = Table::default();
+    let n = w.flows.len();
+    let c: Vec<_> = w
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| f.counters_since(&w.warm, i))
+        .collect();
+    t.push("flow", Column::Int((0..n as i64).collect()));
+    t.push(
+        "name",
+        names(w.flows.iter().map(|f| f.name.as_str()).collect()),
+    );
+    t.push(
+        "kind",
+        names(w.flows.iter().map(|f| f.app.kind()).collect()),
+    );
+    t.push(
+        "src",
+        names(
+            w.flows
+                .iter()
+                .map(|f| w.nodes[f.src.0 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    t.push(
+        "dst",
+        names(
+            w.flows
+                .iter()
+                .map(|f| w.nodes[f.dst.0 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    t.push(
+        "pkts_sent",
+        Column::Int(c.iter().map(|x| x.pkts_sent as i64).collect()),
+    );
+    t.push(
+        "bytes_sent",
+        Column::Int(c.iter().map(|x| x.bytes_sent as i64).collect()),
+    );
+    t.push(
+        "pkts_delivered",
+        Column::Int(c.iter().map(|x| x.pkts_delivered as i64).collect()),
+    );
+    t.push(
+        "goodput_bytes",
+        Column::Int(c.iter().map(|x| x.goodput_bytes as i64).collect()),
+    );
+    t.push(
+        "goodput_bps",
+        Column::Float(
+            c.iter()
+                .map(|x| x.goodput_bytes as f64 * 8.0 / measured)
+                .collect(),
+        ),
+    );
+    t.push(
+        "drops",
+        Column::Int(c.iter().map(|x| x.drops as i64).collect()),
+    );
+    t.push(
+        "mean_delay",
+        Column::Float(
+            w.flows
+                .iter()
+                .map(|f| match &f.app {
+                    FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } => {
+                        sink.mean_delay().unwrap_or(f64::NAN)
+                    }
+                })
+                .collect(),
+        ),
+    );
+    r.tables.insert("flows".into(), t);
+
+    // series
+    let mut t = Table::default();
+    let s = &w.recorded.series;
+    let mut prev = vec![0u64; n];
+    let mut prev_t = vec![0u64; n];
+    let mut rate = Vec::with_capacity(s.len());
+    for &(f, tt, cum) in s {
+        let dt = (tt - prev_t[f as usize]) as f64 / 1e9;
+        rate.push(if dt > 0.0 {
+            (cum - prev[f as usize]) as f64 * 8.0 / dt
+        } else {
+            0.0
+        });
+        prev[f as usize] = cum;
+        prev_t[f as usize] = tt;
+    }
+    t.push("flow", Column::Int(s.iter().map(|x| x.0 as i64).collect()));
+    t.push(
+        "t",
+        Column::Float(s.iter().map(|x| x.1 as f64 / 1e9).collect()),
+    );
+    t.push("goodput_bps", Column::Float(rate));
+    t.push(
+        "cum_bytes",
+        Column::Int(s.iter().map(|x| x.2 as i64).collect()),
+    );
+    r.tables.insert("series".into(), t);
+
+    // drops by place and cause (after warm-up)
+    let (mut place, mut kind, mut cause, mut pk, mut by) = (vec![], vec![], vec![], vec![], vec![]);
+    for (i, node) in w.nodes.iter().enumerate() {
+        let d = node.counters.drops.since(&w.warm.nodes[i].drops);
+        for c in DropCause::ALL {
+            if d.packets[c.index()] > 0 {
+                place.push(node.name.clone());
+                kind.push("node");
+                cause.push(c.name());
+                pk.push(d.packets[c.index()] as i64);
+                by.push(d.bytes[c.index()] as i64);
+            }
+        }
+    }
+    for (i, f) in w.ifaces.iter().enumerate() {
+        let d = f.counters.drops.since(&w.warm.ifaces[i].drops);
+        for c in DropCause::ALL {
+            if d.packets[c.index()] > 0 {
+                place.push(f.name.clone());
+                kind.push("iface");
+                cause.push(c.name());
+                pk.push(d.packets[c.index()] as i64);
+                by.push(d.bytes[c.index()] as i64);
+            }
+        }
+    }
+    let mut t = Table::default();
+    t.push("place", Column::Str(place));
+    t.push("place_kind", names(kind));
+    t.push("cause", names(cause));
+    t.push("packets", Column::Int(pk));
+    t.push("bytes", Column::Int(by));
+    r.tables.insert("drops".into(), t);
+
+    // queues
+    let mut t = Table::default();
+    let qc: Vec<_> = w
+        .ifaces
+        .iter()
+        .enumerate()
+        .map(|(i, f)| f.counters.since(&w.warm.ifaces[i]))
+        .collect();
+    t.push(
+        "iface",
+        names(w.ifaces.iter().map(|f| f.name.as_str()).collect()),
+    );
+    t.push(
+        "node",
+        names(
+            w.ifaces
+                .iter()
+                .map(|f| w.nodes[f.node.0 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    t.push(
+        "arrived",
+        Column::Int(qc.iter().map(|c| c.arrived as i64).collect()),
+    );
+    t.push(
+        "departed",
+        Column::Int(qc.iter().map(|c| c.departed as i64).collect()),
+    );
+    t.push(
+        "dropped",
+        Column::Int(qc.iter().map(|c| c.drops.total_packets() as i64).collect()),
+    );
+    t.push(
+        "ecn_marked",
+        Column::Int(qc.iter().map(|c| c.ecn_marked as i64).collect()),
+    );
+    t.push(
+        "departed_bytes",
+        Column::Int(qc.iter().map(|c| c.departed_bytes as i64).collect()),
+    );
+    t.push(
+        "utilisation",
+        Column::Float(
+            w.ifaces
+                .iter()
+                .zip(&qc)
+                .map(|(f, c)| c.departed_bytes as f64 * 8.0 / (f.rate.bps() as f64 * measured))
+                .collect(),
+        ),
+    );
+    t.push(
+        "queued_at_end",
+        Column::Int(
+            w.ifaces
+                .iter()
+                .map(|f| f.queue.occupancy().packets as i64)
+                .collect(),
+        ),
+    );
+    r.tables.insert("queues".into(), t);
+
+    // queue samples
+    let mut t = Table::default();
+    let qs = &w.recorded.queue_samples;
+    t.push(
+        "iface",
+        names(
+            qs.iter()
+                .map(|x| w.ifaces[x.0 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    t.push(
+        "t",
+        Column::Float(qs.iter().map(|x| x.1 as f64 / 1e9).collect()),
+    );
+    t.push(
+        "packets",
+        Column::Int(qs.iter().map(|x| x.2 as i64).collect()),
+    );
+    t.push(
+        "bytes",
+        Column::Int(qs.iter().map(|x| x.3 as i64).collect()),
+    );
+    t.push("avg", Column::Float(qs.iter().map(|x| x.4).collect()));
+    r.tables.insert("queue_samples".into(), t);
+
+    let s = &mut r.summary;
+    s.insert("name".into(), json!(name));
+    s.insert("seed".into(), json!(seed));
+    s.insert("duration".into(), json!(w.end.as_secs_f64()));
+    s.insert("warmup".into(), json!(w.warmup.as_secs_f64()));
+    s.insert("events".into(), json!(w.events()));
+    s.insert("packet_hops".into(), json!(w.hops));
+    s.insert("wall_s".into(), json!(wall_s));
+    s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
+    r
+}

@@ -1,0 +1,85 @@
+//! Packets in = packets out + dropped + queued, at every queue and every node.
+
+use qoslab::queue::{DropCause, Queue};
+
+use super::common::*;
+
+fn check(w: &qoslab::world::World) {
+    for f in &w.ifaces {
+        let c = f.counters;
+        let queue_drops = c.drops.total_packets() - c.drops.packets[DropCause::RandomLoss.index()];
+        let queued = f.queue.occupancy().packets as u64;
+        assert_eq!(
+            c.arrived,
+            c.departed + queue_drops + queued,
+            "iface {}",
+            f.name
+        );
+    }
+    let mut in_flight_links = 0u64;
+    for n in &w.nodes {
+        let c = n.counters;
+        assert_eq!(
+            c.received + c.originated,
+            c.forwarded + c.delivered + c.drops.total_packets() + c.held,
+            "node {}",
+            n.name
+        );
+        in_flight_links += c.received;
+    }
+    // Everything that left an interface either arrived at the far node, was lost on
+    // the wire, or is still propagating (at most a few per link at the end).
+    let departed: u64 = w.ifaces.iter().map(|f| f.counters.departed).sum();
+    let lost: u64 = w
+        .ifaces
+        .iter()
+        .map(|f| f.counters.drops.packets[DropCause::RandomLoss.index()])
+        .sum();
+    assert!(departed >= in_flight_links + lost);
+    assert!(
+        departed - in_flight_links - lost < 200,
+        "{departed} {in_flight_links} {lost}"
+    );
+}
+
+#[test]
+fn droptail_overload_conserves() {
+    let flows: String = (0..4)
+        .map(|i| cbr(i, "600kbps", 500 + 250 * i as u32, 0.3))
+        .collect();
+    let w = run_world(&dumbbell(
+        4,
+        "1Mbps",
+        "{ kind = \"droptail\", limit = 20 }",
+        &flows,
+        "",
+    ));
+    check(&w);
+    assert!(w
+        .ifaces
+        .iter()
+        .any(|f| f.counters.drops.total_packets() > 100));
+}
+
+#[test]
+fn random_loss_conserves_and_matches_probability() {
+    let flows = cbr(0, "1Mbps", 1000, 0.0);
+    let text = dumbbell(
+        1,
+        "5Mbps",
+        "{ kind = \"droptail\", limit = 20 }",
+        &flows,
+        "",
+    )
+    .replace(
+        "delay = \"10ms\"\n",
+        "delay = \"10ms\"\nloss_a_to_b = 0.05\n",
+    );
+    let w = run_world(&text);
+    check(&w);
+    let f = w.ifaces.iter().find(|f| f.name == "r1->r2").unwrap();
+    let p =
+        f.counters.drops.packets[DropCause::RandomLoss.index()] as f64 / f.counters.departed as f64;
+    // 1250 packets, p = 0.05: σ ≈ 0.006.
+    assert!((p - 0.05).abs() < 0.02, "{p}");
+}
