@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,8 +18,14 @@ __all__ = ["check", "run", "run_resolved"]
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 
 
+# The engine reports serde positions in the JSON we sent it, which mean nothing to a
+# user looking at their TOML file; the key path says where the problem is.
+_JSON_POS = re.compile(r" at line \d+ column \d+$")
+
+
 def _engine_error(sc: Scenario, e: ScenarioError) -> ScenarioError:
-    return scenario_error(sc.file, getattr(e, "key", ""), getattr(e, "detail", str(e)))
+    detail = _JSON_POS.sub("", getattr(e, "detail", str(e)))
+    return scenario_error(sc.file, getattr(e, "key", ""), detail)
 
 
 def run(

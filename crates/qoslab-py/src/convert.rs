@@ -1,4 +1,8 @@
 //! Converts a `RunResult` into plain Python objects (dicts, lists, numbers, strings).
+//!
+//! Measured against returning serde_json text parsed by `json.loads` (two-CBR scenario,
+//! 200 s, 28 k table rows, release build): building the dict here costs ~11-20 ms per
+//! run against ~32-40 ms for the JSON route, so the dict is what `run` returns.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
