@@ -106,7 +106,7 @@ def _sweep_section(d: Path, level: int = 2) -> str:
 
     con = duckdb.connect(str(d / "catalog.duckdb"), read_only=True)
     try:
-        runs = con.execute("SELECT * FROM runs").pl()
+        runs = pl.from_arrow(con.sql("SELECT * FROM runs").to_arrow_table())
     finally:
         con.close()
     n_done = runs.filter(pl.col("status") == "done").height
