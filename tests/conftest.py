@@ -71,13 +71,17 @@ def small(tmp_path: Path) -> Path:
     return p
 
 
-def cli(*args: str | os.PathLike, cwd: Path | None = None, check: bool = False,
-        timeout: float = 300) -> subprocess.CompletedProcess:  # fmt: skip
+def cli(
+    *args: str | os.PathLike, cwd: Path | None = None, check: bool = False, timeout: float = 300
+) -> subprocess.CompletedProcess:
     """Runs ``python -m qoslab ARGS`` and returns the completed process (text output)."""
     p = subprocess.run(
         [sys.executable, "-m", "qoslab", *map(str, args)],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if check and p.returncode != 0:
         raise AssertionError(f"qoslab {args} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     return p

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import tomllib
 
 import polars as pl
 import pyarrow as pa
 import pytest
-from conftest import small_text
+import tomllib
 
 import qoslab
+from conftest import small_text
 from qoslab import _core
 
 
@@ -18,8 +18,17 @@ def test_run_path_returns_tables(small):
     r = qoslab.run(small)
     assert isinstance(r.flows, pl.DataFrame)
     assert r.flows["name"].to_list() == ["a", "b"]
-    for col in ("flow", "name", "kind", "src", "dst", "bytes_sent", "goodput_bytes",
-                "goodput_bps", "drops"):  # fmt: skip
+    for col in (
+        "flow",
+        "name",
+        "kind",
+        "src",
+        "dst",
+        "bytes_sent",
+        "goodput_bytes",
+        "goodput_bps",
+        "drops",
+    ):
         assert col in r.flows.columns
     assert {"flow", "t", "goodput_bps", "cum_bytes"} <= set(r.series.columns)
     # 1.2 Mb/s offered into 1 Mb/s: the bottleneck is full and drops.

@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import cli, small_text
 
 import qoslab
+from conftest import cli, small_text
 
 
 def test_run_check_report_list(small, tmp_path):
     p = cli("check", small, check=True)
     assert "is valid" in p.stdout
     out = tmp_path / "res"
-    p = cli("run", small, "--seed", "3", "--set", "link.2.rate=2Mbps", "-o", out, "--report",
-            check=True)  # fmt: skip
+    p = cli(
+        "run", small, "--seed", "3", "--set", "link.2.rate=2Mbps", "-o", out, "--report", check=True
+    )
     assert f"results: {out}" in p.stdout
     r = qoslab.load(out)
     assert r.summary["seed"] == 3 and r.scenario["link"][2]["rate"] == "2Mbps"
@@ -31,15 +32,20 @@ def test_run_default_results_dir(small, tmp_path):
 
 BAD = {
     # name: (how to spoil the file, what the message must name)
-    "malformed": (lambda t: t.replace('[[node]]\nname = "h1"', '[[node]\nname = "h1"'),
-                  ["not valid TOML", "line"]),
-    "unknown key": (lambda t: t.replace('seed = 1', 'seed = 1\nfrobnicate = 3'),
-                    ["frobnicate", "expected one of"]),
-    "negative rate": (lambda t: t.replace('rate = "1Mbps"', 'rate = "-1Mbps"'),
-                      ["`link[2].rate`", "positive"]),
-    "missing node": (lambda t: t.replace('to = "h3"', 'to = "h9"', 1),
-                     ["`flow[0].to`", "h9"]),
-}  # fmt: skip
+    "malformed": (
+        lambda t: t.replace('[[node]]\nname = "h1"', '[[node]\nname = "h1"'),
+        ["not valid TOML", "line"],
+    ),
+    "unknown key": (
+        lambda t: t.replace("seed = 1", "seed = 1\nfrobnicate = 3"),
+        ["frobnicate", "expected one of"],
+    ),
+    "negative rate": (
+        lambda t: t.replace('rate = "1Mbps"', 'rate = "-1Mbps"'),
+        ["`link[2].rate`", "positive"],
+    ),
+    "missing node": (lambda t: t.replace('to = "h3"', 'to = "h9"', 1), ["`flow[0].to`", "h9"]),
+}
 
 
 @pytest.mark.parametrize("case", list(BAD))

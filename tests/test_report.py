@@ -14,10 +14,13 @@ from qoslab.report import write_report
 from qoslab.sweep import run_sweep
 
 CHROMIUM = next(
-    (shutil.which(b) for b in ("chromium-headless-shell", "chromium", "chromium-browser",
-                               "google-chrome") if shutil.which(b)),
+    (
+        shutil.which(b)
+        for b in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
+        if shutil.which(b)
+    ),
     None,
-)  # fmt: skip
+)
 
 PROBE = """<script>
 window.addEventListener('load', () => {
@@ -32,10 +35,20 @@ def _images_loaded(html_file) -> tuple[int, int]:
     probe = html_file.with_name("probe.html")
     probe.write_text(html_file.read_text().replace("</body>", PROBE + "</body>"))
     p = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-         "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     m = re.search(r'data-probe="(\d+)/(\d+)"', p.stdout)
     assert m, f"chromium did not report (rc={p.returncode}): {p.stderr[-2000:]}"
     return int(m.group(1)), int(m.group(2))
@@ -44,8 +57,9 @@ def _images_loaded(html_file) -> tuple[int, int]:
 @pytest.fixture
 def sweep_dir(small, tmp_path):
     out = tmp_path / "sw"
-    run_sweep(small, out, seeds=2, grid={"link.2.rate": ["1Mbps", "2Mbps"]}, workers=2,
-              progress=False)  # fmt: skip
+    run_sweep(
+        small, out, seeds=2, grid={"link.2.rate": ["1Mbps", "2Mbps"]}, workers=2, progress=False
+    )
     return out
 
 

@@ -8,15 +8,15 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
-from conftest import small_text
+import tomllib
 
 import qoslab
+from conftest import small_text
 from qoslab.store import TABLES
 from qoslab.sweep import run_sweep, t95
 
@@ -71,8 +71,20 @@ def test_cli_flags_override_the_table(tmp_path):
     sc = _scenario(tmp_path)
     from conftest import cli
 
-    p = cli("sweep", sc, "--seeds", "2", "--grid", "flow.b.cbr.rate=100kbps,200kbps,300kbps",
-            "-j", "2", "-o", tmp_path / "o", "--no-progress", check=True)  # fmt: skip
+    p = cli(
+        "sweep",
+        sc,
+        "--seeds",
+        "2",
+        "--grid",
+        "flow.b.cbr.rate=100kbps,200kbps,300kbps",
+        "-j",
+        "2",
+        "-o",
+        tmp_path / "o",
+        "--no-progress",
+        check=True,
+    )
     assert "12 runs: 12 done" in p.stdout
     runs = _catalog(tmp_path / "o", "SELECT * FROM runs")
     assert runs.select("link.2.rate", "flow.b.cbr.rate").unique().height == 6
@@ -80,8 +92,14 @@ def test_cli_flags_override_the_table(tmp_path):
 
 def test_failed_run_is_recorded_and_others_finish(tmp_path):
     sc = _scenario(tmp_path, extra="")
-    res = run_sweep(sc, tmp_path / "out", seeds=2, workers=2, progress=False,
-                    grid={"link.2.rate": ["1Mbps", "-1Mbps", "2Mbps"]})  # fmt: skip
+    res = run_sweep(
+        sc,
+        tmp_path / "out",
+        seeds=2,
+        workers=2,
+        progress=False,
+        grid={"link.2.rate": ["1Mbps", "-1Mbps", "2Mbps"]},
+    )
     assert (res.done, res.failed) == (4, 2)
     failed = sorted((tmp_path / "out" / "failed").glob("*.json"))
     assert len(failed) == 2
@@ -92,8 +110,17 @@ def test_failed_run_is_recorded_and_others_finish(tmp_path):
     assert runs.to_dicts() == [{"status": "done", "n": 4}, {"status": "failed", "n": 2}]
     from conftest import cli
 
-    p = cli("sweep", sc, "--seeds", "2", "--grid", "link.2.rate=1Mbps,-1Mbps,2Mbps",
-            "-o", tmp_path / "out", "--no-progress")  # fmt: skip
+    p = cli(
+        "sweep",
+        sc,
+        "--seeds",
+        "2",
+        "--grid",
+        "link.2.rate=1Mbps,-1Mbps,2Mbps",
+        "-o",
+        tmp_path / "out",
+        "--no-progress",
+    )
     assert p.returncode == 1 and "4 already finished (skipped), 2 failed" in p.stdout
 
 
@@ -108,11 +135,21 @@ def _calibrated_duration(target_s: float) -> str:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_killed_sweep_resumes_without_redoing(tmp_path, sig):
-    sc = _scenario(tmp_path, _calibrated_duration(0.4),
-                   extra='[sweep]\nseeds = 6\n[sweep.grid]\n"link.2.rate" = ["1Mbps", "2Mbps"]\n')  # fmt: skip
+    grid = '[sweep]\nseeds = 6\n[sweep.grid]\n"link.2.rate" = ["1Mbps", "2Mbps"]\n'
+    sc = _scenario(tmp_path, _calibrated_duration(0.4), extra=grid)
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "qoslab", "sweep", str(sc), "-j", "2", "-o", str(out),
-           "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "qoslab",
+        "sweep",
+        str(sc),
+        "-j",
+        "2",
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=log, stderr=log)
     runs = out / "runs"
