@@ -1,1 +1,384 @@
-//! (being written)
+//! TCP as pure state machines: a sender, a receiver, the RTO estimator (RFC 6298), the
+//! SACK scoreboard (RFC 6675) and congestion control behind a trait ([`cc`]).
+//!
+//! Nothing here owns a clock or schedules events. Every method takes `now`; output
+//! segments are pushed into a caller-provided `Vec<TcpHeader>`; each endpoint reports
+//! `next_timer()` and the host calls `on_timer(now)` then (early or late calls are
+//! safe: `on_timer` does nothing if nothing is due).
+//!
+//! ```text
+//!   app ─► TcpSender ──data segments──► (network) ──► TcpReceiver ─► goodput
+//!              ▲  │                                        │
+//!              │  └─ cc::AnyCc (window growth/decrease)    │
+//!              └────────────── ACKs (SACK, ECE) ◄──────────┘
+//! ```
+//!
+//! Sequence numbers are 64-bit byte counts starting at 0 for the first data byte; the
+//! SYN takes no sequence space, the FIN takes one (so a finite transfer of `n` bytes with
+//! a handshake is complete when `n + 1` is acknowledged). The host wraps each header in a
+//! [`crate::packet::Packet`] of `len + 40` bytes and sets the ECN bits (ECT on data when
+//! [`TcpConfig::ecn`] is set).
+//!
+//! Defaults and their provenance are documented on [`TcpConfig`]; the main ns-2
+//! compatibility choices are: one RTT sample per window (BSD/ns-2 style timing with
+//! Karn's rule), go-back-N after a timeout, the "bug_fix" guard against several fast
+//! retransmits per window, and one ssthresh decrease per window for ECN and source quench.
+
+pub mod cc;
+mod receiver;
+mod rto;
+mod sack;
+mod sender;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod testwire;
+
+pub use receiver::TcpReceiver;
+pub use rto::RttEstimator;
+pub use sender::TcpSender;
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+use crate::error::ScenarioError;
+use crate::packet::MAX_SACK_BLOCKS;
+use crate::scenario::Bytes;
+use crate::time::{Dur, SimTime};
+
+/// Loss-recovery flavour of the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// Fast retransmit, then slow start from one segment (no fast recovery).
+    Tahoe,
+    /// Fast retransmit and fast recovery (RFC 5681 §3.2); leaves recovery on any new ACK.
+    Reno,
+    /// Reno with partial-ACK handling (RFC 6582).
+    #[default]
+    NewReno,
+    /// SACK scoreboard and pipe-based recovery (RFC 6675, RFC 2018).
+    Sack,
+}
+
+/// Which congestion-control algorithm drives the window (see [`cc`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum CcConfig {
+    /// Standard AIMD (RFC 5681): +1 segment per RTT, halve on loss.
+    #[default]
+    Reno,
+    /// Weighted AIMD (MulTCP; paper 004 §3.1): +w segments per RTT, decrease by 1/(2w).
+    MulTcp {
+        /// Weight w: the flow should get w times a standard flow's share.
+        w: f64,
+    },
+    /// Aggregate-fair increase (paper 000 §5): +(rtt/rtt_av)² segments per RTT.
+    AggregateFair {
+        /// Average RTT of the aggregate (the host may update it with `set_rtt_av`).
+        rtt_av: Dur,
+    },
+}
+
+/// Congestion control as a table: `{ kind = "multcp", w = 4 }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CcTable {
+    kind: String,
+    w: Option<f64>,
+    rtt_av: Option<Dur>,
+}
+
+impl CcTable {
+    fn into_config<E: de::Error>(self) -> Result<CcConfig, E> {
+        let extra = |k: &str| E::custom(format!("key `{k}` does not apply to cc `{}`", self.kind));
+        match self.kind.as_str() {
+            "reno" => {
+                if self.w.is_some() {
+                    return Err(extra("w"));
+                }
+                if self.rtt_av.is_some() {
+                    return Err(extra("rtt_av"));
+                }
+                Ok(CcConfig::Reno)
+            }
+            "multcp" => {
+                if self.rtt_av.is_some() {
+                    return Err(extra("rtt_av"));
+                }
+                let w = self
+                    .w
+                    .ok_or_else(|| E::custom("cc `multcp` needs a weight `w`"))?;
+                Ok(CcConfig::MulTcp { w })
+            }
+            "aggregate_fair" => {
+                if self.w.is_some() {
+                    return Err(extra("w"));
+                }
+                let rtt_av = self
+                    .rtt_av
+                    .ok_or_else(|| E::custom("cc `aggregate_fair` needs `rtt_av`"))?;
+                Ok(CcConfig::AggregateFair { rtt_av })
+            }
+            other => Err(E::custom(format!(
+                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\""
+            ))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CcConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcConfig;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"reno\" or a table like { kind = \"multcp\", w = 4 }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CcConfig, E> {
+                CcTable {
+                    kind: v.to_string(),
+                    w: None,
+                    rtt_av: None,
+                }
+                .into_config()
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<CcConfig, A::Error> {
+                let t = CcTable::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                t.into_config()
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Configuration of one TCP connection (both ends read it), as in a scenario file.
+///
+/// Defaults: NewReno, MSS 1460 B, `max_window` 64 segments (ns-2's `window_` default is
+/// 20; 64 keeps common 10 Mb/s × 100 ms paths window-unlimited), initial window 2
+/// segments (RFC 5681 §3.1), no delayed ACKs (as ns-2's `TCPSink`), delayed-ACK timeout
+/// 200 ms, RTO min 200 ms / initial 1 s (RFC 6298 §2.1) / max 60 s, exact timers, no ECN,
+/// infinite receive buffer, 3 SACK blocks, no handshake, Reno AIMD.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Loss-recovery flavour.
+    pub variant: Variant,
+    /// Maximum segment size: payload bytes per full segment [bytes].
+    pub mss: u32,
+    /// Cap on the congestion window and on the receiver's advertised window [segments]
+    /// (ns-2 `window_`).
+    pub max_window: u32,
+    /// Initial congestion window [segments].
+    pub initial_window: u32,
+    /// Receiver acknowledges every second full segment, or after `delack_timeout`.
+    pub delayed_ack: bool,
+    /// Longest a delayed ACK waits.
+    pub delack_timeout: Dur,
+    /// Lower bound of the retransmission timeout.
+    pub min_rto: Dur,
+    /// RTO before the first RTT sample.
+    pub initial_rto: Dur,
+    /// Upper bound of the (backed-off) RTO.
+    pub max_rto: Dur,
+    /// Clock granularity G of RFC 6298 (0 = exact timers).
+    pub granularity: Dur,
+    /// ECN-capable (RFC 3168): the receiver echoes CE, the sender halves once per RTT.
+    pub ecn: bool,
+    /// Finite receive buffer [bytes]; `None` = the application reads everything at once.
+    pub rcv_buffer: Option<Bytes>,
+    /// SACK blocks per ACK (1..=3), used with `variant = "sack"`.
+    pub sack_blocks: u8,
+    /// SYN / SYN-ACK before data, FIN after a finite transfer.
+    pub handshake: bool,
+    /// Congestion control.
+    pub cc: CcConfig,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            variant: Variant::NewReno,
+            mss: 1460,
+            max_window: 64,
+            initial_window: 2,
+            delayed_ack: false,
+            delack_timeout: Dur::from_millis(200),
+            min_rto: Dur::from_millis(200),
+            initial_rto: Dur::from_secs(1),
+            max_rto: Dur::from_secs(60),
+            granularity: Dur::ZERO,
+            ecn: false,
+            rcv_buffer: None,
+            sack_blocks: MAX_SACK_BLOCKS as u8,
+            handshake: false,
+            cc: CcConfig::Reno,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Checks the values; the error names the offending key and what was expected.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::ensure_scenario!(
+            self.mss > 0,
+            "mss",
+            "expected a positive segment size [bytes], found 0"
+        );
+        crate::ensure_scenario!(
+            self.mss <= 65_495,
+            "mss",
+            "expected a segment size of at most 65495 bytes, found {}",
+            self.mss
+        );
+        crate::ensure_scenario!(
+            self.max_window >= 1,
+            "max_window",
+            "expected a window of at least 1 segment, found 0"
+        );
+        crate::ensure_scenario!(
+            (self.max_window as u64) * (self.mss as u64) <= u32::MAX as u64 / 2,
+            "max_window",
+            "expected max_window × mss below 2 GB, found {} segments of {} bytes",
+            self.max_window,
+            self.mss
+        );
+        crate::ensure_scenario!(
+            self.initial_window >= 1,
+            "initial_window",
+            "expected at least 1 segment, found 0"
+        );
+        crate::ensure_scenario!(
+            self.delack_timeout > Dur::ZERO || !self.delayed_ack,
+            "delack_timeout",
+            "expected a positive duration when delayed_ack is on"
+        );
+        crate::ensure_scenario!(
+            self.min_rto > Dur::ZERO,
+            "min_rto",
+            "expected a positive duration"
+        );
+        crate::ensure_scenario!(
+            self.initial_rto >= self.min_rto,
+            "initial_rto",
+            "expected at least min_rto ({}), found {}",
+            self.min_rto,
+            self.initial_rto
+        );
+        crate::ensure_scenario!(
+            self.max_rto >= self.initial_rto,
+            "max_rto",
+            "expected at least initial_rto ({}), found {}",
+            self.initial_rto,
+            self.max_rto
+        );
+        if let Some(b) = self.rcv_buffer {
+            crate::ensure_scenario!(
+                b.0 >= self.mss as u64,
+                "rcv_buffer",
+                "expected at least one segment ({} bytes), found {}",
+                self.mss,
+                b.0
+            );
+        }
+        crate::ensure_scenario!(
+            (1..=MAX_SACK_BLOCKS as u8).contains(&self.sack_blocks),
+            "sack_blocks",
+            "expected 1 to {MAX_SACK_BLOCKS} blocks, found {}",
+            self.sack_blocks
+        );
+        match self.cc {
+            CcConfig::Reno => {}
+            CcConfig::MulTcp { w } => crate::ensure_scenario!(
+                w.is_finite() && w > 0.5,
+                "cc.w",
+                "expected a weight w > 0.5 (the decrease factor 1 − 1/(2w) must stay positive), found {w}"
+            ),
+            CcConfig::AggregateFair { rtt_av } => crate::ensure_scenario!(
+                rtt_av > Dur::ZERO,
+                "cc.rtt_av",
+                "expected a positive average RTT"
+            ),
+        }
+        Ok(())
+    }
+
+    /// The window cap [bytes]: `max_window` segments of `mss` bytes.
+    pub fn max_window_bytes(&self) -> u32 {
+        self.max_window.saturating_mul(self.mss)
+    }
+}
+
+/// Where the sender is in its life and in loss recovery (for traces).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TcpState {
+    /// Waiting for the SYN-ACK.
+    SynSent,
+    /// Sending normally (slow start or congestion avoidance).
+    #[default]
+    Open,
+    /// Fast recovery (Reno, NewReno) or SACK recovery.
+    Recovery,
+    /// After a retransmission timeout, until everything sent before it is acknowledged.
+    Loss,
+    /// Everything (and the FIN, with a handshake) is acknowledged.
+    Done,
+}
+
+/// Counters of one sender.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TcpSenderStats {
+    /// Segments sent (data, SYN, FIN, window probes; retransmissions included).
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included [bytes].
+    pub bytes_sent: u64,
+    /// Data segments sent again.
+    pub retransmits: u64,
+    /// Fast-retransmit events (entries into recovery, Tahoe's included).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Duplicate ACKs received.
+    pub dupacks: u64,
+    /// Window reductions caused by ECN echo.
+    pub ecn_reductions: u64,
+    /// Window reductions caused by source quench.
+    pub quench_reductions: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+    /// Payload bytes cumulatively acknowledged [bytes].
+    pub bytes_acked: u64,
+}
+
+/// A snapshot of the sender for traces.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TcpProbe {
+    /// Congestion window [bytes].
+    pub cwnd: u32,
+    /// Slow-start threshold [bytes].
+    pub ssthresh: u32,
+    /// Smoothed RTT (`None` before the first sample).
+    pub srtt: Option<Dur>,
+    /// RTT variation (`None` before the first sample).
+    pub rttvar: Option<Dur>,
+    /// Current retransmission timeout, backoff included.
+    pub rto: Dur,
+    /// Bytes sent and not yet cumulatively acknowledged [bytes].
+    pub in_flight: u64,
+    /// Lowest unacknowledged byte.
+    pub snd_una: u64,
+    /// One past the highest byte sent.
+    pub snd_max: u64,
+    /// Life-cycle and recovery state.
+    pub state: TcpState,
+}
+
+/// Earliest of two optional deadlines.
+pub(crate) fn earliest(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}

@@ -1,0 +1,273 @@
+//! Multi-field classification (RFC 2475 §2.3.1, "MF classifier"): filters on
+//! `<src addr, src port, dst addr, dst port>` as in P0 Table 1, plus protocol and DSCP,
+//! each field either a value or ANY.
+//!
+//! Scenario files name nodes; [`FilterConfig::build`] resolves the names to
+//! [`NodeId`]s once, so matching compares integers only.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ScenarioError;
+use crate::packet::{NodeId, Packet, Proto};
+
+/// A filter as written in a scenario file. Absent fields, `"*"` and `"any"` match
+/// anything (P0 Table 1's `*`).
+///
+/// ```toml
+/// filter = { src = "server", src_port = 80, dst = "*", proto = "tcp" }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterConfig {
+    /// Source node name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// Source port.
+    #[serde(default, skip_serializing_if = "PortMatch::is_any")]
+    pub src_port: PortMatch,
+    /// Destination node name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    /// Destination port.
+    #[serde(default, skip_serializing_if = "PortMatch::is_any")]
+    pub dst_port: PortMatch,
+    /// Transport protocol: "tcp", "udp" or "icmp".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<ProtoName>,
+    /// DSCP (0–63).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<u8>,
+}
+
+/// A protocol name in a filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtoName {
+    /// TCP.
+    Tcp,
+    /// UDP.
+    Udp,
+    /// ICMP.
+    Icmp,
+}
+
+impl From<ProtoName> for Proto {
+    fn from(p: ProtoName) -> Proto {
+        match p {
+            ProtoName::Tcp => Proto::Tcp,
+            ProtoName::Udp => Proto::Udp,
+            ProtoName::Icmp => Proto::Icmp,
+        }
+    }
+}
+
+/// A port in a filter: a number, or ANY (`"*"`, `"any"`, or absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortMatch(pub Option<u16>);
+
+impl PortMatch {
+    /// True if it matches every port.
+    pub fn is_any(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl Serialize for PortMatch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(p) => s.serialize_u16(p),
+            None => s.serialize_str("*"),
+        }
+    }
+}
+
+struct PortVisitor;
+
+impl<'de> Visitor<'de> for PortVisitor {
+    type Value = PortMatch;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a port number 0–65535 or \"*\"")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<PortMatch, E> {
+        if is_wildcard(v) {
+            Ok(PortMatch(None))
+        } else {
+            Err(E::invalid_value(de::Unexpected::Str(v), &self))
+        }
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<PortMatch, E> {
+        u16::try_from(v)
+            .map(|p| PortMatch(Some(p)))
+            .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<PortMatch, E> {
+        u16::try_from(v)
+            .map(|p| PortMatch(Some(p)))
+            .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+    }
+}
+
+impl<'de> Deserialize<'de> for PortMatch {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(PortVisitor)
+    }
+}
+
+fn is_wildcard(s: &str) -> bool {
+    s == "*" || s.eq_ignore_ascii_case("any")
+}
+
+/// A compiled filter: `None` is ANY.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Source node.
+    pub src: Option<NodeId>,
+    /// Source port.
+    pub src_port: Option<u16>,
+    /// Destination node.
+    pub dst: Option<NodeId>,
+    /// Destination port.
+    pub dst_port: Option<u16>,
+    /// Protocol.
+    pub proto: Option<Proto>,
+    /// DSCP.
+    pub dscp: Option<u8>,
+}
+
+impl Filter {
+    /// True if every specified field equals the packet's.
+    #[inline]
+    pub fn matches(&self, p: &Packet) -> bool {
+        !matches!(self.src, Some(v) if v != p.src)
+            && !matches!(self.dst, Some(v) if v != p.dst)
+            && !matches!(self.src_port, Some(v) if v != p.src_port)
+            && !matches!(self.dst_port, Some(v) if v != p.dst_port)
+            && !matches!(self.proto, Some(v) if v != p.proto)
+            && !matches!(self.dscp, Some(v) if v != p.dscp)
+    }
+}
+
+impl FilterConfig {
+    /// Checks field ranges; `key` is the path of this filter (e.g. `rules[0].filter`).
+    pub fn validate(&self, key: &str) -> Result<(), ScenarioError> {
+        if let Some(d) = self.dscp {
+            if d > 63 {
+                return Err(ScenarioError::new(
+                    format!("{key}.dscp"),
+                    format!("a DSCP is 6 bits (0–63), found {d}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves node names; an unknown name is an error at `key.src` / `key.dst`.
+    pub fn build(
+        &self,
+        key: &str,
+        resolve: &dyn Fn(&str) -> Option<NodeId>,
+    ) -> Result<Filter, ScenarioError> {
+        self.validate(key)?;
+        let node = |field: &str, name: &Option<String>| -> Result<Option<NodeId>, ScenarioError> {
+            match name.as_deref() {
+                None => Ok(None),
+                Some(n) if is_wildcard(n) => Ok(None),
+                Some(n) => resolve(n).map(Some).ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{key}.{field}"),
+                        format!("no node named {n:?} (expected a node name or \"*\")"),
+                    )
+                }),
+            }
+        };
+        Ok(Filter {
+            src: node("src", &self.src)?,
+            src_port: self.src_port.0,
+            dst: node("dst", &self.dst)?,
+            dst_port: self.dst_port.0,
+            proto: self.proto.map(Proto::from),
+            dscp: self.dscp,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn resolver(name: &str) -> Option<NodeId> {
+        match name {
+            "server" => Some(NodeId(0)),
+            "c1" => Some(NodeId(1)),
+            "c2" => Some(NodeId(2)),
+            _ => None,
+        }
+    }
+
+    fn pkt(src: u32, sp: u16, dst: u32, dp: u16) -> Packet {
+        Packet {
+            src: NodeId(src),
+            src_port: sp,
+            dst: NodeId(dst),
+            dst_port: dp,
+            ..Default::default()
+        }
+    }
+
+    fn filter(toml_text: &str) -> Filter {
+        #[derive(Deserialize)]
+        struct T {
+            filter: FilterConfig,
+        }
+        let t: T = toml::from_str(toml_text).unwrap();
+        t.filter.build("filter", &resolver).unwrap()
+    }
+
+    #[test]
+    fn wildcards_match_anything_values_match_exactly() {
+        // P0 Table 1 row 2: <server, 80, *, *>.
+        let f =
+            filter("filter = { src = \"server\", src_port = 80, dst = \"*\", dst_port = \"any\" }");
+        assert!(f.matches(&pkt(0, 80, 1, 5000)));
+        assert!(f.matches(&pkt(0, 80, 2, 1)));
+        assert!(!f.matches(&pkt(0, 81, 1, 5000)));
+        assert!(!f.matches(&pkt(1, 80, 0, 5000)));
+        // P0 Table 1 row 3: <server, *, c2, *>.
+        let f = filter("filter = { src = \"server\", dst = \"c2\" }");
+        assert!(f.matches(&pkt(0, 1, 2, 9)));
+        assert!(!f.matches(&pkt(0, 1, 1, 9)));
+        // Empty filter: ANY everywhere.
+        let f = filter("filter = {}");
+        assert!(f.matches(&pkt(7, 7, 7, 7)));
+        // Protocol and DSCP.
+        let f = filter("filter = { proto = \"udp\", dscp = 10 }");
+        let mut p = pkt(0, 0, 0, 0);
+        assert!(!f.matches(&p));
+        p.proto = Proto::Udp;
+        assert!(!f.matches(&p));
+        p.dscp = 10;
+        assert!(f.matches(&p));
+    }
+
+    #[test]
+    fn bad_filters_are_errors_naming_the_key() {
+        let fc = FilterConfig {
+            dst: Some("nowhere".into()),
+            ..Default::default()
+        };
+        let e = fc.build("rules[1].filter", &resolver).unwrap_err();
+        assert_eq!(e.key, "rules[1].filter.dst");
+        assert!(e.message.contains("nowhere"));
+        #[derive(Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct T {
+            filter: FilterConfig,
+        }
+        assert!(toml::from_str::<T>("filter = { src_port = 70000 }").is_err());
+        assert!(toml::from_str::<T>("filter = { src_port = \"http\" }").is_err());
+        assert!(toml::from_str::<T>("filter = { sauce = \"x\" }").is_err());
+    }
+}

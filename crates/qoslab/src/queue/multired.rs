@@ -1,0 +1,295 @@
+//! Multi-colour RED for three drop precedences (DP0/DP1/DP2 = green/yellow/red): one
+//! FIFO, one shared packet limit, per-colour (min_th, max_th, max_p), in three modes:
+//!
+//! - **RIO-C** (coupled; Clark & Fang, "Explicit allocation of best-effort packet
+//!   delivery service", 1998, generalised to three colours as in ns-2's dsRED): the
+//!   decision for colour c uses the average of the occupancy of colour c *and all
+//!   better colours*. An arrival of colour c updates the averages of c and every worse
+//!   colour, since their measured occupancies include it.
+//! - **RIO-D** (decoupled): colour c's average is of colour c's own occupancy, updated
+//!   on arrivals of colour c.
+//! - **WRED**: one average of the whole queue, updated on every arrival; per-colour
+//!   thresholds.
+//!
+//! Each average follows F&J §4 (EWMA with `w_q`, idle decay while *its* occupancy is
+//! zero); each colour keeps its own count (F&J §7). Default parameters are P3's
+//! (`PAPERS.md`): DP0 {40, 55, 0.02}, DP1 {25, 40, 0.05}, DP2 {10, 25, 0.1}, w_q 0.002.
+
+use std::collections::VecDeque;
+
+use super::red::{decide, Ewma, RedParams, Verdict};
+use super::{DropCause, Drops, Occupancy, Queue};
+use crate::packet::Packet;
+use crate::rng::RngStream;
+use crate::time::{Rate, SimTime};
+
+/// How the per-colour averages are measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MultiRedMode {
+    /// Coupled: colour c's average counts colours 0..=c.
+    RioC,
+    /// Decoupled: colour c's average counts colour c only.
+    RioD,
+    /// One average over the whole queue.
+    Wred,
+}
+
+/// Settings of a multi-colour RED queue (packets only).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultiRedSettings {
+    /// How averages are measured.
+    pub mode: MultiRedMode,
+    /// Shared buffer limit [packets].
+    pub limit: u32,
+    /// Thresholds [packets] and max_p for DP0 (green), DP1 (yellow), DP2 (red).
+    pub params: [RedParams; 3],
+    /// EWMA weight of every average (F&J §6), in (0, 1].
+    pub w_q: f64,
+    /// Mean packet size for the idle decay [bytes].
+    pub mean_pkt_size: u32,
+}
+
+impl MultiRedSettings {
+    /// P3's parameters in `mode` with a shared limit of `limit` packets.
+    pub fn p3(mode: MultiRedMode, limit: u32) -> Self {
+        let p = |min_th, max_th, max_p| RedParams {
+            min_th,
+            max_th,
+            max_p,
+        };
+        MultiRedSettings {
+            mode,
+            limit,
+            params: [p(40.0, 55.0, 0.02), p(25.0, 40.0, 0.05), p(10.0, 25.0, 0.1)],
+            w_q: 0.002,
+            mean_pkt_size: 1000,
+        }
+    }
+}
+
+/// A FIFO with per-colour RED (RIO-C, RIO-D or WRED).
+#[derive(Debug)]
+pub struct MultiRed {
+    s: MultiRedSettings,
+    /// RIO: one average per colour; WRED uses index 0 only.
+    avgs: [Ewma; 3],
+    counts: [u32; 3],
+    /// Packets held per colour.
+    held: [u32; 3],
+    buf: VecDeque<Packet>,
+    bytes: u64,
+    rng: RngStream,
+}
+
+impl MultiRed {
+    /// An empty queue on a link of `link_rate` (for the idle decay), drawing from `rng`.
+    pub fn new(settings: MultiRedSettings, link_rate: Rate, rng: RngStream) -> Self {
+        let e = Ewma::new(settings.w_q, link_rate, settings.mean_pkt_size);
+        MultiRed {
+            s: settings,
+            avgs: [e.clone(), e.clone(), e],
+            counts: [0; 3],
+            held: [0; 3],
+            buf: VecDeque::new(),
+            bytes: 0,
+            rng,
+        }
+    }
+
+    /// The occupancy that average `k` measures.
+    fn measured(&self, k: usize) -> u32 {
+        match self.s.mode {
+            MultiRedMode::RioC => self.held[..=k].iter().sum(),
+            MultiRedMode::RioD => self.held[k],
+            MultiRedMode::Wred => self.held.iter().sum(),
+        }
+    }
+
+    /// Averages `k` that an arrival or departure of colour `c` changes.
+    fn touched(&self, c: usize) -> std::ops::Range<usize> {
+        match self.s.mode {
+            MultiRedMode::RioC => c..3,
+            MultiRedMode::RioD => c..c + 1,
+            MultiRedMode::Wred => 0..1,
+        }
+    }
+
+    /// The average colour `c`'s decision uses.
+    fn avg_index(&self, c: usize) -> usize {
+        match self.s.mode {
+            MultiRedMode::Wred => 0,
+            _ => c,
+        }
+    }
+
+    /// Current averages [packets]: per colour for RIO; WRED's one average three times.
+    pub fn averages(&self) -> [f64; 3] {
+        let a = |k: usize| self.avgs[self.avg_index(k)].value();
+        [a(0), a(1), a(2)]
+    }
+}
+
+impl Queue for MultiRed {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
+        let c = pkt.colour.index();
+        for k in self.touched(c) {
+            let q = self.measured(k) as f64;
+            self.avgs[k].on_arrival(now, q);
+        }
+        let avg = self.avgs[self.avg_index(c)].value();
+        match decide(
+            &self.s.params[c],
+            false,
+            avg,
+            1.0,
+            &mut self.counts[c],
+            &mut self.rng,
+        ) {
+            Verdict::Admit => {}
+            Verdict::Early => return drops.push(pkt, DropCause::RedEarly),
+            Verdict::Forced => return drops.push(pkt, DropCause::RedForced),
+        }
+        if self.buf.len() as u32 >= self.s.limit {
+            return drops.push(pkt, DropCause::Overflow);
+        }
+        self.held[c] += 1;
+        self.bytes += pkt.size as u64;
+        self.buf.push_back(pkt);
+    }
+
+    fn dequeue(&mut self, now: SimTime, _drops: &mut Drops) -> Option<Packet> {
+        let p = self.buf.pop_front()?;
+        let c = p.colour.index();
+        self.held[c] -= 1;
+        self.bytes -= p.size as u64;
+        for k in self.touched(c) {
+            if self.measured(k) == 0 {
+                self.avgs[k].on_empty(now);
+            }
+        }
+        Some(p)
+    }
+
+    fn occupancy(&self) -> Occupancy {
+        Occupancy {
+            packets: self.buf.len() as u32,
+            bytes: self.bytes,
+        }
+    }
+
+    /// The average of the whole queue for RIO-C (DP2's) and WRED; for RIO-D, the sum of
+    /// the per-colour averages.
+    fn average(&self) -> Option<f64> {
+        Some(match self.s.mode {
+            MultiRedMode::RioC => self.avgs[2].value(),
+            MultiRedMode::RioD => self.avgs.iter().map(Ewma::value).sum(),
+            MultiRedMode::Wred => self.avgs[0].value(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Colour;
+
+    fn coloured(uid: u64, c: Colour) -> Packet {
+        Packet {
+            uid,
+            size: 1000,
+            colour: c,
+            ..Default::default()
+        }
+    }
+
+    /// Offers `n` arrivals with colours drawn 1/3 each, dequeuing whenever the queue
+    /// holds more than `hold` packets; returns the fraction of each colour dropped.
+    fn drop_fractions(mode: MultiRedMode, hold: u32, n: u64) -> [f64; 3] {
+        let mut q = MultiRed::new(
+            MultiRedSettings::p3(mode, 100),
+            Rate::from_mbps(10),
+            RngStream::from_seed(21),
+        );
+        let mut colours = RngStream::from_seed(22);
+        let mut d = Drops::default();
+        let (mut arr, mut drp) = ([0u64; 3], [0u64; 3]);
+        for i in 0..n {
+            let c = Colour::from_index(colours.below(3) as usize);
+            q.enqueue(SimTime::ZERO, coloured(i, c), &mut d);
+            arr[c.index()] += 1;
+            drp[c.index()] += d.dropped.len() as u64;
+            d.clear();
+            if q.occupancy().packets > hold {
+                q.dequeue(SimTime::ZERO, &mut d);
+            }
+        }
+        [0, 1, 2].map(|k| drp[k] as f64 / arr[k] as f64)
+    }
+
+    #[test]
+    fn rio_c_drops_worse_colours_more_than_rio_d() {
+        // The queue is held at 36 packets with an equal mix of arrivals. RIO-D measures
+        // each colour alone (about 12 each): green and yellow sit below their min_th
+        // (40, 25) and only red (10..25) is dropped, gently. RIO-C measures yellow with
+        // green (about 24 → near DP1's min_th 25) and red with everything (36 > DP2's
+        // max_th 25), so red is force-dropped; as red leaves the queue, green+yellow
+        // fill it (about 36 > 25) and yellow is dropped early too. Green's measure is
+        // the same in both modes (green alone, < 40), so green is never dropped.
+        let n = 200_000;
+        let c = drop_fractions(MultiRedMode::RioC, 36, n);
+        let d = drop_fractions(MultiRedMode::RioD, 36, n);
+        assert_eq!((c[0], d[0]), (0.0, 0.0));
+        assert!(c[1] > d[1] + 0.01, "yellow: RIO-C {} RIO-D {}", c[1], d[1]);
+        assert!(c[2] > d[2] + 0.5, "red: RIO-C {} RIO-D {}", c[2], d[2]);
+        assert!(d[2] > 0.0 && d[2] < 0.1, "RIO-D red {}", d[2]);
+    }
+
+    #[test]
+    fn wred_uses_one_average() {
+        // Build the averages with green only, held at 20 packets; then offer red.
+        let run = |mode| {
+            let mut q = MultiRed::new(
+                MultiRedSettings::p3(mode, 100),
+                Rate::from_mbps(10),
+                RngStream::from_seed(23),
+            );
+            let mut d = Drops::default();
+            for i in 0..20 {
+                q.enqueue(SimTime::ZERO, coloured(i, Colour::Green), &mut d);
+            }
+            for i in 0..20_000 {
+                q.enqueue(SimTime::ZERO, coloured(100 + i, Colour::Green), &mut d);
+                q.dequeue(SimTime::ZERO, &mut d);
+            }
+            assert!(d.is_empty());
+            let before = q.averages();
+            let mut dropped = 0;
+            // 200 arrivals: RIO-D's red average (red alone, growing from 0 towards
+            // 20 at w_q 0.002) stays below DP2's min_th 10 meanwhile.
+            for i in 0..200 {
+                q.enqueue(SimTime::ZERO, coloured(50_000 + i, Colour::Red), &mut d);
+                if d.dropped.is_empty() {
+                    q.dequeue(SimTime::ZERO, &mut d);
+                }
+                dropped += d.dropped.len();
+                d.clear();
+            }
+            (before, dropped, q)
+        };
+        let (avg, dropped, q) = run(MultiRedMode::Wred);
+        // One average, shared by every colour, ≈ 20 → red's p_b = 0.1·(20−10)/15.
+        assert!((avg[0] - 20.0).abs() < 1e-3, "{avg:?}");
+        assert_eq!(avg[0], avg[2]);
+        assert_eq!(q.averages()[0], q.averages()[2]);
+        assert!(dropped > 5, "WRED dropped only {dropped} red packets");
+        // RIO-D measures red alone (≈ 0) and drops none; RIO-C's red average counts
+        // the green packets too and drops like WRED.
+        let (avg, dropped, _) = run(MultiRedMode::RioD);
+        assert!(avg[2] < 1e-9 && dropped == 0, "{avg:?} {dropped}");
+        let (avg, dropped, _) = run(MultiRedMode::RioC);
+        assert!(
+            (avg[2] - 20.0).abs() < 1e-3 && dropped > 5,
+            "{avg:?} {dropped}"
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! Congestion control behind one small trait; the sender owns loss detection and
+//! retransmission and tells the controller only what it needs (STYLE.md §4).
+//!
+//! A controller holds the congestion window and ssthresh. It grows the window on new
+//! ACKs ([`CongestionControl::on_ack`]) and *decides* the ssthresh after a congestion
+//! event ([`CongestionControl::ssthresh_after_loss`]); the sender applies the decision
+//! with [`CongestionControl::set_window`] (fast-recovery inflation, loss window after a
+//! timeout, Tahoe's restart), so recovery logic stays in one place.
+//!
+//! The window is kept as a float number of bytes, like ns-2's `cwnd_` in packets, so
+//! that congestion avoidance's `mss²/cwnd` per ACK accumulates exactly; the sender sees
+//! it floored to whole bytes and sends only whole segments that fit.
+
+mod aggregate_fair;
+mod multcp;
+mod reno;
+
+pub use aggregate_fair::AggregateFair;
+pub use multcp::MulTcp;
+pub use reno::Reno;
+
+use super::CcConfig;
+use crate::time::{Dur, SimTime};
+
+/// What the sender tells its congestion controller about one ACK of new data.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckSample {
+    /// When the ACK arrived.
+    pub now: SimTime,
+    /// Bytes newly acknowledged by this ACK [bytes].
+    pub newly_acked: u32,
+    /// Bytes still outstanding after this ACK [bytes].
+    pub in_flight: u32,
+    /// The RTT sample this ACK gave, if any (Karn's rule applied).
+    pub rtt: Option<Dur>,
+    /// The smoothed RTT after this ACK, if any sample exists.
+    pub srtt: Option<Dur>,
+}
+
+/// A congestion-control algorithm; the sender owns loss detection and retransmission.
+pub trait CongestionControl {
+    /// Name used in scenario files and result tables, e.g. "reno", "multcp".
+    fn name(&self) -> &'static str;
+    /// Congestion window [bytes].
+    fn cwnd(&self) -> u32;
+    /// Slow-start threshold [bytes].
+    fn ssthresh(&self) -> u32;
+    /// New data was acknowledged outside loss recovery: grow the window.
+    fn on_ack(&mut self, ack: &AckSample);
+    /// The ssthresh [bytes] to use after a loss, given the flight size [bytes].
+    fn ssthresh_after_loss(&self, in_flight: u32) -> u32;
+    /// The ssthresh [bytes] after an explicit congestion signal (ECN echo, source
+    /// quench); default: as after a loss (RFC 3168 §6.1.2).
+    fn ssthresh_after_signal(&self, in_flight: u32) -> u32 {
+        self.ssthresh_after_loss(in_flight)
+    }
+    /// The sender applies a recovery decision: sets both window and threshold [bytes].
+    fn set_window(&mut self, cwnd: u32, ssthresh: u32);
+    /// Updates the aggregate's average RTT (aggregate-fair only; others ignore it).
+    fn set_rtt_av(&mut self, _rtt_av: Dur) {}
+}
+
+/// Window state shared by the AIMD family: cwnd [bytes, fractional], ssthresh, cap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    cwnd: f64,
+    ssthresh: u32,
+    mss: u32,
+    cap: u32,
+}
+
+impl Window {
+    /// Initial window of `iw` segments; ssthresh starts at the cap (RFC 5681 §3.1:
+    /// "arbitrarily high", here the largest window the receiver may advertise).
+    pub fn new(mss: u32, iw: u32, cap: u32) -> Self {
+        Window {
+            cwnd: (iw.saturating_mul(mss)).min(cap) as f64,
+            ssthresh: cap,
+            mss,
+            cap,
+        }
+    }
+
+    /// Congestion window [bytes], floored.
+    pub fn cwnd(&self) -> u32 {
+        self.cwnd as u32
+    }
+
+    /// Slow-start threshold [bytes].
+    pub fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+
+    /// Segment size [bytes].
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
+    /// Slow start (RFC 5681 §3.1: cwnd += min(N, SMSS)) below ssthresh; above it,
+    /// congestion avoidance adding `segs_per_rtt` segments per window of ACKs
+    /// (cwnd += segs_per_rtt · SMSS²/cwnd per ACK, RFC 5681 eq. 3 scaled), capped at
+    /// one segment per ACK so the increase is never burstier than slow start.
+    pub fn grow(&mut self, newly_acked: u32, segs_per_rtt: f64) {
+        let mss = self.mss as f64;
+        if self.cwnd < self.ssthresh as f64 {
+            self.cwnd += newly_acked.min(self.mss) as f64;
+        } else {
+            let inc = segs_per_rtt * mss * mss / self.cwnd.max(1.0);
+            self.cwnd += inc.min(mss);
+        }
+        self.cwnd = self.cwnd.min(self.cap as f64);
+    }
+
+    /// Applies a sender decision.
+    pub fn set(&mut self, cwnd: u32, ssthresh: u32) {
+        self.cwnd = cwnd.min(self.cap) as f64;
+        self.ssthresh = ssthresh;
+    }
+
+    /// `flight · factor` rounded down to whole segments, at least two segments
+    /// (RFC 5681 eq. 4; ns-2 keeps ssthresh in whole packets, minimum 2).
+    pub fn reduced(&self, in_flight: u32, factor: f64) -> u32 {
+        let segs = (in_flight as f64 * factor / self.mss as f64).floor() as u32;
+        segs.max(2) * self.mss
+    }
+}
+
+/// The congestion controllers qoslab knows, dispatched by `match` (STYLE.md §5).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyCc {
+    /// Standard AIMD.
+    Reno(Reno),
+    /// Weighted AIMD.
+    MulTcp(MulTcp),
+    /// Aggregate-fair increase.
+    AggregateFair(AggregateFair),
+}
+
+impl AnyCc {
+    /// The controller a configuration asks for, with segment size `mss`, initial window
+    /// `iw` [segments] and window cap `cap` [bytes].
+    pub fn new(cfg: &CcConfig, mss: u32, iw: u32, cap: u32) -> Self {
+        let w = Window::new(mss, iw, cap);
+        match *cfg {
+            CcConfig::Reno => AnyCc::Reno(Reno::new(w)),
+            CcConfig::MulTcp { w: weight } => AnyCc::MulTcp(MulTcp::new(w, weight)),
+            CcConfig::AggregateFair { rtt_av } => {
+                AnyCc::AggregateFair(AggregateFair::new(w, rtt_av))
+            }
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCc::Reno($c) => $e,
+            AnyCc::MulTcp($c) => $e,
+            AnyCc::AggregateFair($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCc {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    fn cwnd(&self) -> u32 {
+        dispatch!(self, c => c.cwnd())
+    }
+    fn ssthresh(&self) -> u32 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        dispatch!(self, c => c.on_ack(ack))
+    }
+    fn ssthresh_after_loss(&self, in_flight: u32) -> u32 {
+        dispatch!(self, c => c.ssthresh_after_loss(in_flight))
+    }
+    fn ssthresh_after_signal(&self, in_flight: u32) -> u32 {
+        dispatch!(self, c => c.ssthresh_after_signal(in_flight))
+    }
+    fn set_window(&mut self, cwnd: u32, ssthresh: u32) {
+        dispatch!(self, c => c.set_window(cwnd, ssthresh))
+    }
+    fn set_rtt_av(&mut self, rtt_av: Dur) {
+        dispatch!(self, c => c.set_rtt_av(rtt_av))
+    }
+}

@@ -1,0 +1,344 @@
+//! SACK bookkeeping on both sides.
+//!
+//! - [`Scoreboard`]: the sender's record of every segment sent and not yet cumulatively
+//!   acknowledged, with SACKed / lost / retransmitted marks, `IsLost`, `SetPipe` and
+//!   `NextSeg` of RFC 6675 §4. Non-SACK variants use it too, just never SACKed: it is
+//!   where send times and retransmission marks live.
+//! - [`OooRanges`]: the receiver's out-of-order data and the SACK blocks it reports,
+//!   most recent first (RFC 2018 §4).
+
+use std::collections::VecDeque;
+
+use crate::packet::{SackBlock, MAX_SACK_BLOCKS};
+use crate::time::SimTime;
+
+/// RFC 6675 DupThresh.
+pub const DUP_THRESH: u32 = 3;
+
+/// One segment sent and not yet cumulatively acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegRec {
+    /// First byte.
+    pub seq: u64,
+    /// Payload length [bytes].
+    pub len: u32,
+    /// Last (re)transmission time.
+    pub sent: SimTime,
+    /// Reported held by the receiver in a SACK block.
+    pub sacked: bool,
+    /// Deemed lost by RFC 6675 `IsLost`.
+    pub lost: bool,
+    /// Retransmitted during the current recovery episode (below HighRxt).
+    pub rtx: bool,
+    /// Ever retransmitted (Karn's rule).
+    pub ever_rtx: bool,
+}
+
+impl SegRec {
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+}
+
+/// The sender's per-segment record of outstanding data (RFC 6675 §3 "scoreboard").
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    recs: VecDeque<SegRec>,
+}
+
+impl Scoreboard {
+    /// Records a first transmission of `[seq, seq+len)` at `now`.
+    pub fn push(&mut self, seq: u64, len: u32, now: SimTime) {
+        debug_assert!(self.recs.back().is_none_or(|r| r.end() == seq));
+        self.recs.push_back(SegRec {
+            seq,
+            len,
+            sent: now,
+            sacked: false,
+            lost: false,
+            rtx: false,
+            ever_rtx: false,
+        });
+    }
+
+    /// Removes everything below the cumulative ACK `ack`; returns whether any removed
+    /// byte had been retransmitted (the ACK is then ambiguous for RTT: Karn).
+    pub fn ack(&mut self, ack: u64) -> bool {
+        let mut ambiguous = false;
+        while let Some(r) = self.recs.front_mut() {
+            if r.end() <= ack {
+                ambiguous |= r.ever_rtx;
+                self.recs.pop_front();
+            } else {
+                if r.seq < ack {
+                    // Never happens with our receiver (no repacketisation); stay exact.
+                    ambiguous |= r.ever_rtx;
+                    r.len -= (ack - r.seq) as u32;
+                    r.seq = ack;
+                }
+                break;
+            }
+        }
+        ambiguous
+    }
+
+    /// Marks every segment lying wholly inside one of `blocks` as SACKed; then
+    /// recomputes `IsLost` for every segment (RFC 6675 §4).
+    pub fn sack(&mut self, blocks: &[SackBlock], mss: u32) {
+        for b in blocks {
+            if b.end <= b.start {
+                continue;
+            }
+            let start = self.recs.partition_point(|r| r.end() <= b.start);
+            for r in self.recs.iter_mut().skip(start) {
+                if r.seq >= b.end {
+                    break;
+                }
+                if r.seq >= b.start && r.end() <= b.end {
+                    r.sacked = true;
+                }
+            }
+        }
+        self.update_lost(mss);
+    }
+
+    /// `IsLost(seq)`: DupThresh discontiguous SACKed segments above, or more than
+    /// (DupThresh − 1)·SMSS SACKed bytes above (RFC 6675 §4).
+    fn update_lost(&mut self, mss: u32) {
+        let mut segs = 0u32;
+        let mut bytes = 0u64;
+        let byte_thresh = (DUP_THRESH as u64 - 1) * mss as u64;
+        for r in self.recs.iter_mut().rev() {
+            if r.sacked {
+                segs += 1;
+                bytes += r.len as u64;
+                r.lost = false;
+            } else {
+                r.lost = segs >= DUP_THRESH || bytes > byte_thresh;
+            }
+        }
+    }
+
+    /// Is the first outstanding segment deemed lost?
+    pub fn first_lost(&self) -> bool {
+        self.recs.front().is_some_and(|r| r.lost)
+    }
+
+    /// `SetPipe` (RFC 6675 §4): bytes believed in the network.
+    pub fn pipe(&self) -> u64 {
+        self.recs
+            .iter()
+            .filter(|r| !r.sacked)
+            .map(|r| r.len as u64 * (u64::from(!r.lost) + u64::from(r.rtx)))
+            .sum()
+    }
+
+    /// `NextSeg` rule 1: the first unSACKed segment deemed lost and not yet
+    /// retransmitted in this recovery.
+    pub fn next_lost(&self) -> Option<usize> {
+        self.recs.iter().position(|r| !r.sacked && r.lost && !r.rtx)
+    }
+
+    /// `NextSeg` rule 3: the first unSACKed, not retransmitted segment below the highest
+    /// SACKed byte.
+    pub fn next_rescue(&self) -> Option<usize> {
+        let high = self.recs.iter().rev().find(|r| r.sacked)?.end();
+        self.recs
+            .iter()
+            .position(|r| !r.sacked && !r.rtx && r.end() <= high)
+    }
+
+    /// Forgets the per-recovery retransmission marks (a new recovery or a timeout).
+    pub fn clear_rtx(&mut self) {
+        for r in &mut self.recs {
+            r.rtx = false;
+        }
+    }
+
+    /// Index of the segment starting at `seq`.
+    pub fn find(&self, seq: u64) -> Option<usize> {
+        let i = self.recs.partition_point(|r| r.seq < seq);
+        (self.recs.get(i)?.seq == seq).then_some(i)
+    }
+
+    /// The segment at index `i`.
+    pub fn get(&self, i: usize) -> &SegRec {
+        &self.recs[i]
+    }
+
+    /// The segment at index `i`, mutable.
+    pub fn get_mut(&mut self, i: usize) -> &mut SegRec {
+        &mut self.recs[i]
+    }
+
+    /// The first outstanding segment.
+    pub fn front(&self) -> Option<&SegRec> {
+        self.recs.front()
+    }
+
+    /// Number of outstanding segments.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+}
+
+/// The receiver's out-of-order data above `rcv_nxt`, and SACK block generation.
+#[derive(Clone, Debug, Default)]
+pub struct OooRanges {
+    /// Disjoint, sorted, non-adjacent byte ranges `[start, end)`.
+    ranges: Vec<(u64, u64)>,
+    /// Start bytes of recently received out-of-order segments, most recent first.
+    recent: Vec<u64>,
+}
+
+impl OooRanges {
+    /// True if nothing is held out of order.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Adds `[start, end)`; returns how many of its bytes were new.
+    pub fn insert(&mut self, start: u64, end: u64) -> u64 {
+        let i = self.ranges.partition_point(|&(_, e)| e < start);
+        let mut j = i;
+        let (mut s, mut e) = (start, end);
+        let mut covered = 0;
+        while j < self.ranges.len() && self.ranges[j].0 <= end {
+            let (rs, re) = self.ranges[j];
+            covered += re.min(end).saturating_sub(rs.max(start));
+            s = s.min(rs);
+            e = e.max(re);
+            j += 1;
+        }
+        self.ranges.splice(i..j, [(s, e)]);
+        self.recent.retain(|&p| p != start);
+        self.recent.insert(0, start);
+        self.recent.truncate(4 * MAX_SACK_BLOCKS);
+        (end - start) - covered
+    }
+
+    /// `rcv_nxt` advanced to `nxt`: returns the new `rcv_nxt` after absorbing every held
+    /// range it now reaches, and drops what lies below.
+    pub fn advance(&mut self, mut nxt: u64) -> u64 {
+        while let Some(&(s, e)) = self.ranges.first() {
+            if s > nxt {
+                break;
+            }
+            nxt = nxt.max(e);
+            self.ranges.remove(0);
+        }
+        self.recent.retain(|&p| p >= nxt);
+        nxt
+    }
+
+    /// Writes up to `max` SACK blocks, the one holding the most recent arrival first,
+    /// then the other most recently reported ones (RFC 2018 §4); returns how many.
+    pub fn blocks(&self, max: usize, out: &mut [SackBlock; MAX_SACK_BLOCKS]) -> u8 {
+        let max = max.min(MAX_SACK_BLOCKS);
+        let mut n = 0;
+        for &p in &self.recent {
+            if n == max {
+                break;
+            }
+            let i = self.ranges.partition_point(|&(_, e)| e <= p);
+            let Some(&(s, e)) = self.ranges.get(i) else {
+                continue;
+            };
+            if s > p || out[..n].iter().any(|b| b.start == s) {
+                continue;
+            }
+            out[n] = SackBlock { start: s, end: e };
+            n += 1;
+        }
+        // Then any other held range, highest first, if room remains.
+        for &(s, e) in self.ranges.iter().rev() {
+            if n == max {
+                break;
+            }
+            if !out[..n].iter().any(|b| b.start == s) {
+                out[n] = SackBlock { start: s, end: e };
+                n += 1;
+            }
+        }
+        n as u8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ooo_ranges_merge_and_advance() {
+        let mut o = OooRanges::default();
+        assert_eq!(o.insert(20, 30), 10);
+        assert_eq!(o.insert(40, 50), 10);
+        assert_eq!(o.insert(25, 42), 10);
+        assert_eq!(o.ranges, vec![(20, 50)]);
+        assert_eq!(o.advance(10), 10);
+        assert_eq!(o.advance(20), 50);
+        assert!(o.is_empty());
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first() {
+        let mut o = OooRanges::default();
+        o.insert(10, 20);
+        o.insert(30, 40);
+        o.insert(50, 60);
+        o.insert(70, 80);
+        let mut b = [SackBlock::default(); MAX_SACK_BLOCKS];
+        assert_eq!(o.blocks(3, &mut b), 3);
+        assert_eq!(b.map(|x| (x.start, x.end)), [(70, 80), (50, 60), (30, 40)]);
+        // A new arrival extending the first block moves it to the front.
+        o.insert(20, 25);
+        assert_eq!(o.blocks(3, &mut b), 3);
+        assert_eq!(b.map(|x| (x.start, x.end)), [(10, 25), (70, 80), (50, 60)]);
+        assert_eq!(o.blocks(1, &mut b), 1);
+    }
+
+    #[test]
+    fn scoreboard_is_lost_and_pipe() {
+        let mut s = Scoreboard::default();
+        for i in 0..6 {
+            s.push(i * 100, 100, SimTime::ZERO);
+        }
+        // Segments 2 and 4 SACKed: not enough to call 0 lost.
+        s.sack(
+            &[
+                SackBlock {
+                    start: 200,
+                    end: 300,
+                },
+                SackBlock {
+                    start: 400,
+                    end: 500,
+                },
+            ],
+            100,
+        );
+        assert!(!s.first_lost());
+        assert_eq!(s.pipe(), 400);
+        s.sack(
+            &[SackBlock {
+                start: 500,
+                end: 600,
+            }],
+            100,
+        );
+        // Three SACKed segments above 0, 1 and 3 (3 has 2 above: 200 bytes ≤ 2·SMSS).
+        assert!(s.first_lost());
+        assert_eq!(s.next_lost(), Some(0));
+        assert!(!s.get(3).lost);
+        assert_eq!(s.pipe(), 100);
+        s.get_mut(0).rtx = true;
+        assert_eq!(s.next_lost(), Some(1));
+        assert_eq!(s.pipe(), 200);
+        assert!(!s.ack(200));
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.find(300), Some(1));
+        assert_eq!(s.next_rescue(), Some(1));
+    }
+}

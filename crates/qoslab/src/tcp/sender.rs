@@ -1,0 +1,702 @@
+//! The sending end: what to send (window, app data, FIN), ACK processing, loss
+//! recovery per variant, the retransmission and persist timers, ECN and source quench.
+//!
+//! Sections below: construction and public API; sending; ACK processing; recovery
+//! entry/exit; timers; congestion signals.
+//!
+//! RTT sampling is BSD / ns-2 style: one segment is timed at a time (a new one when the
+//! previous sample is taken), and timing is cancelled whenever a byte at or below the
+//! timed segment is retransmitted or a timeout occurs, so no sample ever comes from a
+//! retransmitted segment (Karn's rule, RFC 6298 §3). Timestamps are still sent (`ts_val`)
+//! and echoed (`ts_ecr`) for the host's use, but not used for RTT.
+
+use super::cc::{AckSample, AnyCc, CongestionControl};
+use super::rto::RttEstimator;
+use super::sack::{Scoreboard, DUP_THRESH};
+use super::{earliest, TcpConfig, TcpProbe, TcpSenderStats, TcpState, Variant};
+use crate::packet::{tcp_flags, TcpHeader};
+use crate::time::SimTime;
+
+/// Written bytes of an infinite bulk source.
+const INFINITE: u64 = u64::MAX / 4;
+
+/// A TCP sender (one connection's data direction).
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    variant: Variant,
+    mss: u32,
+    cap: u32,
+    ecn: bool,
+    handshake: bool,
+    cc: AnyCc,
+    rtt: RttEstimator,
+    sb: Scoreboard,
+    /// Bytes the application has handed over (INFINITE for bulk).
+    written: u64,
+    /// No more writes will come: a FIN follows `written` (with a handshake).
+    closed: bool,
+    /// Lowest unacknowledged data byte.
+    snd_una: u64,
+    /// Next byte to send; below `snd_max` while going back after a timeout (go-back-N).
+    snd_nxt: u64,
+    /// One past the highest data byte ever sent.
+    snd_max: u64,
+    /// The receiver's last advertised window [bytes].
+    peer_wnd: u32,
+    state: TcpState,
+    dupacks: u32,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint; no new fast retransmit until
+    /// `snd_una >= recover` (ns-2's `bug_fix_`).
+    recover: u64,
+    /// `snd_max` at the last ECN / quench reduction: no new one until an ACK covers
+    /// data sent after it (once per window, and never for ACKs of data that was already
+    /// in flight when the CWR went out).
+    signal_recover: Option<u64>,
+    /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
+    cwr_pending: bool,
+    fin_sent: bool,
+    fin_acked: bool,
+    syn_sent_at: SimTime,
+    syn_retransmitted: bool,
+    /// The timed segment: (one past its last byte, when it was sent).
+    timing: Option<(u64, SimTime)>,
+    rto_at: Option<SimTime>,
+    persist_at: Option<SimTime>,
+    stats: TcpSenderStats,
+}
+
+// ---------------------------------------------------------------- public API
+
+impl TcpSender {
+    /// A sender of `bytes` bytes (a finite transfer, closed after them), or an infinite
+    /// bulk source if `None`.
+    pub fn new(cfg: &TcpConfig, bytes: Option<u64>) -> Self {
+        let cap = cfg.max_window_bytes();
+        TcpSender {
+            variant: cfg.variant,
+            mss: cfg.mss,
+            cap,
+            ecn: cfg.ecn,
+            handshake: cfg.handshake,
+            cc: AnyCc::new(&cfg.cc, cfg.mss, cfg.initial_window, cap),
+            rtt: RttEstimator::new(cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.granularity),
+            sb: Scoreboard::default(),
+            written: bytes.unwrap_or(INFINITE).min(INFINITE),
+            closed: bytes.is_some(),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            peer_wnd: cap,
+            state: if cfg.handshake {
+                TcpState::SynSent
+            } else {
+                TcpState::Open
+            },
+            dupacks: 0,
+            recover: 0,
+            signal_recover: None,
+            cwr_pending: false,
+            fin_sent: false,
+            fin_acked: false,
+            syn_sent_at: SimTime::ZERO,
+            syn_retransmitted: false,
+            timing: None,
+            rto_at: None,
+            persist_at: None,
+            stats: TcpSenderStats::default(),
+        }
+    }
+
+    /// An application-limited sender: no data yet, more comes with
+    /// [`TcpSender::app_write`], and the stream ends only at [`TcpSender::app_close`].
+    pub fn new_app_limited(cfg: &TcpConfig) -> Self {
+        let mut s = Self::new(cfg, Some(0));
+        s.closed = false;
+        s
+    }
+
+    /// Opens the connection: sends the SYN (with a handshake) or the initial window.
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        if self.handshake {
+            self.syn_sent_at = now;
+            self.emit(now, 0, 0, tcp_flags::SYN, false, out);
+            self.rto_at = Some(now + self.rtt.rto());
+        } else {
+            self.send_available(now, out);
+        }
+    }
+
+    /// Takes any segment from the receiver (ACK, SYN-ACK, window update).
+    pub fn on_ack(&mut self, now: SimTime, ack: &TcpHeader, out: &mut Vec<TcpHeader>) {
+        match self.state {
+            TcpState::Done => return,
+            TcpState::SynSent => {
+                if ack.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN | tcp_flags::ACK
+                {
+                    self.state = TcpState::Open;
+                    if !self.syn_retransmitted {
+                        self.take_sample(now - self.syn_sent_at);
+                    }
+                    self.peer_wnd = ack.wnd;
+                    self.rto_at = None;
+                    self.send_available(now, out);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if self.variant == Variant::Sack && ack.nsack > 0 {
+            let n = (ack.nsack as usize).min(ack.sack.len());
+            self.sb.sack(&ack.sack[..n], self.mss);
+        }
+        let ece = self.ecn && ack.flags & tcp_flags::ECE != 0;
+        let fin_ack = self.fin_expected() && ack.ack > self.written && !self.fin_acked;
+        if ack.ack > self.snd_una || fin_ack {
+            self.on_new_ack(now, ack, ece, out);
+        } else if ack.ack == self.snd_una
+            && ack.len == 0
+            && ack.flags & (tcp_flags::SYN | tcp_flags::FIN) == 0
+            && self.snd_max > self.snd_una
+            && ack.wnd == self.peer_wnd
+            && ack.wnd > 0
+        {
+            self.on_dupack(now, out);
+        } else if ack.ack == self.snd_una {
+            // Window update.
+            self.peer_wnd = ack.wnd;
+        }
+        if ece {
+            self.congestion_signal(true);
+        }
+        if self.state != TcpState::Done {
+            self.send_available(now, out);
+        }
+    }
+
+    /// Runs whichever timer is due (retransmission or persist); does nothing otherwise.
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            self.on_rto(now, out);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            self.persist_at = None;
+            self.on_persist(now, out);
+        }
+    }
+
+    /// When [`TcpSender::on_timer`] should next be called, if ever.
+    pub fn next_timer(&self) -> Option<SimTime> {
+        earliest(self.rto_at, self.persist_at)
+    }
+
+    /// ICMP source quench. As ns-2's `TcpAgent::quench(1)` (`closecwnd(1)`): halve cwnd
+    /// and set ssthresh to it, at most once per window of data (no further reduction
+    /// until everything sent before this one is acknowledged), and never during loss
+    /// recovery, which already reduced the window. Paper 002 (ERUF) §2 has core routers
+    /// send quenches on drops and regulates at the edge; it does not define the host's
+    /// response, so ns-2's is used.
+    pub fn on_source_quench(&mut self, _now: SimTime) {
+        self.congestion_signal(false);
+    }
+
+    /// The application hands `bytes` more bytes to send. Ignored for an infinite bulk
+    /// source and once the FIN is out.
+    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<TcpHeader>) {
+        if self.written >= INFINITE || self.fin_sent || self.fin_acked {
+            return;
+        }
+        self.written = (self.written + bytes).min(INFINITE);
+        if self.state == TcpState::Done {
+            self.state = TcpState::Open;
+        }
+        if self.state != TcpState::SynSent {
+            self.send_available(now, out);
+        }
+    }
+
+    /// The application will write no more: the stream ends (FIN with a handshake)
+    /// once everything written is sent.
+    pub fn app_close(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        if !self.closed {
+            self.closed = true;
+            if self.state != TcpState::SynSent {
+                self.send_available(now, out);
+            }
+        }
+    }
+
+    /// True once a finite transfer is fully acknowledged (its FIN too, with a handshake).
+    pub fn is_done(&self) -> bool {
+        self.closed && self.snd_una >= self.written && (!self.fin_expected() || self.fin_acked)
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &TcpSenderStats {
+        &self.stats
+    }
+
+    /// A snapshot for traces. `in_flight` is `snd_max − snd_una` (RFC 5681 FlightSize).
+    pub fn probe(&self) -> TcpProbe {
+        TcpProbe {
+            cwnd: self.cc.cwnd(),
+            ssthresh: self.cc.ssthresh(),
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            rto: self.rtt.rto(),
+            in_flight: self.snd_max - self.snd_una,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            state: self.state,
+        }
+    }
+
+    /// The congestion controller (read-only).
+    pub fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
+
+    /// Updates the aggregate's average RTT for aggregate-fair increase (others ignore it).
+    pub fn set_rtt_av(&mut self, rtt_av: crate::time::Dur) {
+        self.cc.set_rtt_av(rtt_av);
+    }
+
+    fn fin_expected(&self) -> bool {
+        self.handshake && self.closed
+    }
+}
+
+// ---------------------------------------------------------------- sending
+
+impl TcpSender {
+    /// Usable window [bytes]: min(cwnd, advertised window, max_window).
+    fn window(&self) -> u64 {
+        self.cc.cwnd().min(self.peer_wnd).min(self.cap) as u64
+    }
+
+    /// Sends whatever the window and the application allow.
+    fn send_available(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        if matches!(self.state, TcpState::SynSent | TcpState::Done) {
+            return;
+        }
+        if self.variant == Variant::Sack && self.state == TcpState::Recovery {
+            self.send_sack_recovery(now, out);
+        } else {
+            self.send_window(now, out);
+        }
+        self.maybe_send_fin(now, out);
+        // Persist: data waiting, nothing outstanding, and the receiver's window shut.
+        let waiting = self.written > self.snd_max;
+        if waiting
+            && self.snd_una == self.snd_max
+            && self.peer_wnd < self.mss.min((self.written - self.snd_max) as u32)
+        {
+            if self.persist_at.is_none() {
+                self.persist_at = Some(now + self.rtt.rto());
+            }
+        } else {
+            self.persist_at = None;
+        }
+    }
+
+    /// Window-edge sending (ns-2 style: `snd_nxt + len <= snd_una + window`), going back
+    /// over unacknowledged segments first when `snd_nxt < snd_max`.
+    fn send_window(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        loop {
+            let wnd = self.window();
+            if self.snd_nxt < self.snd_max {
+                let Some(i) = self.sb.find(self.snd_nxt) else {
+                    // Cannot happen (segments are never re-cut); resume with new data.
+                    self.snd_nxt = self.snd_max;
+                    continue;
+                };
+                let r = *self.sb.get(i);
+                if r.sacked {
+                    self.snd_nxt = r.end();
+                    continue;
+                }
+                if r.end() > self.snd_una + wnd {
+                    break;
+                }
+                self.retransmit(now, i, out);
+                self.snd_nxt = r.end();
+            } else {
+                let avail = self.written - self.snd_max;
+                if avail == 0 {
+                    break;
+                }
+                let len = avail.min(self.mss as u64) as u32;
+                if self.snd_max + len as u64 > self.snd_una + wnd {
+                    break;
+                }
+                self.send_new(now, len, out);
+            }
+        }
+    }
+
+    /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send `NextSeg()`.
+    fn send_sack_recovery(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        loop {
+            let cwnd = self.cc.cwnd() as u64;
+            if self.sb.pipe() + self.mss as u64 > cwnd {
+                break;
+            }
+            // Rule 1: lost and not yet retransmitted.
+            if let Some(i) = self.sb.next_lost() {
+                self.retransmit(now, i, out);
+                continue;
+            }
+            // Rule 2: new data, if the receiver's window allows.
+            let avail = self.written - self.snd_max;
+            let len = avail.min(self.mss as u64) as u32;
+            let rwnd = self.peer_wnd.min(self.cap) as u64;
+            if len > 0 && self.snd_max + len as u64 <= self.snd_una + rwnd {
+                self.send_new(now, len, out);
+                continue;
+            }
+            // Rule 3: an unSACKed, not retransmitted segment below the highest SACK.
+            if let Some(i) = self.sb.next_rescue() {
+                self.retransmit(now, i, out);
+                continue;
+            }
+            break;
+        }
+    }
+
+    fn maybe_send_fin(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        if self.fin_expected()
+            && !self.fin_sent
+            && !self.fin_acked
+            && self.snd_nxt >= self.written
+            && self.snd_max >= self.written
+        {
+            self.fin_sent = true;
+            self.emit(
+                now,
+                self.written,
+                0,
+                tcp_flags::FIN | tcp_flags::ACK,
+                false,
+                out,
+            );
+            if self.rto_at.is_none() {
+                self.rto_at = Some(now + self.rtt.rto());
+            }
+        }
+    }
+
+    /// Sends `len` new bytes at `snd_max`.
+    fn send_new(&mut self, now: SimTime, len: u32, out: &mut Vec<TcpHeader>) {
+        let seq = self.snd_max;
+        let mut flags = tcp_flags::ACK;
+        if self.cwr_pending {
+            flags |= tcp_flags::CWR;
+            self.cwr_pending = false;
+        }
+        self.emit(now, seq, len, flags, false, out);
+        self.sb.push(seq, len, now);
+        self.snd_max += len as u64;
+        self.snd_nxt = self.snd_max;
+        if self.timing.is_none() {
+            self.timing = Some((self.snd_max, now));
+        }
+        if self.rto_at.is_none() {
+            // RFC 6298 §5.1.
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Sends scoreboard segment `i` again.
+    fn retransmit(&mut self, now: SimTime, i: usize, out: &mut Vec<TcpHeader>) {
+        let r = self.sb.get_mut(i);
+        r.sent = now;
+        r.rtx = true;
+        r.ever_rtx = true;
+        let (seq, len) = (r.seq, r.len);
+        // Karn: a retransmitted byte at or below the timed segment voids the timing.
+        if self.timing.is_some_and(|(end, _)| seq < end) {
+            self.timing = None;
+        }
+        self.stats.retransmits += 1;
+        self.emit(now, seq, len, tcp_flags::ACK, true, out);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn emit(
+        &mut self,
+        now: SimTime,
+        seq: u64,
+        len: u32,
+        flags: u8,
+        retransmit: bool,
+        out: &mut Vec<TcpHeader>,
+    ) {
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        out.push(TcpHeader {
+            seq,
+            ack: 0,
+            len,
+            flags,
+            wnd: 0,
+            ts_val: now,
+            retransmit,
+            ..Default::default()
+        });
+    }
+}
+
+// ---------------------------------------------------------------- ACK processing
+
+impl TcpSender {
+    fn take_sample(&mut self, r: crate::time::Dur) {
+        self.rtt.sample(r);
+        self.stats.rtt_samples += 1;
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, ack: &TcpHeader, ece: bool, out: &mut Vec<TcpHeader>) {
+        let acked_to = ack
+            .ack
+            .min(self.written)
+            .min(self.snd_max)
+            .max(self.snd_una);
+        let newly = acked_to - self.snd_una;
+        self.sb.ack(acked_to);
+        let mut sample = None;
+        if let Some((end, t)) = self.timing {
+            if acked_to >= end {
+                self.timing = None;
+                let r = now - t;
+                self.take_sample(r);
+                sample = Some(r);
+            }
+        }
+        self.snd_una = acked_to;
+        if self.fin_expected() && ack.ack > self.written && self.snd_una >= self.written {
+            self.fin_acked = true;
+        }
+        self.stats.bytes_acked += newly;
+        self.peer_wnd = ack.wnd;
+        self.snd_nxt = self.snd_nxt.max(self.snd_una);
+        let flight = (self.snd_max - self.snd_una) as u32;
+
+        match self.state {
+            TcpState::Recovery => match self.variant {
+                Variant::Reno => self.exit_recovery(),
+                Variant::NewReno => {
+                    if self.snd_una >= self.recover {
+                        self.exit_recovery();
+                    } else {
+                        // RFC 6582 §3.2 step 5: partial ACK.
+                        if self.sb.front().is_some() {
+                            self.retransmit(now, 0, out);
+                        }
+                        let cwnd = self.cc.cwnd() as u64;
+                        let mut deflated = cwnd.saturating_sub(newly);
+                        if newly >= self.mss as u64 {
+                            deflated += self.mss as u64;
+                        }
+                        let ss = self.cc.ssthresh();
+                        self.cc.set_window((deflated as u32).max(self.mss), ss);
+                    }
+                }
+                Variant::Sack => {
+                    if self.snd_una >= self.recover {
+                        self.exit_recovery();
+                    }
+                }
+                Variant::Tahoe => self.exit_recovery(),
+            },
+            TcpState::Open | TcpState::Loss => {
+                if self.state == TcpState::Loss && self.snd_una >= self.recover {
+                    self.state = TcpState::Open;
+                }
+                self.dupacks = 0;
+                if !ece && newly > 0 {
+                    let s = AckSample {
+                        now,
+                        newly_acked: newly.min(u32::MAX as u64) as u32,
+                        in_flight: flight,
+                        rtt: sample,
+                        srtt: self.rtt.srtt(),
+                    };
+                    self.cc.on_ack(&s);
+                }
+            }
+            TcpState::SynSent | TcpState::Done => {}
+        }
+
+        // RFC 6298 §5.2 / §5.3. During NewReno recovery this restarts the timer on every
+        // partial ACK: RFC 6582 §4's "Slow-but-Steady" variant, as ns-2's NewReno does
+        // (the "Impatient" one times out when a window loses more than ~RTO/RTT segments).
+        let fin_outstanding = self.fin_sent && !self.fin_acked;
+        if self.snd_una == self.snd_max && !fin_outstanding {
+            self.rto_at = None;
+        } else {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        if self.is_done() {
+            self.state = TcpState::Done;
+            self.rto_at = None;
+            self.persist_at = None;
+        }
+    }
+
+    fn on_dupack(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        self.stats.dupacks += 1;
+        self.dupacks += 1;
+        if self.state == TcpState::Recovery {
+            if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+                // RFC 5681 §3.2 step 4: inflate by one segment per duplicate ACK.
+                let (c, s) = (self.cc.cwnd(), self.cc.ssthresh());
+                self.cc.set_window(c.saturating_add(self.mss), s);
+            }
+            return;
+        }
+        let trigger = self.dupacks == DUP_THRESH
+            || (self.variant == Variant::Sack
+                && (self.dupacks > DUP_THRESH || self.sb.first_lost()));
+        if trigger && self.snd_una >= self.recover {
+            self.enter_recovery(now, out);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- recovery
+
+impl TcpSender {
+    fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        self.stats.fast_retransmits += 1;
+        let flight = (self.snd_max - self.snd_una) as u32;
+        let ss = self.cc.ssthresh_after_loss(flight);
+        self.recover = self.snd_max;
+        self.sb.clear_rtx();
+        match self.variant {
+            Variant::Tahoe => {
+                // Fast retransmit, then slow start from one segment, going back over
+                // the window (ns-2 Tahoe: `t_seqno_ = highest_ack_ + 1`).
+                self.cc.set_window(self.mss, ss);
+                self.dupacks = 0;
+                self.go_back();
+                self.send_window(now, out);
+            }
+            Variant::Reno | Variant::NewReno => {
+                // RFC 5681 §3.2 steps 2–3.
+                self.retransmit(now, 0, out);
+                self.cc.set_window(ss.saturating_add(3 * self.mss), ss);
+                self.state = TcpState::Recovery;
+            }
+            Variant::Sack => {
+                // RFC 6675 §5 step 4: retransmit the first segment, then NextSeg by pipe.
+                self.cc.set_window(ss, ss);
+                self.state = TcpState::Recovery;
+                self.retransmit(now, 0, out);
+            }
+        }
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    fn exit_recovery(&mut self) {
+        // RFC 6582 §3.2 step 6 (option 2) / RFC 5681 step 6: deflate to ssthresh.
+        if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+            let s = self.cc.ssthresh();
+            self.cc.set_window(s, s);
+        }
+        self.state = TcpState::Open;
+        self.dupacks = 0;
+        self.sb.clear_rtx();
+    }
+
+    /// Go-back-N: the next segment to send is the first unacknowledged one.
+    fn go_back(&mut self) {
+        self.snd_nxt = self.snd_una;
+        if self.snd_una < self.written {
+            self.fin_sent = false;
+        }
+    }
+}
+
+// ---------------------------------------------------------------- timers
+
+impl TcpSender {
+    fn on_rto(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        if self.state == TcpState::SynSent {
+            // RFC 6298 §5.5–5.6 for the SYN too.
+            self.stats.timeouts += 1;
+            self.rtt.back_off();
+            self.syn_retransmitted = true;
+            self.emit(now, 0, 0, tcp_flags::SYN, true, out);
+            self.rto_at = Some(now + self.rtt.rto());
+            return;
+        }
+        let fin_outstanding = self.fin_sent && !self.fin_acked;
+        if self.snd_una == self.snd_max && !fin_outstanding {
+            return;
+        }
+        self.timing = None;
+        self.rtt.back_off();
+        if self.peer_wnd == 0 && self.snd_una < self.snd_max {
+            // The receiver's window is shut: this is a window probe, not a loss.
+            self.retransmit(now, 0, out);
+            self.rto_at = Some(now + self.rtt.rto());
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = (self.snd_max - self.snd_una) as u32;
+        let ss = self.cc.ssthresh_after_loss(flight);
+        // RFC 5681 §3.1: loss window of one segment.
+        self.cc.set_window(self.mss, ss);
+        self.recover = self.snd_max;
+        self.state = TcpState::Loss;
+        self.dupacks = 0;
+        self.sb.clear_rtx();
+        self.go_back();
+        if let Some(r) = self.sb.front().copied() {
+            self.retransmit(now, 0, out);
+            self.snd_nxt = r.end();
+        } else if fin_outstanding {
+            self.emit(
+                now,
+                self.written,
+                0,
+                tcp_flags::FIN | tcp_flags::ACK,
+                true,
+                out,
+            );
+        }
+        self.rto_at = Some(now + self.rtt.rto());
+        self.send_available(now, out);
+    }
+
+    fn on_persist(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        let avail = self.written.saturating_sub(self.snd_max);
+        if self.snd_una == self.snd_max && avail > 0 && self.state != TcpState::SynSent {
+            // Probe the shut window with one segment; the RTO takes over from here.
+            self.send_new(now, avail.min(self.mss as u64) as u32, out);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- congestion signals
+
+impl TcpSender {
+    /// ECN echo (RFC 3168 §6.1.2) or source quench: one reduction per window of data,
+    /// none during loss recovery, no retransmission.
+    fn congestion_signal(&mut self, ecn: bool) {
+        if self.state != TcpState::Open || self.signal_recover.is_some_and(|r| self.snd_una <= r) {
+            return;
+        }
+        let flight = (self.snd_max - self.snd_una) as u32;
+        let ss = self.cc.ssthresh_after_signal(flight);
+        self.cc.set_window(ss, ss);
+        self.signal_recover = Some(self.snd_max);
+        if ecn {
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+        } else {
+            self.stats.quench_reductions += 1;
+        }
+    }
+}

@@ -1,0 +1,677 @@
+//! End-to-end tests of sender + receiver over [`super::testwire`], plus config tests.
+
+use std::collections::BTreeSet;
+
+use super::testwire::{Loss, Path, Wire};
+use super::*;
+use crate::packet::{tcp_flags, TcpHeader};
+use crate::rng::RngStream;
+use crate::time::Rate;
+
+const MSS: u32 = 1000;
+const ALL: [Variant; 4] = [
+    Variant::Tahoe,
+    Variant::Reno,
+    Variant::NewReno,
+    Variant::Sack,
+];
+
+fn cfg(variant: Variant) -> TcpConfig {
+    TcpConfig {
+        variant,
+        mss: MSS,
+        ..Default::default()
+    }
+}
+
+fn seqs(idx: &[u64]) -> BTreeSet<u64> {
+    idx.iter().map(|i| i * MSS as u64).collect()
+}
+
+fn assert_complete(w: &Wire, total: u64, what: &str) {
+    assert!(
+        w.snd.is_done(),
+        "{what}: not done, probe {:?}",
+        w.snd.probe()
+    );
+    assert_eq!(w.delivered, total, "{what}: goodput bytes");
+    assert_eq!(w.rcv.rcv_nxt(), total, "{what}: receiver position");
+}
+
+// ------------------------------------------------------------------ reliability
+
+#[test]
+fn every_variant_delivers_every_byte_once_under_bernoulli_loss() {
+    let total = 2_000_000;
+    for v in ALL {
+        for (k, p) in [0.0, 0.01, 0.05, 0.10].into_iter().enumerate() {
+            for seed in 0..3u64 {
+                let c = TcpConfig {
+                    delayed_ack: seed == 1,
+                    handshake: seed == 2,
+                    ..cfg(v)
+                };
+                let mut path = Path::delay(10);
+                path.rate = Some(Rate::from_mbps(10));
+                path.buffer = 30;
+                path.loss = Loss::Bernoulli(p, RngStream::derive(seed, &format!("loss{k}")));
+                if seed == 2 {
+                    path.ack_loss = Some((p / 2.0, RngStream::derive(seed, "ackloss")));
+                }
+                let mut w = Wire::new(&c, Some(total), path);
+                w.start();
+                w.run(SimTime::from_secs(5000));
+                assert_complete(&w, total, &format!("{v:?} p={p} seed={seed}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_variant_delivers_every_byte_once_under_burst_loss() {
+    let total = 2_000_000;
+    for v in ALL {
+        for seed in 0..3u64 {
+            let mut path = Path::delay(20);
+            path.rate = Some(Rate::from_mbps(5));
+            path.buffer = 50;
+            path.loss = Loss::Burst {
+                p: 0.01,
+                len: 2 + seed as u32 * 3,
+                rng: RngStream::derive(seed, "burst"),
+                left: 0,
+            };
+            let mut w = Wire::new(&cfg(v), Some(total), path);
+            w.start();
+            w.run(SimTime::from_secs(5000));
+            assert_complete(&w, total, &format!("{v:?} burst seed={seed}"));
+            assert!(w.drops > 0);
+        }
+    }
+}
+
+#[test]
+fn finite_receive_buffer_with_a_slow_reader_delivers_everything() {
+    for v in ALL {
+        let c = TcpConfig {
+            rcv_buffer: Some(crate::scenario::Bytes(8 * MSS as u64)),
+            ..cfg(v)
+        };
+        let mut path = Path::delay(5);
+        path.loss = Loss::Bernoulli(0.02, RngStream::derive(9, "rb"));
+        let mut w = Wire::new(&c, Some(300_000), path);
+        // The reader takes 2 segments every 50 ms: 40 kB/s, far below the path.
+        w.app_reader = Some((Dur::from_millis(50), 2 * MSS as u64));
+        w.start();
+        let end = w.run(SimTime::from_secs(1000));
+        assert_complete(&w, 300_000, &format!("{v:?} rcv_buffer"));
+        // The reader, not the network, sets the pace: ≈ 300 kB / 40 kB/s = 7.5 s.
+        assert!(end > SimTime::from_secs(6), "{v:?}: {end}");
+    }
+}
+
+#[test]
+fn unanswered_syn_is_resent_with_backoff() {
+    let c = TcpConfig {
+        handshake: true,
+        ..cfg(Variant::NewReno)
+    };
+    let mut path = Path::delay(10);
+    // Every SYN-ACK is lost.
+    path.ack_loss = Some((1.0, RngStream::from_seed(1)));
+    let mut w = Wire::new(&c, Some(5_000), path);
+    w.start();
+    w.run(SimTime::from_millis(500));
+    assert_eq!(w.snd.probe().state, TcpState::SynSent);
+    assert_eq!(w.snd.stats().segments_sent, 1);
+    assert_eq!(w.snd.next_timer(), Some(SimTime::from_secs(1)));
+    // Nothing comes back: the SYN is resent with backoff (1 s, then 2 s later).
+    w.run_all(SimTime::from_millis(3500));
+    assert_eq!(w.snd.stats().timeouts, 2);
+    assert!(!w.snd.is_done());
+}
+
+#[test]
+fn handshake_finishes_with_an_acked_fin() {
+    let c = TcpConfig {
+        handshake: true,
+        ..cfg(Variant::Sack)
+    };
+    let mut w = Wire::new(&c, Some(10_500), Path::delay(10));
+    w.start();
+    let end = w.run(SimTime::from_secs(10));
+    assert_complete(&w, 10_500, "handshake");
+    assert!(w.rcv.fin_received());
+    // SYN (1 RTT) + slow start 2, 4, 5 segments (3 RTTs), FIN ack in the last.
+    assert_eq!(end, SimTime::from_millis(80));
+    assert_eq!(w.snd.stats().rtt_samples, 4, "SYN-ACK gives a sample");
+}
+
+#[test]
+fn app_limited_sender_sends_what_is_written_then_closes() {
+    let c = TcpConfig {
+        handshake: true,
+        ..cfg(Variant::NewReno)
+    };
+    let mut s = TcpSender::new_app_limited(&c);
+    let mut r = TcpReceiver::new(&c);
+    let mut out = Vec::new();
+    let mut acks = Vec::new();
+    let t = SimTime::ZERO;
+    s.start(t, &mut out);
+    r.on_segment(t, &out[0], false, &mut acks);
+    out.clear();
+    s.on_ack(t, &acks[0], &mut out);
+    assert!(out.is_empty(), "nothing written yet");
+    acks.clear();
+    s.app_write(t, 1500, &mut out);
+    assert_eq!(
+        out.iter().map(|h| h.len).collect::<Vec<_>>(),
+        vec![1000, 500]
+    );
+    for h in out.drain(..) {
+        r.on_segment(t, &h, false, &mut acks);
+    }
+    for a in acks.drain(..) {
+        s.on_ack(t, &a, &mut out);
+    }
+    assert!(!s.is_done(), "open stream is never done");
+    s.app_close(t, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_ne!(out[0].flags & tcp_flags::FIN, 0);
+    r.on_segment(t, &out[0], false, &mut acks);
+    s.on_ack(t, &acks[0], &mut out);
+    assert!(s.is_done());
+    assert_eq!(s.probe().state, TcpState::Done);
+    assert_eq!(s.next_timer(), None);
+}
+
+// ------------------------------------------------------------------ performance
+
+#[test]
+fn lone_flow_fills_the_bottleneck_after_slow_start() {
+    for v in ALL {
+        for delack in [false, true] {
+            let c = TcpConfig {
+                delayed_ack: delack,
+                max_window: 100,
+                ..cfg(v)
+            };
+            // 10 Mb/s, 2·20 ms RTT: BDP = 50 kB = 48 segments of 1040 B < 100.
+            let mut path = Path::delay(20);
+            path.rate = Some(Rate::from_mbps(10));
+            path.buffer = 100;
+            let mut w = Wire::new(&c, None, path);
+            w.start();
+            w.run_all(SimTime::from_secs(6));
+            let (a, b) = (SimTime::from_secs(2), SimTime::from_secs(6));
+            let link = w.link_bytes_between(a, b) as f64 * 8.0 / 4.0;
+            let good = w.goodput_between(a, b) as f64 * 8.0 / 4.0;
+            assert!(link >= 0.95 * 10e6, "{v:?} delack={delack}: link {link}");
+            let payload_cap = 10e6 * MSS as f64 / (MSS + 40) as f64;
+            assert!(good >= 0.95 * payload_cap, "{v:?}: goodput {good}");
+            assert_eq!(w.drops, 0);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ loss recovery
+
+fn one_window_run(v: Variant, drop: &[u64]) -> Wire {
+    // No bottleneck, window capped at 20 segments, lossless except `drop`.
+    let c = TcpConfig {
+        max_window: 20,
+        ..cfg(v)
+    };
+    let mut path = Path::delay(50);
+    path.loss = Loss::SeqOnce(seqs(drop));
+    let mut w = Wire::new(&c, Some(200 * MSS as u64), path);
+    w.start();
+    w.run(SimTime::from_secs(100));
+    assert_complete(&w, 200_000, &format!("{v:?} drop {drop:?}"));
+    w
+}
+
+#[test]
+fn a_single_drop_is_repaired_by_fast_retransmit_not_a_timeout() {
+    for v in ALL {
+        let w = one_window_run(v, &[40]);
+        let s = w.snd.stats();
+        assert_eq!(s.timeouts, 0, "{v:?}");
+        assert_eq!(s.fast_retransmits, 1, "{v:?}");
+        if v != Variant::Tahoe {
+            assert_eq!(s.retransmits, 1, "{v:?}");
+        }
+    }
+}
+
+#[test]
+fn newreno_recovers_three_losses_in_a_window_where_reno_times_out() {
+    let drop = [40, 43, 47];
+    let nr = one_window_run(Variant::NewReno, &drop);
+    assert_eq!(nr.snd.stats().timeouts, 0);
+    assert_eq!(nr.snd.stats().fast_retransmits, 1);
+    assert_eq!(nr.snd.stats().retransmits, 3);
+    let reno = one_window_run(Variant::Reno, &drop);
+    assert!(reno.snd.stats().timeouts >= 1, "{:?}", reno.snd.stats());
+}
+
+#[test]
+fn sack_retransmits_only_the_holes() {
+    for drop in [
+        &[40u64, 43, 47][..],
+        &[60, 61, 62, 63],
+        &[30, 35, 50, 55, 70],
+    ] {
+        let w = one_window_run(Variant::Sack, drop);
+        let s = w.snd.stats();
+        assert_eq!(s.timeouts, 0, "{drop:?}");
+        assert_eq!(s.retransmits, drop.len() as u64, "{drop:?}: {s:?}");
+    }
+}
+
+#[test]
+fn newreno_halves_once_for_several_losses_in_one_window() {
+    let w = one_window_run(Variant::NewReno, &[40, 43, 47]);
+    // Window was capped at 20 segments: ssthresh = 20/2.
+    assert_eq!(w.snd.probe().ssthresh, 10 * MSS);
+}
+
+// ------------------------------------------------------------------ RTO
+
+#[test]
+fn karn_no_sample_from_a_retransmitted_segment_and_backoff_is_kept() {
+    let c = cfg(Variant::NewReno);
+    let mut path = Path::delay(50);
+    // The very first segment is lost: the RTO (initial 1 s) must resend it.
+    path.loss = Loss::SeqOnce(seqs(&[0]));
+    let mut w = Wire::new(&c, Some(MSS as u64), path);
+    w.start();
+    let end = w.run(SimTime::from_secs(10));
+    assert_eq!(end, SimTime::from_millis(1100));
+    let s = w.snd.stats();
+    assert_eq!((s.timeouts, s.retransmits, s.rtt_samples), (1, 1, 0));
+    // No sample: RTO stays backed off at 2 × initial.
+    assert_eq!(w.snd.probe().srtt, None);
+    assert_eq!(w.snd.probe().rto, Dur::from_secs(2));
+}
+
+#[test]
+fn karn_no_sample_when_the_timed_segment_is_fast_retransmitted() {
+    let c = TcpConfig {
+        initial_window: 4,
+        ..cfg(Variant::NewReno)
+    };
+    let mut s = TcpSender::new(&c, Some(4 * MSS as u64));
+    let mut out = Vec::new();
+    s.start(SimTime::ZERO, &mut out);
+    assert_eq!(out.len(), 4);
+    let ack = |a: u64| TcpHeader {
+        ack: a,
+        flags: tcp_flags::ACK,
+        wnd: 64 * MSS,
+        ..Default::default()
+    };
+    out.clear();
+    for _ in 0..3 {
+        s.on_ack(SimTime::from_millis(100), &ack(0), &mut out);
+    }
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert!(out[0].retransmit && out[0].seq == 0);
+    // The ACK covering the timed (and retransmitted) segment 0 gives no sample.
+    s.on_ack(SimTime::from_millis(150), &ack(4 * MSS as u64), &mut out);
+    assert!(s.is_done());
+    assert_eq!(s.stats().rtt_samples, 0);
+    assert_eq!(s.probe().srtt, None);
+}
+
+#[test]
+fn rto_is_rfc6298_from_wire_samples() {
+    // One segment per RTT of exactly 100 ms: SRTT = 100, RTTVAR 50 → 37.5 → …
+    let c = TcpConfig {
+        initial_window: 1,
+        max_window: 1,
+        ..cfg(Variant::NewReno)
+    };
+    let mut w = Wire::new(&c, Some(3 * MSS as u64), Path::delay(50));
+    w.start();
+    w.run(SimTime::from_secs(10));
+    let p = w.snd.probe();
+    assert_eq!(w.snd.stats().rtt_samples, 3);
+    assert_eq!(p.srtt, Some(Dur::from_millis(100)));
+    // RTTVAR: 50 → 37.5 → 28.125 ms; RTO = 100 + 4·28.125 = 212.5 ms.
+    assert_eq!(p.rttvar, Some(Dur::from_micros(28_125)));
+    assert_eq!(p.rto, Dur::from_micros(212_500));
+}
+
+#[test]
+fn rto_backoff_doubles_up_to_max_rto() {
+    let c = TcpConfig {
+        max_rto: Dur::from_secs(10),
+        ..cfg(Variant::Sack)
+    };
+    let mut s = TcpSender::new(&c, Some(10_000));
+    let mut out = Vec::new();
+    s.start(SimTime::ZERO, &mut out);
+    assert_eq!(out.len(), 2);
+    let mut t = SimTime::ZERO;
+    let mut gaps = Vec::new();
+    for _ in 0..7 {
+        let next = s.next_timer().unwrap();
+        // Early calls do nothing.
+        out.clear();
+        s.on_timer(SimTime::from_nanos(next.as_nanos() - 1), &mut out);
+        assert!(out.is_empty());
+        s.on_timer(next, &mut out);
+        assert_eq!(out.len(), 1, "one segment after each timeout");
+        assert!(out[0].retransmit && out[0].seq == 0);
+        gaps.push((next - t).as_nanos() / 1_000_000_000);
+        t = next;
+    }
+    assert_eq!(gaps, vec![1, 2, 4, 8, 10, 10, 10]);
+    assert_eq!(s.stats().timeouts, 7);
+    assert_eq!(s.probe().cwnd, MSS);
+}
+
+// ------------------------------------------------------------------ delayed ACK
+
+#[test]
+fn delayed_ack_acks_every_second_segment() {
+    let c = TcpConfig {
+        delayed_ack: true,
+        ..cfg(Variant::NewReno)
+    };
+    let mut path = Path::delay(10);
+    path.rate = Some(Rate::from_mbps(10));
+    let mut w = Wire::new(&c, Some(400 * MSS as u64), path);
+    w.start();
+    w.run(SimTime::from_secs(100));
+    assert_complete(&w, 400_000, "delack");
+    // 400 segments → 200 ACKs, give or take the odd timer ACK at window ends.
+    assert!(w.acks_sent >= 200 && w.acks_sent <= 215, "{}", w.acks_sent);
+}
+
+#[test]
+fn delayed_ack_timer_acks_a_lone_segment_after_200ms() {
+    let c = TcpConfig {
+        delayed_ack: true,
+        ..cfg(Variant::NewReno)
+    };
+    let mut w = Wire::new(&c, Some(500), Path::delay(10));
+    w.start();
+    let end = w.run(SimTime::from_secs(10));
+    // Arrives at 10 ms, ACKed at 210 ms, ACK back at 220 ms.
+    assert_eq!(w.ack_log, vec![(SimTime::from_millis(210), 500)]);
+    assert_eq!(end, SimTime::from_millis(220));
+}
+
+// ------------------------------------------------------------------ ECN and quench
+
+fn ecn_run(marks: &[u64]) -> Wire {
+    let c = TcpConfig {
+        ecn: true,
+        max_window: 20,
+        ..cfg(Variant::NewReno)
+    };
+    let mut path = Path::delay(50);
+    path.ce_seqs = seqs(marks);
+    let mut w = Wire::new(&c, Some(200 * MSS as u64), path);
+    w.start();
+    w.run(SimTime::from_secs(100));
+    assert_complete(&w, 200_000, "ecn");
+    w
+}
+
+#[test]
+fn ecn_marks_reduce_once_per_rtt_without_retransmission() {
+    // Three marks in one window: one reduction.
+    let w = ecn_run(&[40, 42, 45]);
+    let s = w.snd.stats();
+    assert_eq!((s.ecn_reductions, s.retransmits, s.timeouts), (1, 0, 0));
+    // The ECE comes on the ACK of segment 40: 19 segments in flight → ssthresh 9.
+    assert_eq!(w.snd.probe().ssthresh, 9 * MSS);
+    // Marks several windows apart: one reduction each.
+    let w = ecn_run(&[40, 42, 120, 180]);
+    let s = w.snd.stats();
+    assert_eq!((s.ecn_reductions, s.retransmits), (3, 0));
+    // Without ecn the marks are ignored.
+    let c = TcpConfig {
+        max_window: 20,
+        ..cfg(Variant::NewReno)
+    };
+    let mut path = Path::delay(50);
+    path.ce_seqs = seqs(&[40]);
+    let mut w = Wire::new(&c, Some(100_000), path);
+    w.start();
+    w.run(SimTime::from_secs(100));
+    assert_eq!(w.snd.stats().ecn_reductions, 0);
+}
+
+#[test]
+fn cwr_is_sent_once_after_a_reduction() {
+    let c = TcpConfig {
+        ecn: true,
+        ..cfg(Variant::Reno)
+    };
+    let mut s = TcpSender::new(&c, None);
+    let mut out = Vec::new();
+    s.start(SimTime::ZERO, &mut out);
+    let ack = TcpHeader {
+        ack: MSS as u64,
+        flags: tcp_flags::ACK | tcp_flags::ECE,
+        wnd: 64 * MSS,
+        ..Default::default()
+    };
+    out.clear();
+    s.on_ack(SimTime::from_millis(100), &ack, &mut out);
+    assert_eq!(s.stats().ecn_reductions, 1);
+    assert_eq!(s.probe().cwnd, 2 * MSS);
+    let cwr: Vec<bool> = out.iter().map(|h| h.flags & tcp_flags::CWR != 0).collect();
+    assert_eq!(cwr, vec![true]);
+}
+
+#[test]
+fn source_quench_halves_once_per_window() {
+    let c = TcpConfig {
+        max_window: 20,
+        ..cfg(Variant::NewReno)
+    };
+    let mut w = Wire::new(&c, None, Path::delay(50));
+    w.start();
+    w.run_all(SimTime::from_millis(1000));
+    let before = w.snd.probe();
+    assert_eq!(before.cwnd, 20 * MSS);
+    w.snd.on_source_quench(SimTime::from_millis(1000));
+    w.snd.on_source_quench(SimTime::from_millis(1001));
+    let after = w.snd.probe();
+    assert_eq!((after.cwnd, after.ssthresh), (10 * MSS, 10 * MSS));
+    assert_eq!(w.snd.stats().quench_reductions, 1);
+    // A window later, another quench acts again.
+    w.run_all(SimTime::from_millis(1300));
+    w.snd.on_source_quench(SimTime::from_millis(1300));
+    assert_eq!(w.snd.stats().quench_reductions, 2);
+    assert_eq!(w.snd.stats().retransmits, 0);
+}
+
+// ------------------------------------------------------------------ congestion control
+
+#[test]
+fn multcp_weight_one_behaves_exactly_like_reno_on_the_wire() {
+    let run = |cc: CcConfig| {
+        let c = TcpConfig {
+            cc,
+            ..cfg(Variant::Sack)
+        };
+        let mut path = Path::delay(20);
+        path.rate = Some(Rate::from_mbps(10));
+        path.buffer = 20;
+        let mut w = Wire::new(&c, Some(1_000_000), path);
+        w.start();
+        w.run(SimTime::from_secs(100));
+        (w.cwnd_log.clone(), w.snd.stats().clone())
+    };
+    let a = run(CcConfig::Reno);
+    let b = run(CcConfig::MulTcp { w: 1.0 });
+    assert!(a.1.retransmits > 0, "the test must exercise losses");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn multcp_weight_n_grows_n_times_faster_per_rtt_on_the_wire() {
+    // Slow start to 32 segments, a quench halves to 16 (congestion avoidance), then
+    // 10 RTTs of growth.
+    let ca_gain = |weight: f64| {
+        let c = TcpConfig {
+            cc: CcConfig::MulTcp { w: weight },
+            max_window: 1000,
+            initial_window: 32,
+            ..cfg(Variant::NewReno)
+        };
+        let mut w = Wire::new(&c, None, Path::delay(50));
+        w.start();
+        w.run_all(SimTime::from_millis(50));
+        w.snd.on_source_quench(SimTime::from_millis(50));
+        // The quench is MulTCP's decrease: to 32·(1 − 1/(2w)).
+        let c0 = w.snd.probe().cwnd;
+        assert_eq!(c0, (32.0 * (1.0 - 0.5 / weight)) as u32 * MSS);
+        w.run_all(SimTime::from_millis(50 + 10 * 100));
+        (w.snd.probe().cwnd - c0) as f64 / MSS as f64
+    };
+    let g1 = ca_gain(1.0);
+    let g4 = ca_gain(4.0);
+    assert!((9.0..=10.5).contains(&g1), "{g1}");
+    assert!((36.0..=41.0).contains(&g4), "{g4}");
+}
+
+#[test]
+fn aggregate_fair_increase_scales_with_rtt_over_rtt_av_squared_on_the_wire() {
+    // Two flows with RTT 200 ms and 100 ms, rtt_av = 100 ms, in congestion avoidance.
+    let ca_gain = |one_way_ms: u64| {
+        let c = TcpConfig {
+            cc: CcConfig::AggregateFair {
+                rtt_av: Dur::from_millis(100),
+            },
+            max_window: 1000,
+            ..cfg(Variant::NewReno)
+        };
+        let mut w = Wire::new(&c, None, Path::delay(one_way_ms));
+        w.start();
+        // Slow start until cwnd reaches ssthresh (= max window): force CA by a quench.
+        w.run_all(SimTime::from_millis(one_way_ms * 2 * 4 + 1));
+        w.snd
+            .on_source_quench(w.snd.probe().srtt.map_or(SimTime::ZERO, |_| SimTime::ZERO));
+        let c0 = w.snd.probe().cwnd;
+        let t0 = SimTime::from_millis(one_way_ms * 2 * 4 + 1);
+        w.run_all(t0 + Dur::from_millis(one_way_ms * 2 * 10));
+        (w.snd.probe().cwnd - c0) as f64 / MSS as f64 / 10.0
+    };
+    let long = ca_gain(100); // rtt 200 ms: (2)² = 4 per RTT
+    let short = ca_gain(50); // rtt 100 ms: 1 per RTT
+    assert!((short - 1.0).abs() < 0.2, "{short}");
+    assert!((long - 4.0).abs() < 0.6, "{long}");
+}
+
+// ------------------------------------------------------------------ configuration
+
+#[test]
+fn config_defaults_and_serde() {
+    let c: TcpConfig = toml::from_str("").unwrap();
+    assert_eq!(c, TcpConfig::default());
+    assert!(c.validate().is_ok());
+    let c: TcpConfig = toml::from_str(
+        "variant = \"sack\"\nmss = 536\ndelack_timeout = \"100ms\"\nrcv_buffer = \"64KB\"\n\
+         cc = { kind = \"multcp\", w = 4 }",
+    )
+    .unwrap();
+    assert_eq!(c.variant, Variant::Sack);
+    assert_eq!(c.mss, 536);
+    assert_eq!(c.delack_timeout, Dur::from_millis(100));
+    assert_eq!(c.rcv_buffer, Some(crate::scenario::Bytes(64_000)));
+    assert_eq!(c.cc, CcConfig::MulTcp { w: 4.0 });
+    let c: TcpConfig = toml::from_str("cc = \"reno\"").unwrap();
+    assert_eq!(c.cc, CcConfig::Reno);
+    let c: TcpConfig =
+        toml::from_str("cc = { kind = \"aggregate_fair\", rtt_av = \"80ms\" }").unwrap();
+    assert_eq!(
+        c.cc,
+        CcConfig::AggregateFair {
+            rtt_av: Dur::from_millis(80)
+        }
+    );
+}
+
+#[test]
+fn config_errors_name_the_key() {
+    let e = toml::from_str::<TcpConfig>("msss = 1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("msss"), "{e}");
+    let e = toml::from_str::<TcpConfig>("variant = \"vegas\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("vegas"), "{e}");
+    let e = toml::from_str::<TcpConfig>("cc = \"multcp\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("needs a weight"), "{e}");
+    let e = toml::from_str::<TcpConfig>("cc = { kind = \"reno\", w = 2 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not apply"), "{e}");
+    let e = toml::from_str::<TcpConfig>("cc = { kind = \"multcp\", w = 2, x = 1 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains('x'), "{e}");
+
+    let bad = |c: TcpConfig| c.validate().unwrap_err();
+    let e = bad(TcpConfig {
+        mss: 0,
+        ..Default::default()
+    });
+    assert_eq!(e.key, "mss");
+    assert!(
+        e.message.contains("expected a positive segment size"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        bad(TcpConfig {
+            max_window: 0,
+            ..Default::default()
+        })
+        .key,
+        "max_window"
+    );
+    assert_eq!(
+        bad(TcpConfig {
+            sack_blocks: 4,
+            ..Default::default()
+        })
+        .key,
+        "sack_blocks"
+    );
+    assert_eq!(
+        bad(TcpConfig {
+            cc: CcConfig::MulTcp { w: 0.5 },
+            ..Default::default()
+        })
+        .key,
+        "cc.w"
+    );
+    assert_eq!(
+        bad(TcpConfig {
+            initial_rto: Dur::from_millis(100),
+            ..Default::default()
+        })
+        .key,
+        "initial_rto"
+    );
+    assert_eq!(
+        bad(TcpConfig {
+            rcv_buffer: Some(crate::scenario::Bytes(10)),
+            ..Default::default()
+        })
+        .key,
+        "rcv_buffer"
+    );
+}

@@ -1,0 +1,167 @@
+// ns-3 peer of qoslab's TCP dumbbell (validation/ns3_peer.py drives both).
+//
+// n senders -- r1 --(bottleneck)-- r2 -- n receivers. Sender i's access delay sets its
+// base RTT; every flow is a BulkSend with NewReno + SACK, timestamps off, segment 1460
+// (1500-byte IP packets, as qoslab's mss = 1460), large socket buffers (ns-3's 128 KiB
+// default would cap the window), delayed ACKs (2 segments / 200 ms), min RTO 200 ms,
+// initial window 10. The bottleneck queue is a FifoQueueDisc (DropTail) or RedQueueDisc
+// of `--limit` packets; the device queue behind it is cut to 1 packet.
+//
+// Prints one line per flow: "flow <i> rtt_ms <r> goodput_bps <g>" over [warmup, end],
+// then "bottleneck_packets <n>" and "wall_s <t>".
+#include <chrono>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+using namespace ns3;
+
+static std::vector<double> ParseList(const std::string& s) {
+  std::vector<double> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) v.push_back(std::stod(item));
+  }
+  return v;
+}
+
+static uint64_t g_bottleneckTx = 0;
+static void CountTx(Ptr<const Packet>) { ++g_bottleneckTx; }
+
+int main(int argc, char* argv[]) {
+  std::string queue = "droptail";
+  std::string bottleneck = "10Mbps";
+  std::string access = "100Mbps";
+  std::string rttsArg = "20,40,80,160";
+  std::string startsArg = "";
+  uint32_t flows = 8;
+  uint32_t limit = 100;
+  double duration = 60.0;
+  double warmup = 10.0;
+  uint32_t run = 1;
+  CommandLine cmd;
+  cmd.AddValue("queue", "droptail or red", queue);
+  cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
+  cmd.AddValue("access", "access rate", access);
+  cmd.AddValue("rtts", "base RTTs in ms, cycled over flows", rttsArg);
+  cmd.AddValue("starts", "start times in s, one per flow", startsArg);
+  cmd.AddValue("flows", "number of flows", flows);
+  cmd.AddValue("limit", "bottleneck queue limit [packets]", limit);
+  cmd.AddValue("duration", "simulated seconds", duration);
+  cmd.AddValue("warmup", "seconds excluded from goodput", warmup);
+  cmd.AddValue("run", "RngRun", run);
+  cmd.Parse(argc, argv);
+  RngSeedManager::SetRun(run);
+
+  std::vector<double> rtts = ParseList(rttsArg);
+  std::vector<double> starts = ParseList(startsArg);
+  starts.resize(flows, 0.0);
+
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
+  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
+  Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+  Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                     TypeIdValue(TypeId::LookupByName("ns3::TcpClassicRecovery")));
+
+  NodeContainer routers;
+  routers.Create(2);
+  NodeContainer senders, receivers;
+  senders.Create(flows);
+  receivers.Create(flows);
+  InternetStackHelper stack;
+  stack.InstallAll();
+
+  PointToPointHelper bn;
+  bn.SetDeviceAttribute("DataRate", StringValue(bottleneck));
+  bn.SetChannelAttribute("Delay", StringValue("2ms"));
+  bn.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+  NetDeviceContainer bnDev = bn.Install(routers.Get(0), routers.Get(1));
+
+  TrafficControlHelper tch;
+  if (queue == "red") {
+    tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"),
+                         "MinTh", DoubleValue(5), "MaxTh", DoubleValue(15), "LInterm", DoubleValue(10),
+                         "QW", DoubleValue(0.002), "Gentle", BooleanValue(true), "MeanPktSize",
+                         UintegerValue(1500), "LinkBandwidth", DataRateValue(DataRate(bottleneck)),
+                         "LinkDelay", TimeValue(MilliSeconds(2)));
+  } else {
+    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"));
+  }
+  tch.Install(bnDev.Get(0));
+  bnDev.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&CountTx));
+
+  Ipv4AddressHelper addr;
+  addr.SetBase("10.0.0.0", "255.255.255.252");
+  addr.Assign(bnDev);
+  addr.NewNetwork();
+
+  std::vector<Ipv4Address> rcvAddr(flows);
+  for (uint32_t i = 0; i < flows; ++i) {
+    double rtt = rtts[i % rtts.size()];
+    // RTT = 2 * (sender access + 2 ms bottleneck + 1 ms receiver access).
+    double accessDelay = rtt / 2.0 - 3.0;
+    PointToPointHelper a;
+    a.SetDeviceAttribute("DataRate", StringValue(access));
+    a.SetChannelAttribute("Delay", TimeValue(MicroSeconds(static_cast<int64_t>(accessDelay * 1000))));
+    a.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1000p"));
+    NetDeviceContainer d1 = a.Install(senders.Get(i), routers.Get(0));
+    addr.Assign(d1);
+    addr.NewNetwork();
+    PointToPointHelper b;
+    b.SetDeviceAttribute("DataRate", StringValue(access));
+    b.SetChannelAttribute("Delay", StringValue("1ms"));
+    b.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1000p"));
+    NetDeviceContainer d2 = b.Install(routers.Get(1), receivers.Get(i));
+    Ipv4InterfaceContainer ifs = addr.Assign(d2);
+    rcvAddr[i] = ifs.GetAddress(1);
+    addr.NewNetwork();
+  }
+  Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+  std::vector<Ptr<PacketSink>> sinks(flows);
+  for (uint32_t i = 0; i < flows; ++i) {
+    uint16_t port = 5000 + i;
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer sa = sink.Install(receivers.Get(i));
+    sa.Start(Seconds(0));
+    sinks[i] = DynamicCast<PacketSink>(sa.Get(0));
+    BulkSendHelper src("ns3::TcpSocketFactory", InetSocketAddress(rcvAddr[i], port));
+    src.SetAttribute("MaxBytes", UintegerValue(0));
+    src.SetAttribute("SendSize", UintegerValue(1460));
+    ApplicationContainer ca = src.Install(senders.Get(i));
+    ca.Start(Seconds(starts[i]));
+  }
+
+  std::vector<uint64_t> atWarmup(flows, 0);
+  Simulator::Schedule(Seconds(warmup), [&]() {
+    for (uint32_t i = 0; i < flows; ++i) atWarmup[i] = sinks[i]->GetTotalRx();
+  });
+  Simulator::Stop(Seconds(duration));
+  auto t0 = std::chrono::steady_clock::now();
+  Simulator::Run();
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (uint32_t i = 0; i < flows; ++i) {
+    double g = (sinks[i]->GetTotalRx() - atWarmup[i]) * 8.0 / (duration - warmup);
+    std::cout << "flow " << i << " rtt_ms " << rtts[i % rtts.size()] << " goodput_bps " << g << "\n";
+  }
+  std::cout << "bottleneck_packets " << g_bottleneckTx << "\n";
+  std::cout << "wall_s " << wall << "\n";
+  Simulator::Destroy();
+  return 0;
+}
