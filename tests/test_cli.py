@@ -93,7 +93,7 @@ def test_reproduce_all_with_nothing_registered(tmp_path):
     p = cli("reproduce", "--all", "--quick", "-o", tmp_path / "rep", check=True)
     assert "no paper experiments are registered yet" in p.stdout
     report = tmp_path / "rep" / "report.html"
-    assert p.stdout.strip().splitlines()[-1] == f"report: {report}"
+    assert p.stdout.strip().splitlines()[-1] == f"report: {report.resolve()}"
     assert "No experiments are registered yet" in report.read_text()
     idx = json.loads((tmp_path / "rep" / "reproduce.json").read_text())
     assert idx["experiments"] == [] and idx["quick"] is True

@@ -31,7 +31,10 @@ def run(
     """Parse, validate and run ``scenario`` (text in ``format``); ``seed`` overrides the
     file's. The GIL is released while the engine runs.
 
-    Returns ``{"summary": {...}, "tables": {name: {"names": [...], "columns": [[...]]}}}``.
+    Returns ``{"summary": {...}, "tables": {name: {"names": [...], "columns": [...]}}}``
+    where a numeric column is ``("i64" | "f64", bytes)`` (native-endian values, for
+    ``numpy.frombuffer``) and a string column ``("str", distinct values, bytes)``, the
+    bytes being one native-endian ``u32`` index into the distinct values per row.
 
     Raises:
       ScenarioError: the scenario is malformed or invalid.

@@ -233,7 +233,7 @@ def reproduce(names, all_, quick, out, workers, ray) -> None:
         f"{ok} experiment(s) reproduced, {len(failed)} failed"
         + (f": {', '.join(failed)}" if failed else "")
     )
-    click.echo(f"report: {write_report(out)}")
+    click.echo(f"report: {write_report(out).resolve()}")
     if failed:
         sys.exit(1)
 

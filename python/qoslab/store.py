@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from qoslab.exceptions import ResultsError
@@ -49,7 +50,9 @@ class Result:
     def from_engine(cls, raw: Mapping[str, Any], scenario: dict[str, Any] | None) -> Result:
         """From the dict ``qoslab._core.run`` returns."""
         tables = {
-            name: pl.DataFrame(dict(zip(t["names"], t["columns"], strict=True)))
+            name: pl.DataFrame(
+                [_column(n, c) for n, c in zip(t["names"], t["columns"], strict=True)]
+            )
             for name, t in raw["tables"].items()
         }
         return cls(dict(raw["summary"]), tables, scenario)
@@ -77,6 +80,19 @@ class Result:
         shapes = ", ".join(f"{k}={v.height}" for k, v in self.tables.items())
         name, seed = self.summary.get("name", ""), self.summary.get("seed")
         return f"<qoslab.Result {name!r} seed={seed} {shapes}>"
+
+
+_DTYPES = {"i64": (np.int64, pl.Int64), "f64": (np.float64, pl.Float64)}
+
+
+def _column(name: str, col: Any) -> pl.Series:
+    """One engine column: ``(dtype, raw bytes)`` for numbers, ``("str", distinct values,
+    u32 codes as bytes)`` for strings (see ``crates/qoslab-py/src/convert.rs``)."""
+    if col[0] == "str":
+        codes = pl.Series(np.frombuffer(col[2], dtype=np.uint32))
+        return pl.Series(name, col[1], dtype=pl.String).gather(codes)
+    np_type, pl_type = _DTYPES[col[0]]
+    return pl.Series(name, np.frombuffer(col[1], dtype=np_type), dtype=pl_type)
 
 
 def write_run(
