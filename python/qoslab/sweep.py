@@ -15,8 +15,9 @@ Layout of a sweep directory::
     runs/<key>/         one finished run each (see qoslab.store); key = hash(scenario, seed)
     failed/<key>.json   a run that raised: its params, seed, error type and message
     summary.parquet     mean and 95 % CI across seeds, per grid point and flow
-    catalog.duckdb      SQL over everything: tables runs, flows, series, drops, queues,
-                        queue_samples, traces (each with run key, seed and params), summary
+    catalog.duckdb      SQL over everything: tables runs and summary; views flows, series,
+                        drops, queues, queue_samples, traces over the runs' Parquet files
+                        (each with run key, seed and params)
 
 Resuming (running the same sweep into the same directory) skips finished runs and
 retries failed ones. A killed sweep leaves no half-written run behind.
@@ -147,6 +148,8 @@ class SweepOutcome:
     wall_s: float
     engine_s: float
     summary: pl.DataFrame | None = None
+    #: Time inside ``_core.run`` calls (engine loop + building and handing over tables).
+    call_s: float = 0.0
 
     def line(self) -> str:
         """One line for humans."""
@@ -170,6 +173,7 @@ def _execute(task: dict[str, Any], runs_dir: str | None) -> dict[str, Any]:
         sc = Scenario(task["data"], task["file"])
         res = run_resolved(sc, task["seed"])
         status["engine_s"] = float(res.summary.get("wall_s", res.summary["call_s"]))
+        status["call_s"] = float(res.summary["call_s"])
         extra = {"sweep_key": task["key"], "params": task["params"]}
         if runs_dir is not None:
             write_run(Path(runs_dir) / task["key"], res, extra=extra)
@@ -316,7 +320,7 @@ def run_sweep(
     skipped = len(tasks) - len(todo)
     failures: list[dict[str, Any]] = []
     done = 0
-    engine_s = 0.0
+    engine_s = call_s = 0.0
     bar = None
     if progress and todo:
         from tqdm import tqdm
@@ -335,6 +339,7 @@ def run_sweep(
                 if status["ok"]:
                     done += 1
                     engine_s += status.get("engine_s", 0.0)
+                    call_s += status.get("call_s", 0.0)
                     (failed_dir / f"{key}.json").unlink(missing_ok=True)
                 else:
                     failures.append(status)
@@ -360,6 +365,7 @@ def run_sweep(
         time.perf_counter() - t0,
         engine_s,
         summary,
+        call_s,
     )
 
 
@@ -490,7 +496,9 @@ def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFra
 
 
 def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
-    """(Re)builds ``catalog.duckdb``: tables ``runs`` and every engine table across runs."""
+    """(Re)builds ``catalog.duckdb``: a ``runs`` table (key, seed, params, status, error),
+    a ``summary`` table, and one view per engine table over the runs' Parquet files
+    (absolute paths: after moving a sweep directory, rerun the sweep to rebuild it)."""
     import duckdb
 
     out = Path(out)
@@ -512,11 +520,25 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     try:
         con.register("runs_df", runs.to_arrow())
         con.execute("CREATE TABLE runs AS SELECT * FROM runs_df")
+        params = "".join(f', r."{k}"' for k in _param_columns(tasks))
         for name in TABLES:
-            df = gather(out, name, tasks)
-            if df.width:
-                con.register(f"{name}_df", df.to_arrow())
-                con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM {name}_df')
+            # Views over the runs' Parquet files, not copies: a sweep of long runs with
+            # queue sampling holds tens of millions of rows, and copying them all into
+            # the catalog cost more than the runs themselves.
+            files = [
+                str((out / "runs" / t.key / f"{name}.parquet").resolve())
+                for t in tasks
+                if is_complete(out / "runs" / t.key)
+                and (out / "runs" / t.key / f"{name}.parquet").is_file()
+            ]
+            if not files:
+                continue
+            lst = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            con.execute(
+                f'CREATE VIEW "{name}" AS SELECT r.run, r.seed{params}, t.* EXCLUDE (filename) '
+                f"FROM read_parquet([{lst}], union_by_name = true, filename = true) t "
+                "JOIN runs r ON r.run = regexp_extract(t.filename, '/runs/([^/]+)/[^/]+$', 1)"
+            )
         if (out / "summary.parquet").is_file():
             con.register("summary_df", pl.read_parquet(out / "summary.parquet").to_arrow())
             con.execute("CREATE TABLE summary AS SELECT * FROM summary_df")
