@@ -1,0 +1,29 @@
+//! Python bindings for qoslab: the extension module `qoslab._core`.
+//!
+//! Bindings only; everything a user sees is in `python/qoslab`. The module exposes
+//! `run`, `check`, `version` and the exception hierarchy
+//! `QoslabError > ScenarioError, SimulationError`.
+
+mod convert;
+mod error;
+mod exceptions;
+mod run;
+
+use pyo3::prelude::*;
+
+/// The `qoslab._core` extension module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("QoslabError", py.get_type::<exceptions::QoslabError>())?;
+    m.add("ScenarioError", py.get_type::<exceptions::ScenarioError>())?;
+    m.add(
+        "SimulationError",
+        py.get_type::<exceptions::SimulationError>(),
+    )?;
+    m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(run::check, m)?)?;
+    m.add_function(wrap_pyfunction!(run::version, m)?)?;
+    m.add_function(wrap_pyfunction!(run::_panic_for_test, m)?)?;
+    Ok(())
+}

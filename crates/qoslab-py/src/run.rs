@@ -1,0 +1,90 @@
+//! `run`, `check` and `version`: GIL released during runs, panics caught.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use qoslab::error::Error;
+use qoslab::scenario::Format;
+
+use crate::convert::result_to_py;
+use crate::error::{panic_on_err, to_pyerr};
+use crate::exceptions::SimulationError;
+
+fn parse_format(format: &str) -> PyResult<Format> {
+    match format {
+        "json" => Ok(Format::Json),
+        "toml" => Ok(Format::Toml),
+        other => Err(PyValueError::new_err(format!(
+            "format must be \"json\" or \"toml\", not {other:?}"
+        ))),
+    }
+}
+
+/// Runs `f` without the GIL; a panic becomes a `SimulationError` (unless
+/// `QOSLAB_PANIC_ON_ERR=1`, when errors and panics propagate with their backtrace).
+fn guarded<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    if panic_on_err() {
+        return match py.allow_threads(f) {
+            Ok(v) => Ok(v),
+            Err(e) => panic!("{what} failed (QOSLAB_PANIC_ON_ERR=1): {e}"),
+        };
+    }
+    match py.allow_threads(|| catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_pyerr(py, e)),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(SimulationError::new_err(format!(
+                "the engine panicked during {what}: {msg} (this is a qoslab bug; \
+                 rerun with QOSLAB_PANIC_ON_ERR=1 RUST_BACKTRACE=1 for a backtrace)"
+            )))
+        }
+    }
+}
+
+/// Runs a scenario given as text and returns its results as plain Python objects.
+#[pyfunction]
+#[pyo3(signature = (scenario, format = "json", seed = None))]
+pub fn run<'py>(
+    py: Python<'py>,
+    scenario: &str,
+    format: &str,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let fmt = parse_format(format)?;
+    let result = guarded(py, "the run", || qoslab::run_str(scenario, fmt, seed))?;
+    result_to_py(py, &result)
+}
+
+/// Parses and validates a scenario without running it.
+#[pyfunction]
+#[pyo3(signature = (scenario, format = "json"))]
+pub fn check(py: Python<'_>, scenario: &str, format: &str) -> PyResult<()> {
+    let fmt = parse_format(format)?;
+    guarded(py, "the check", || qoslab::check_str(scenario, fmt))
+}
+
+/// The engine's version.
+#[pyfunction]
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Panics inside the same guard a run uses; lets the tests prove that a panic
+/// arrives as `SimulationError` and never aborts the interpreter.
+#[pyfunction]
+pub fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    guarded(py, "the panic test", || -> Result<(), Error> {
+        panic!("deliberate panic for the test suite")
+    })
+}

@@ -1,0 +1,5 @@
+"""``python -m qoslab`` = the ``qoslab`` command."""
+
+from qoslab.cli import main
+
+main()

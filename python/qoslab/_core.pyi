@@ -1,0 +1,52 @@
+"""The compiled engine (``crates/qoslab-py``): bindings only.
+
+Users call :func:`qoslab.run`; this module is what it calls underneath.
+"""
+
+from typing import Any, Literal
+
+__all__ = ["QoslabError", "ScenarioError", "SimulationError", "check", "run", "version"]
+
+class QoslabError(Exception):
+    """Base class of every error qoslab raises."""
+
+class ScenarioError(QoslabError):
+    """A scenario could not be read or is not valid.
+
+    Attributes set by the engine (the Python side adds ``file``):
+      key: the offending key path, e.g. ``"link[0].rate"``; ``""`` for whole-file errors.
+      detail: what was wrong and what was expected, without the key.
+    """
+
+    key: str
+    detail: str
+
+class SimulationError(QoslabError):
+    """A run failed after its scenario was accepted: an event budget exhausted, an
+    internal invariant broken, or an engine panic (caught; never an abort)."""
+
+def run(
+    scenario: str, format: Literal["json", "toml"] = "json", seed: int | None = None
+) -> dict[str, Any]:
+    """Parse, validate and run ``scenario`` (text in ``format``); ``seed`` overrides the
+    file's. The GIL is released while the engine runs.
+
+    Returns ``{"summary": {...}, "tables": {name: {"names": [...], "columns": [...]}}}``
+    where a numeric column is ``("i64" | "f64", bytes)`` (native-endian values, for
+    ``numpy.frombuffer``) and a string column ``("str", distinct values, bytes)``, the
+    bytes being one native-endian ``u32`` index into the distinct values per row.
+
+    Raises:
+      ScenarioError: the scenario is malformed or invalid.
+      SimulationError: the run failed, or the engine panicked.
+      ValueError: ``format`` is neither ``"json"`` nor ``"toml"``.
+    """
+
+def check(scenario: str, format: Literal["json", "toml"] = "json") -> None:
+    """Parse and validate ``scenario`` without running it; raises :class:`ScenarioError`."""
+
+def version() -> str:
+    """The engine's version (the Rust crate's)."""
+
+def _panic_for_test() -> None:
+    """Panic inside the run guard; always raises :class:`SimulationError`. For tests."""

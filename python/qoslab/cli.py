@@ -1,0 +1,281 @@
+"""``qoslab run|check|sweep|reproduce|report|list``.
+
+Bad input (a scenario that does not parse or validate, a missing or corrupt results
+file) exits with status 2 and one paragraph naming the file, the key and what was
+expected; ``--verbose`` adds the traceback. A failed simulation exits with 1.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from qoslab.exceptions import QoslabError, ResultsError, ScenarioError, SimulationError
+
+__all__ = ["main"]
+
+
+def _fail(e: BaseException, verbose: bool) -> int:
+    if verbose:
+        traceback.print_exc()
+    if isinstance(e, ScenarioError):
+        file = getattr(e, "file", None)
+        key = getattr(e, "key", "")
+        detail = getattr(e, "detail", str(e))
+        where = f"in scenario {file}" if file else "in the scenario"
+        at = f" at key `{key}`" if key else ""
+        msg = f"error {where}{at}: {detail}"
+        code = 2
+    elif isinstance(e, ResultsError):
+        msg, code = f"error in results: {e}", 2
+    elif isinstance(e, SimulationError):
+        msg, code = f"the simulation failed: {e}", 1
+    elif isinstance(e, QoslabError):
+        msg, code = f"error: {e}", 2
+    else:
+        msg = (
+            f"internal error: {type(e).__name__}: {e} "
+            "(a qoslab bug; rerun with --verbose for the traceback)"
+        )
+        code = 1
+    if not msg.endswith("."):
+        msg += "."
+    if not verbose:
+        msg += " (Use --verbose for a traceback.)"
+    click.echo(f"qoslab: {msg}", err=True)
+    return code
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("qoslab: interrupted.", err=True)
+            sys.exit(130)
+        except Exception as e:
+            sys.exit(_fail(e, bool(ctx.obj and ctx.obj.get("verbose"))))
+
+
+def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise click.BadParameter(f"expected KEY=VALUE, got {it!r}", param_hint=what)
+        k, v = it.split("=", 1)
+        out[k.strip()] = v
+    return out
+
+
+def _overrides(items: tuple[str, ...]) -> dict[str, Any]:
+    from qoslab.scenario import parse_value
+
+    return {k: parse_value(v) for k, v in _pairs(items, "--set").items()}
+
+
+_set_opt = click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a value by key path, e.g. --set link.0.rate=5Mbps (repeatable).",
+)
+
+
+@click.group(cls=_Group)
+@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks on errors.")
+@click.version_option(package_name="qoslab")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """qoslab: packet-level simulation of TCP traffic conditioning."""
+    ctx.obj = {"verbose": verbose}
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(path_type=Path))
+@_set_opt
+def check(scenario: Path, sets: tuple[str, ...]) -> None:
+    """Validate SCENARIO without running it."""
+    from qoslab.api import check as check_
+
+    sc = check_(scenario, _overrides(sets))
+    d = sc.data
+    click.echo(
+        f"ok: {scenario} is valid ({len(d.get('node', []))} nodes, "
+        f"{len(d.get('link', []))} links, {len(d.get('flow', []))} flows)"
+    )
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(path_type=Path))
+@_set_opt
+@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Results directory (default results/<name>).",
+)
+@click.option("--report", is_flag=True, help="Also write report.html there.")
+def run(
+    scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None, report: bool
+) -> None:
+    """Run SCENARIO once and store its results."""
+    from qoslab.api import run as run_
+    from qoslab.scenario import load
+
+    sc = load(scenario)
+    res = run_(sc, _overrides(sets), seed)
+    dest = res.save(out or Path("results") / sc.name)
+    s = res.summary
+    click.echo(
+        f"{sc.name}: seed {s.get('seed')}, {s.get('events', '?')} events, "
+        f"{s.get('wall_s', 0):.3f}s wall"
+    )
+    flows = res.flows
+    cols = [c for c in ("name", "kind", "src", "dst", "goodput_bps", "drops") if c in flows.columns]
+    if cols:
+        with __import__("polars").Config(tbl_rows=50, tbl_hide_dataframe_shape=True):
+            click.echo(flows.select(cols))
+    if report:
+        from qoslab.report import write_report
+
+        click.echo(f"report: {write_report(dest)}")
+    click.echo(f"results: {dest}")
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(path_type=Path))
+@_set_opt
+@click.option("--seeds", type=int, default=None, help="Number of seeds (overrides [sweep]).")
+@click.option(
+    "--grid",
+    "grids",
+    multiple=True,
+    metavar="KEY=V1,V2,…",
+    help="Sweep a key path over values (repeatable).",
+)
+@click.option("--workers", "-j", type=int, default=None, help="Local processes (default: cores).")
+@click.option("--ray", default=None, metavar="auto|local|ADDRESS", help="Run on a Ray cluster.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Sweep directory (default results/<name>-sweep); rerun to resume.",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--report", is_flag=True, help="Also write report.html in the sweep directory.")
+def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, report) -> None:
+    """Run SCENARIO over a grid of parameters and seeds (resumable)."""
+    from qoslab.scenario import load, parse_value
+    from qoslab.sweep import install_sigterm_handler, run_sweep
+
+    install_sigterm_handler()
+    sc = load(scenario)
+    grid = {k: [parse_value(x) for x in v.split(",")] for k, v in _pairs(grids, "--grid").items()}
+    res = run_sweep(
+        sc,
+        out or Path("results") / f"{sc.name}-sweep",
+        seeds=seeds,
+        grid=grid,
+        overrides=_overrides(sets),
+        workers=workers,
+        ray=ray,
+        progress=not no_progress,
+    )
+    click.echo(res.line())
+    for f in res.failures[:5]:
+        click.echo(
+            f"  failed {f['key']} seed={f['seed']} {f['params']}: {f['error_type']}: {f['error']}"
+        )
+    if report:
+        from qoslab.report import write_report
+
+        click.echo(f"report: {write_report(res.out)}")
+    if res.failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every registered experiment.")
+@click.option("--quick", is_flag=True, help="Fewer seeds, shorter runs.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("results/reproduce"))
+@click.option("--workers", "-j", type=int, default=None)
+@click.option("--ray", default=None, metavar="auto|local|ADDRESS")
+def reproduce(names, all_, quick, out, workers, ray) -> None:
+    """Reproduce paper experiments (NAMES, or --all) and write the report."""
+    from qoslab.report import write_report
+    from qoslab.reproduce import discover, run_experiments
+
+    if not names and not all_:
+        raise click.UsageError("name experiments or pass --all (see `qoslab list`)")
+    reg = discover()
+    if not reg:
+        click.echo(
+            "no paper experiments are registered yet (they are added as "
+            "python/qoslab/reproduce/p0.py … p4.py); writing an empty report."
+        )
+    idx = run_experiments(
+        None if all_ else list(names), out, quick=quick, workers=workers, ray=ray, log=click.echo
+    )
+    failed = [e["name"] for e in idx["experiments"] if e["status"] != "done"]
+    ok = len(idx["experiments"]) - len(failed)
+    click.echo(
+        f"{ok} experiment(s) reproduced, {len(failed)} failed"
+        + (f": {', '.join(failed)}" if failed else "")
+    )
+    click.echo(f"report: {write_report(out).resolve()}")
+    if failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="HTML file (default DIRECTORY/report.html).",
+)
+def report(directory: Path, out: Path | None) -> None:
+    """Write a self-contained HTML report for a run, sweep or reproduction directory."""
+    from qoslab.report import write_report
+
+    click.echo(write_report(directory, out))
+
+
+@cli.command(name="list")
+def list_() -> None:
+    """List registered paper experiments and the scenario files under scenarios/."""
+    from qoslab.reproduce import discover, scenarios_dir
+
+    reg = discover()
+    click.echo(f"experiments ({len(reg)}):")
+    for e in reg.values():
+        click.echo(f"  {e.name:20s} {e.title}" + (f"  [{e.paper}]" if e.paper else ""))
+    if not reg:
+        click.echo("  (none registered yet: add python/qoslab/reproduce/p0.py … p4.py)")
+    sd = scenarios_dir()
+    files = sorted(sd.rglob("*.toml")) if sd.is_dir() else []
+    click.echo(f"scenarios ({len(files)}) in {sd}:")
+    for f in files:
+        click.echo(f"  {f.relative_to(sd)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    cli.main(args=argv, prog_name="qoslab")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,87 @@
+"""Shared fixtures: a small scenario, a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SMALL = """
+name = "small"
+duration = "{duration}"
+warmup = "0.5s"
+seed = 1
+
+[[node]]
+name = "h1"
+[[node]]
+name = "h2"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "h3"
+
+[[link]]
+a = "h1"
+b = "r1"
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+a = "h2"
+b = "r1"
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+a = "r1"
+b = "h3"
+rate = "1Mbps"
+delay = "10ms"
+queue = {{ kind = "droptail", limit = 20 }}
+
+[[flow]]
+name = "a"
+from = "h1"
+to = "h3"
+cbr = {{ rate = "800kbps", size = 1000, jitter = 0.2 }}
+[[flow]]
+name = "b"
+from = "h2"
+to = "h3"
+cbr = {{ rate = "400kbps", size = 1000, jitter = 0.2 }}
+
+[record]
+interval = "0.5s"
+"""
+
+
+def small_text(duration: str = "4s", extra: str = "") -> str:
+    """The small two-CBR scenario as TOML text, with ``extra`` appended."""
+    return SMALL.format(duration=duration) + extra
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """A small, valid scenario file (two CBR flows over a 1 Mb/s bottleneck)."""
+    p = tmp_path / "small.toml"
+    p.write_text(small_text())
+    return p
+
+
+def cli(
+    *args: str | os.PathLike, cwd: Path | None = None, check: bool = False, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """Runs ``python -m qoslab ARGS`` and returns the completed process (text output)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "qoslab", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and p.returncode != 0:
+        raise AssertionError(f"qoslab {args} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
