@@ -13,10 +13,16 @@ if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium
     chromium-headless-shell >/dev/null
 fi
 
+if ! command -v tshark >/dev/null 2>&1; then
+  echo "test: installing tshark (the pcap capture test reads qoslab's files with it)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends tshark >/dev/null
+fi
+
 echo "== cargo fmt";    cargo fmt --all --check
 echo "== cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test";   cargo test --workspace -q
-# ruff covers the Python package and its tests; validation/ (the lead's model checks) has its own style.
-echo "== ruff";         .venv/bin/ruff check python tests benches && .venv/bin/ruff format --check python tests benches
+echo "== ruff";         .venv/bin/ruff check python tests benches validation && .venv/bin/ruff format --check python tests benches validation
 echo "== pytest"
 QOSLAB_REQUIRE_CHROMIUM=1 .venv/bin/python -m pytest -m "slow or not slow" -q

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ns3_peer import NS3, QOSLAB, ROOT, qoslab_scenario, run_ns3  # noqa: E402
+from ns3_peer import NS3, QOSLAB, ROOT, qoslab_scenario, run_ns3
 
 CASES = [  # flows, bottleneck, access, queue limit [packets]
     (8, "10Mbps", "100Mbps", 100),
@@ -41,7 +41,7 @@ def run_qoslab_timed(text):
     out = subprocess.run([str(QOSLAB), f.name], check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
     r = json.loads(out)
-    q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"]))
+    q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
     hops = q["departed"][q["iface"].index("r1->r2")]
     return wall, r["summary"]["events"], hops, r["summary"]["wall_s"]
 
@@ -67,19 +67,29 @@ def main() -> int:
         qw, ev, qh, engine_wall = run_qoslab_timed(text)
         _, nw, nh = run_ns3(n, "droptail", starts, args.duration, 0.0, 1, limit, bn, acc)
         rows.append((n, bn, qw, engine_wall, ev, qh, nw, nh))
-        print(f"{n:5} flows @ {bn:>8}: qoslab {qw:7.2f} s ({ev/engine_wall/1e6:5.2f} M events/s, "
-              f"{qh/qw:9,.0f} pkt/s)  ns-3 {nw:7.2f} s ({nh/nw:7,.0f} pkt/s)  ratio {nw/qw:5.0f}x", flush=True)
-    lines = ["# qoslab against ns-3.44: speed on TCP dumbbells", "",
-             f"Made by `python3 validation/ns3_bench.py --duration {args.duration:g}` on this project's "
-             "machine (2 cores; both simulators single-threaded, run one after the other in the same "
-             "invocation). Wall times are whole processes (start-up and result output included); "
-             "events/s is qoslab's engine alone.", "",
-             "| flows | bottleneck | qoslab wall (s) | qoslab events/s | qoslab bottleneck pkt/s | "
-             "ns-3 wall (s) | ns-3 bottleneck pkt/s | speed ratio |",
-             "|---|---|---|---|---|---|---|---|"]
+        print(
+            f"{n:5} flows @ {bn:>8}: qoslab {qw:7.2f} s ({ev / engine_wall / 1e6:5.2f} M events/s, "
+            f"{qh / qw:9,.0f} pkt/s)  ns-3 {nw:7.2f} s ({nh / nw:7,.0f} pkt/s)  "
+            f"ratio {nw / qw:5.0f}x",
+            flush=True,
+        )
+    lines = [
+        "# qoslab against ns-3.44: speed on TCP dumbbells",
+        "",
+        f"Made by `python3 validation/ns3_bench.py --duration {args.duration:g}` on this project's "
+        "machine (2 cores; both simulators single-threaded, run one after the other in the same "
+        "invocation). Wall times are whole processes (start-up and result output included); "
+        "events/s is qoslab's engine alone.",
+        "",
+        "| flows | bottleneck | qoslab wall (s) | qoslab events/s | qoslab bottleneck pkt/s | "
+        "ns-3 wall (s) | ns-3 bottleneck pkt/s | speed ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for n, bn, qw, ew, ev, qh, nw, nh in rows:
-        lines.append(f"| {n} | {bn} | {qw:.2f} | {ev/ew/1e6:.2f} M | {qh/qw:,.0f} | {nw:.2f} | "
-                     f"{nh/nw:,.0f} | {nw/qw:.0f}× |")
+        lines.append(
+            f"| {n} | {bn} | {qw:.2f} | {ev / ew / 1e6:.2f} M | {qh / qw:,.0f} | {nw:.2f} | "
+            f"{nh / nw:,.0f} | {nw / qw:.0f}× |"
+        )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")

@@ -41,23 +41,33 @@ RTTS = [20, 40, 80, 160]
 QUEUES = {
     "droptail": '{ kind = "droptail", limit = 100 }',
     "red": '{ kind = "red", limit = 100, min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, '
-    'gentle = true, mean_pkt_size = 1500 }',
+    "gentle = true, mean_pkt_size = 1500 }",
 }
 
 
-def qoslab_scenario(n, queue, starts, duration, warmup, seed, bottleneck="10Mbps", access="100Mbps", limit=100):
+def qoslab_scenario(
+    n, queue, starts, duration, warmup, seed, bottleneck="10Mbps", access="100Mbps", limit=100
+):
     s = [f'name = "peer-{queue}"', f"duration = {duration}", f"warmup = {warmup}", f"seed = {seed}"]
     s += ['[[node]]\nname = "r1"\nkind = "router"', '[[node]]\nname = "r2"\nkind = "router"']
-    tcp = ('{ variant = "sack", mss = 1460, max_window = 100000, initial_window = 10, '
-           'delayed_ack = true, min_rto = "200ms" }')
+    tcp = (
+        '{ variant = "sack", mss = 1460, max_window = 100000, initial_window = 10, '
+        'delayed_ack = true, min_rto = "200ms" }'
+    )
     for i in range(n):
         rtt = RTTS[i % len(RTTS)]
         s.append(f'[[node]]\nname = "s{i}"\n[[node]]\nname = "d{i}"')
-        s.append(f'[[link]]\na = "s{i}"\nb = "r1"\nrate = "{access}"\ndelay = "{rtt / 2 - 3}ms"\n'
-                 'queue = { kind = "droptail", limit = 1000 }')
-        s.append(f'[[link]]\na = "r2"\nb = "d{i}"\nrate = "{access}"\ndelay = "1ms"\n'
-                 'queue = { kind = "droptail", limit = 1000 }')
-        s.append(f'[[flow]]\nname = "f{i}"\nfrom = "s{i}"\nto = "d{i}"\nstart = {starts[i]}\ntcp = {tcp}')
+        s.append(
+            f'[[link]]\na = "s{i}"\nb = "r1"\nrate = "{access}"\ndelay = "{rtt / 2 - 3}ms"\n'
+            'queue = { kind = "droptail", limit = 1000 }'
+        )
+        s.append(
+            f'[[link]]\na = "r2"\nb = "d{i}"\nrate = "{access}"\ndelay = "1ms"\n'
+            'queue = { kind = "droptail", limit = 1000 }'
+        )
+        s.append(
+            f'[[flow]]\nname = "f{i}"\nfrom = "s{i}"\nto = "d{i}"\nstart = {starts[i]}\ntcp = {tcp}'
+        )
     q = QUEUES[queue].replace("limit = 100", f"limit = {limit}")
     s.append(f'[[link]]\na = "r1"\nb = "r2"\nrate = "{bottleneck}"\ndelay = "2ms"\nqueue = {q}')
     return "\n".join(s) + "\n"
@@ -71,18 +81,29 @@ def run_qoslab(text):
     wall = time.perf_counter() - t0
     r = json.loads(out)
     t = r["tables"]["flows"]
-    flows = dict(zip(t["names"], t["columns"]))
-    q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"]))
+    flows = dict(zip(t["names"], t["columns"], strict=True))
+    q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
     hops = q["departed"][q["iface"].index("r1->r2")]
     return flows["goodput_bps"], wall, hops
 
 
-def run_ns3(n, queue, starts, duration, warmup, seed, limit=100, bottleneck="10Mbps", access="100Mbps"):
+def run_ns3(
+    n, queue, starts, duration, warmup, seed, limit=100, bottleneck="10Mbps", access="100Mbps"
+):
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
-    args = [str(NS3), f"--queue={queue}", f"--flows={n}", f"--limit={disc_limit}",
-            f"--bottleneck={bottleneck}", f"--access={access}",
-            f"--rtts={','.join(map(str, RTTS))}", f"--starts={','.join(map(str, starts))}",
-            f"--duration={duration}", f"--warmup={warmup}", f"--run={seed}"]
+    args = [
+        str(NS3),
+        f"--queue={queue}",
+        f"--flows={n}",
+        f"--limit={disc_limit}",
+        f"--bottleneck={bottleneck}",
+        f"--access={access}",
+        f"--rtts={','.join(map(str, RTTS))}",
+        f"--starts={','.join(map(str, starts))}",
+        f"--duration={duration}",
+        f"--warmup={warmup}",
+        f"--run={seed}",
+    ]
     t0 = time.perf_counter()
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
@@ -100,7 +121,8 @@ def rtt_exponent(rtts, goodputs):
     xs = [math.log(r) for r in rtts]
     ys = [math.log(max(g, 1.0)) for g in goodputs]
     mx, my = statistics.mean(xs), statistics.mean(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    slope = cov / sum((x - mx) ** 2 for x in xs)
     return -slope
 
 
@@ -118,11 +140,15 @@ def main() -> int:
             return 2
     n = args.flows
     rtts = [RTTS[i % len(RTTS)] for i in range(n)]
-    lines = ["# qoslab against ns-3.44: TCP dumbbell", "",
-             f"Made by `python3 validation/ns3_peer.py --seeds {args.seeds} --flows {n} "
-             f"--duration {args.duration:g}` ({n} flows, RTTs {'/'.join(map(str, RTTS))} ms cycling, "
-             "10 Mb/s bottleneck, 100 Mb/s access, SACK + NewReno-style recovery, delayed ACKs, IW 10, "
-             f"{args.duration:g} s with {args.warmup:g} s warm-up; means over seeds).", ""]
+    lines = [
+        "# qoslab against ns-3.44: TCP dumbbell",
+        "",
+        f"Made by `python3 validation/ns3_peer.py --seeds {args.seeds} --flows {n} "
+        f"--duration {args.duration:g}` ({n} flows, RTTs {'/'.join(map(str, RTTS))} ms cycling, "
+        "10 Mb/s bottleneck, 100 Mb/s access, SACK + NewReno-style recovery, delayed ACKs, IW 10, "
+        f"{args.duration:g} s with {args.warmup:g} s warm-up; means over seeds).",
+        "",
+    ]
     for queue in QUEUES:
         per_q, per_n = [], []
         wq = wn = 0.0
@@ -130,12 +156,18 @@ def main() -> int:
         for seed in range(1, args.seeds + 1):
             rnd = random.Random(seed)
             starts = [round(rnd.random(), 6) for _ in range(n)]
-            gq, w1, h1 = run_qoslab(qoslab_scenario(n, queue, starts, args.duration, args.warmup, seed))
+            gq, w1, h1 = run_qoslab(
+                qoslab_scenario(n, queue, starts, args.duration, args.warmup, seed)
+            )
             gn, w2, h2 = run_ns3(n, queue, starts, args.duration, args.warmup, seed)
             per_q.append(gq)
             per_n.append(gn)
             wq, wn, hq, hn = wq + w1, wn + w2, hq + h1, hn + h2
-            print(f"{queue} seed {seed}: qoslab {sum(gq)/1e6:.3f} Mb/s  ns-3 {sum(gn)/1e6:.3f} Mb/s", flush=True)
+            print(
+                f"{queue} seed {seed}: qoslab {sum(gq) / 1e6:.3f} Mb/s  "
+                f"ns-3 {sum(gn) / 1e6:.3f} Mb/s",
+                flush=True,
+            )
         tot_q = statistics.mean(sum(g) for g in per_q)
         tot_n = statistics.mean(sum(g) for g in per_n)
         share_q = [statistics.mean(g[i] / sum(g) for g in per_q) for i in range(n)]
@@ -143,18 +175,28 @@ def main() -> int:
         mean_q = [statistics.mean(g[i] for g in per_q) for i in range(n)]
         mean_n = [statistics.mean(g[i] for g in per_n) for i in range(n)]
         kq, kn = rtt_exponent(rtts, mean_q), rtt_exponent(rtts, mean_n)
-        lines += [f"## {queue}", "",
-                  "| | qoslab | ns-3 | qoslab / ns-3 |", "|---|---|---|---|",
-                  f"| total goodput (Mb/s) | {tot_q/1e6:.3f} | {tot_n/1e6:.3f} | {tot_q/tot_n:.3f} |",
-                  f"| RTT-bias exponent k (goodput ∝ RTT^−k) | {kq:.2f} | {kn:.2f} | |",
-                  f"| wall time, all seeds (s) | {wq:.2f} | {wn:.2f} | {wn/wq:.0f}× faster |",
-                  f"| bottleneck packets per wall second | {hq/wq:,.0f} | {hn/wn:,.0f} | |", "",
-                  "| flow | RTT (ms) | qoslab share | ns-3 share |", "|---|---|---|---|"]
+        lines += [
+            f"## {queue}",
+            "",
+            "| | qoslab | ns-3 | qoslab / ns-3 |",
+            "|---|---|---|---|",
+            f"| total goodput (Mb/s) | {tot_q / 1e6:.3f} | {tot_n / 1e6:.3f} "
+            f"| {tot_q / tot_n:.3f} |",
+            f"| RTT-bias exponent k (goodput ∝ RTT^−k) | {kq:.2f} | {kn:.2f} | |",
+            f"| wall time, all seeds (s) | {wq:.2f} | {wn:.2f} | {wn / wq:.0f}× faster |",
+            f"| bottleneck packets per wall second | {hq / wq:,.0f} | {hn / wn:,.0f} | |",
+            "",
+            "| flow | RTT (ms) | qoslab share | ns-3 share |",
+            "|---|---|---|---|",
+        ]
         for i in range(n):
             lines.append(f"| f{i} | {rtts[i]} | {share_q[i]:.3f} | {share_n[i]:.3f} |")
         lines.append("")
-        print(f"{queue}: total {tot_q/1e6:.3f} vs {tot_n/1e6:.3f} Mb/s (ratio {tot_q/tot_n:.3f}); "
-              f"k {kq:.2f} vs {kn:.2f}; speed ratio {wn/wq:.0f}x")
+        print(
+            f"{queue}: total {tot_q / 1e6:.3f} vs {tot_n / 1e6:.3f} Mb/s "
+            f"(ratio {tot_q / tot_n:.3f}); "
+            f"k {kq:.2f} vs {kn:.2f}; speed ratio {wn / wq:.0f}x"
+        )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")

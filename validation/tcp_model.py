@@ -34,7 +34,9 @@ MAX_WINDOW = 10_000
 
 def padhye(p: float, rtt: float, t0: float, wm: float = MAX_WINDOW, b: float = 1.0) -> float:
     """Padhye et al. 1998, eq. (33): send rate in segments per second."""
-    denom = rtt * math.sqrt(2 * b * p / 3) + t0 * min(1.0, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p)
+    denom = rtt * math.sqrt(2 * b * p / 3) + t0 * min(1.0, 3 * math.sqrt(3 * b * p / 8)) * p * (
+        1 + 32 * p * p
+    )
     return min(wm / rtt, 1.0 / denom)
 
 
@@ -69,7 +71,7 @@ def run(text: str) -> dict:
     out = subprocess.run([str(BIN), f.name], check=True, capture_output=True, text=True).stdout
     r = json.loads(out)
     t = r["tables"]["flows"]
-    return {n: c[0] for n, c in zip(t["names"], t["columns"])}
+    return {n: c[0] for n, c in zip(t["names"], t["columns"], strict=True)}
 
 
 def main() -> int:
@@ -93,9 +95,24 @@ def main() -> int:
                 t0 = f["rto"] if f["rto"] == f["rto"] else max(0.2, 2 * rtt)
                 model = padhye(p, rtt, t0) * MSS * 8
                 ratio = f["goodput_bps"] / model
-                rows.append((variant, p, rtt, duration, f["goodput_bps"], model, ratio, f["timeouts"], f["fast_retransmits"]))
-                print(f"{variant:8} p={p:<6} rtt={rtt:<5} goodput={f['goodput_bps']/1e3:9.1f} kb/s "
-                      f"model={model/1e3:9.1f} kb/s ratio={ratio:5.2f}", flush=True)
+                rows.append(
+                    (
+                        variant,
+                        p,
+                        rtt,
+                        duration,
+                        f["goodput_bps"],
+                        model,
+                        ratio,
+                        f["timeouts"],
+                        f["fast_retransmits"],
+                    )
+                )
+                print(
+                    f"{variant:8} p={p:<6} rtt={rtt:<5} goodput={f['goodput_bps'] / 1e3:9.1f} kb/s "
+                    f"model={model / 1e3:9.1f} kb/s ratio={ratio:5.2f}",
+                    flush=True,
+                )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -106,11 +123,15 @@ def main() -> int:
         f"MSS {MSS} B, no delayed ACKs, max window {MAX_WINDOW}; "
         f"about {events} loss events per cell, first 10 % discarded).",
         "",
-        "| variant | p | RTT (s) | run (s) | goodput (kb/s) | Padhye (kb/s) | ratio | timeouts | fast retransmits |",
+        "| variant | p | RTT (s) | run (s) | goodput (kb/s) | Padhye (kb/s) | ratio | timeouts "
+        "| fast retransmits |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for v, p, rtt, d, g, m, r, to, fr in rows:
-        lines.append(f"| {v} | {p} | {rtt} | {d:.0f} | {g/1e3:.1f} | {m/1e3:.1f} | {r:.2f} | {to} | {fr} |")
+        lines.append(
+            f"| {v} | {p} | {rtt} | {d:.0f} | {g / 1e3:.1f} | {m / 1e3:.1f} | {r:.2f} "
+            f"| {to} | {fr} |"
+        )
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
     return 0
