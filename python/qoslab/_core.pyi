@@ -26,10 +26,15 @@ class SimulationError(QoslabError):
     internal invariant broken, or an engine panic (caught; never an abort)."""
 
 def run(
-    scenario: str, format: Literal["json", "toml"] = "json", seed: int | None = None
+    scenario: str,
+    format: Literal["json", "toml"] = "json",
+    seed: int | None = None,
+    pcap_dir: str | None = None,
 ) -> dict[str, Any]:
     """Parse, validate and run ``scenario`` (text in ``format``); ``seed`` overrides the
-    file's. The GIL is released while the engine runs.
+    file's; the scenario's ``[[capture]]`` pcap files are written into ``pcap_dir``
+    (validated but not written when it is ``None``). The GIL is released while the
+    engine runs.
 
     Returns ``{"summary": {...}, "tables": {name: {"names": [...], "columns": [...]}}}``
     where a numeric column is ``("i64" | "f64", bytes)`` (native-endian values, for

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,16 +50,23 @@ def run(
 
 
 def run_resolved(sc: Scenario, seed: int) -> Result:
-    """Runs an already-loaded scenario with an explicit seed (what sweeps call)."""
+    """Runs an already-loaded scenario with an explicit seed (what sweeps call).
+
+    A scenario with ``[[capture]]`` entries has its pcap files written to a temporary
+    directory (``Result.pcap_dir``) that ``Result.save`` moves into the results as
+    ``pcap/``.
+    """
     data = dict(sc.data)
     data["seed"] = int(seed)
+    pcap_dir = tempfile.mkdtemp(prefix="qoslab-pcap-") if data.get("capture") else None
     t0 = time.perf_counter()
     try:
-        raw = _core.run(to_json(data), "json", int(seed))
+        raw = _core.run(to_json(data), "json", int(seed), pcap_dir)
     except ScenarioError as e:
         raise _engine_error(sc, e) from None
     wall = time.perf_counter() - t0
     res = Result.from_engine(raw, data)
+    res.pcap_dir = Path(pcap_dir) if pcap_dir else None
     res.summary.setdefault("wall_s", wall)
     res.summary["call_s"] = wall
     res.summary["scenario_hash"] = run_key(data, seed)

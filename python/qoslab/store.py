@@ -45,6 +45,8 @@ class Result:
         self.tables = tables
         self.scenario = scenario
         self.path = path
+        #: Directory holding the run's ``[[capture]]`` pcap files, if any.
+        self.pcap_dir: Path | None = None
 
     @classmethod
     def from_engine(cls, raw: Mapping[str, Any], scenario: dict[str, Any] | None) -> Result:
@@ -118,6 +120,9 @@ def write_run(
         summary.setdefault("written_at", time.time())
         if result.scenario is not None:
             (tmp / "scenario.json").write_text(json.dumps(result.scenario, indent=2, default=str))
+        pcap = getattr(result, "pcap_dir", None)
+        if pcap is not None and Path(pcap).is_dir():
+            shutil.copytree(pcap, tmp / "pcap")
         # summary.json last: its presence is what "finished" means.
         (tmp / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
         if dest.exists():

@@ -52,17 +52,25 @@ fn guarded<T: Send>(
     }
 }
 
-/// Runs a scenario given as text and returns its results as plain Python objects.
+/// Runs a scenario given as text and returns its results as plain Python objects;
+/// `[[capture]]` pcap files go to `pcap_dir` (not written when it is `None`).
 #[pyfunction]
-#[pyo3(signature = (scenario, format = "json", seed = None))]
+#[pyo3(signature = (scenario, format = "json", seed = None, pcap_dir = None))]
 pub fn run<'py>(
     py: Python<'py>,
     scenario: &str,
     format: &str,
     seed: Option<u64>,
+    pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let fmt = parse_format(format)?;
-    let result = guarded(py, "the run", || qoslab::run_str(scenario, fmt, seed))?;
+    let result = guarded(py, "the run", || {
+        let mut sc = qoslab::scenario::parse(scenario, fmt)?;
+        if let Some(s) = seed {
+            sc.seed = s;
+        }
+        qoslab::run_with(&sc, &qoslab::RunOptions { pcap_dir })
+    })?;
     result_to_py(py, &result)
 }
 
