@@ -7,7 +7,7 @@ DropTail; SACK, delayed ACKs, IW 10. Each simulator runs the same scenario (same
 start times) once; the table gives wall times, qoslab's events per wall second, the
 bottleneck packets each forwards per wall second, and the speed ratio.
 
-Usage: python3 validation/ns3_bench.py [--duration S] [--only N,...]
+Usage: python3 validation/ns3_bench.py [--scale K] [--only N,...]
 Needs: cargo build --release --bin qoslab-run; validation/ns3/build.sh
 Writes docs/validation/ns3-speed.md.
 """
@@ -26,11 +26,11 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ns3_peer import NS3, QOSLAB, ROOT, qoslab_scenario, run_ns3
 
-CASES = [  # flows, bottleneck, access, queue limit [packets]
-    (8, "10Mbps", "100Mbps", 100),
-    (64, "10Mbps", "100Mbps", 200),
-    (16, "100Mbps", "1Gbps", 500),
-    (1000, "1Gbps", "10Gbps", 2000),
+CASES = [  # flows, bottleneck, access, queue limit [packets], simulated seconds
+    (8, "10Mbps", "100Mbps", 100, 60),
+    (64, "10Mbps", "100Mbps", 200, 60),
+    (16, "100Mbps", "1Gbps", 500, 20),
+    (1000, "1Gbps", "10Gbps", 2000, 10),
 ]
 
 
@@ -48,7 +48,7 @@ def run_qoslab_timed(text):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds per run")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every case's simulated time")
     ap.add_argument("--only", default="", help="comma-separated flow counts to run")
     ap.add_argument("--out", default=str(ROOT / "docs" / "validation" / "ns3-speed.md"))
     args = ap.parse_args()
@@ -57,16 +57,17 @@ def main() -> int:
             print(f"missing {b}: see the usage line", file=sys.stderr)
             return 2
     only = {int(x) for x in args.only.split(",") if x}
-    rows = []
-    for n, bn, acc, limit in CASES:
+    rows = []  # (flows, bottleneck, simulated s, qoslab wall, engine wall, events, …)
+    for n, bn, acc, limit, secs in CASES:
         if only and n not in only:
             continue
+        duration = secs * args.scale
         rnd = random.Random(n)
         starts = [round(rnd.random(), 6) for _ in range(n)]
-        text = qoslab_scenario(n, "droptail", starts, args.duration, 0.0, 1, bn, acc, limit)
+        text = qoslab_scenario(n, "droptail", starts, duration, 0.0, 1, bn, acc, limit)
         qw, ev, qh, engine_wall = run_qoslab_timed(text)
-        _, nw, nh = run_ns3(n, "droptail", starts, args.duration, 0.0, 1, limit, bn, acc)
-        rows.append((n, bn, qw, engine_wall, ev, qh, nw, nh))
+        _, nw, nh = run_ns3(n, "droptail", starts, duration, 0.0, 1, limit, bn, acc)
+        rows.append((n, bn, duration, qw, engine_wall, ev, qh, nw, nh))
         print(
             f"{n:5} flows @ {bn:>8}: qoslab {qw:7.2f} s ({ev / engine_wall / 1e6:5.2f} M events/s, "
             f"{qh / qw:9,.0f} pkt/s)  ns-3 {nw:7.2f} s ({nh / nw:7,.0f} pkt/s)  "
@@ -76,19 +77,19 @@ def main() -> int:
     lines = [
         "# qoslab against ns-3.44: speed on TCP dumbbells",
         "",
-        f"Made by `python3 validation/ns3_bench.py --duration {args.duration:g}` on this project's "
+        f"Made by `python3 validation/ns3_bench.py --scale {args.scale:g}` on this project's "
         "machine (2 cores; both simulators single-threaded, run one after the other in the same "
         "invocation). Wall times are whole processes (start-up and result output included); "
         "events/s is qoslab's engine alone.",
         "",
-        "| flows | bottleneck | qoslab wall (s) | qoslab events/s | qoslab bottleneck pkt/s | "
-        "ns-3 wall (s) | ns-3 bottleneck pkt/s | speed ratio |",
-        "|---|---|---|---|---|---|---|---|",
+        "| flows | bottleneck | simulated (s) | qoslab wall (s) | qoslab events/s | "
+        "qoslab bottleneck pkt/s | ns-3 wall (s) | ns-3 bottleneck pkt/s | speed ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for n, bn, qw, ew, ev, qh, nw, nh in rows:
+    for n, bn, d, qw, ew, ev, qh, nw, nh in rows:
         lines.append(
-            f"| {n} | {bn} | {qw:.2f} | {ev / ew / 1e6:.2f} M | {qh / qw:,.0f} | {nw:.2f} | "
-            f"{nh / nw:,.0f} | {nw / qw:.0f}× |"
+            f"| {n} | {bn} | {d:g} | {qw:.2f} | {ev / ew / 1e6:.2f} M | {qh / qw:,.0f} "
+            f"| {nw:.2f} | {nh / nw:,.0f} | {nw / qw:.0f}× |"
         )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,10 +6,10 @@ n flows (base RTTs 20/40/80/160 ms, cycling) share a 10 Mb/s bottleneck behind
 NewReno with SACK, delayed ACKs, initial window 10, min RTO 200 ms, segment 1460 B.
 Both simulators get the same start times (uniform in [0, 1) s, drawn from the seed).
 
-ns-3 is set up to measure the same thing: socket buffers of 16 MiB (its 128 KiB
-default caps the window), timestamps off (so packets are 1500 B in both), and the
-device queue behind the queue disc cut to 1 packet; the disc gets limit − 1 packets
-so the total buffer is the same.
+ns-3 is set up to measure the same thing: socket buffers of 4× a flow's share of
+BDP + queue, at least 256 KiB (its 128 KiB default caps the window), timestamps off
+(so packets are 1500 B in both), and the device queue behind the queue disc cut to 1
+packet; the disc gets limit − 1 packets so the total buffer is the same.
 
 Prints, per queue kind: total goodput of both (mean over seeds), per-RTT share, and
 the fitted RTT-bias exponent k (goodput ∝ RTT^−k, least squares on logs); plus the
@@ -91,6 +91,10 @@ def run_ns3(
     n, queue, starts, duration, warmup, seed, limit=100, bottleneck="10Mbps", access="100Mbps"
 ):
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
+    # Socket buffers: 4× a flow's fair share of (bottleneck BDP at 200 ms + the queue),
+    # at least 256 KiB, so no window is capped, without BulkSend filling gigabytes.
+    bps = float(bottleneck.removesuffix("bps").replace("G", "e9").replace("M", "e6"))
+    sockbuf = max(1 << 18, int(4 * (bps / 8 * 0.2 + limit * 1500) / n))
     args = [
         str(NS3),
         f"--queue={queue}",
@@ -98,6 +102,7 @@ def run_ns3(
         f"--limit={disc_limit}",
         f"--bottleneck={bottleneck}",
         f"--access={access}",
+        f"--sockbuf={sockbuf}",
         f"--rtts={','.join(map(str, RTTS))}",
         f"--starts={','.join(map(str, starts))}",
         f"--duration={duration}",

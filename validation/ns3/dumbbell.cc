@@ -2,8 +2,8 @@
 //
 // n senders -- r1 --(bottleneck)-- r2 -- n receivers. Sender i's access delay sets its
 // base RTT; every flow is a BulkSend with NewReno + SACK, timestamps off, segment 1460
-// (1500-byte IP packets, as qoslab's mss = 1460), large socket buffers (ns-3's 128 KiB
-// default would cap the window), delayed ACKs (2 segments / 200 ms), min RTO 200 ms,
+// (1500-byte IP packets, as qoslab's mss = 1460), socket buffers of --sockbuf bytes
+// (ns-3's 128 KiB default would cap the window of a few fast flows), delayed ACKs (2 segments / 200 ms), min RTO 200 ms,
 // initial window 10. The bottleneck queue is a FifoQueueDisc (DropTail) or RedQueueDisc
 // of `--limit` packets; the device queue behind it is cut to 1 packet.
 //
@@ -47,6 +47,7 @@ int main(int argc, char* argv[]) {
   double duration = 60.0;
   double warmup = 10.0;
   uint32_t run = 1;
+  uint32_t sockbuf = 1 << 24;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail or red", queue);
   cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
@@ -58,6 +59,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("duration", "simulated seconds", duration);
   cmd.AddValue("warmup", "seconds excluded from goodput", warmup);
   cmd.AddValue("run", "RngRun", run);
+  cmd.AddValue("sockbuf", "socket send/receive buffer [bytes]", sockbuf);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -73,8 +75,8 @@ int main(int argc, char* argv[]) {
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
   Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockbuf));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockbuf));
   Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                      TypeIdValue(TypeId::LookupByName("ns3::TcpClassicRecovery")));

@@ -33,6 +33,7 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
             Column::Int(v) => numeric(py, "i64", v.iter().map(|x| x.to_ne_bytes()))?,
             Column::Float(v) => numeric(py, "f64", v.iter().map(|x| x.to_ne_bytes()))?,
             Column::Str(v) => strings(py, v)?,
+            Column::Cat { values, codes } => categorical(py, values, codes)?,
         };
         cols.append(col)?;
     }
@@ -65,6 +66,27 @@ fn numeric<'py, const N: usize>(
 
 /// A string column dictionary-encoded as `("str", distinct values, u32 codes as bytes)`:
 /// a 500 k-row interface column becomes a handful of Python strings, not 500 k.
+/// An already dictionary-encoded column, in the same form as [`strings`].
+fn categorical<'py>(
+    py: Python<'py>,
+    values: &[String],
+    codes: &[u32],
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut buf = Vec::with_capacity(codes.len() * 4);
+    for c in codes {
+        buf.extend_from_slice(&c.to_ne_bytes());
+    }
+    let t = PyTuple::new(
+        py,
+        [
+            "str".into_pyobject(py)?.into_any(),
+            PyList::new(py, values)?.into_any(),
+            PyBytes::new(py, &buf).into_any(),
+        ],
+    )?;
+    Ok(t.into_any())
+}
+
 fn strings<'py>(py: Python<'py>, v: &[String]) -> PyResult<Bound<'py, PyAny>> {
     let mut index: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
     let mut uniques: Vec<&str> = Vec::new();

@@ -7,7 +7,7 @@ use crate::queue::{DropCause, Queue};
 use crate::world::{FlowApp, World};
 
 fn names(v: Vec<&str>) -> Column {
-    Column::Str(v.into_iter().map(str::to_string).collect())
+    Column::cat(v)
 }
 
 /// Builds the result tables of a finished run.

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 /// One column of a result table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Column {
     /// Integers (counts, bytes, ids).
     Int(Vec<i64>),
@@ -14,6 +13,58 @@ pub enum Column {
     Float(Vec<f64>),
     /// Text (names, causes).
     Str(Vec<String>),
+    /// Text from a few distinct values: row i is `values[codes[i]]` (no string per row).
+    Cat {
+        /// The distinct values.
+        values: Vec<String>,
+        /// One index into `values` per row.
+        codes: Vec<u32>,
+    },
+}
+
+impl Column {
+    /// A categorical column of `rows`, each a string slice.
+    pub fn cat<'a>(rows: impl IntoIterator<Item = &'a str>) -> Column {
+        let mut index: std::collections::HashMap<&'a str, u32> = std::collections::HashMap::new();
+        let mut values = Vec::new();
+        let codes = rows
+            .into_iter()
+            .map(|s| {
+                *index.entry(s).or_insert_with(|| {
+                    values.push(s.to_string());
+                    (values.len() - 1) as u32
+                })
+            })
+            .collect();
+        Column::Cat { values, codes }
+    }
+    /// Row `i` as text, for text columns.
+    pub fn str_at(&self, i: usize) -> Option<&str> {
+        match self {
+            Column::Str(v) => v.get(i).map(String::as_str),
+            Column::Cat { values, codes } => codes.get(i).map(|&c| values[c as usize].as_str()),
+            _ => None,
+        }
+    }
+}
+
+/// Text columns serialise as plain lists of strings, categorical or not.
+impl Serialize for Column {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match self {
+            Column::Int(v) => v.serialize(s),
+            Column::Float(v) => v.serialize(s),
+            Column::Str(v) => v.serialize(s),
+            Column::Cat { values, codes } => {
+                let mut seq = s.serialize_seq(Some(codes.len()))?;
+                for &c in codes {
+                    seq.serialize_element(&values[c as usize])?;
+                }
+                seq.end()
+            }
+        }
+    }
 }
 
 impl Column {
@@ -23,6 +74,7 @@ impl Column {
             Column::Int(v) => v.len(),
             Column::Float(v) => v.len(),
             Column::Str(v) => v.len(),
+            Column::Cat { codes, .. } => codes.len(),
         }
     }
     /// True if the column has no rows.
