@@ -46,13 +46,22 @@ QUEUES = {
 
 
 def qoslab_scenario(
-    n, queue, starts, duration, warmup, seed, bottleneck="10Mbps", access="100Mbps", limit=100
+    n,
+    queue,
+    starts,
+    duration,
+    warmup,
+    seed,
+    bottleneck="10Mbps",
+    access="100Mbps",
+    limit=100,
+    delack=True,
 ):
     s = [f'name = "peer-{queue}"', f"duration = {duration}", f"warmup = {warmup}", f"seed = {seed}"]
     s += ['[[node]]\nname = "r1"\nkind = "router"', '[[node]]\nname = "r2"\nkind = "router"']
     tcp = (
         '{ variant = "sack", mss = 1460, max_window = 100000, initial_window = 10, '
-        'delayed_ack = true, min_rto = "200ms" }'
+        f'delayed_ack = {str(delack).lower()}, min_rto = "200ms", granularity = "1ms" }}'
     )
     for i in range(n):
         rtt = RTTS[i % len(RTTS)]
@@ -88,7 +97,16 @@ def run_qoslab(text):
 
 
 def run_ns3(
-    n, queue, starts, duration, warmup, seed, limit=100, bottleneck="10Mbps", access="100Mbps"
+    n,
+    queue,
+    starts,
+    duration,
+    warmup,
+    seed,
+    limit=100,
+    bottleneck="10Mbps",
+    access="100Mbps",
+    delack=True,
 ):
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
     # Socket buffers: 4× a flow's fair share of (bottleneck BDP at 200 ms + the queue),
@@ -103,6 +121,7 @@ def run_ns3(
         f"--bottleneck={bottleneck}",
         f"--access={access}",
         f"--sockbuf={sockbuf}",
+        f"--delack={2 if delack else 1}",
         f"--rtts={','.join(map(str, RTTS))}",
         f"--starts={','.join(map(str, starts))}",
         f"--duration={duration}",
@@ -137,6 +156,7 @@ def main() -> int:
     ap.add_argument("--flows", type=int, default=8)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--no-delack", action="store_true", help="ACK every segment in both simulators")
     ap.add_argument("--out", default=str(ROOT / "docs" / "validation" / "ns3-peer.md"))
     args = ap.parse_args()
     for b in (QOSLAB, NS3):
@@ -149,8 +169,10 @@ def main() -> int:
         "# qoslab against ns-3.44: TCP dumbbell",
         "",
         f"Made by `python3 validation/ns3_peer.py --seeds {args.seeds} --flows {n} "
+        f"{'--no-delack ' if args.no_delack else ''}"
         f"--duration {args.duration:g}` ({n} flows, RTTs {'/'.join(map(str, RTTS))} ms cycling, "
-        "10 Mb/s bottleneck, 100 Mb/s access, SACK + NewReno-style recovery, delayed ACKs, IW 10, "
+        "10 Mb/s bottleneck, 100 Mb/s access, SACK + NewReno-style recovery, "
+        f"{'no delayed ACKs' if args.no_delack else 'delayed ACKs'}, IW 10, "
         f"{args.duration:g} s with {args.warmup:g} s warm-up; means over seeds).",
         "",
     ]
@@ -162,9 +184,13 @@ def main() -> int:
             rnd = random.Random(seed)
             starts = [round(rnd.random(), 6) for _ in range(n)]
             gq, w1, h1 = run_qoslab(
-                qoslab_scenario(n, queue, starts, args.duration, args.warmup, seed)
+                qoslab_scenario(
+                    n, queue, starts, args.duration, args.warmup, seed, delack=not args.no_delack
+                )
             )
-            gn, w2, h2 = run_ns3(n, queue, starts, args.duration, args.warmup, seed)
+            gn, w2, h2 = run_ns3(
+                n, queue, starts, args.duration, args.warmup, seed, delack=not args.no_delack
+            )
             per_q.append(gq)
             per_n.append(gn)
             wq, wn, hq, hn = wq + w1, wn + w2, hq + h1, hn + h2

@@ -48,6 +48,7 @@ int main(int argc, char* argv[]) {
   double warmup = 10.0;
   uint32_t run = 1;
   uint32_t sockbuf = 1 << 24;
+  uint32_t delack = 2;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail or red", queue);
   cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
@@ -60,6 +61,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("warmup", "seconds excluded from goodput", warmup);
   cmd.AddValue("run", "RngRun", run);
   cmd.AddValue("sockbuf", "socket send/receive buffer [bytes]", sockbuf);
+  cmd.AddValue("delack", "segments per delayed ACK (1 = ACK every segment)", delack);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -73,7 +75,7 @@ int main(int argc, char* argv[]) {
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack));
   Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockbuf));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockbuf));

@@ -158,7 +158,8 @@ impl<'de> Deserialize<'de> for CcConfig {
 /// Defaults: NewReno, MSS 1460 B, `max_window` 64 segments (ns-2's `window_` default is
 /// 20; 64 keeps common 10 Mb/s × 100 ms paths window-unlimited), initial window 2
 /// segments (RFC 5681 §3.1), no delayed ACKs (as ns-2's `TCPSink`), delayed-ACK timeout
-/// 200 ms, RTO min 200 ms / initial 1 s (RFC 6298 §2.1) / max 60 s, exact timers, no ECN,
+/// 200 ms, RTO min 200 ms / initial 1 s (RFC 6298 §2.1) / max 60 s, timer granularity
+/// 10 ms (ns-2's `tcpTick_`), no ECN,
 /// infinite receive buffer, 3 SACK blocks, no handshake, Reno AIMD.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -182,7 +183,9 @@ pub struct TcpConfig {
     pub initial_rto: Dur,
     /// Upper bound of the (backed-off) RTO.
     pub max_rto: Dur,
-    /// Clock granularity G of RFC 6298 (0 = exact timers).
+    /// Clock granularity G of RFC 6298: RTO = SRTT + max(G, 4·RTTVAR). Default 10 ms
+    /// (ns-2's `tcpTick_`); with G = 0 a path without RTT variance drives the RTO down to
+    /// the RTT itself and every microsecond of jitter fires a spurious timeout.
     pub granularity: Dur,
     /// ECN-capable (RFC 3168): the receiver echoes CE, the sender halves once per RTT.
     pub ecn: bool,
@@ -208,7 +211,7 @@ impl Default for TcpConfig {
             min_rto: Dur::from_millis(200),
             initial_rto: Dur::from_secs(1),
             max_rto: Dur::from_secs(60),
-            granularity: Dur::ZERO,
+            granularity: Dur::from_millis(10),
             ecn: false,
             rcv_buffer: None,
             sack_blocks: MAX_SACK_BLOCKS as u8,
