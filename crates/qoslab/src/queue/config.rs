@@ -148,6 +148,11 @@ pub enum QueueConfig {
         /// Mark ECN-capable packets instead of dropping them early; default false.
         #[serde(default, skip_serializing_if = "is_false")]
         ecn: bool,
+        /// ns-2/ns-3 "wait" spacing: no early drop until 1/p_b packets since the last,
+        /// then p_b/(2 − count·p_b), so gaps are uniform on [1/p_b, 2/p_b] (a third of
+        /// F&J's early-drop rate at the same average); default false (F&J 1993).
+        #[serde(default, skip_serializing_if = "is_false")]
+        wait: bool,
         /// Mean packet size for idle decay and byte-mode scaling [bytes]; default 1000.
         #[serde(default = "d_mean_pkt_size")]
         mean_pkt_size: Bytes,
@@ -242,6 +247,11 @@ pub enum QueueConfig {
         /// Mark ECN-capable packets instead of dropping them early; default false.
         #[serde(default, skip_serializing_if = "is_false")]
         ecn: bool,
+        /// ns-2/ns-3 "wait" spacing: no early drop until 1/p_b packets since the last,
+        /// then p_b/(2 − count·p_b), so gaps are uniform on [1/p_b, 2/p_b] (a third of
+        /// F&J's early-drop rate at the same average); default false (F&J 1993).
+        #[serde(default, skip_serializing_if = "is_false")]
+        wait: bool,
         /// Mean packet size for idle decay and byte-mode scaling [bytes]; default 1000.
         #[serde(default = "d_mean_pkt_size")]
         mean_pkt_size: Bytes,
@@ -538,6 +548,7 @@ impl QueueConfig {
                 w_q,
                 gentle,
                 ecn,
+                wait,
                 mean_pkt_size,
             } => {
                 let s = RedSettings {
@@ -546,6 +557,7 @@ impl QueueConfig {
                     w_q: *w_q,
                     gentle: *gentle,
                     ecn: *ecn,
+                    wait: *wait,
                     mean_pkt_size: mean_pkt_size.0 as u32,
                 };
                 AnyQueue::Red(Red::new(s, link_rate, rng))
@@ -559,6 +571,7 @@ impl QueueConfig {
                 w_q,
                 gentle,
                 ecn,
+                wait,
                 mean_pkt_size,
                 factor,
             } => {
@@ -568,6 +581,7 @@ impl QueueConfig {
                     w_q: *w_q,
                     gentle: *gentle,
                     ecn: *ecn,
+                    wait: *wait,
                     mean_pkt_size: mean_pkt_size.0 as u32,
                 };
                 AnyQueue::Ered(Ered::new(s, *factor, link_rate, rng))

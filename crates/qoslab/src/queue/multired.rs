@@ -140,6 +140,7 @@ impl Queue for MultiRed {
         match decide(
             &self.s.params[c],
             false,
+            false,
             avg,
             1.0,
             &mut self.counts[c],

@@ -68,9 +68,14 @@ pub(crate) enum Verdict {
 
 /// The count-spaced RED decision (F&J §4 Fig. 2 and §7): p_b from the average,
 /// multiplied by `scale` (byte mode, ERED), then p_a = p_b / (1 − count·p_b).
+///
+/// With `wait` (ns-2's `wait_`, ns-3's `Wait`, both on by default there): p_a = 0 until
+/// count·p_b ≥ 1, then p_b / (2 − count·p_b), so the gap between marks is uniform on
+/// [1/p_b, 2/p_b] — a mean of 1.5/p_b against F&J's ≈ 1/(2p_b).
 pub(crate) fn decide(
     params: &RedParams,
     gentle: bool,
+    wait: bool,
     avg: f64,
     scale: f64,
     count: &mut u32,
@@ -89,7 +94,19 @@ pub(crate) fn decide(
     // F&J §7: with p_a = p_b/(1 − n·p_b) for the (n+1)-th packet since the last mark,
     // the gap between marks is uniform on {1, …, 1/p_b}.
     let cp = *count as f64 * pb;
-    let pa = if cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) };
+    let pa = if wait {
+        if cp < 1.0 {
+            0.0
+        } else if cp < 2.0 {
+            pb / (2.0 - cp)
+        } else {
+            1.0
+        }
+    } else if cp >= 1.0 {
+        1.0
+    } else {
+        pb / (1.0 - cp)
+    };
     if rng.bernoulli(pa) {
         *count = 0;
         Verdict::Early
@@ -162,6 +179,8 @@ pub struct RedSettings {
     pub gentle: bool,
     /// Mark ECN-capable packets CE instead of dropping them early (RFC 3168 §7).
     pub ecn: bool,
+    /// ns-2/ns-3 "wait" spacing instead of F&J's (see [`decide`]).
+    pub wait: bool,
     /// Mean packet size for the idle decay and byte-mode scaling [bytes].
     pub mean_pkt_size: u32,
 }
@@ -216,6 +235,7 @@ impl Red {
         let v = decide(
             &self.s.params,
             self.s.gentle,
+            self.s.wait,
             self.ewma.value(),
             scale,
             &mut self.counts[class],
@@ -292,6 +312,7 @@ pub(crate) mod tests {
             w_q: 0.002,
             gentle: false,
             ecn: false,
+            wait: false,
             mean_pkt_size: 1000,
         }
     }
@@ -429,6 +450,45 @@ pub(crate) mod tests {
         let mean_gap = h.gaps.iter().sum::<u64>() as f64 / h.gaps.len() as f64;
         assert!((mean_gap - 10.5).abs() < 0.15, "{mean_gap}");
         assert!(h.gaps.contains(&20) && h.gaps.contains(&1));
+    }
+
+    #[test]
+    fn wait_spacing_makes_gaps_uniform_between_one_and_two_over_p() {
+        // p_b = 0.05 as above; with `wait` nothing drops until 20 packets have passed,
+        // then the hazard 0.05/(2 − k·0.05) = 1/(20 − j) makes the gap uniform on
+        // 21..=40 (mean 30.5): a third of F&J's early-drop rate at the same average.
+        let mut s = settings(Limit::Packets(100), 5.0, 15.0, 0.1);
+        s.wait = true;
+        let mut q = Red::new(s, Rate::from_mbps(10), RngStream::from_seed(4));
+        let n = 200_000;
+        let h = hold(&mut q, 10, 1000, 20_000, n, |i| pkt(1000 + i, 1000));
+        // The first gap started before counting began.
+        let gaps = &h.gaps[1..];
+        assert!(
+            gaps.iter().all(|&g| (20..=41).contains(&g)),
+            "{:?}",
+            &gaps[..10]
+        );
+        // Expected mean from the hazard with the exact p_b of the held average (it sits
+        // within 1e-6 of 10, so whether count·p_b reaches 1 at 20 is a rounding matter).
+        let pb = 0.1 * (q.average().unwrap() - 5.0) / 10.0;
+        let (mut survive, mut mean) = (1.0, 0.0);
+        for k in 0..100u32 {
+            let cp = k as f64 * pb;
+            let hz = if cp < 1.0 {
+                0.0
+            } else if cp < 2.0 {
+                pb / (2.0 - cp)
+            } else {
+                1.0
+            };
+            mean += survive * hz * (k + 1) as f64;
+            survive *= 1.0 - hz;
+        }
+        assert!((29.5..=31.5).contains(&mean), "{mean}");
+        let got = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        // ~6 500 gaps with sd 5.8: standard error 0.07.
+        assert!((got - mean).abs() < 0.3, "{got} vs {mean}");
     }
 
     #[test]
