@@ -38,10 +38,17 @@ QOSLAB = ROOT / "target" / "release" / "qoslab-run"
 NS3 = ROOT / "validation" / "ns3" / "build" / "dumbbell"
 RTTS = [20, 40, 80, 160]
 
+# name → (qoslab queue, ns-3 queue disc). ns-3's RED spaces early drops with `Wait`
+# (on by default, as ns-2's wait_): qoslab's `wait = true` is the same rule; "red-fj" runs
+# qoslab with Floyd & Jacobson's spacing against the same ns-3 RED, to show what it does.
+_RED = (
+    '{ kind = "red", limit = 100, min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, '
+    "gentle = true, mean_pkt_size = 1500, wait = WAIT }"
+)
 QUEUES = {
-    "droptail": '{ kind = "droptail", limit = 100 }',
-    "red": '{ kind = "red", limit = 100, min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, '
-    "gentle = true, mean_pkt_size = 1500 }",
+    "droptail": ('{ kind = "droptail", limit = 100 }', "droptail"),
+    "red": (_RED.replace("WAIT", "true"), "red"),
+    "red-fj": (_RED.replace("WAIT", "false"), "red"),
 }
 
 
@@ -77,7 +84,7 @@ def qoslab_scenario(
         s.append(
             f'[[flow]]\nname = "f{i}"\nfrom = "s{i}"\nto = "d{i}"\nstart = {starts[i]}\ntcp = {tcp}'
         )
-    q = QUEUES[queue].replace("limit = 100", f"limit = {limit}")
+    q = QUEUES[queue][0].replace("limit = 100", f"limit = {limit}")
     s.append(f'[[link]]\na = "r1"\nb = "r2"\nrate = "{bottleneck}"\ndelay = "2ms"\nqueue = {q}')
     return "\n".join(s) + "\n"
 
@@ -115,7 +122,7 @@ def run_ns3(
     sockbuf = max(1 << 18, int(4 * (bps / 8 * 0.2 + limit * 1500) / n))
     args = [
         str(NS3),
-        f"--queue={queue}",
+        f"--queue={QUEUES[queue][1]}",
         f"--flows={n}",
         f"--limit={disc_limit}",
         f"--bottleneck={bottleneck}",
@@ -157,6 +164,7 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--warmup", type=float, default=10.0)
     ap.add_argument("--no-delack", action="store_true", help="ACK every segment in both simulators")
+    ap.add_argument("--queues", default=",".join(QUEUES), help="comma-separated subset")
     ap.add_argument("--out", default=str(ROOT / "docs" / "validation" / "ns3-peer.md"))
     args = ap.parse_args()
     for b in (QOSLAB, NS3):
@@ -176,7 +184,7 @@ def main() -> int:
         f"{args.duration:g} s with {args.warmup:g} s warm-up; means over seeds).",
         "",
     ]
-    for queue in QUEUES:
+    for queue in args.queues.split(","):
         per_q, per_n = [], []
         wq = wn = 0.0
         hq = hn = 0
