@@ -301,7 +301,15 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             dst,
             src_port: 1024 + (i % 60_000) as u16,
             dst_port: 5001,
-            start: SimTime::ZERO + f.start,
+            start: SimTime::ZERO
+                + f.start
+                + if f.start_jitter > crate::time::Dur::ZERO {
+                    // Own stream: adding jitter changes nothing else in the run.
+                    let mut r = RngStream::derive(sc.seed, &format!("start/{}", f.name));
+                    crate::time::Dur::from_nanos(r.below(f.start_jitter.as_nanos()))
+                } else {
+                    crate::time::Dur::ZERO
+                },
             app,
             counters: FlowCounters::default(),
         });

@@ -327,6 +327,7 @@ impl Trc {
     fn hold(&mut self, now: SimTime, until: SimTime) -> Action {
         let release = until.max(self.last_release);
         if release <= now {
+            self.last_release = now;
             return Action::Pass;
         }
         if self.held.len() >= self.setup.buffer as usize {
@@ -360,13 +361,15 @@ impl Conditioner for Trc {
                 self.counters.slow_start_end = now.as_nanos();
                 return self.signal(now, pkt);
             }
-            self.ss_forwarded += 1;
             let gap = Dur::from_nanos((len as f64 * self.ns_per_byte).round() as u64);
-            let at = if self.held.is_empty() && self.last_release <= now {
+            // The first packet leaves at once; each later one a payload's time at the
+            // target rate after the one before it (or at once if that time has passed).
+            let at = if self.ss_forwarded == 0 {
                 now
             } else {
-                self.last_release + gap
+                (self.last_release + gap).max(now)
             };
+            self.ss_forwarded += 1;
             return self.hold(now, at);
         }
         // Fig. 1: every (1/p + E)-th packet is dropped, the others wait RTT_TRC.
