@@ -85,5 +85,6 @@ def trc_parameters(
       ValueError: an input is out of range, or no W_max reaches the rate.
     """
 
-def trc_cycle_time(model: Literal["paper", "fitted"]) -> tuple[float, float]:
-    """``(a, b)`` of the model's eq. 1: time per cycle = a + b·W_max [RTTs]."""
+def trc_cycle_time(model: Literal["paper", "fitted"], ecn: bool = False) -> tuple[float, float]:
+    """``(a, b)`` of the model's eq. 1 (time per cycle = a + b·W_max [RTTs]) with drops
+    or, ``ecn``, CE marks."""

@@ -60,9 +60,10 @@ def parameters(
     )  # fmt: skip
 
 
-def cycle_time(model: str = "fitted") -> tuple[float, float]:
-    """``(a, b)``: the model's time per cycle is ``a + b·W_max`` RTTs (eq. 1)."""
-    return _core.trc_cycle_time(model)
+def cycle_time(model: str = "fitted", ecn: bool = False) -> tuple[float, float]:
+    """``(a, b)``: the model's time per cycle is ``a + b·W_max`` RTTs (eq. 1), with
+    drops or (``ecn``) CE marks."""
+    return _core.trc_cycle_time(model, bool(ecn))
 
 
 def fig4_table(

@@ -68,7 +68,8 @@ pub fn trc_parameters<'py>(
 
 /// The cycle-time law `(a, b)` of a model: time per cycle = a + b·W_max [RTTs].
 #[pyfunction]
-pub fn trc_cycle_time(model: &str) -> PyResult<(f64, f64)> {
+#[pyo3(signature = (model, ecn = false))]
+pub fn trc_cycle_time(model: &str, ecn: bool) -> PyResult<(f64, f64)> {
     let m = match model {
         "paper" => TcpModel::Paper,
         "fitted" => TcpModel::Fitted,
@@ -78,6 +79,6 @@ pub fn trc_cycle_time(model: &str) -> PyResult<(f64, f64)> {
             )))
         }
     };
-    let c = m.cycle_time();
+    let c = m.cycle_time(ecn);
     Ok((c.a, c.b))
 }

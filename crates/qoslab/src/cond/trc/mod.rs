@@ -415,7 +415,7 @@ mod tests {
     fn signalled(trc: &mut Trc, n: usize) -> Vec<usize> {
         let mut out = Vec::new();
         for i in 1..=n {
-            let now = SimTime::from_micros(100 * i as u64);
+            let now = SimTime::from_millis(2 * i as u64);
             let mut p = data(3);
             match trc.condition(now, &mut p) {
                 Action::Drop(DropCause::Controlled) => out.push(i),
