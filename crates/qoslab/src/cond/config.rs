@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use super::action::{Codepoints, MeterAction, ShapeTimer};
 use super::policy::{default_mtu, PolicyAction, PolicyRule, PolicyRuleConfig};
 use super::token_bucket::{TbAction, TokenBucketConfig};
-use super::trtcm::TrtcmConfig;
 use super::trc::TrcConfig;
+use super::trtcm::TrtcmConfig;
 use super::tsw::TswConfig;
 use super::{
     AnyConditioner, FixedDelay, Policy, Srtcm, SrtcmConfig, TokenBucket, Trtcm, Tsw2cm, Tsw3cm,

@@ -79,7 +79,8 @@ pub fn bind(
     w: &World,
     sc: &Scenario,
 ) -> Result<Placed, ScenarioError> {
-    t.validate().map_err(|e| err(format!("{key}.{}", e.key), e.message))?;
+    t.validate()
+        .map_err(|e| err(format!("{key}.{}", e.key), e.message))?;
     let Some(fi) = w.flows.iter().position(|f| f.name == t.flow) else {
         let known: Vec<&str> = w.flows.iter().map(|f| f.name.as_str()).collect();
         return Err(err(
@@ -123,7 +124,9 @@ pub fn bind(
             ),
         ));
     }
-    let rtt = t.rtt_net.unwrap_or_else(|| rtt_net(w, &fwd, &back, tcp.mss));
+    let rtt = t
+        .rtt_net
+        .unwrap_or_else(|| rtt_net(w, &fwd, &back, tcp.mss));
     let params = t
         .parameters(tcp.mss, rtt)
         .map_err(|e| err(format!("{key}.{}", e.key), e.message))?;
@@ -177,10 +180,18 @@ fn queue_of(w: &World, sc: &Scenario, f: IfaceId) -> QueueConfig {
     );
     for l in &sc.link {
         if &l.a == a && &l.b == b {
-            return l.queue_a_to_b.clone().or(l.queue.clone()).unwrap_or_default();
+            return l
+                .queue_a_to_b
+                .clone()
+                .or(l.queue.clone())
+                .unwrap_or_default();
         }
         if &l.a == b && &l.b == a {
-            return l.queue_b_to_a.clone().or(l.queue.clone()).unwrap_or_default();
+            return l
+                .queue_b_to_a
+                .clone()
+                .or(l.queue.clone())
+                .unwrap_or_default();
         }
     }
     QueueConfig::default()

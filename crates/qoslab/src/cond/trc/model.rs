@@ -416,7 +416,9 @@ mod tests {
     #[test]
     fn every_request_meets_its_target_and_w_max_is_even_plus_half() {
         for model in [TcpModel::Paper, TcpModel::Fitted] {
-            for &r in &[50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6, 100e6] {
+            for &r in &[
+                50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6, 100e6,
+            ] {
                 for &rtt_net in &[0.0, 0.003, 0.05, 0.5] {
                     let p = parameters(&TrcInputs {
                         model,
