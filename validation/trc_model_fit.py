@@ -42,7 +42,13 @@ def scenario(w_max: float, rtt_trc: float, duration: float, ecn: bool) -> dict:
         {"a": "r0", "b": "r1", "rate": "200Mbps", "delay": "0.5ms", "queue": q},
         {"a": "r1", "b": "d", "rate": "200Mbps", "delay": "0.5ms", "queue": q},
     ]
-    tcp = {"variant": "sack", "max_window": 5000, "initial_window": 1, "ecn": ecn, "granularity": "10ms"}
+    tcp = {
+        "variant": "sack",
+        "max_window": 5000,
+        "initial_window": 1,
+        "ecn": ecn,
+        "granularity": "10ms",
+    }
     stage = {"kind": "trc", "flow": "f", "w_max": w_max, "rtt_trc": rtt_trc, "ecn": ecn}
     return {
         "name": f"fit-w{w_max}-rtt{rtt_trc:.4f}",
@@ -147,9 +153,7 @@ def main() -> None:
         "fitted ratio | drops | other drops | max held / buffer |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    worst = {
-        (m, e): [math.inf, -math.inf] for m in ("paper", "fitted") for e in (False, True)
-    }
+    worst = {(m, e): [math.inf, -math.inf] for m in ("paper", "fitted") for e in (False, True)}
     for r in rows:
         rp = r["goodput"] / predicted(r["w_max"], r["rtt"], 2.5, 0.5)
         rf = r["goodput"] / predicted(r["w_max"], r["rtt"], *law[r["ecn"]])

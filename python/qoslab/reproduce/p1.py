@@ -50,15 +50,16 @@ def dumbbell(
     ``shared_sender`` all flows leave one host (one access link, ``link.0``)."""
     from qoslab.trc import parameters
 
-    nodes: list[dict[str, Any]] = [{"name": "r0", "kind": "router"}, {"name": "r1", "kind": "router"}]
+    nodes: list[dict[str, Any]] = [
+        {"name": "r0", "kind": "router"},
+        {"name": "r1", "kind": "router"},
+    ]
     links: list[dict[str, Any]] = []
     acc_q = {"kind": "droptail", "limit": 1000}
     senders = ["s"] if shared_sender else [f"s{i + 1}" for i in range(len(flows))]
     for i, s in enumerate(senders):
         nodes.append({"name": s})
-        links.append(
-            {"a": s, "b": "r0", "rate": access, "delay": _ms(flows[i][1]), "queue": acc_q}
-        )
+        links.append({"a": s, "b": "r0", "rate": access, "delay": _ms(flows[i][1]), "queue": acc_q})
     w_max = 0.0
     for _rate, d in flows:
         rtt = 2 * (d + 0.001)
@@ -87,7 +88,12 @@ def dumbbell(
                 "from": src,
                 "to": recv,
                 "start_jitter": "10s",
-                "tcp": {"variant": "sack", "max_window": 2000, "initial_window": 1, "granularity": "10ms"},
+                "tcp": {
+                    "variant": "sack",
+                    "max_window": 2000,
+                    "initial_window": 1,
+                    "granularity": "10ms",
+                },
             }
         )
         stage: dict[str, Any] = {"kind": "trc", "flow": fname, "rate": _kbps(rate)}
@@ -281,7 +287,7 @@ def _sweep_both(ctx: Context, rel: str, label: str, grid: dict | None = None, mo
             .group_by("run")
             .agg(pl.col("packets").sum().alias("network_drops"))
             if not drops.is_empty()
-            else pl.DataFrame({"run": [], "network_drops": []})
+            else pl.DataFrame(schema={"run": pl.String, "network_drops": pl.Int64})
         )
         flows = flows.join(net, on="run", how="left").with_columns(
             pl.col("network_drops").fill_null(0)
@@ -302,6 +308,10 @@ def _minmax(df: pl.DataFrame, by: list[str]) -> pl.DataFrame:
         )
         .sort(by)
     )
+
+
+def _ms_col(name: str) -> pl.Expr:
+    return pl.col(name).str.replace("ms", "").cast(pl.Float64)
 
 
 def _paper_range(s: str) -> tuple[float, float]:
@@ -372,8 +382,16 @@ def f7a(ctx: Context) -> Outcome:
                 "name": "p1-f7a",
                 "duration": dur,
                 "warmup": 0,
-                "flow": [{**base["flow"][0], "start_jitter": "0s", "tcp": {**base["flow"][0]["tcp"], "ecn": ecn}}],
-                "conditioner": [{"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": r, "ecn": ecn}]}],
+                "flow": [
+                    {
+                        **base["flow"][0],
+                        "start_jitter": "0s",
+                        "tcp": {**base["flow"][0]["tcp"], "ecn": ecn},
+                    }
+                ],
+                "conditioner": [
+                    {"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": r, "ecn": ecn}]}
+                ],
                 "record": {"interval": 0},
             }
             data.pop("sweep", None)
@@ -396,22 +414,31 @@ def f7a(ctx: Context) -> Outcome:
 def f7b(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
-    for ecn, df in _sweep_both(ctx, "p1/f7b.toml", "f7b", modes=(False,) if ctx.quick else (False, True)):
+    for ecn, df in _sweep_both(
+        ctx, "p1/f7b.toml", "f7b", modes=(False,) if ctx.quick else (False, True)
+    ):
         m = "ecn" if ecn else "drop"
         g = df.group_by(["link.0.delay", "requested"]).agg(pl.col("goodput_bps").mean())
         dev = g.with_columns(
-            ((pl.col("link.0.delay").str.replace("ms", "").cast(pl.Float64) - 0.5) * 2e-3).alias("rtt_dev")
+            ((_ms_col("link.0.delay") - 0.5) * 2e-3).alias("rtt_dev")
         )  # fmt: skip
-        ref = dev.filter(pl.col("rtt_dev") == 0).select("requested", pl.col("goodput_bps").alias("g0"))
-        dev = dev.join(ref, on="requested").with_columns(
-            (1 - pl.col("goodput_bps") / pl.col("g0")).alias("error"),
-            (pl.col("rtt_dev") / 0.2).alias("rtt_dev_over_rtt_min"),
-        ).sort(["rtt_dev", "requested"])
+        ref = dev.filter(pl.col("rtt_dev") == 0).select(
+            "requested", pl.col("goodput_bps").alias("g0")
+        )
+        dev = (
+            dev.join(ref, on="requested")
+            .with_columns(
+                (1 - pl.col("goodput_bps") / pl.col("g0")).alias("error"),
+                (pl.col("rtt_dev") / 0.2).alias("rtt_dev_over_rtt_min"),
+            )
+            .sort(["rtt_dev", "requested"])
+        )
         tables[f"f7b-{m}"] = dev
         for d in F7B_DEVS[1:]:
             big = dev.filter((pl.col("rtt_dev") - d).abs() < 1e-9, pl.col("requested") == 10e6)
-            comps.append(Comparison(f"F7b {m}: error of the 10 Mb/s flow, RTT_dev {d * 1e3:g} ms",
-                                    big["error"][0], d / 0.2, "", "paper: ≈ RTT_dev / RTT_min"))  # fmt: skip
+            q = f"F7b {m}: error of the 10 Mb/s flow, RTT_dev {d * 1e3:g} ms"
+            note = "paper: ≈ RTT_dev / RTT_min"
+            comps.append(Comparison(q, big["error"][0], d / 0.2, "", note))
     return Outcome(comparisons=comps, tables=tables)
 
 
@@ -432,14 +459,19 @@ PAPER_T1 = {
 
 def _vs_paper(comps, label: str, t: pl.DataFrame, paper: dict[int, str], key: str) -> None:
     for row in t.iter_rows(named=True):
-        k = int(round(row[key] / 1e3)) if key == "requested" else row[key]
+        k = round(row[key] / 1e3) if key == "requested" else row[key]
         if k in paper:
-            lo, hi = _paper_range(paper[k])
-            comps.append(Comparison(f"{label}, {k} kb/s: achieved min", row["min_kbps"], lo, "kb/s",
-                                    f"ours max {row['max_kbps']:.3f}; paper {paper[k]}"))  # fmt: skip
+            lo, _hi = _paper_range(paper[k])
+            note = f"ours max {row['max_kbps']:.3f}; paper {paper[k]}"
+            q = f"{label}, {k} kb/s: achieved min"
+            comps.append(Comparison(q, row["min_kbps"], lo, "kb/s", note))
 
 
-@register("p1-t1", title="TRC under maximum load (ρ = 0.85): no bias by requested rate", paper="P1 Table 1")
+@register(
+    "p1-t1",
+    title="TRC under maximum load (ρ = 0.85): no bias by requested rate",
+    paper="P1 Table 1",
+)
 def t1(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
@@ -456,8 +488,8 @@ def t1(ctx: Context) -> Outcome:
                 d = float(delay.removesuffix("ms"))
                 paper = PAPER_T1.get((bw, d))
                 if paper and not ecn:
-                    _vs_paper(comps, f"T1 {bw} Mb/s {d:g} ms", t.filter(pl.col("link.0.delay") == delay),
-                              paper, "requested")  # fmt: skip
+                    sub = t.filter(pl.col("link.0.delay") == delay)
+                    _vs_paper(comps, f"T1 {bw} Mb/s {d:g} ms", sub, paper, "requested")
     df = pl.concat(allf, how="diagonal_relaxed")
     _acceptance(comps, "T1", df)
     bias = df.group_by("requested").agg(pl.col("ratio").mean()).sort("requested")
@@ -476,7 +508,9 @@ PAPER_T2 = {
 }  # fmt: skip
 
 
-@register("p1-t2", title="TRC under maximum load: no bias by RTT (0.5–249 ms access)", paper="P1 Table 2")
+@register(
+    "p1-t2", title="TRC under maximum load: no bias by RTT (0.5–249 ms access)", paper="P1 Table 2"
+)
 def t2(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
@@ -489,7 +523,9 @@ def t2(ctx: Context) -> Outcome:
             df = df.with_columns(
                 pl.col("name").str.strip_prefix("f").cast(pl.Int64).alias("i")
             ).with_columns(
-                pl.col("i").map_elements(lambda i: T2_DELAYS[i - 1] * 1e3, return_dtype=pl.Float64).alias("access_ms")
+                pl.col("i")
+                .map_elements(lambda i: T2_DELAYS[i - 1] * 1e3, return_dtype=pl.Float64)
+                .alias("access_ms")
             )  # fmt: skip
             t = _minmax(df, ["access_ms"])
             tables[f"t2-{bw / 1e6:g}mbps-{r / 1e3:g}k-{m}"] = t
@@ -498,9 +534,9 @@ def t2(ctx: Context) -> Outcome:
             if paper and not ecn:
                 for row, p in zip(t.iter_rows(named=True), paper, strict=True):
                     lo, _ = _paper_range(p)
-                    comps.append(Comparison(
-                        f"T2 {bw / 1e6:g} Mb/s, {r / 1e3:g} kb/s, {row['access_ms']:g} ms: min",
-                        row["min_kbps"], lo, "kb/s", f"ours max {row['max_kbps']:.3f}; paper {p}"))  # fmt: skip
+                    q = f"T2 {bw / 1e6:g} Mb/s, {r / 1e3:g} kb/s, {row['access_ms']:g} ms: min"
+                    note = f"ours max {row['max_kbps']:.3f}; paper {p}"
+                    comps.append(Comparison(q, row["min_kbps"], lo, "kb/s", note))
     df = pl.concat(allf, how="diagonal_relaxed")
     _acceptance(comps, "T2", df)
     bias = df.group_by("access_ms").agg(pl.col("ratio").mean()).sort("access_ms")
@@ -518,7 +554,9 @@ PAPER_T4 = ["53.711-53.720", "107.2-107.24", "268.705-268.883", "533.592-533.98"
             "10491.2-10498.6"]  # fmt: skip
 
 
-@register("p1-t3t4", title="TRC, 50 Mb/s, mixed rates and RTTs (both orders)", paper="P1 Tables 3, 4")
+@register(
+    "p1-t3t4", title="TRC, 50 Mb/s, mixed rates and RTTs (both orders)", paper="P1 Tables 3, 4"
+)
 def t3t4(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
@@ -530,7 +568,13 @@ def t3t4(ctx: Context) -> Outcome:
             tables[f"{tab}-{m}"] = t
             allf.append(df)
             if not ecn:
-                _vs_paper(comps, tab.upper(), t, dict(zip([int(r / 1e3) for r in RATES], paper, strict=True)), "requested")
+                _vs_paper(
+                    comps,
+                    tab.upper(),
+                    t,
+                    dict(zip([int(r / 1e3) for r in RATES], paper, strict=True)),
+                    "requested",
+                )
     _acceptance(comps, "T3/T4", pl.concat(allf, how="diagonal_relaxed"))
     return Outcome(comparisons=comps, tables=tables)
 
