@@ -5,7 +5,16 @@ Users call :func:`qoslab.run`; this module is what it calls underneath.
 
 from typing import Any, Literal
 
-__all__ = ["QoslabError", "ScenarioError", "SimulationError", "check", "run", "version"]
+__all__ = [
+    "QoslabError",
+    "ScenarioError",
+    "SimulationError",
+    "check",
+    "run",
+    "trc_cycle_time",
+    "trc_parameters",
+    "version",
+]
 
 class QoslabError(Exception):
     """Base class of every error qoslab raises."""
@@ -55,3 +64,27 @@ def version() -> str:
 
 def _panic_for_test() -> None:
     """Panic inside the run guard; always raises :class:`SimulationError`. For tests."""
+
+def trc_parameters(
+    rate: float,
+    mss: int = 1460,
+    rtt_net: float = 0.0,
+    rtt_dev: float = 0.010,
+    gput_error: float = 0.05,
+    rtt_min: float | None = None,
+    model: Literal["paper", "fitted"] = "fitted",
+    ecn: bool = False,
+) -> dict[str, Any]:
+    """P1's TRC parameters for a requested goodput ``rate`` [bit/s] (Figs. 2 and 3).
+
+    Times in seconds; ``rtt_min`` is RTT*_min (default ``rtt_dev / gput_error``).
+    Returns ``rate, target, rtt_min_star, rtt_min, w_max, p, e, drop_every, w_avg, rtt,
+    rtt_trc, predicted, buffer, branch ("delay" | "rtt_min"), model``.
+
+    Raises:
+      ValueError: an input is out of range, or no W_max reaches the rate.
+    """
+
+def trc_cycle_time(model: Literal["paper", "fitted"], ecn: bool = False) -> tuple[float, float]:
+    """``(a, b)`` of the model's eq. 1 (time per cycle = a + b·W_max [RTTs]) with drops
+    or, ``ecn``, CE marks."""

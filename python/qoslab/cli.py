@@ -139,6 +139,8 @@ def run(
         f"{sc.name}: seed {s.get('seed')}, {s.get('events', '?')} events, "
         f"{s.get('wall_s', 0):.3f}s wall"
     )
+    for w in s.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
     flows = res.flows
     cols = [c for c in ("name", "kind", "src", "dst", "goodput_bps", "drops") if c in flows.columns]
     if cols:
@@ -252,6 +254,16 @@ def report(directory: Path, out: Path | None) -> None:
     from qoslab.report import write_report
 
     click.echo(write_report(directory, out))
+
+
+@cli.command(name="trc-table", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def trc_table(args: tuple[str, ...]) -> None:
+    """P1's TRC parameters per requested rate (the paper's Fig. 4); see --help of
+    `python -m qoslab.trc` for the options (RATES…, --mss, --rtt-net, --model, …)."""
+    from qoslab.trc import main as trc_main
+
+    trc_main(list(args))
 
 
 @cli.command(name="list")

@@ -8,6 +8,7 @@ mod convert;
 mod error;
 mod exceptions;
 mod run;
+mod trc;
 
 use pyo3::prelude::*;
 
@@ -25,5 +26,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::check, m)?)?;
     m.add_function(wrap_pyfunction!(run::version, m)?)?;
     m.add_function(wrap_pyfunction!(run::_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(trc::trc_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(trc::trc_cycle_time, m)?)?;
     Ok(())
 }

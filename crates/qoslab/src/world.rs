@@ -238,6 +238,8 @@ pub struct World {
     pub capture_plan: Vec<crate::capture::CapturePoint>,
     /// Open capture files; `None` (the usual case) costs one check per packet-hop.
     pub capture: Option<Box<crate::capture::Capturer>>,
+    /// Warnings about the scenario found while building it (e.g. P1's core-queue rule).
+    pub warnings: Vec<String>,
     next_uid: u64,
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
@@ -290,6 +292,7 @@ impl World {
             warm: Snapshot::default(),
             capture_plan: Vec::new(),
             capture: None,
+            warnings: Vec::new(),
             next_uid: 0,
             drops: Drops::default(),
             tcp_out: Vec::new(),

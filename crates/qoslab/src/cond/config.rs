@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::action::{Codepoints, MeterAction, ShapeTimer};
 use super::policy::{default_mtu, PolicyAction, PolicyRule, PolicyRuleConfig};
 use super::token_bucket::{TbAction, TokenBucketConfig};
+use super::trc::TrcConfig;
 use super::trtcm::TrtcmConfig;
 use super::tsw::TswConfig;
 use super::{
@@ -186,6 +187,8 @@ pub enum ConditionerConfig {
         /// Rules, tried in order; the first active match takes the packet.
         rules: Vec<PolicyRuleConfig>,
     },
+    /// TCP rate controller for one flow (P1); see `cond::trc`.
+    Trc(TrcConfig),
 }
 
 fn err(key: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
@@ -336,6 +339,7 @@ impl ConditionerConfig {
                 check_codepoints(dscp)
             }
             ConditionerConfig::Delay { .. } => Ok(()),
+            ConditionerConfig::Trc(t) => t.validate(),
             ConditionerConfig::Policy { rules } => {
                 if rules.is_empty() {
                     return Err(err("rules", "a policy needs at least one rule"));
@@ -454,6 +458,7 @@ impl ConditionerConfig {
             ConditionerConfig::Delay { delay } => {
                 AnyConditioner::FixedDelay(FixedDelay::new(*delay))
             }
+            ConditionerConfig::Trc(t) => AnyConditioner::Trc(t.build()?),
             ConditionerConfig::Policy { rules } => {
                 let mut built = Vec::with_capacity(rules.len());
                 for (i, r) in rules.iter().enumerate() {

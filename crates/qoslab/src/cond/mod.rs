@@ -15,6 +15,7 @@
 //! - [`TokenBucket`] (P0 profile `<b, r, r_p, L_m>`; mark, police, shape),
 //!   [`Srtcm`] (RFC 2697), [`Trtcm`] (RFC 2698), [`TswEstimator`], [`Tsw2cm`] and
 //!   [`Tsw3cm`] (RFC 2859), [`FixedDelay`].
+//! - [`Trc`]: P1's TCP rate controller (per-flow drops and delays from a TCP model).
 //! - [`Chain`]: stages in order; [`ConditionerConfig`]: what scenario files say.
 //!
 //! Markers write `colour`, `dscp` (AF codepoints, default AF11/12/13) and `in_profile`
@@ -29,6 +30,7 @@ mod delay;
 pub mod policy;
 mod srtcm;
 mod token_bucket;
+pub mod trc;
 mod trtcm;
 mod tsw;
 
@@ -40,6 +42,7 @@ pub use delay::FixedDelay;
 pub use policy::{Aggregate, Policy, PolicyAction, PolicyRule, PolicyRuleConfig, ProfileConfig};
 pub use srtcm::{Srtcm, SrtcmConfig};
 pub use token_bucket::{TbAction, TokenBucket, TokenBucketConfig};
+pub use trc::{Trc, TrcConfig};
 pub use trtcm::{Trtcm, TrtcmConfig};
 pub use tsw::{Tsw2cm, Tsw3cm, TswConfig, TswEstimator};
 
@@ -88,6 +91,8 @@ pub enum AnyConditioner {
     Tsw3cm(Tsw3cm),
     /// Policy table (P0 §2.1 Table 1).
     Policy(Policy),
+    /// TCP rate controller (P1).
+    Trc(Trc),
 }
 
 macro_rules! dispatch {
@@ -100,6 +105,7 @@ macro_rules! dispatch {
             AnyConditioner::Tsw2cm($c) => $e,
             AnyConditioner::Tsw3cm($c) => $e,
             AnyConditioner::Policy($c) => $e,
+            AnyConditioner::Trc($c) => $e,
         }
     };
 }

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use super::model::Scenario;
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
-use crate::cond::Chain;
+use crate::cond::trc::{self, admission::Place};
+use crate::cond::{Chain, ConditionerConfig};
 use crate::error::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
@@ -300,7 +301,15 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             dst,
             src_port: 1024 + (i % 60_000) as u16,
             dst_port: 5001,
-            start: SimTime::ZERO + f.start,
+            start: SimTime::ZERO
+                + f.start
+                + if f.start_jitter > crate::time::Dur::ZERO {
+                    // Own stream: adding jitter changes nothing else in the run.
+                    let mut r = RngStream::derive(sc.seed, &format!("start/{}", f.name));
+                    crate::time::Dur::from_nanos(r.below(f.start_jitter.as_nanos()))
+                } else {
+                    crate::time::Dur::ZERO
+                },
             app,
             counters: FlowCounters::default(),
         });
@@ -329,10 +338,24 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
 
     // Conditioners.
     let resolve = |name: &str| by_name.get(name).copied();
+    let mut trcs = Vec::new();
     for (i, c) in sc.conditioner.iter().enumerate() {
         let key = |k: &str| format!("conditioner[{i}].{k}");
+        // TRC stages are bound to their flow and path first (P1).
+        let mut stages = c.stages.clone();
+        let place = match (&c.at, &c.iface) {
+            (Some(n), None) => by_name.get(n.as_str()).map(|&id| Place::Node(id)),
+            (None, Some(f)) => iface_names.get(f.as_str()).map(|&id| Place::Iface(id)),
+            _ => None, // reported below
+        };
+        for (j, s) in stages.iter_mut().enumerate() {
+            if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
+                let k = format!("conditioner[{i}].stages[{j}]");
+                trcs.push(trc::admission::bind(t, &k, place, &w, sc)?);
+            }
+        }
         let chain = Chain::build(
-            &c.stages,
+            &stages,
             &resolve,
             RngStream::derive(sc.seed, &format!("conditioner/{i}")),
         )
@@ -370,6 +393,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
         *hook = Hook::new(chain);
     }
+    w.warnings = trc::admission::admit(&trcs, &w, sc)?;
 
     // Recording.
     let mut queues = Vec::new();

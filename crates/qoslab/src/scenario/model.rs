@@ -127,6 +127,10 @@ pub struct FlowSpec {
     /// When the source starts; default 0.
     #[serde(default)]
     pub start: Dur,
+    /// The start is drawn uniformly from [start, start + start_jitter) with the flow's
+    /// own stream (derived from the run seed and the flow name); default 0.
+    #[serde(default)]
+    pub start_jitter: Dur,
     /// When the source stops; default: runs to the end.
     #[serde(default)]
     pub stop: Option<Dur>,

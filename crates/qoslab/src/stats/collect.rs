@@ -323,8 +323,13 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     t.push("avg", Column::Float(qs.iter().map(|x| x.4).collect()));
     r.tables.insert("queue_samples".into(), t);
 
+    if let Some(t) = crate::cond::trc::report::table(w) {
+        r.tables.insert("trc".into(), t);
+    }
+
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
+    s.insert("warnings".into(), json!(w.warnings));
     s.insert("seed".into(), json!(seed));
     s.insert("duration".into(), json!(w.end.as_secs_f64()));
     s.insert("warmup".into(), json!(w.warmup.as_secs_f64()));

@@ -8,4 +8,5 @@ mod diffserv;
 mod routing;
 mod scenario_errors;
 mod tcp;
+mod trc;
 mod udp;

@@ -1,0 +1,448 @@
+//! The TRC's TCP model and its parameter computation (P1 §4.1 eqs. 1–4, §4.3 Fig. 2,
+//! §4.4 Fig. 3 and eq. 5). Pure functions of numbers: no clock, no packets.
+//!
+//! A TCP cycle goes from one TRC drop to the next. With the window peaking at `W_max`
+//! [packets]:
+//!
+//! ```text
+//! data per cycle  = 1/p = 3/8·W_max² + 5/4·W_max − 2        (eq. 2: fixes p from W_max)
+//! time per cycle  = a + b·W_max   [RTTs]; paper: a = 5/2, b = 1/2   (eq. 1)
+//! W_avg           = data per cycle / time per cycle                  (eq. 3)
+//! BW              = W_avg · MSS / RTT                                (eq. 4)
+//! ```
+//!
+//! Eq. 2 is what the TRC enforces (it drops every 1/p + E packets), so both models
+//! share it; they differ in eq. 1, the cycle time. The "fitted" model has `a`, `b`
+//! fitted to qoslab's own SACK TCP by `validation/trc_model_fit.py` (table in
+//! `docs/validation/trc-model.md`), as the paper fitted ns-2's.
+//!
+//! Units: rates in bit/s of goodput (payload), times in seconds, MSS in payload bytes.
+
+use serde::{Deserialize, Serialize};
+
+/// Smallest W_max the TRC uses: the paper's rule "even number + 0.5", starting at 6.5
+/// (§4.3: W_max ≥ 5 so that three duplicate ACKs can arrive after a drop).
+pub const W_MAX_FIRST: f64 = 6.5;
+/// Step between admissible W_max values (§4.3: "W_max + 2").
+pub const W_MAX_STEP: f64 = 2.0;
+/// Largest W_max searched; beyond it the request is refused (a 1 Gb/s request at
+/// RTT_min 200 ms needs about 2 300).
+pub const W_MAX_LIMIT: f64 = 100_000.5;
+
+/// Which cycle-time law (eq. 1) predicts goodput.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpModel {
+    /// The paper's eq. 1, fitted to ns-2's SACK TCP: time per cycle = 5/2 + W_max/2.
+    Paper,
+    /// Eq. 1 refitted to qoslab's SACK TCP ([`FITTED`]); the default.
+    #[default]
+    Fitted,
+}
+
+/// Cycle time law `a + b·W_max` [RTTs].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CycleTime {
+    /// Constant term [RTTs].
+    pub a: f64,
+    /// Slope [RTTs per packet of W_max].
+    pub b: f64,
+}
+
+/// The paper's eq. 1.
+pub const PAPER: CycleTime = CycleTime { a: 2.5, b: 0.5 };
+
+/// Eq. 1 fitted to qoslab's SACK TCP (no delayed ACKs, initial window 1) with drops
+/// (E = 1) by `validation/trc_model_fit.py` (`docs/validation/trc-model.md`): slope by
+/// least squares, intercept the largest residual (rounded up), so the model never
+/// promises more than the measured flows got (measured/predicted 1.000–1.017).
+pub const FITTED: CycleTime = CycleTime {
+    a: 2.4085,
+    b: 0.4997,
+};
+
+/// The same fit in ECN mode (E = 0, marks instead of drops): qoslab's TCP spends
+/// about 0.4 RTT longer per cycle than with drops, so the paper's law over-promises
+/// by up to 5 % there (measured/predicted 0.952–0.997); this one gives 1.000–1.008.
+pub const FITTED_ECN: CycleTime = CycleTime {
+    a: 2.7980,
+    b: 0.5006,
+};
+
+impl TcpModel {
+    /// The model's cycle-time law with drops (`ecn = false`) or CE marks.
+    pub fn cycle_time(self, ecn: bool) -> CycleTime {
+        match (self, ecn) {
+            (TcpModel::Paper, _) => PAPER,
+            (TcpModel::Fitted, false) => FITTED,
+            (TcpModel::Fitted, true) => FITTED_ECN,
+        }
+    }
+    /// Name as written in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpModel::Paper => "paper",
+            TcpModel::Fitted => "fitted",
+        }
+    }
+}
+
+/// Packets delivered per cycle, 1/p (eq. 2).
+pub fn data_per_cycle(w_max: f64) -> f64 {
+    0.375 * w_max * w_max + 1.25 * w_max - 2.0
+}
+
+/// Drop probability p for a maximum window (eq. 2).
+pub fn drop_probability(w_max: f64) -> f64 {
+    1.0 / data_per_cycle(w_max)
+}
+
+/// Average window [packets] (eq. 3) under the given cycle-time law.
+pub fn w_avg(w_max: f64, law: CycleTime) -> f64 {
+    data_per_cycle(w_max) / (law.a + law.b * w_max)
+}
+
+/// Goodput [bit/s] of a flow with maximum window `w_max` and round-trip time `rtt` [s]
+/// (eq. 4), with drops or (`ecn`) CE marks.
+pub fn goodput(w_max: f64, rtt: f64, mss: u32, model: TcpModel, ecn: bool) -> f64 {
+    w_avg(w_max, model.cycle_time(ecn)) * mss as f64 * 8.0 / rtt
+}
+
+/// What the operator configures once per network (Fig. 3) and per request (Fig. 2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrcInputs {
+    /// Requested goodput R_req [bit/s].
+    pub rate: f64,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Round-trip time of the network path without the TRC [s].
+    pub rtt_net: f64,
+    /// Operator's bound on |real RTT − RTT_net| [s] (§4.4).
+    pub rtt_dev: f64,
+    /// Goodput error to compensate, as a fraction (0.05 = 5 %) (§4.4).
+    pub gput_error: f64,
+    /// RTT*_min [s]; `None`: RTT_dev / gput_error (eq. 5).
+    pub rtt_min_star: Option<f64>,
+    /// Cycle-time law.
+    pub model: TcpModel,
+    /// ECN mode: E = 0 (marks instead of drops); otherwise E = 1.
+    pub ecn: bool,
+}
+
+impl TrcInputs {
+    /// Inputs with the paper's operator settings: RTT_dev 10 ms, gput_error 5 %
+    /// (RTT*_min = 200 ms), the default model, drops (not ECN).
+    pub fn new(rate: f64, mss: u32, rtt_net: f64) -> Self {
+        TrcInputs {
+            rate,
+            mss,
+            rtt_net,
+            rtt_dev: 0.010,
+            gput_error: 0.05,
+            rtt_min_star: None,
+            model: TcpModel::default(),
+            ecn: false,
+        }
+    }
+}
+
+/// Which branch of Fig. 2 chose the parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Branch {
+    /// RTT_req for W_max = 6.5 was above RTT_min: W_max = 6.5, RTT = RTT_req.
+    Delay,
+    /// RTT_req was at most RTT_min: RTT fixed near RTT_min, W_max raised in steps of 2.
+    RttMin,
+}
+
+/// The TRC's parameters for one request (Fig. 2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrcParams {
+    /// The rate the parameters aim at: R_req raised by gput_error + 1 % [bit/s] (Fig. 3).
+    pub target: f64,
+    /// RTT*_min [s] (eq. 5 or given).
+    pub rtt_min_star: f64,
+    /// RTT_min = max(RTT*_min, RTT_net) [s] (see `parameters` for why max).
+    pub rtt_min: f64,
+    /// Maximum congestion window [packets].
+    pub w_max: f64,
+    /// Drop (or mark) probability: 1/p = data per cycle (eq. 2).
+    pub p: f64,
+    /// E: 1 with drops, 0 in ECN mode (§4.2).
+    pub e: f64,
+    /// Spacing between drops (marks) in arriving data packets: 1/p + E.
+    pub drop_every: f64,
+    /// Average window predicted by the model [packets].
+    pub w_avg: f64,
+    /// Total round-trip time [s].
+    pub rtt: f64,
+    /// Delay the TRC adds: RTT − RTT_net [s].
+    pub rtt_trc: f64,
+    /// Goodput the model predicts at (W_max, RTT) [bit/s] (≥ `target`).
+    pub predicted: f64,
+    /// Delay buffer needed: ceil(W_max) packets (§4.4, §4.5).
+    pub buffer: u32,
+    /// Which branch of Fig. 2 was taken.
+    pub branch: Branch,
+}
+
+/// Parameters for given W_max and RTT_TRC (no search): what `w_max` / `rtt_trc` in a
+/// scenario file ask for, e.g. to fit the model.
+pub fn fixed_parameters(
+    w_max: f64,
+    rtt_trc: f64,
+    mss: u32,
+    rtt_net: f64,
+    model: TcpModel,
+    ecn: bool,
+) -> TrcParams {
+    let p = drop_probability(w_max);
+    let e = if ecn { 0.0 } else { 1.0 };
+    let rtt = rtt_net + rtt_trc;
+    let predicted = goodput(w_max, rtt, mss, model, ecn);
+    TrcParams {
+        target: predicted,
+        rtt_min_star: rtt,
+        rtt_min: rtt,
+        w_max,
+        p,
+        e,
+        drop_every: 1.0 / p + e,
+        w_avg: w_avg(w_max, model.cycle_time(ecn)),
+        rtt,
+        rtt_trc,
+        predicted,
+        buffer: w_max.ceil() as u32,
+        branch: Branch::Delay,
+    }
+}
+
+/// Fig. 2 and Fig. 3: p (hence W_max) and RTT_TRC for a request.
+///
+/// ```text
+/// RTT*_min = RTT_dev / gput_error;  R = R_req · (1 + gput_error + 0.01)
+/// RTT_min  = max(RTT*_min, RTT_net)
+/// RTT_req  = W_avg(6.5) · MSS / R
+/// if RTT_req > RTT_min:  W_max = 6.5, RTT = RTT_req
+/// else: smallest W_max ∈ {6.5, 8.5, …} with W_avg(W_max)·MSS/RTT_min ≥ R,
+///       RTT = W_avg(W_max) · MSS / R          (≥ RTT_min)
+/// p = 1 / data(W_max);  RTT_TRC = RTT − RTT_net
+/// ```
+///
+/// Fig. 2 prints `min(RTT*_min, RTT_net)`; we take the max. With the min, RTT_min
+/// would be RTT_net (3 ms in §5.2, 0 in Fig. 4), contradicting the paper's own text:
+/// "RTT_min is set to 200 ms" for Fig. 4 with RTT_net = 0, and §4.3, where RTT_min is
+/// a lower bound that keeps the RTT above RTT_net and deviations small. The max is the
+/// only reading consistent with both.
+///
+/// Errors (as text, the caller adds the key) if an input is not positive and finite or
+/// no W_max up to [`W_MAX_LIMIT`] reaches the rate.
+pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
+    let finite_pos = |v: f64| v.is_finite() && v > 0.0;
+    if !finite_pos(inp.rate) {
+        return Err(format!(
+            "the requested rate must be positive, found {}",
+            inp.rate
+        ));
+    }
+    if inp.mss == 0 {
+        return Err("the MSS must be positive".into());
+    }
+    if !(inp.rtt_net.is_finite() && inp.rtt_net >= 0.0) {
+        return Err(format!("RTT_net must be ≥ 0, found {}", inp.rtt_net));
+    }
+    if !(inp.gput_error.is_finite() && inp.gput_error >= 0.0 && inp.gput_error < 1.0) {
+        return Err(format!(
+            "gput_error is a fraction in [0, 1), found {}",
+            inp.gput_error
+        ));
+    }
+    let rtt_min_star = match inp.rtt_min_star {
+        Some(r) if r.is_finite() && r >= 0.0 => r,
+        Some(r) => return Err(format!("RTT*_min must be ≥ 0, found {r}")),
+        None => {
+            if !(inp.rtt_dev.is_finite() && inp.rtt_dev >= 0.0) {
+                return Err(format!("RTT_dev must be ≥ 0, found {}", inp.rtt_dev));
+            }
+            if inp.gput_error == 0.0 {
+                return Err(
+                    "gput_error = 0 makes RTT*_min = RTT_dev / gput_error infinite; \
+                     give gput_error > 0 or rtt_min"
+                        .into(),
+                );
+            }
+            inp.rtt_dev / inp.gput_error // eq. 5
+        }
+    };
+    let target = inp.rate * (1.0 + inp.gput_error + 0.01); // Fig. 3
+    let rtt_min = rtt_min_star.max(inp.rtt_net);
+    let law = inp.model.cycle_time(inp.ecn);
+    let bits = inp.mss as f64 * 8.0;
+    let rtt_req = w_avg(W_MAX_FIRST, law) * bits / target;
+    let (w_max, rtt, branch) = if rtt_req > rtt_min {
+        (W_MAX_FIRST, rtt_req, Branch::Delay)
+    } else {
+        let need = target * rtt_min / bits; // W_avg needed at RTT = RTT_min
+        let mut w = W_MAX_FIRST;
+        while w_avg(w, law) < need {
+            w += W_MAX_STEP;
+            if w > W_MAX_LIMIT {
+                return Err(format!(
+                    "no W_max up to {W_MAX_LIMIT} reaches {target} bit/s at RTT_min {rtt_min} s"
+                ));
+            }
+        }
+        (w, w_avg(w, law) * bits / target, Branch::RttMin)
+    };
+    if !finite_pos(rtt) {
+        return Err(format!("the computed RTT is not positive ({rtt})"));
+    }
+    let p = drop_probability(w_max);
+    let e = if inp.ecn { 0.0 } else { 1.0 };
+    Ok(TrcParams {
+        target,
+        rtt_min_star,
+        rtt_min,
+        w_max,
+        p,
+        e,
+        drop_every: 1.0 / p + e,
+        w_avg: w_avg(w_max, law),
+        rtt,
+        rtt_trc: (rtt - inp.rtt_net).max(0.0),
+        predicted: w_avg(w_max, law) * bits / rtt,
+        buffer: w_max.ceil() as u32,
+        branch,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * b.abs().max(1e-12)
+    }
+
+    #[test]
+    fn w_max_5_is_p_0_0735() {
+        // §4.3: "A W_max of 5 corresponds to a drop probability of 0.0735".
+        // 3/8·25 + 5/4·5 − 2 = 13.625; 1/13.625 = 0.07339.
+        assert_eq!(data_per_cycle(5.0), 13.625);
+        assert!((drop_probability(5.0) - 0.0735).abs() < 2e-4);
+        // W_max = 6.5: 1/p = 15.84375 + 8.125 − 2 = 21.96875; cycle 5.75 RTTs.
+        assert_eq!(data_per_cycle(6.5), 21.96875);
+        assert!(close(w_avg(6.5, PAPER), 21.96875 / 5.75, 1e-12));
+    }
+
+    #[test]
+    fn operator_config_is_fig_3() {
+        // RTT_dev 10 ms, gput_error 5 % → RTT*_min 200 ms; rate raised by 6 %.
+        let inp = TrcInputs {
+            model: TcpModel::Paper,
+            ..TrcInputs::new(100e3, 1000, 0.003)
+        };
+        let p = parameters(&inp).unwrap();
+        assert!(close(p.rtt_min_star, 0.2, 1e-12));
+        assert!(close(p.target, 106e3, 1e-12));
+    }
+
+    #[test]
+    fn small_request_takes_the_delay_branch() {
+        // 100 kb/s, MSS 1000 B, RTT_net 3 ms, paper model: R = 106 kb/s,
+        // RTT_req = (21.96875/5.75)·8000/106000 = 0.288352 s > 200 ms → W_max = 6.5.
+        let inp = TrcInputs {
+            model: TcpModel::Paper,
+            ..TrcInputs::new(100e3, 1000, 0.003)
+        };
+        let p = parameters(&inp).unwrap();
+        assert_eq!(p.branch, Branch::Delay);
+        assert_eq!(p.w_max, 6.5);
+        let rtt = 21.96875 / 5.75 * 8000.0 / 106e3;
+        assert!(close(p.rtt, rtt, 1e-12), "{}", p.rtt);
+        assert!(close(p.rtt_trc, rtt - 0.003, 1e-12));
+        assert!(close(p.p, 1.0 / 21.96875, 1e-12));
+        assert!(close(p.drop_every, 22.96875, 1e-12));
+        assert_eq!(p.buffer, 7);
+        assert!(close(p.predicted, 106e3, 1e-9));
+    }
+
+    #[test]
+    fn large_request_takes_the_rtt_min_branch() {
+        // 10 Mb/s, MSS 1460 B, RTT_net 3 ms, paper model: R = 10.6 Mb/s;
+        // RTT_req(6.5) = 4.2 ms ≤ 200 ms. Need W_avg ≥ 10.6e6·0.2/11680 = 181.507.
+        // W = 242.5: 22353.47/123.75 = 180.634 (too small);
+        // W = 244.5: 22721.22/124.75 = 182.134 → RTT = 182.134·11680/10.6e6 = 0.200690 s.
+        let inp = TrcInputs {
+            model: TcpModel::Paper,
+            ..TrcInputs::new(10e6, 1460, 0.003)
+        };
+        let p = parameters(&inp).unwrap();
+        assert_eq!(p.branch, Branch::RttMin);
+        assert_eq!(p.w_max, 244.5);
+        assert!(close(w_avg(242.5, PAPER), 180.634, 1e-5));
+        assert!(close(p.w_avg, 182.134, 1e-5));
+        assert!(close(p.rtt, 0.200690, 1e-5), "{}", p.rtt);
+        assert!(p.rtt >= p.rtt_min);
+        assert!(close(p.rtt_trc, p.rtt - 0.003, 1e-12));
+        assert_eq!(p.buffer, 245);
+        // ECN mode: same W_max and RTT, E = 0.
+        let q = parameters(&TrcInputs { ecn: true, ..inp }).unwrap();
+        assert_eq!((q.w_max, q.e), (244.5, 0.0));
+        assert!(close(q.drop_every, 1.0 / q.p, 1e-12));
+    }
+
+    #[test]
+    fn rtt_min_is_at_least_rtt_net() {
+        // RTT_net 300 ms > RTT*_min 200 ms: RTT_min = 300 ms, and RTT_TRC ≥ 0.
+        let inp = TrcInputs {
+            model: TcpModel::Paper,
+            ..TrcInputs::new(10e6, 1460, 0.3)
+        };
+        let p = parameters(&inp).unwrap();
+        assert!(close(p.rtt_min, 0.3, 1e-12));
+        assert!(p.rtt >= 0.3 && p.rtt_trc >= 0.0);
+        // Explicit RTT*_min overrides eq. 5.
+        let q = parameters(&TrcInputs {
+            rtt_min_star: Some(0.05),
+            rtt_net: 0.003,
+            ..inp
+        })
+        .unwrap();
+        assert!(close(q.rtt_min, 0.05, 1e-12));
+        assert!(q.w_max < p.w_max);
+    }
+
+    #[test]
+    fn every_request_meets_its_target_and_w_max_is_even_plus_half() {
+        for model in [TcpModel::Paper, TcpModel::Fitted] {
+            for &r in &[
+                50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6, 100e6,
+            ] {
+                for &rtt_net in &[0.0, 0.003, 0.05, 0.5] {
+                    let p = parameters(&TrcInputs {
+                        model,
+                        ..TrcInputs::new(r, 1460, rtt_net)
+                    })
+                    .unwrap();
+                    assert!(p.predicted >= p.target * (1.0 - 1e-12));
+                    assert!(p.rtt >= p.rtt_min * (1.0 - 1e-12));
+                    assert_eq!((p.w_max - 0.5) % 2.0, 0.0, "{}", p.w_max);
+                    assert!(p.w_max >= 5.0 && p.p <= 0.0735);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_refused() {
+        assert!(parameters(&TrcInputs::new(0.0, 1460, 0.003)).is_err());
+        assert!(parameters(&TrcInputs::new(1e6, 0, 0.003)).is_err());
+        assert!(parameters(&TrcInputs::new(1e6, 1460, -1.0)).is_err());
+        let mut i = TrcInputs::new(1e6, 1460, 0.003);
+        i.gput_error = 0.0;
+        assert!(parameters(&i).is_err());
+        i.rtt_min_star = Some(0.2);
+        assert!(parameters(&i).is_ok());
+    }
+}

@@ -1,0 +1,117 @@
+"""P1 (TRC): parameters through the binding, the Fig. 4 table, scenarios, warnings,
+and (slow) the reproduction's acceptance on short runs."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import qoslab
+from conftest import cli
+from qoslab.reproduce import p1, scenarios_dir
+from qoslab.trc import cycle_time, fig4_table, parameters
+
+
+def test_w_max_5_and_the_rtt_min_branch_by_hand():
+    # Eq. 2: W_max = 5 → 1/p = 13.625 → p = 0.0734 (paper: 0.0735).
+    assert abs(1 / (3 / 8 * 25 + 5 / 4 * 5 - 2) - 0.0735) < 2e-4
+    # 10 Mb/s, MSS 1460, RTT_net 3 ms, paper model: W_max 244.5, RTT ≈ 200.69 ms.
+    p = parameters(10e6, rtt_net=0.003, model="paper")
+    assert p["branch"] == "rtt_min" and p["w_max"] == 244.5
+    data = 3 / 8 * 244.5**2 + 5 / 4 * 244.5 - 2
+    rtt = data / (2.5 + 244.5 / 2) * 1460 * 8 / 10.6e6
+    assert math.isclose(p["rtt"], rtt, rel_tol=1e-12)
+    assert math.isclose(p["rtt_trc"], rtt - 0.003, rel_tol=1e-12)
+    assert math.isclose(p["p"], 1 / data, rel_tol=1e-12)
+    assert p["buffer"] == 245
+    # 100 kb/s: the delay branch, W_max 6.5.
+    q = parameters(100e3, rtt_net=0.003, model="paper", mss=1000)
+    assert q["branch"] == "delay" and q["w_max"] == 6.5
+    assert math.isclose(q["rtt"], 21.96875 / 5.75 * 8000 / 106e3, rel_tol=1e-12)
+
+
+def test_models_and_errors():
+    assert cycle_time("paper") == (2.5, 0.5)
+    a, b = cycle_time("fitted")
+    assert 2.0 < a < 3.0 and 0.45 < b < 0.55
+    assert cycle_time("fitted", ecn=True)[0] > a
+    with pytest.raises(ValueError, match="model"):
+        parameters(1e6, model="ns2")
+    with pytest.raises(ValueError):
+        parameters(0.0)
+
+
+def test_fig4_table_and_cli():
+    t = fig4_table()
+    assert t.height == 12 and t["w_max"].min() == 6.5
+    assert (t["rtt_ms"] >= 200.0 - 1e-9).all()  # RTT_min = 200 ms with RTT_net = 0
+    out = cli("trc-table", "50k", "10M", "--model", "paper")
+    assert out.returncode == 0, out.stderr
+    assert "244.5" in out.stdout and "rtt_min" in out.stdout
+
+
+def test_committed_scenarios_match_the_generator():
+    for rel, data in p1.specs().items():
+        path = scenarios_dir() / rel
+        assert path.read_text() == p1.to_toml(data, p1.HEADER), f"regenerate {rel}"
+        qoslab.check(path)
+
+
+def _one_flow(rate: str, queue: int, **trc) -> dict:
+    sc = qoslab.scenario.load(scenarios_dir() / "p1" / "f6b.toml").data
+    sc = {**sc, "duration": "120s", "warmup": "20s"}
+    sc.pop("sweep", None)
+    sc["flow"] = [{**sc["flow"][0], "start_jitter": "0s"}]
+    sc["conditioner"] = [
+        {"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": rate, **trc}]}
+    ]
+    sc["link"] = [dict(x) for x in sc["link"]]
+    sc["link"][1]["queue"] = {"kind": "droptail", "limit": queue}
+    return sc
+
+
+def test_run_summary_warns_about_a_small_core_queue():
+    res = qoslab.run(_one_flow("10Mbps", 100))
+    assert any("r0->r1" in w and "172.25" in w for w in res.summary["warnings"])
+    res = qoslab.run(_one_flow("1Mbps", 100))
+    assert res.summary["warnings"] == []
+    trc = res.table("trc")
+    assert trc["buffer_full"][0] == 0 and trc["max_held"][0] <= 27
+
+
+def test_admission_error_names_the_key():
+    sc = _one_flow("175Mbps", 300)  # ρ·BW = 170 Mb/s
+    sc["flow"][0]["tcp"] = {**sc["flow"][0]["tcp"], "max_window": 100_000}
+    with pytest.raises(qoslab.ScenarioError) as e:
+        qoslab.run(sc)
+    assert e.value.key == "conditioner[0].stages[0].rate"
+    assert "admission" in str(e.value)
+
+
+def test_ecn_mode_drops_nothing_end_to_end():
+    sc = _one_flow("500kbps", 300, ecn=True)
+    sc["flow"][0]["tcp"] = {**sc["flow"][0]["tcp"], "ecn": True}
+    res = qoslab.run(sc)
+    assert res.drops.is_empty() or res.drops["packets"].sum() == 0
+    assert res.table("trc")["marked"][0] > 0
+    g = res.flows["goodput_bps"][0]
+    assert 500e3 <= g <= 550e3
+
+
+@pytest.mark.slow
+def test_no_bias_by_rate_or_rtt_on_short_runs():
+    # 400 s, one seed: every flow of T3 and T4 (50 kb/s … 10 Mb/s, RTT 3 … 500 ms)
+    # between 1.0 and 1.1 × requested.
+    for rel in ("p1/t3.toml", "p1/t4.toml"):
+        sc = qoslab.scenario.load(scenarios_dir() / rel)
+        res = qoslab.run(sc, {"duration": "600s"})
+        req = p1._requested(sc.data)
+        f = res.flows.with_columns(
+            (
+                pl.col("goodput_bps") / pl.col("name").replace_strict(req, return_dtype=pl.Float64)
+            ).alias("ratio")
+        )
+        assert f["ratio"].min() >= 1.0, f
+        assert f["ratio"].max() <= 1.10, f
