@@ -35,8 +35,47 @@ fn check_prob(key: String, p: f64) -> Result<(), ScenarioError> {
     }
 }
 
+/// Name tables shared by the build steps.
+struct Names<'a> {
+    nodes: HashMap<&'a str, NodeId>,
+    ifaces: HashMap<String, IfaceId>,
+    flows: HashMap<&'a str, usize>,
+}
+
+impl Names<'_> {
+    /// The node called `name`, or an error at `key` listing the nodes there are.
+    fn node(&self, key: String, name: &str) -> Result<NodeId, ScenarioError> {
+        self.nodes.get(name).copied().ok_or_else(|| {
+            let mut known: Vec<&str> = self.nodes.keys().copied().collect();
+            known.sort_unstable();
+            ScenarioError::new(
+                key,
+                format!("no node named {name:?} (nodes: {})", known.join(", ")),
+            )
+        })
+    }
+}
+
 /// Validates `sc` and builds the world it describes.
 pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
+    let mut w = world_for(sc)?;
+    let mut names = Names {
+        nodes: HashMap::new(),
+        ifaces: HashMap::new(),
+        flows: HashMap::new(),
+    };
+    nodes(sc, &mut w, &mut names)?;
+    links(sc, &mut w, &mut names)?;
+    let dests = flows(sc, &mut w, &mut names)?;
+    routes(sc, &mut w, &dests)?;
+    conditioners(sc, &mut w, &names)?;
+    record(sc, &mut w, &names)?;
+    w.capture_plan = crate::capture::resolve(&sc.capture, &w.ifaces, &w.flows)?;
+    Ok(w)
+}
+
+/// An empty world with the run's times, after checking them.
+fn world_for(sc: &Scenario) -> Result<World, ScenarioError> {
     if sc.duration == crate::time::Dur::ZERO {
         return Err(ScenarioError::new(
             "duration",
@@ -55,9 +94,11 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let end = SimTime::ZERO + sc.duration;
     let mut w = World::new(end, SimTime::ZERO + sc.warmup);
     w.max_events = sc.max_events.unwrap_or(u64::MAX);
+    Ok(w)
+}
 
-    // Nodes.
-    let mut by_name: HashMap<&str, NodeId> = HashMap::new();
+/// Nodes, with unique non-empty names.
+fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(), ScenarioError> {
     for (i, n) in sc.node.iter().enumerate() {
         if n.name.is_empty() {
             return Err(ScenarioError::new(
@@ -65,7 +106,11 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 "expected a non-empty name",
             ));
         }
-        if by_name.insert(n.name.as_str(), NodeId(i as u32)).is_some() {
+        if names
+            .nodes
+            .insert(n.name.as_str(), NodeId(i as u32))
+            .is_some()
+        {
             return Err(ScenarioError::new(
                 format!("node[{i}].name"),
                 format!("duplicate node name {:?}", n.name),
@@ -80,22 +125,14 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             counters: NodeCounters::default(),
         });
     }
-    let node = |key: String, name: &str| -> Result<NodeId, ScenarioError> {
-        by_name.get(name).copied().ok_or_else(|| {
-            let mut known: Vec<&str> = by_name.keys().copied().collect();
-            known.sort_unstable();
-            ScenarioError::new(
-                key,
-                format!("no node named {name:?} (nodes: {})", known.join(", ")),
-            )
-        })
-    };
+    Ok(())
+}
 
-    // Links: two interfaces each.
-    let mut iface_names: HashMap<String, IfaceId> = HashMap::new();
+/// Links: two interfaces each, with their queues and loss models.
+fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), ScenarioError> {
     for (i, l) in sc.link.iter().enumerate() {
-        let a = node(format!("link[{i}].a"), &l.a)?;
-        let b = node(format!("link[{i}].b"), &l.b)?;
+        let a = names.node(format!("link[{i}].a"), &l.a)?;
+        let b = names.node(format!("link[{i}].b"), &l.b)?;
         if a == b {
             return Err(ScenarioError::new(
                 format!("link[{i}].b"),
@@ -137,7 +174,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 sc.node[from.0 as usize].name, sc.node[to.0 as usize].name
             );
             let id = IfaceId(w.ifaces.len() as u32);
-            if iface_names.insert(name.clone(), id).is_some() {
+            if names.ifaces.insert(name.clone(), id).is_some() {
                 return Err(ScenarioError::new(
                     format!("link[{i}]"),
                     format!("a second link {name} (parallel links are not supported)"),
@@ -163,20 +200,27 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             w.nodes[from.0 as usize].ifaces.push(id);
         }
     }
+    Ok(())
+}
 
-    // Flows.
-    let mut flow_names: HashMap<&str, usize> = HashMap::new();
+/// Flows with their applications and transports; returns the nodes routes must reach.
+fn flows<'a>(
+    sc: &'a Scenario,
+    w: &mut World,
+    names: &mut Names<'a>,
+) -> Result<Vec<NodeId>, ScenarioError> {
+    let end = w.end;
     let mut dests: Vec<NodeId> = Vec::new();
     for (i, f) in sc.flow.iter().enumerate() {
         let key = |k: &str| format!("flow[{i}].{k}");
-        if flow_names.insert(f.name.as_str(), i).is_some() {
+        if names.flows.insert(f.name.as_str(), i).is_some() {
             return Err(ScenarioError::new(
                 key("name"),
                 format!("duplicate flow name {:?}", f.name),
             ));
         }
-        let src = node(key("from"), &f.from)?;
-        let dst = node(key("to"), &f.to)?;
+        let src = names.node(key("from"), &f.from)?;
+        let dst = names.node(key("to"), &f.to)?;
         for (k, n) in [("from", src), ("to", dst)] {
             if w.nodes[n.0 as usize].kind != NodeKind::Host {
                 return Err(ScenarioError::new(
@@ -202,22 +246,6 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             ));
         }
         let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
-        let apps = f.cbr.is_some() as u8 + f.pareto.is_some() as u8 + f.tcp.is_some() as u8;
-        if apps != 1 {
-            let k = if f.pareto.is_some() {
-                "pareto"
-            } else if f.tcp.is_some() {
-                "tcp"
-            } else {
-                "cbr"
-            };
-            return Err(ScenarioError::new(
-                key(k),
-                format!(
-                    "expected exactly one application table (cbr, pareto or tcp), found {apps}"
-                ),
-            ));
-        }
         if f.bytes.is_some() && f.tcp.is_none() {
             return Err(ScenarioError::new(
                 key("bytes"),
@@ -234,9 +262,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 ),
             ));
         }
-        let app = match (&f.cbr, &f.pareto) {
-            _ if f.tcp.is_some() => {
-                let c = f.tcp.as_ref().expect("checked above");
+        let app = match (&f.tcp, &f.cbr, &f.pareto) {
+            (Some(c), None, None) => {
                 c.validate().map_err(|e| at(key("tcp"), e))?;
                 if f.stop.is_some() {
                     return Err(ScenarioError::new(
@@ -262,7 +289,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                     last_trace: (0, 0),
                 }))
             }
-            (Some(c), None) => {
+            (None, Some(c), None) => {
                 c.validate().map_err(|e| at(key("cbr"), e))?;
                 FlowApp::Cbr {
                     src: Cbr::new(c, stop, rng),
@@ -271,7 +298,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                     size: c.size,
                 }
             }
-            (None, Some(p)) => {
+            (None, None, Some(p)) => {
                 p.validate().map_err(|e| at(key("pareto"), e))?;
                 FlowApp::Pareto {
                     src: ParetoOnOff::new(p, stop, rng),
@@ -280,17 +307,21 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                     size: p.size,
                 }
             }
-            (None, None) => {
+            (t, c, p) => {
+                let found = t.is_some() as u8 + c.is_some() as u8 + p.is_some() as u8;
+                let k = if p.is_some() {
+                    "pareto"
+                } else if t.is_some() {
+                    "tcp"
+                } else {
+                    "cbr"
+                };
                 return Err(ScenarioError::new(
-                    key("cbr"),
-                    "expected one application table: cbr or pareto",
+                    key(k),
+                    format!(
+                        "expected exactly one application table (cbr, pareto or tcp), found {found}"
+                    ),
                 ));
-            }
-            _ => {
-                return Err(ScenarioError::new(
-                    key("pareto"),
-                    "expected exactly one of cbr or pareto",
-                ))
             }
         };
         dests.push(dst);
@@ -314,10 +345,13 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             counters: FlowCounters::default(),
         });
     }
+    Ok(dests)
+}
 
-    // Routes, and every flow must have a path both ways.
+/// Static routes; every flow must have a path both ways.
+fn routes(sc: &Scenario, w: &mut World, dests: &[NodeId]) -> Result<(), ScenarioError> {
     let node_ifaces: Vec<Vec<IfaceId>> = w.nodes.iter().map(|n| n.ifaces.clone()).collect();
-    w.routes = Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, &dests);
+    w.routes = Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, dests);
     for (i, f) in w.flows.iter().enumerate() {
         if !w.routes.reachable(f.src, f.dst, &w.ifaces) {
             return Err(ScenarioError::new(
@@ -335,23 +369,26 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             ));
         }
     }
+    Ok(())
+}
 
-    // Conditioners.
-    let resolve = |name: &str| by_name.get(name).copied();
+/// Conditioner chains at their places (TRC stages bound to their flows first, P1).
+fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioError> {
+    let resolve = |name: &str| names.nodes.get(name).copied();
     let mut trcs = Vec::new();
     for (i, c) in sc.conditioner.iter().enumerate() {
         let key = |k: &str| format!("conditioner[{i}].{k}");
         // TRC stages are bound to their flow and path first (P1).
         let mut stages = c.stages.clone();
         let place = match (&c.at, &c.iface) {
-            (Some(n), None) => by_name.get(n.as_str()).map(|&id| Place::Node(id)),
-            (None, Some(f)) => iface_names.get(f.as_str()).map(|&id| Place::Iface(id)),
+            (Some(n), None) => names.nodes.get(n.as_str()).map(|&id| Place::Node(id)),
+            (None, Some(f)) => names.ifaces.get(f.as_str()).map(|&id| Place::Iface(id)),
             _ => None, // reported below
         };
         for (j, s) in stages.iter_mut().enumerate() {
             if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
                 let k = format!("conditioner[{i}].stages[{j}]");
-                trcs.push(trc::admission::bind(t, &k, place, &w, sc)?);
+                trcs.push(trc::admission::bind(t, &k, place, w, sc)?);
             }
         }
         let chain = Chain::build(
@@ -362,7 +399,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         .map_err(|e| ScenarioError::new(format!("conditioner[{i}].stages{}", e.key), e.message))?;
         let hook = match (&c.at, &c.iface) {
             (Some(n), None) => {
-                let id = node(key("at"), n)?;
+                let id = names.node(key("at"), n)?;
                 let node = &mut w.nodes[id.0 as usize];
                 match node.kind {
                     NodeKind::Host => &mut node.host_egress,
@@ -370,7 +407,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 }
             }
             (None, Some(f)) => {
-                let id = iface_names.get(f.as_str()).copied().ok_or_else(|| {
+                let id = names.ifaces.get(f.as_str()).copied().ok_or_else(|| {
                     ScenarioError::new(
                         key("iface"),
                         format!("no interface named {f:?} (interfaces are named \"a->b\")"),
@@ -393,13 +430,16 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
         *hook = Hook::new(chain);
     }
-    w.warnings = trc::admission::admit(&trcs, &w, sc)?;
+    w.warnings = trc::admission::admit(&trcs, w, sc)?;
+    Ok(())
+}
 
-    // Recording.
+/// What the run records: sampled queues, traced flows.
+fn record(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioError> {
     let mut queues = Vec::new();
     for (i, name) in sc.record.queues.iter().enumerate() {
-        let id = iface_names.get(name.as_str()).copied().ok_or_else(|| {
-            let mut known: Vec<&str> = iface_names.keys().map(String::as_str).collect();
+        let id = names.ifaces.get(name.as_str()).copied().ok_or_else(|| {
+            let mut known: Vec<&str> = names.ifaces.keys().map(String::as_str).collect();
             known.sort_unstable();
             ScenarioError::new(
                 format!("record.queues[{i}]"),
@@ -412,7 +452,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         queues.push(id);
     }
     for (i, t) in sc.record.traces.iter().enumerate() {
-        if !flow_names.contains_key(t.as_str()) {
+        if !names.flows.contains_key(t.as_str()) {
             return Err(ScenarioError::new(
                 format!("record.traces[{i}]"),
                 format!("no flow named {t:?}"),
@@ -424,6 +464,5 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         queues,
         queue_interval: sc.record.queue_interval,
     };
-    w.capture_plan = crate::capture::resolve(&sc.capture, &w.ifaces, &w.flows)?;
-    Ok(w)
+    Ok(())
 }

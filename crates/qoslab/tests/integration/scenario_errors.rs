@@ -107,3 +107,15 @@ fn json_errors_have_paths_too() {
     assert_eq!(e.key, "link[0]");
     assert!(e.message.contains("missing field"), "{}", e.message);
 }
+
+#[test]
+fn a_flow_needs_exactly_one_application() {
+    let none = base().replace("cbr = { rate = \"100kbps\", size = 500, jitter = 0 }\n", "");
+    let (k, m) = err(&none);
+    assert_eq!(k, "flow[0].cbr");
+    assert!(m.contains("exactly one application table"), "{m}");
+    let two = base().replace("cbr = {", "tcp = {}\ncbr = {");
+    let (k, m) = err(&two);
+    assert_eq!(k, "flow[0].tcp");
+    assert!(m.contains("found 2"), "{m}");
+}
