@@ -43,7 +43,8 @@ def run(
     """Parse, validate and run ``scenario`` (text in ``format``); ``seed`` overrides the
     file's; the scenario's ``[[capture]]`` pcap files are written into ``pcap_dir``
     (validated but not written when it is ``None``). The GIL is released while the
-    engine runs.
+    engine runs; Ctrl-C stops the run within a few milliseconds and raises
+    ``KeyboardInterrupt``.
 
     Returns ``{"summary": {...}, "tables": {name: {"names": [...], "columns": [...]}}}``
     where a numeric column is ``("i64" | "f64", bytes)`` (native-endian values, for

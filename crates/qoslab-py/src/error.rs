@@ -28,6 +28,9 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
         }
         Error::Run(e @ RunError::EventBudget(..)) => SimulationError::new_err(e.to_string()),
         Error::Run(e @ RunError::Internal(_)) => SimulationError::new_err(e.to_string()),
+        Error::Run(e @ RunError::Interrupted(_)) => {
+            pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("qoslab run {e}"))
+        }
         Error::Capture(e) => SimulationError::new_err(format!("packet capture: {e}")),
     }
 }

@@ -1,6 +1,9 @@
 //! `run`, `check` and `version`: GIL released during runs, panics caught.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -38,18 +41,77 @@ fn guarded<T: Send>(
     match py.allow_threads(|| catch_unwind(AssertUnwindSafe(f))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_pyerr(py, e)),
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(SimulationError::new_err(format!(
-                "the engine panicked during {what}: {msg} (this is a qoslab bug; \
-                 rerun with QOSLAB_PANIC_ON_ERR=1 RUST_BACKTRACE=1 for a backtrace)"
-            )))
+        Err(payload) => Err(panic_error(what, payload.as_ref())),
+    }
+}
+
+/// Runs `f` in a worker thread without the GIL, checking for Ctrl-C (Python's signal
+/// handlers) every 50 ms meanwhile: on a signal the run is told to stop through
+/// `interrupt` and the signal's exception (KeyboardInterrupt) is raised once it has.
+/// A result arrives as soon as the run ends; the checks cost no latency.
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    what: &str,
+    interrupt: Arc<AtomicBool>,
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> PyResult<T> {
+    if panic_on_err() {
+        return guarded(py, what, f);
+    }
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        // The receiver may be gone if the caller was interrupted; nothing to tell then.
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    let mut rx = rx;
+    loop {
+        // The receiver is moved in and out: `allow_threads` needs a `Send` closure, and a
+        // `&Receiver` is not one.
+        let (got, back) = py.allow_threads(move || {
+            let got = rx.recv_timeout(Duration::from_millis(50));
+            (got, rx)
+        });
+        rx = back;
+        match got {
+            Ok(outcome) => {
+                let _ = worker.join();
+                return match outcome {
+                    Ok(Ok(v)) => Ok(v),
+                    Ok(Err(e)) => Err(to_pyerr(py, e)),
+                    Err(payload) => Err(panic_error(what, payload.as_ref())),
+                };
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(signal) = py.check_signals() {
+                    interrupt.store(true, Ordering::Relaxed);
+                    py.allow_threads(move || {
+                        let _ = rx.recv();
+                        let _ = worker.join();
+                    });
+                    return Err(signal);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let _ = worker.join();
+                return Err(SimulationError::new_err(format!(
+                    "the engine thread ended without a result during {what} (a qoslab bug)"
+                )));
+            }
         }
     }
+}
+
+/// A panic payload as a `SimulationError`.
+fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> PyErr {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    SimulationError::new_err(format!(
+        "the engine panicked during {what}: {msg} (this is a qoslab bug; \
+         rerun with QOSLAB_PANIC_ON_ERR=1 RUST_BACKTRACE=1 for a backtrace)"
+    ))
 }
 
 /// Runs a scenario given as text and returns its results as plain Python objects;
@@ -64,12 +126,18 @@ pub fn run<'py>(
     pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let fmt = parse_format(format)?;
-    let result = guarded(py, "the run", || {
-        let mut sc = qoslab::scenario::parse(scenario, fmt)?;
+    let text = scenario.to_string();
+    let flag = Arc::new(AtomicBool::new(false));
+    let opts = qoslab::RunOptions {
+        pcap_dir,
+        interrupt: Some(flag.clone()),
+    };
+    let result = interruptible(py, "the run", flag, move || {
+        let mut sc = qoslab::scenario::parse(&text, fmt)?;
         if let Some(s) = seed {
             sc.seed = s;
         }
-        qoslab::run_with(&sc, &qoslab::RunOptions { pcap_dir })
+        qoslab::run_with(&sc, &opts)
     })?;
     result_to_py(py, &result)
 }

@@ -28,6 +28,9 @@ impl ScenarioError {
 /// A run failed after the scenario was accepted (a bug or a resource limit).
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum RunError {
+    /// The run was interrupted (Ctrl-C) at the given simulated time [s].
+    #[error("interrupted at t={0}s")]
+    Interrupted(f64),
     /// The run exceeded its event budget (a guard against runaway scenarios).
     #[error("event budget of {0} events exhausted at t={1}s")]
     EventBudget(u64, f64),

@@ -58,11 +58,14 @@ pub fn run_str(text: &str, format: Format, seed: Option<u64>) -> Result<RunResul
 }
 
 /// How to run a scenario, beyond what its file says.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Directory for the `[[capture]]` pcap files (created if missing); `None`: the
     /// scenario's captures are validated but not written.
     pub pcap_dir: Option<PathBuf>,
+    /// Set it (from another thread, e.g. on Ctrl-C) to stop the run with
+    /// [`error::RunError::Interrupted`]; checked every 65 536 events.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Runs a parsed scenario.
@@ -75,6 +78,7 @@ pub fn run(sc: &scenario::Scenario) -> Result<RunResult, Error> {
 pub fn run_with(sc: &scenario::Scenario, opts: &RunOptions) -> Result<RunResult, Error> {
     let t0 = std::time::Instant::now();
     let mut w = scenario::build(sc)?;
+    w.interrupt = opts.interrupt.clone();
     if let (Some(dir), false) = (&opts.pcap_dir, w.capture_plan.is_empty()) {
         let c = capture::Capturer::open(dir, &w.capture_plan, &w.ifaces, &w.flows)?;
         w.capture = Some(Box::new(c));

@@ -224,6 +224,8 @@ pub struct World {
     pub end: SimTime,
     /// End of the warm-up.
     pub warmup: SimTime,
+    /// Stops the run when set (checked every 65 536 events).
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Event budget.
     pub max_events: u64,
     /// Packet transmissions on links so far (packet-hops).
@@ -286,6 +288,7 @@ impl World {
             end,
             warmup,
             max_events: u64::MAX,
+            interrupt: None,
             hops: 0,
             plan: RecordPlan::default(),
             recorded: Recorded::default(),
@@ -346,8 +349,17 @@ impl World {
     /// Runs events until the end time (which a caller may have moved later).
     pub fn resume(&mut self) -> Result<(), RunError> {
         while let Some((now, ev)) = self.q.pop_until(self.end) {
-            if self.q.events_processed() > self.max_events {
+            let n = self.q.events_processed();
+            if n > self.max_events {
                 return Err(RunError::EventBudget(self.max_events, now.as_secs_f64()));
+            }
+            if n & 0xffff == 0
+                && self
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                return Err(RunError::Interrupted(now.as_secs_f64()));
             }
             self.handle(now, ev);
         }

@@ -69,6 +69,7 @@ fn main() -> ExitCode {
             }
             let opts = RunOptions {
                 pcap_dir: Some(dir),
+                ..Default::default()
             };
             qoslab::run_with(&sc, &opts)
         });

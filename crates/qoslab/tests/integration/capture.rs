@@ -145,6 +145,7 @@ fn tshark_reads_a_lossy_tcp_dumbbell_and_agrees_with_the_counters() {
         &sc,
         &RunOptions {
             pcap_dir: Some(dir.clone()),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -239,6 +240,7 @@ fn dscp_from_a_trtcm_marker_is_on_the_wire() {
         &sc,
         &RunOptions {
             pcap_dir: Some(dir.clone()),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -288,6 +290,7 @@ fn capture_errors_name_the_key_and_the_file() {
         &sc,
         &RunOptions {
             pcap_dir: Some(file.clone()),
+            ..Default::default()
         },
     )
     .unwrap_err();
@@ -312,6 +315,7 @@ fn a_run_with_captures_is_the_same_run() {
         &parse(&with),
         &RunOptions {
             pcap_dir: Some(dir.clone()),
+            ..Default::default()
         },
     )
     .unwrap();
