@@ -48,3 +48,26 @@ def test_register_twice_is_an_error(registry):
     register("t-x", title="x")(lambda ctx: Outcome())
     with pytest.raises(ValueError, match="twice"):
         register("t-x", title="x")(lambda ctx: Outcome())
+
+
+def test_comparisons_are_printed_beside_the_papers(capsys) -> None:
+    from qoslab.cli import _print_comparisons
+
+    _print_comparisons(
+        [
+            {
+                "name": "px-demo",
+                "title": "demo",
+                "status": "done",
+                "comparisons": [
+                    {"quantity": "goodput", "ours": 1.23456, "paper": 1.2, "unit": "Mb/s"},
+                    {"quantity": "drops", "ours": 0, "paper": None, "unit": ""},
+                ],
+            }
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "px-demo — demo [done]" in out
+    line = next(x for x in out.splitlines() if x.strip().startswith("goodput"))
+    assert line.split()[1:] == ["1.235", "1.2", "Mb/s"]
+    assert next(x for x in out.splitlines() if x.strip().startswith("drops")).split()[2] == "—"

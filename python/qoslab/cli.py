@@ -229,6 +229,7 @@ def reproduce(names, all_, quick, out, workers, ray) -> None:
     idx = run_experiments(
         None if all_ else list(names), out, quick=quick, workers=workers, ray=ray, log=click.echo
     )
+    _print_comparisons(idx["experiments"])
     failed = [e["name"] for e in idx["experiments"] if e["status"] != "done"]
     ok = len(idx["experiments"]) - len(failed)
     click.echo(
@@ -238,6 +239,30 @@ def reproduce(names, all_, quick, out, workers, ray) -> None:
     click.echo(f"report: {write_report(out).resolve()}")
     if failed:
         sys.exit(1)
+
+
+def _fmt(x: object) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return "—" if x is None else str(x)
+
+
+def _print_comparisons(experiments: list[dict]) -> None:
+    """Our numbers beside the paper's, one block per experiment, on the terminal."""
+    for e in experiments:
+        rows = e.get("comparisons") or []
+        click.echo(f"\n{e['name']} — {e.get('title', '')} [{e['status']}]")
+        if not rows:
+            continue
+        width = min(70, max(len(r["quantity"]) for r in rows))
+        click.echo(f"  {'quantity':<{width}}  {'ours':>10}  {'paper':>10}  unit")
+        for r in rows:
+            q = r["quantity"] if len(r["quantity"]) <= width else r["quantity"][: width - 1] + "…"
+            click.echo(
+                f"  {q:<{width}}  {_fmt(r['ours']):>10}  {_fmt(r.get('paper')):>10}  "
+                f"{r.get('unit', '')}"
+            )
+    click.echo("")
 
 
 @cli.command()
