@@ -1,0 +1,153 @@
+//! Forwarding: hosts hand packets to the network, routers route them, interfaces queue
+//! and transmit them, links carry them; every drop is counted here.
+
+use super::*;
+
+impl World {
+    /// A host hands a packet to the network.
+    pub(super) fn send_from_host(&mut self, now: SimTime, mut pkt: Packet) {
+        let node = pkt.src;
+        self.nodes[node.0 as usize].counters.originated += 1;
+        let at = HookAt::HostEgress(node);
+        if self.run_hook(now, at, 0, &mut pkt) {
+            self.route_out(now, node, pkt);
+        }
+    }
+
+    pub(super) fn arrive(&mut self, now: SimTime, iface: IfaceId, mut pkt: Packet) {
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.on_rx(now, iface, &pkt, &self.routes);
+        }
+        let node = self.ifaces[iface.0 as usize].peer;
+        let n = &mut self.nodes[node.0 as usize];
+        n.counters.received += 1;
+        if pkt.dst == node {
+            n.counters.delivered += 1;
+            self.deliver(now, node, pkt);
+            return;
+        }
+        if n.kind == NodeKind::Router {
+            let at = HookAt::Ingress(node);
+            if !self.run_hook(now, at, 0, &mut pkt) {
+                return;
+            }
+        }
+        self.route_out(now, node, pkt);
+    }
+
+    pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, mut pkt: Packet) {
+        let Some(iface) = self.routes.next_hop(node, pkt.dst) else {
+            self.drop_at_node(node, &pkt, DropCause::NoRoute);
+            return;
+        };
+        let at = HookAt::Egress(iface);
+        if self.run_hook(now, at, 0, &mut pkt) {
+            self.enqueue(now, iface, pkt);
+        }
+    }
+
+    /// Continues a packet's journey after the hook at `at` let it through.
+    pub(super) fn after_hook(&mut self, now: SimTime, at: HookAt, pkt: Packet) {
+        match at {
+            HookAt::HostEgress(n) | HookAt::Ingress(n) => self.route_out(now, n, pkt),
+            HookAt::Egress(f) => self.enqueue(now, f, pkt),
+        }
+    }
+
+    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, pkt: Packet) {
+        let fi = iface.0 as usize;
+        let node = self.ifaces[fi].node;
+        self.nodes[node.0 as usize].counters.forwarded += 1;
+        let f = &mut self.ifaces[fi];
+        f.counters.arrived += 1;
+        f.counters.arrived_bytes += pkt.size as u64;
+        f.queue.enqueue(now, pkt, &mut self.drops);
+        self.account_queue_drops(iface);
+        let f = &mut self.ifaces[fi];
+        if !f.tx_pending {
+            if f.busy_until <= now {
+                self.start_tx(now, iface);
+            } else {
+                // The transmitter is busy and no one will pull this packet: ask to.
+                f.tx_pending = true;
+                let t = f.busy_until;
+                self.q.schedule_forget(t, Event::TxDone { iface });
+            }
+        }
+    }
+
+    pub(super) fn start_tx(&mut self, now: SimTime, iface: IfaceId) {
+        let fi = iface.0 as usize;
+        let pkt = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
+        self.account_queue_drops(iface);
+        let Some(pkt) = pkt else { return };
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.on_tx(now, iface, &pkt, &self.routes);
+        }
+        let f = &mut self.ifaces[fi];
+        f.counters.departed += 1;
+        f.counters.departed_bytes += pkt.size as u64;
+        let tx = f.rate.tx_time(pkt.size);
+        let done = now + tx;
+        let lost = f.loss > 0.0 && f.loss_rng.bernoulli(f.loss);
+        let arrive = done + f.delay;
+        self.hops += 1;
+        f.busy_until = done;
+        // Only a backlogged queue needs an event when the transmitter frees; an idle
+        // one is served directly by the next enqueue (most hops of a run never queue).
+        if f.queue.occupancy().packets > 0 {
+            f.tx_pending = true;
+            self.q.schedule_forget(done, Event::TxDone { iface });
+        }
+        if lost {
+            self.ifaces[fi]
+                .counters
+                .drops
+                .add(DropCause::RandomLoss, pkt.size);
+            self.count_flow_drop(&pkt);
+        } else {
+            // Packets on a link arrive in the order they were sent, so the link keeps
+            // them in a FIFO and only its head has an event: the event heap holds one
+            // entry per busy link instead of one per packet in flight.
+            let f = &mut self.ifaces[fi];
+            f.on_wire.push_back((arrive, pkt));
+            if !f.arrive_pending {
+                f.arrive_pending = true;
+                self.q.schedule_forget(arrive, Event::Arrive { iface });
+            }
+        }
+    }
+
+    pub(super) fn account_queue_drops(&mut self, iface: IfaceId) {
+        if self.drops.is_empty() {
+            return;
+        }
+        let mut drops = std::mem::take(&mut self.drops);
+        let f = &mut self.ifaces[iface.0 as usize];
+        f.counters.ecn_marked += drops.ecn_marked as u64;
+        for (p, cause) in &drops.dropped {
+            f.counters.drops.add(*cause, p.size);
+        }
+        for (p, _) in &drops.dropped {
+            self.count_flow_drop(p);
+        }
+        drops.clear();
+        self.drops = drops;
+    }
+
+    pub(super) fn count_flow_drop(&mut self, pkt: &Packet) {
+        if !matches!(pkt.hdr, Header::Quench(_)) {
+            if let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) {
+                f.counters.drops += 1;
+            }
+        }
+    }
+
+    pub(super) fn drop_at_node(&mut self, node: NodeId, pkt: &Packet, cause: DropCause) {
+        self.nodes[node.0 as usize]
+            .counters
+            .drops
+            .add(cause, pkt.size);
+        self.count_flow_drop(pkt);
+    }
+}

@@ -1,0 +1,80 @@
+//! Conditioner chains at host egress, router ingress and router egress: running them,
+//! holding packets they delay, and their timers.
+
+use super::*;
+
+impl World {
+    pub(super) fn hook_mut(&mut self, at: HookAt) -> &mut Hook {
+        match at {
+            HookAt::HostEgress(n) => &mut self.nodes[n.0 as usize].host_egress,
+            HookAt::Ingress(n) => &mut self.nodes[n.0 as usize].ingress,
+            HookAt::Egress(f) => &mut self.ifaces[f.0 as usize].egress,
+        }
+    }
+
+    pub(super) fn hook_node(&self, at: HookAt) -> NodeId {
+        match at {
+            HookAt::HostEgress(n) | HookAt::Ingress(n) => n,
+            HookAt::Egress(f) => self.ifaces[f.0 as usize].node,
+        }
+    }
+
+    pub(super) fn node_of_hook_mut(&mut self, at: HookAt) -> &mut NodeCounters {
+        let n = self.hook_node(at);
+        &mut self.nodes[n.0 as usize].counters
+    }
+
+    /// Runs the chain at `at` from `stage` on; true if the packet passes the whole
+    /// chain now (false: dropped, or held until a `Released` event).
+    #[inline]
+    pub(super) fn run_hook(
+        &mut self,
+        now: SimTime,
+        at: HookAt,
+        stage: usize,
+        pkt: &mut Packet,
+    ) -> bool {
+        let h = self.hook_mut(at);
+        if h.chain.is_empty() {
+            return true;
+        }
+        let (action, resume) = h.chain.condition_from(stage, now, pkt);
+        self.arm_cond_timer(at);
+        match action {
+            Action::Pass => true,
+            Action::Drop(cause) => {
+                let node = self.hook_node(at);
+                self.drop_at_node(node, pkt, cause);
+                false
+            }
+            Action::DelayUntil(t) => {
+                self.node_of_hook_mut(at).held += 1;
+                let resume = resume as u16;
+                let slot = self.held.put(*pkt);
+                self.q
+                    .schedule_forget(t, Event::Released { at, resume, slot });
+                false
+            }
+        }
+    }
+
+    pub(super) fn arm_cond_timer(&mut self, at: HookAt) {
+        let h = self.hook_mut(at);
+        if let Some(t) = h.chain.next_timer() {
+            if t < h.armed {
+                h.armed = t;
+                self.q.schedule_forget(t, Event::CondTimer { at });
+            }
+        }
+    }
+
+    pub(super) fn cond_timer(&mut self, now: SimTime, at: HookAt) {
+        let h = self.hook_mut(at);
+        if h.armed != now {
+            return; // superseded by an earlier timer that already ran
+        }
+        h.armed = SimTime::NEVER;
+        h.chain.on_timer(now);
+        self.arm_cond_timer(at);
+    }
+}

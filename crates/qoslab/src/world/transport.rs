@@ -1,0 +1,197 @@
+//! Sources and transport endpoints hosted at the hosts: CBR/Pareto timers, TCP
+//! segments and timers, and delivery to sinks and receivers.
+
+use super::*;
+
+impl World {
+    pub(super) fn source(&mut self, now: SimTime, flow: FlowId) {
+        let f = &mut self.flows[flow.0 as usize];
+        let (step, seq, size) = match &mut f.app {
+            FlowApp::Cbr { src, seq, size, .. } => (src.on_timer(now), seq, *size),
+            FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
+            FlowApp::Tcp(t) => {
+                let mut out = std::mem::take(&mut self.tcp_out);
+                t.snd.start(now, &mut out);
+                self.tcp_send(now, flow, false, &mut out);
+                self.tcp_out = out;
+                self.tcp_rearm(flow, false);
+                return;
+            }
+        };
+        if let Some(next) = step.next {
+            self.q.schedule_forget(next, Event::Source { flow });
+        }
+        if step.send {
+            let hdr = Header::Udp(UdpHeader { seq: *seq });
+            *seq += 1;
+            let pkt = self.new_packet(flow, size, Proto::Udp, hdr, now, false);
+            self.send_from_host(now, pkt);
+        }
+    }
+
+    /// A fresh packet of `flow`, from its source (or, `reverse`, from its destination).
+    pub(super) fn new_packet(
+        &mut self,
+        flow: FlowId,
+        size: u32,
+        proto: Proto,
+        hdr: Header,
+        now: SimTime,
+        reverse: bool,
+    ) -> Packet {
+        let f = &mut self.flows[flow.0 as usize];
+        let (src, dst, src_port, dst_port) = if reverse {
+            f.counters.acks_sent += 1;
+            (f.dst, f.src, f.dst_port, f.src_port)
+        } else {
+            f.counters.pkts_sent += 1;
+            f.counters.bytes_sent += size as u64;
+            (f.src, f.dst, f.src_port, f.dst_port)
+        };
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        Packet {
+            uid,
+            flow,
+            src,
+            dst,
+            src_port,
+            dst_port,
+            proto,
+            size,
+            created: now,
+            hdr,
+            ..Default::default()
+        }
+    }
+
+    // ---- TCP -----------------------------------------------------------------------
+
+    /// Sends the segments in `out` (emptying it): data from the source, or
+    /// (`reverse`) ACKs from the destination.
+    pub(super) fn tcp_send(
+        &mut self,
+        now: SimTime,
+        flow: FlowId,
+        reverse: bool,
+        out: &mut Vec<TcpHeader>,
+    ) {
+        let ecn = matches!(&self.flows[flow.0 as usize].app, FlowApp::Tcp(t) if t.ecn);
+        for h in out.drain(..) {
+            let size = h.len + TCP_IP_HEADER;
+            let data = h.len > 0;
+            let mut pkt = self.new_packet(flow, size, Proto::Tcp, Header::Tcp(h), now, reverse);
+            if ecn && data && !reverse {
+                pkt.ecn = Ecn::Ect;
+            }
+            self.send_from_host(now, pkt);
+        }
+    }
+
+    /// Schedules a timer event if the endpoint's deadline is earlier than the one armed.
+    pub(super) fn tcp_rearm(&mut self, flow: FlowId, receiver: bool) {
+        let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
+            return;
+        };
+        let (next, armed) = if receiver {
+            (t.rcv.next_timer(), &mut t.rcv_armed)
+        } else {
+            (t.snd.next_timer(), &mut t.snd_armed)
+        };
+        if let Some(n) = next {
+            if n < *armed {
+                *armed = n;
+                self.q
+                    .schedule_forget(n, Event::TcpTimer { flow, receiver });
+            }
+        }
+    }
+
+    pub(super) fn tcp_timer(&mut self, now: SimTime, flow: FlowId, receiver: bool) {
+        let mut out = std::mem::take(&mut self.tcp_out);
+        if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
+            let armed = if receiver {
+                &mut t.rcv_armed
+            } else {
+                &mut t.snd_armed
+            };
+            if *armed == now {
+                *armed = SimTime::NEVER;
+                if receiver {
+                    t.rcv.on_timer(now, &mut out);
+                } else {
+                    t.snd.on_timer(now, &mut out);
+                }
+            }
+            // else: superseded by an earlier timer that already ran
+        }
+        self.tcp_send(now, flow, receiver, &mut out);
+        self.tcp_out = out;
+        if !receiver {
+            self.trace(now, flow);
+        }
+        self.tcp_rearm(flow, receiver);
+    }
+
+    /// Records the sender's state if traced and cwnd or ssthresh changed.
+    pub(super) fn trace(&mut self, now: SimTime, flow: FlowId) {
+        let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
+            return;
+        };
+        if !t.traced {
+            return;
+        }
+        let p = t.snd.probe();
+        if (p.cwnd, p.ssthresh) != t.last_trace {
+            t.last_trace = (p.cwnd, p.ssthresh);
+            self.recorded.traces.push((flow.0, now.as_nanos(), p));
+        }
+    }
+
+    pub(super) fn tcp_deliver(&mut self, now: SimTime, pkt: &Packet, h: &TcpHeader) {
+        let flow = pkt.flow;
+        let mut out = std::mem::take(&mut self.tcp_out);
+        let f = &mut self.flows[flow.0 as usize];
+        let to_receiver = pkt.dst == f.dst;
+        if let FlowApp::Tcp(t) = &mut f.app {
+            if to_receiver {
+                let new = t.rcv.on_segment(now, h, pkt.ecn == Ecn::Ce, &mut out);
+                if t.app_reads {
+                    t.rcv.app_read(now, u64::MAX, &mut out);
+                }
+                f.counters.goodput_bytes += new;
+            } else {
+                t.snd.on_ack(now, h, &mut out);
+            }
+        }
+        self.tcp_send(now, flow, to_receiver, &mut out);
+        self.tcp_out = out;
+        if !to_receiver {
+            self.trace(now, flow);
+        }
+        self.tcp_rearm(flow, to_receiver);
+    }
+
+    pub(super) fn deliver(&mut self, now: SimTime, node: NodeId, pkt: Packet) {
+        let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
+            return;
+        };
+        match (&mut f.app, &pkt.hdr) {
+            (FlowApp::Cbr { sink, .. }, Header::Udp(h))
+            | (FlowApp::Pareto { sink, .. }, Header::Udp(h)) => {
+                f.counters.pkts_delivered += 1;
+                let new = sink.on_packet(now, &pkt, h.seq);
+                f.counters.goodput_bytes += new;
+            }
+            (FlowApp::Tcp(_), Header::Tcp(h)) => {
+                if node == f.dst {
+                    f.counters.pkts_delivered += 1;
+                }
+                let h = *h;
+                self.tcp_deliver(now, &pkt, &h);
+            }
+            (FlowApp::Tcp(t), Header::Quench(_)) => t.snd.on_source_quench(now),
+            _ => {}
+        }
+    }
+}
