@@ -92,7 +92,9 @@ def dumbbell(
                     "variant": "sack",
                     "max_window": 2000,
                     "initial_window": 1,
-                    "granularity": "10ms",
+                    # ns-2 2.1b6 (the paper's, §4.1): tcpTick_ = 100 ms, whole-tick RTO.
+                    "granularity": "100ms",
+                    "rto_estimator": "ns2",
                 },
             }
         )

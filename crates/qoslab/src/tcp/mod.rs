@@ -63,6 +63,18 @@ pub enum Variant {
     Sack,
 }
 
+/// How the retransmission timeout is estimated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoEstimator {
+    /// RFC 6298: RTO = SRTT + max(G, 4·RTTVAR) in nanoseconds, G = `granularity`.
+    #[default]
+    Rfc6298,
+    /// ns-2's `tcp.cc` estimator in whole ticks of `granularity` (`tcpTick_`): samples
+    /// rounded to ticks (≥ 1), integer SRTT/RTTVAR, RTO = SRTT + 4·RTTVAR ≥ 2 ticks.
+    Ns2,
+}
+
 /// Which congestion-control algorithm drives the window (see [`cc`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum CcConfig {
@@ -187,6 +199,8 @@ pub struct TcpConfig {
     /// (ns-2's `tcpTick_`); with G = 0 a path without RTT variance drives the RTO down to
     /// the RTT itself and every microsecond of jitter fires a spurious timeout.
     pub granularity: Dur,
+    /// RTO estimator: `"rfc6298"` (default) or `"ns2"` (whole ticks of `granularity`).
+    pub rto_estimator: RtoEstimator,
     /// ECN-capable (RFC 3168): the receiver echoes CE, the sender halves once per RTT.
     pub ecn: bool,
     /// Finite receive buffer [bytes]; `None` = the application reads everything at once.
@@ -212,6 +226,7 @@ impl Default for TcpConfig {
             initial_rto: Dur::from_secs(1),
             max_rto: Dur::from_secs(60),
             granularity: Dur::from_millis(10),
+            rto_estimator: RtoEstimator::Rfc6298,
             ecn: false,
             rcv_buffer: None,
             sack_blocks: MAX_SACK_BLOCKS as u8,

@@ -13,7 +13,7 @@
 use super::cc::{AckSample, AnyCc, CongestionControl};
 use super::rto::RttEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
-use super::{earliest, TcpConfig, TcpProbe, TcpSenderStats, TcpState, Variant};
+use super::{earliest, RtoEstimator, TcpConfig, TcpProbe, TcpSenderStats, TcpState, Variant};
 use crate::packet::{tcp_flags, TcpHeader};
 use crate::time::SimTime;
 
@@ -79,7 +79,14 @@ impl TcpSender {
             ecn: cfg.ecn,
             handshake: cfg.handshake,
             cc: AnyCc::new(&cfg.cc, cfg.mss, cfg.initial_window, cap),
-            rtt: RttEstimator::new(cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.granularity),
+            rtt: {
+                let e =
+                    RttEstimator::new(cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.granularity);
+                match cfg.rto_estimator {
+                    RtoEstimator::Rfc6298 => e,
+                    RtoEstimator::Ns2 => e.ns2_ticks(),
+                }
+            },
             sb: Scoreboard::default(),
             written: bytes.unwrap_or(INFINITE).min(INFINITE),
             closed: bytes.is_some(),

@@ -161,3 +161,40 @@ fn configuration_errors_name_the_key() {
     );
     assert_eq!(key(two), "conditioner[1].stages[0].flow");
 }
+
+/// Timeouts of flow 0 (1 Mb/s, 200 Mb/s path, RTT_net ≈ 3 ms) until just after its
+/// second drop (F7a's run length for 1 Mb/s is 3.9 s), with this RTO estimator and tick.
+fn slow_start_timeouts(estimator: &str, tick: &str) -> u64 {
+    let s = trc_scenario(
+        "200Mbps",
+        200,
+        &["1Mbps"],
+        "",
+        &format!(", rto_estimator = \"{estimator}\""),
+    )
+    .replace(
+        "granularity = \"10ms\"",
+        &format!("granularity = \"{tick}\""),
+    )
+    .replace("duration = \"300s\"", "duration = \"3.9s\"")
+    .replace("warmup = \"50s\"", "warmup = \"0s\"");
+    let w = run_world(&s);
+    match &w.flows[0].app {
+        qoslab::world::FlowApp::Tcp(t) => t.snd.stats().timeouts,
+        _ => unreachable!("a TCP flow"),
+    }
+}
+
+/// F7a's mechanism (docs/papers/p1.md): the slow-start drop's fast retransmission waits
+/// RTT_TRC (≈ 204 ms) in the TRC and is acknowledged ≈ RTT_TRC + RTT_net ≈ 207 ms after
+/// it was sent; slow start's RTT samples (3 … 88 ms) leave the RFC 6298 RTO at its
+/// 200 ms minimum (and ns-2's with a 10 ms tick at 150 → 200 ms), so it fires first.
+/// ns-2 2.1b6's whole-tick estimator with its 100 ms `tcpTick_` (the paper's simulator)
+/// holds the RTO at 3 ticks = 300 ms: the retransmission is in time.
+#[test]
+fn slow_start_retransmission_beats_only_the_100ms_tick_rto() {
+    assert!(slow_start_timeouts("rfc6298", "10ms") >= 1);
+    assert!(slow_start_timeouts("rfc6298", "100ms") >= 1);
+    assert!(slow_start_timeouts("ns2", "10ms") >= 1);
+    assert_eq!(slow_start_timeouts("ns2", "100ms"), 0);
+}
