@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """P1 Table 1, 2 Mb/s row: is the shortfall the bottleneck's queueing delay?
 
-Runs `scenarios/p1/t1-2mbps.toml` (1100 s, 3 seeds) with the TRC operator setting
-RTT_dev = 10 ms (the paper's default, Fig. 3) and 30 ms, sampling the bottleneck queue,
-and prints achieved ÷ requested per flow and the mean queue. At 2 Mb/s one 1500-byte
+Runs `scenarios/p1/t1-2mbps.toml` (1100 s, 3 seeds), with drops and in ECN mode, with
+the TRC operator setting RTT_dev = 10 ms (the paper's default, Fig. 3) and 30 ms,
+sampling the bottleneck queue, and prints achieved ÷ requested per flow and the mean
+queue. At 2 Mb/s one 1500-byte
 packet is 6 ms on the wire, so a mean queue of 1.6 packets is already ≈ RTT_dev.
 
 Usage: python3 validation/p1_t1_rtt_dev.py   (needs cargo build --release --bin qoslab-run)
@@ -30,12 +31,14 @@ def main() -> int:
         '[record]\ninterval = "10s"\n',
         '[record]\ninterval = "10s"\nqueues = ["r0->r1"]\nqueue_interval = "100ms"\n',
     )
-    print("RTT_dev  seed  achieved/requested (50k, 100k, 500k, 1M)   mean bottleneck queue")
-    for dev in ["10ms", "30ms"]:
+    print("mode  RTT_dev  seed  achieved/requested (50k, 100k, 500k, 1M)   mean queue")
+    for mode, dev in [(m, d) for m in ("drop", "ecn") for d in ("10ms", "30ms")]:
         for seed in (1, 2, 3):
             sc = text
+            ecn = ", ecn = true" if mode == "ecn" else ""
+            sc = sc.replace('rto_estimator = "ns2" }', f'rto_estimator = "ns2"{ecn} }}')
             for r in ("50kbps", "100kbps", "500kbps", "1000kbps"):
-                sc = sc.replace(f'rate = "{r}" }}', f'rate = "{r}", rtt_dev = "{dev}" }}')
+                sc = sc.replace(f'rate = "{r}" }}', f'rate = "{r}", rtt_dev = "{dev}"{ecn} }}')
             with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
                 f.write(sc)
             out = subprocess.run(
@@ -54,7 +57,7 @@ def main() -> int:
             )
             ratios = [g / q for g, q in zip(fl["goodput_bps"], REQUESTED, strict=True)]
             print(
-                f"{dev:>7}  {seed:>4}  {', '.join(f'{x:.3f}' for x in ratios):<40} "
+                f"{mode:>4}  {dev:>7}  {seed:>4}  {', '.join(f'{x:.3f}' for x in ratios):<40} "
                 f"{statistics.mean(qs['packets']):.2f} packets"
             )
     return 0
