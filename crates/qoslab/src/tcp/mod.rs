@@ -171,7 +171,7 @@ impl<'de> Deserialize<'de> for CcConfig {
 /// 20; 64 keeps common 10 Mb/s × 100 ms paths window-unlimited), initial window 2
 /// segments (RFC 5681 §3.1), no delayed ACKs (as ns-2's `TCPSink`), delayed-ACK timeout
 /// 200 ms, RTO min 200 ms / initial 1 s (RFC 6298 §2.1) / max 60 s, timer granularity
-/// 10 ms (ns-2's `tcpTick_`), no ECN,
+/// 10 ms (ns-2's `tcpTick_` since 2004), no ECN,
 /// infinite receive buffer, 3 SACK blocks, no handshake, Reno AIMD.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -196,7 +196,7 @@ pub struct TcpConfig {
     /// Upper bound of the (backed-off) RTO.
     pub max_rto: Dur,
     /// Clock granularity G of RFC 6298: RTO = SRTT + max(G, 4·RTTVAR). Default 10 ms
-    /// (ns-2's `tcpTick_`); with G = 0 a path without RTT variance drives the RTO down to
+    /// (ns-2's `tcpTick_` since 2004); with G = 0 a path without RTT variance drives the RTO down to
     /// the RTT itself and every microsecond of jitter fires a spurious timeout.
     pub granularity: Dur,
     /// RTO estimator: `"rfc6298"` (default) or `"ns2"` (whole ticks of `granularity`).
