@@ -165,6 +165,8 @@ def _reproduce_section(d: Path) -> str:
             df = pl.DataFrame(comps, infer_schema_length=None)
             if any(c.get("paper") is not None for c in comps):
                 diff = 100 * (pl.col("ours") - pl.col("paper")) / pl.col("paper")
+                # No percentage of a paper value of 0 (or none): left empty, not NaN.
+                diff = pl.when(pl.col("paper") != 0).then(diff)
                 df = df.with_columns(diff.alias("diff_%"))
             parts.append("<h3>Ours beside the paper's</h3>" + _table(df))
         if e.get("notes"):

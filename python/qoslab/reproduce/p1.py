@@ -325,6 +325,8 @@ def _acceptance(comps: list[Comparison], name: str, df: pl.DataFrame) -> None:
     for ecn in df["ecn"].unique().to_list() if "ecn" in df.columns else [None]:
         d = df if ecn is None else df.filter(pl.col("ecn") == ecn)
         m = "" if ecn is None else (" ecn" if ecn else " drop")
+        if name.endswith(m):  # the caller already named the mode (F6b)
+            m = ""
         comps.append(
             Comparison(f"{name}{m}: TRC buffer-full drops (all runs)", d["buffer_full"].sum(), 0,
                        "packets", f"max held {d['max_held'].max()} of ⌈W_max⌉ buffers")
