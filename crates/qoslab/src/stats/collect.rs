@@ -201,26 +201,31 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     );
     r.tables.insert("series".into(), t);
 
-    // drops by place and cause (after warm-up)
+    // drops by place and cause (after warm-up): nodes first, then interfaces
+    let places = w
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            (
+                n.name.as_str(),
+                "node",
+                n.counters.drops.since(&w.warm.nodes[i].drops),
+            )
+        })
+        .chain(w.ifaces.iter().enumerate().map(|(i, f)| {
+            (
+                f.name.as_str(),
+                "iface",
+                f.counters.drops.since(&w.warm.ifaces[i].drops),
+            )
+        }));
     let (mut place, mut kind, mut cause, mut pk, mut by) = (vec![], vec![], vec![], vec![], vec![]);
-    for (i, node) in w.nodes.iter().enumerate() {
-        let d = node.counters.drops.since(&w.warm.nodes[i].drops);
+    for (name, k, d) in places {
         for c in DropCause::ALL {
             if d.packets[c.index()] > 0 {
-                place.push(node.name.clone());
-                kind.push("node");
-                cause.push(c.name());
-                pk.push(d.packets[c.index()] as i64);
-                by.push(d.bytes[c.index()] as i64);
-            }
-        }
-    }
-    for (i, f) in w.ifaces.iter().enumerate() {
-        let d = f.counters.drops.since(&w.warm.ifaces[i].drops);
-        for c in DropCause::ALL {
-            if d.packets[c.index()] > 0 {
-                place.push(f.name.clone());
-                kind.push("iface");
+                place.push(name.to_string());
+                kind.push(k);
                 cause.push(c.name());
                 pk.push(d.packets[c.index()] as i64);
                 by.push(d.bytes[c.index()] as i64);
