@@ -21,15 +21,7 @@ pub fn trc_parameters<'py>(
     model: &str,
     ecn: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let model = match model {
-        "paper" => TcpModel::Paper,
-        "fitted" => TcpModel::Fitted,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "model must be \"paper\" or \"fitted\", not {other:?}"
-            )))
-        }
-    };
+    let model = parse_model(model)?;
     let p = model::parameters(&TrcInputs {
         rate,
         mss,
@@ -66,19 +58,22 @@ pub fn trc_parameters<'py>(
     Ok(d)
 }
 
+/// The TCP model named in Python (`"paper"` or `"fitted"`).
+fn parse_model(model: &str) -> PyResult<TcpModel> {
+    match model {
+        "paper" => Ok(TcpModel::Paper),
+        "fitted" => Ok(TcpModel::Fitted),
+        other => Err(PyValueError::new_err(format!(
+            "model must be \"paper\" or \"fitted\", not {other:?}"
+        ))),
+    }
+}
+
 /// The cycle-time law `(a, b)` of a model: time per cycle = a + b·W_max [RTTs].
 #[pyfunction]
 #[pyo3(signature = (model, ecn = false))]
 pub fn trc_cycle_time(model: &str, ecn: bool) -> PyResult<(f64, f64)> {
-    let m = match model {
-        "paper" => TcpModel::Paper,
-        "fitted" => TcpModel::Fitted,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "model must be \"paper\" or \"fitted\", not {other:?}"
-            )))
-        }
-    };
+    let m = parse_model(model)?;
     let c = m.cycle_time(ecn);
     Ok((c.a, c.b))
 }
