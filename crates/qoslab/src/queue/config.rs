@@ -222,6 +222,8 @@ pub enum QueueConfig {
     },
     /// ERED (P0): RED whose curve applies to unmarked packets; packets marked in
     /// profile get p_b / `factor`.
+    // The RED keys are repeated rather than shared through `#[serde(flatten)]`:
+    // flatten disables `deny_unknown_fields`, and unknown keys must stay errors.
     Ered {
         /// Limit [packets]; default 100 when `limit_bytes` is not given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
