@@ -187,13 +187,14 @@ def _tables(out: Path) -> dict[str, dict[str, pl.DataFrame]]:
     res = {}
     for d in sorted((out / "runs").iterdir()):
         r = qoslab.load(d)
-        res[d.name] = {n: r.tables[n] for n in TABLES if n in r.tables}
+        res[d.name] = {n: r.tables[n] for n in (*TABLES, "captures") if n in r.tables}
     return res
 
 
 def test_ray_gives_identical_tables(tmp_path):
     ray = pytest.importorskip("ray")
-    sc = _scenario(tmp_path)
+    # With a capture: its pcap bytes come back from the Ray workers.
+    sc = _scenario(tmp_path, extra=SWEEP + '\n[[capture]]\niface = "r1->h3"\nfile = "bn.pcap"\n')
     local = run_sweep(sc, tmp_path / "local", workers=2, progress=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -207,4 +208,8 @@ def test_ray_gives_identical_tables(tmp_path):
         assert a[key].keys() == b[key].keys()
         for name in a[key]:
             assert a[key][name].equals(b[key][name]), (key, name)
+        assert set(a[key]["captures"]["file"]) == {"pcap/bn.pcap"}
+        pcap = (tmp_path / "local" / "runs" / key / "pcap" / "bn.pcap").read_bytes()
+        assert len(pcap) > 24
+        assert pcap == (tmp_path / "ray" / "runs" / key / "pcap" / "bn.pcap").read_bytes()
     assert local.summary.equals(remote.summary)

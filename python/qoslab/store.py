@@ -63,13 +63,13 @@ def safe_name(name: str, *, file: str | None = None, key: str = "name") -> str:
     why = None
     if not isinstance(name, str) or not name:
         why = "is empty"
+    elif not all(c.isalnum() or c in _NAME_CHARS for c in name):
+        bad = next(c for c in name if not (c.isalnum() or c in _NAME_CHARS))
+        why = f"contains {bad!r}"
     elif name.startswith("."):
         why = "starts with a dot"
     elif len(name) > MAX_NAME:
         why = f"is {len(name)} characters long (at most {MAX_NAME})"
-    elif not all(c.isalnum() or c in _NAME_CHARS for c in name):
-        bad = next(c for c in name if not (c.isalnum() or c in _NAME_CHARS))
-        why = f"contains {bad!r}"
     if why is None:
         return name
     raise scenario_error(
