@@ -191,6 +191,10 @@ def test_moved_sweep_folder_opens_and_queries(tmp_path):
             ).to_arrow_table()
         )
     assert flows.to_dicts() == [{"rate": "1Mbps", "n": 4}, {"rate": "2Mbps", "n": 4}]
+    p = cli("sql", moved, "SELECT count(*) AS n_rows FROM flows", cwd=tmp_path, check=True)
+    assert "n_rows" in p.stdout and "8" in p.stdout
+    p = cli("sql", moved, "SELECT nope FROM flows", cwd=tmp_path)
+    assert p.returncode == 2 and "nope" in p.stderr and "Traceback" not in p.stderr
     # DuckDB's own client, started in the folder, reads the same views.
     import duckdb
 

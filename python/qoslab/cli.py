@@ -321,6 +321,29 @@ def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, re
 
 
 @cli.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("query")
+def sql(directory: Path, query: str) -> None:
+    """Run an SQL QUERY over the catalog of the sweep folder DIRECTORY (tables runs and
+    summary; flows, series, drops, queues, queue_samples, traces with run, seed and the
+    swept parameters as columns)."""
+    import duckdb
+    import polars as pl
+
+    from qoslab.sweep import open_catalog
+
+    con = open_catalog(directory)
+    try:
+        df = pl.from_arrow(con.sql(query).to_arrow_table())
+    except duckdb.Error as e:
+        raise QoslabError(f"the query failed: {str(e).strip()}") from None
+    finally:
+        con.close()
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, fmt_str_lengths=60):
+        click.echo(df)
+
+
+@cli.command()
 @click.argument("names", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every registered experiment.")
 @click.option("--quick", is_flag=True, help="Fewer seeds, shorter runs.")
