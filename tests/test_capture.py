@@ -35,6 +35,8 @@ def test_capture_files_are_saved_with_the_results(tmp_path: Path) -> None:
     assert sent > 10
     assert "captures" in r.tables
     assert int(r.tables["captures"]["packets"].sum()) == sent
+    again = qoslab.load(dest).save(tmp_path / "copy")
+    assert (again / "pcap" / "ab.pcap").read_bytes() == data
 
 
 def test_no_capture_no_directory() -> None:

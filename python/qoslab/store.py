@@ -473,4 +473,7 @@ def load(results_dir: str | Path) -> Result:
             scenario = json.loads(scfile.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ResultsError(f"{scfile}: corrupt (not valid JSON: {e})") from None
-    return Result(summary, tables, scenario, d)
+    res = Result(summary, tables, scenario, d)
+    if (d / "pcap").is_dir():
+        res.pcap_dir = d / "pcap"  # so that saving a loaded run keeps its captures
+    return res
