@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import qoslab
-from qoslab.sweep import run_sweep
+from qoslab.sweep import open_catalog, run_sweep
 
 SCENARIO = {
     "duration": "2s",
@@ -67,6 +67,9 @@ def test_captures_leave_no_temporary_folders(tmp_path, monkeypatch):
     for run in (tmp_path / "sw" / "runs").iterdir():
         assert (run / "pcap" / "ab.pcap").stat().st_size > 24
         assert set(qoslab.load(run).tables["captures"]["file"]) == {"pcap/ab.pcap"}
+    with open_catalog(tmp_path / "sw") as con:  # a view over every table, captures too
+        files = con.sql("SELECT DISTINCT seed, file FROM captures ORDER BY seed").fetchall()
+    assert files == [(1, "pcap/ab.pcap"), (2, "pcap/ab.pcap")]
 
 
 def test_cli_capture_paths_are_relative_and_modes_normal(tmp_path):

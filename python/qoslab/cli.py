@@ -219,7 +219,7 @@ def run(
     sc = load(scenario).with_overrides(_overrides(sets))
     dest = out if out is not None else Path("results") / safe_name(sc.name, file=sc.file)
     check_data(sc, sc.data)  # a scenario that cannot run leaves no results folder behind
-    created = not dest.exists()
+    created = not os.path.lexists(dest)
     prepare_output(dest, "run")
     try:
         stage = new_stage(dest / OWN, "run")

@@ -804,12 +804,14 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     out = Path(out)
     tasks = _load_tasks(out) if tasks is None else tasks
     rows = []
+    names = list(TABLES)  # and any other table the runs produced (captures, …)
     for t in tasks:
         row: dict[str, Any] = {"run": t.key, "seed": t.seed, "status": "pending", "error": None}
         row.update({k: _param_value(v) for k, v in t.params.items()})
         if is_complete(out / "runs" / t.key):
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
             row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))
+            names += [n for n in s.get("tables", []) if isinstance(n, str) and n not in names]
         elif (out / "failed" / f"{t.key}.json").is_file():
             f = json.loads((out / "failed" / f"{t.key}.json").read_text())
             row.update(status="failed", error=f"{f.get('error_type')}: {f.get('error')}")
@@ -823,7 +825,7 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
         con.register("runs_df", runs.to_arrow())
         con.execute("CREATE TABLE runs AS SELECT * FROM runs_df")
         params = "".join(f', r."{k}"' for k in _param_columns(tasks))
-        for name in TABLES:
+        for name in names:
             # Views over the runs' Parquet files, not copies: a sweep of long runs with
             # queue sampling holds tens of millions of rows, and copying them all into
             # the catalog cost more than the runs themselves.
