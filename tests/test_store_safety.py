@@ -138,3 +138,15 @@ def test_sweep_refuses_foreign_folder_and_file(tmp_path):
     p = cli("sweep", sc, "-o", mine / "a.txt", "--seeds", "1", "--no-progress")
     assert p.returncode == 2 and "is a file" in p.stderr and "Traceback" not in p.stderr
     assert (mine / "a.txt").read_text() == "a"
+
+
+def test_a_failed_run_leaves_the_folder_as_it_was(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(small_text("2s").replace("seed = 1", "seed = 1\nmax_events = 10"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (tmp_path / "new", empty):
+        p = cli("run", f, "-o", out)
+        assert p.returncode == 1 and "event budget" in p.stderr
+    assert not (tmp_path / "new").exists()
+    assert empty.is_dir() and not any(empty.iterdir())

@@ -220,6 +220,10 @@ def run(
     dest = out if out is not None else Path("results") / safe_name(sc.name, file=sc.file)
     check_data(sc, sc.data)  # a scenario that cannot run leaves no results folder behind
     created = not os.path.lexists(dest)
+    try:
+        was_empty = created or (dest.is_dir() and not any(dest.iterdir()))
+    except OSError:
+        was_empty = False
     prepare_output(dest, "run")
     try:
         stage = new_stage(dest / OWN, "run")
@@ -232,8 +236,8 @@ def run(
     except BaseException:
         if stage.exists():
             remove_stage(stage)
-        if created:
-            undo_prepare(dest)
+        if was_empty:
+            undo_prepare(dest, remove_dest=created)
         raise
     s = res.summary
     click.echo(

@@ -161,14 +161,15 @@ def prepare_output(dest: str | Path, kind: str) -> Path:
     return dest
 
 
-def undo_prepare(dest: str | Path) -> None:
-    """Removes what :func:`prepare_output` made in a folder it created, after a run that
-    failed before writing anything (``.qoslab/`` and ``dest`` itself, if empty)."""
+def undo_prepare(dest: str | Path, *, remove_dest: bool) -> None:
+    """Removes what :func:`prepare_output` made in a folder that was missing or empty,
+    after a run that failed before writing anything: ``.qoslab/`` and, with
+    ``remove_dest`` (qoslab created it), ``dest`` itself if it is still empty."""
     dest = Path(dest)
     own = dest / OWN
     with contextlib.suppress(OSError):
         (own / "owner.json").unlink(missing_ok=True)
-        for d in (own / "stage", own, dest):
+        for d in (own / "stage", own, *([dest] if remove_dest else [])):
             if d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
 
