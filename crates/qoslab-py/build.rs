@@ -52,7 +52,11 @@ fn main() {
     let mut h = 0xcbf2_9ce4_8422_2325_u64;
     for f in &list {
         // The path relative to the crate, so the id does not depend on the checkout's place.
-        let rel = f.strip_prefix(&here).unwrap_or(f).to_string_lossy().into_owned();
+        let rel = f
+            .strip_prefix(&here)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .into_owned();
         h = fnv1a(h, rel.as_bytes());
         h = fnv1a(h, &fs::read(f).unwrap_or_default());
     }
