@@ -97,8 +97,9 @@ def test_unsafe_names_are_refused_before_anything_is_written(tmp_path, name, why
     (victim / "thesis.tex").write_text("years of work")
     f = work / "s.toml"
     f.write_text(small_text("2s").replace('name = "small"', f"name = {json.dumps(name)}"))
-    for command in ("check", "run", "sweep"):
-        p = cli(command, f, cwd=work)
+    for command in ("check", "run", "sweep", ("run", "-o", "out")):
+        args = command if isinstance(command, tuple) else (command,)
+        p = cli(args[0], f, *args[1:], cwd=work)
         assert p.returncode == 2, (command, p.stderr)
         assert "`name`" in p.stderr and why in p.stderr and "one folder name" in p.stderr
         assert "Traceback" not in p.stderr

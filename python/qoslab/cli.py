@@ -217,7 +217,8 @@ def run(
     )
 
     sc = load(scenario).with_overrides(_overrides(sets))
-    dest = out if out is not None else Path("results") / safe_name(sc.name, file=sc.file)
+    name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
+    dest = out if out is not None else Path("results") / name
     check_data(sc, sc.data)  # a scenario that cannot run leaves no results folder behind
     created = not os.path.lexists(dest)
     try:
@@ -300,9 +301,10 @@ def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, re
 
     install_sigterm_handler()
     sc = load(scenario)
+    name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
     res = run_sweep(
         sc,
-        out if out is not None else Path("results") / f"{safe_name(sc.name, file=sc.file)}-sweep",
+        out if out is not None else Path("results") / f"{name}-sweep",
         seeds=_seeds(seeds),
         grid=_grid(grids),
         overrides=_overrides(sets),

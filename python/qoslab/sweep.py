@@ -160,39 +160,42 @@ def _show(v: Any) -> str:
 def plan(sc: Scenario, spec: SweepSpec) -> list[RunTask]:
     """Every (grid point × seed) run, in a stable order.
 
-    Every value of every grid key, and then every grid point, is resolved and checked
-    with the engine first: a bad key or value raises :class:`~qoslab.ScenarioError`
-    naming the key and the value before anything runs.
+    Every grid point is resolved and checked with the engine first: a bad key or value
+    raises :class:`~qoslab.ScenarioError` naming the key and the value (or, when the
+    values are fine alone but not together, the whole point) before anything runs.
     """
     from qoslab.api import check_data
 
+    def bad_value(k: str, v: Any) -> ScenarioError | None:
+        try:
+            check_data(sc, apply_overrides(sc.data, {k: v}, file=sc.file))
+        except ScenarioError as e:
+            detail = getattr(e, "detail", str(e))
+            at = getattr(e, "key", "")
+            where = f" (at {at})" if at and at != k else ""
+            msg = f"grid value {_show(v)} is not valid{where}: {detail}"
+            return scenario_error(sc.file, k, msg)
+        return None
+
     keys = list(spec.grid)
-    for k in keys:
-        for v in spec.grid[k]:
-            try:
-                check_data(sc, apply_overrides(sc.data, {k: v}, file=sc.file))
-            except ScenarioError as e:
-                detail = getattr(e, "detail", str(e))
-                at = getattr(e, "key", "")
-                where = f" (at {at})" if at and at != k else ""
-                raise scenario_error(
-                    sc.file, k, f"grid value {_show(v)} is not valid{where}: {detail}"
-                ) from None
     tasks = []
     seen = set()
     for values in itertools.product(*(spec.grid[k] for k in keys)):
         params = dict(zip(keys, values, strict=True))
-        data = apply_overrides(sc.data, params, file=sc.file)
-        if len(keys) > 1:
-            try:
-                check_data(sc, data)
-            except ScenarioError as e:
-                shown = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
-                raise scenario_error(
-                    sc.file,
-                    getattr(e, "key", ""),
-                    f"the grid point {shown} is not valid: {getattr(e, 'detail', e)}",
-                ) from None
+        try:
+            data = apply_overrides(sc.data, params, file=sc.file)
+            check_data(sc, data)
+        except ScenarioError as e:
+            for k, v in params.items():
+                err = bad_value(k, v)
+                if err is not None:
+                    raise err from None
+            shown = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
+            raise scenario_error(
+                sc.file,
+                getattr(e, "key", ""),
+                f"the grid point {shown} is not valid: {getattr(e, 'detail', e)}",
+            ) from None
         for seed in spec.seeds:
             key = run_key(data, seed)
             if key in seen:
@@ -230,9 +233,14 @@ class SweepOutcome:
         if self.stale:
             redo.append(f"{self.stale} of another build")
         again = f" (rerun: {', '.join(redo)})" if redo else ""
+        partial = (
+            f" (the summary covers the {self.total - self.failed} finished runs only)"
+            if self.failed
+            else ""
+        )
         return (
             f"{self.total} runs: {self.done} done{again}, {self.skipped} already finished "
-            f"(skipped), {self.failed} failed; {self.wall_s:.1f}s -> {self.out}"
+            f"(skipped), {self.failed} failed{partial}; {self.wall_s:.1f}s -> {self.out}"
         )
 
 
@@ -414,6 +422,19 @@ def _holder(info: Any) -> str:
     return f"pid {info.get('pid')} on {info.get('host')}, started {when}"
 
 
+def _create_exclusive(src: Path, dest: Path) -> None:
+    """Creates ``dest`` with the content of ``src``, atomically; raises
+    ``FileExistsError`` if ``dest`` exists."""
+    try:
+        os.link(src, dest)  # whole file at once: no reader sees it empty
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(src.read_text())
+
+
 @contextlib.contextmanager
 def sweep_lock(out: Path, log: Callable[[str], None]) -> Iterator[None]:
     """Holds ``out/.qoslab/lock`` while a sweep writes into ``out``. A second sweep
@@ -428,7 +449,7 @@ def sweep_lock(out: Path, log: Callable[[str], None]) -> Iterator[None]:
         tmp.write_text(json.dumps(me))
         for _ in range(3):
             try:
-                os.link(tmp, lock)  # atomic: fails if the lock exists
+                _create_exclusive(tmp, lock)
                 break
             except FileExistsError:
                 try:
