@@ -103,6 +103,11 @@ def test_second_sweep_is_refused_while_the_first_holds_the_lock(tmp_path):
     res, logs = _sweep(sc, out, seeds=2)
     assert res.done == 1 and any("taking over the lock" in m for m in logs)
     assert not lock.exists()  # released at the end
+    # A live pid that is not the process that took the lock (the pid was reused).
+    if Path(f"/proc/{os.getpid()}/stat").is_file():
+        lock.write_text(json.dumps({**holder, "proc_start": 1}))
+        res, logs = _sweep(sc, out, seeds=2)
+        assert res.skipped == 2 and any("taking over the lock" in m for m in logs)
 
 
 def test_failure_record_goes_when_the_run_succeeds(tmp_path):

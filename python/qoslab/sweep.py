@@ -400,14 +400,25 @@ class _RayPool:
 # --------------------------------------------------------------------------- driver
 
 
-def _pid_alive(pid: int) -> bool:
+def _proc_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused
+    pid from the process that took a lock; ``None`` where /proc is not available."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pid_alive(pid: int, started: Any = None) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    now = _proc_start(pid)
+    return not (isinstance(started, int) and now is not None and now != started)
 
 
 def _holder(info: Any) -> str:
@@ -442,7 +453,8 @@ def sweep_lock(out: Path, log: Callable[[str], None]) -> Iterator[None]:
     is gone (same host, pid no longer running) is taken over with a warning."""
     own = out / OWN
     lock = own / "lock"
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+    me: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname()}
+    me.update(started=time.time(), proc_start=_proc_start(os.getpid()))
     me["token"] = uuid.uuid4().hex
     tmp = own / f"lock.{os.getpid()}-{me['token'][:8]}"
     try:
@@ -462,7 +474,7 @@ def sweep_lock(out: Path, log: Callable[[str], None]) -> Iterator[None]:
                     isinstance(info, dict)
                     and info.get("host") == me["host"]
                     and isinstance(info.get("pid"), int)
-                    and not _pid_alive(info["pid"])
+                    and not _pid_alive(info["pid"], info.get("proc_start"))
                 )
                 if not gone:
                     raise OutputError(
