@@ -249,3 +249,26 @@ def test_readme_python_snippet_runs_as_pasted(tmp_path, how):
     )
     assert p.returncode == 0, p.stderr[-3000:]
     assert re.search(r"SUMMARY [1-9]\d* [1-9]", p.stdout), p.stdout
+
+
+def test_two_sweeps_at_once_one_is_refused(tmp_path):
+    sc, out = _scenario(tmp_path), tmp_path / "out"
+    sc.write_text(small_text("60s"))
+    cmd = [sys.executable, "-m", "qoslab", "sweep", str(sc), "-o", str(out), "--seeds", "8"]
+    first = subprocess.Popen([*cmd, "-j", "1", "--no-progress"], stderr=subprocess.DEVNULL)
+    try:
+        lock = out / ".qoslab" / "lock"
+        deadline = time.monotonic() + 60
+        while not lock.exists():
+            assert first.poll() is None and time.monotonic() < deadline, "first sweep ended"
+            time.sleep(0.01)
+        with pytest.raises(OutputError) as e:
+            _sweep(sc, out, seeds=8)
+        assert first.poll() is None, "the first sweep ended before the second started"
+        assert f"pid {first.pid} on {socket.gethostname()}" in str(e.value)
+    finally:
+        first.terminate()
+        first.wait(timeout=120)
+    assert not any((out / "failed").iterdir())
+    res, _ = _sweep(sc, out, seeds=8)  # the first one's finished runs are kept
+    assert res.done + res.skipped == 8 and res.failed == 0

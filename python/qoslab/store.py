@@ -41,6 +41,7 @@ __all__ = [
     "output_kind",
     "prepare_output",
     "safe_name",
+    "save_run",
     "verify_run",
     "write_run",
 ]
