@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 import tomllib
@@ -18,7 +17,7 @@ import tomllib
 import qoslab
 from conftest import small_text
 from qoslab.store import TABLES
-from qoslab.sweep import run_sweep, t95
+from qoslab.sweep import open_catalog, run_sweep, t95
 
 SWEEP = """
 [sweep]
@@ -35,7 +34,7 @@ def _scenario(tmp_path: Path, duration: str = "4s", extra: str = SWEEP) -> Path:
 
 
 def _catalog(out: Path, sql: str) -> pl.DataFrame:
-    con = duckdb.connect(str(out / "catalog.duckdb"), read_only=True)
+    con = open_catalog(out)
     try:
         return pl.from_arrow(con.sql(sql).to_arrow_table())
     finally:
@@ -91,6 +90,7 @@ def test_cli_flags_override_the_table(tmp_path):
 
 
 def test_failed_run_is_recorded_and_others_finish(tmp_path):
+    # A valid scenario whose runs with a tiny event budget fail while running.
     sc = _scenario(tmp_path, extra="")
     res = run_sweep(
         sc,
@@ -98,14 +98,14 @@ def test_failed_run_is_recorded_and_others_finish(tmp_path):
         seeds=2,
         workers=2,
         progress=False,
-        grid={"link.2.rate": ["1Mbps", "-1Mbps", "2Mbps"]},
+        grid={"max_events": [10_000_000, 10, 20_000_000]},
     )
     assert (res.done, res.failed) == (4, 2)
     failed = sorted((tmp_path / "out" / "failed").glob("*.json"))
     assert len(failed) == 2
     rec = json.loads(failed[0].read_text())
-    assert rec["error_type"] == "ScenarioError" and "link[2].rate" in rec["error"]
-    assert rec["params"] == {"link.2.rate": "-1Mbps"}
+    assert rec["error_type"] == "SimulationError" and "event budget" in rec["error"]
+    assert rec["params"] == {"max_events": 10}
     runs = _catalog(res.out, "SELECT status, count(*) AS n FROM runs GROUP BY status ORDER BY 1")
     assert runs.to_dicts() == [{"status": "done", "n": 4}, {"status": "failed", "n": 2}]
     from conftest import cli
@@ -116,7 +116,7 @@ def test_failed_run_is_recorded_and_others_finish(tmp_path):
         "--seeds",
         "2",
         "--grid",
-        "link.2.rate=1Mbps,-1Mbps,2Mbps",
+        "max_events=10000000,10,20000000",
         "-o",
         tmp_path / "out",
         "--no-progress",
@@ -187,13 +187,14 @@ def _tables(out: Path) -> dict[str, dict[str, pl.DataFrame]]:
     res = {}
     for d in sorted((out / "runs").iterdir()):
         r = qoslab.load(d)
-        res[d.name] = {n: r.tables[n] for n in TABLES if n in r.tables}
+        res[d.name] = {n: r.tables[n] for n in (*TABLES, "captures") if n in r.tables}
     return res
 
 
 def test_ray_gives_identical_tables(tmp_path):
     ray = pytest.importorskip("ray")
-    sc = _scenario(tmp_path)
+    # With a capture: its pcap bytes come back from the Ray workers.
+    sc = _scenario(tmp_path, extra=SWEEP + '\n[[capture]]\niface = "r1->h3"\nfile = "bn.pcap"\n')
     local = run_sweep(sc, tmp_path / "local", workers=2, progress=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -207,4 +208,8 @@ def test_ray_gives_identical_tables(tmp_path):
         assert a[key].keys() == b[key].keys()
         for name in a[key]:
             assert a[key][name].equals(b[key][name]), (key, name)
+        assert set(a[key]["captures"]["file"]) == {"pcap/bn.pcap"}
+        pcap = (tmp_path / "local" / "runs" / key / "pcap" / "bn.pcap").read_bytes()
+        assert len(pcap) > 24
+        assert pcap == (tmp_path / "ray" / "runs" / key / "pcap" / "bn.pcap").read_bytes()
     assert local.summary.equals(remote.summary)

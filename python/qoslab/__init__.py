@@ -15,7 +15,13 @@ from importlib.metadata import version as _dist_version
 
 from qoslab import _core
 from qoslab.api import check, run
-from qoslab.exceptions import QoslabError, ResultsError, ScenarioError, SimulationError
+from qoslab.exceptions import (
+    OutputError,
+    QoslabError,
+    ResultsError,
+    ScenarioError,
+    SimulationError,
+)
 from qoslab.scenario import Scenario
 from qoslab.store import Result, load
 
@@ -26,6 +32,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 from qoslab.sweep import run_sweep
 
 __all__ = [
+    "OutputError",
     "QoslabError",
     "Result",
     "ResultsError",

@@ -9,6 +9,7 @@ __all__ = [
     "QoslabError",
     "ScenarioError",
     "SimulationError",
+    "build_id",
     "check",
     "run",
     "trc_cycle_time",
@@ -62,6 +63,9 @@ def check(scenario: str, format: Literal["json", "toml"] = "json") -> None:
 
 def version() -> str:
     """The engine's version (the Rust crate's)."""
+
+def build_id() -> str:
+    """The engine's build id: version plus a hash of its sources, e.g. ``"0.1.0+3f…"``."""
 
 def _panic_for_test() -> None:
     """Panic inside the run guard; always raises :class:`SimulationError`. For tests."""

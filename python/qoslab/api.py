@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from qoslab import _core
 from qoslab.exceptions import ScenarioError, scenario_error
 from qoslab.scenario import Scenario, load, run_key, to_json
-from qoslab.store import Result
+from qoslab.store import Result, safe_name
 
 __all__ = ["check", "run", "run_resolved"]
 
@@ -30,7 +34,11 @@ def _engine_error(sc: Scenario, e: ScenarioError) -> ScenarioError:
 
 
 def run(
-    scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None, seed: int | None = None
+    scenario: ScenarioLike,
+    overrides: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    *,
+    pcap_dir: str | Path | None = None,
 ) -> Result:
     """Runs one scenario and returns its :class:`~qoslab.Result`.
 
@@ -39,6 +47,8 @@ def run(
       overrides: ``{key path: value}``, e.g. ``{"link.0.rate": "5Mbps",
         "flow.cbr1.cbr.rate": "2Mbps"}`` (list entries by index or by name).
       seed: overrides the scenario's ``seed``.
+      pcap_dir: where ``[[capture]]`` files go (default: a temporary folder that lives as
+        long as the result; ``Result.save`` copies them into the run's ``pcap/``).
 
     Raises:
       ScenarioError: the scenario (or an override) is not valid; the message names the
@@ -46,42 +56,82 @@ def run(
       SimulationError: the run failed.
     """
     sc = load(scenario).with_overrides(overrides)
-    return run_resolved(sc, sc.seed if seed is None else int(seed))
+    return run_resolved(
+        sc, sc.seed if seed is None else int(seed), Path(pcap_dir) if pcap_dir else None
+    )
 
 
-def run_resolved(sc: Scenario, seed: int) -> Result:
+def run_resolved(sc: Scenario, seed: int, pcap_dir: Path | None = None) -> Result:
     """Runs an already-loaded scenario with an explicit seed (what sweeps call).
 
-    A scenario with ``[[capture]]`` entries has its pcap files written to a temporary
-    directory (``Result.pcap_dir``) that ``Result.save`` moves into the results as
-    ``pcap/``.
+    A scenario with ``[[capture]]`` entries has its pcap files written to ``pcap_dir``
+    (a run's staging folder), or without one to a temporary folder that lives as long as
+    the result (``Result.pcap_dir``; ``Result.save`` copies it into the run as ``pcap/``).
+    The ``captures`` table names the files relative to the run (``pcap/ab.pcap``).
     """
     data = dict(sc.data)
     data["seed"] = int(seed)
-    pcap_dir = tempfile.mkdtemp(prefix="qoslab-pcap-") if data.get("capture") else None
+    tmp = None
+    if data.get("capture") and pcap_dir is None:
+        tmp = tempfile.mkdtemp(prefix="qoslab-pcap-")
+        pcap_dir = Path(tmp) / "pcap"
     t0 = time.perf_counter()
     try:
-        raw = _core.run(to_json(data), "json", int(seed), pcap_dir)
+        raw = _core.run(
+            to_json(data), "json", int(seed), str(pcap_dir) if data.get("capture") else None
+        )
     except ScenarioError as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise _engine_error(sc, e) from None
+    except BaseException:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
     wall = time.perf_counter() - t0
     res = Result.from_engine(raw, data)
-    res.pcap_dir = Path(pcap_dir) if pcap_dir else None
+    if data.get("capture"):
+        res.pcap_dir = Path(pcap_dir)
+        if tmp is not None:
+            # Removed when the result is (or at exit): nothing is left in /tmp.
+            res.pcap_cleanup = weakref.finalize(res, shutil.rmtree, tmp, True)
+        caps = res.tables.get("captures")
+        if caps is not None and "file" in caps.columns:
+            base = Path(pcap_dir)
+            res.tables["captures"] = caps.with_columns(
+                pl.col("file").map_elements(
+                    lambda f: "pcap/" + Path(f).relative_to(base).as_posix(),
+                    return_dtype=pl.String,
+                )
+            )
     res.summary.setdefault("wall_s", wall)
     res.summary["call_s"] = wall
     res.summary["scenario_hash"] = run_key(data, seed)
     res.summary["seed"] = int(seed)
     res.summary["qoslab_version"] = __import__("qoslab").__version__
+    res.summary["engine_build"] = _core.build_id()
     if sc.file:
         res.summary["scenario_file"] = sc.file
     return res
 
 
 def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
-    """Validates a scenario without running it; returns the loaded ``Scenario``."""
+    """Validates a scenario without running it, its ``name`` (a folder name) and its
+    ``[sweep]`` table included (every grid point is resolved and checked); returns the
+    loaded ``Scenario``."""
     sc = load(scenario).with_overrides(overrides)
+    safe_name(sc.name, file=sc.file)
+    check_data(sc, sc.data)
+    if sc.sweep is not None:
+        from qoslab.sweep import SweepSpec, plan
+
+        plan(sc, SweepSpec.from_scenario(sc))
+    return sc
+
+
+def check_data(sc: Scenario, data: Mapping[str, Any]) -> None:
+    """Validates resolved scenario ``data`` (of ``sc``) with the engine, without running."""
     try:
-        _core.check(to_json(sc.data), "json")
+        _core.check(to_json(data), "json")
     except ScenarioError as e:
         raise _engine_error(sc, e) from None
-    return sc

@@ -7,6 +7,7 @@ expected; ``--verbose`` adds the traceback. A failed simulation exits with 1.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -14,7 +15,13 @@ from typing import Any
 
 import click
 
-from qoslab.exceptions import QoslabError, ResultsError, ScenarioError, SimulationError
+from qoslab.exceptions import (
+    OutputError,
+    QoslabError,
+    ResultsError,
+    ScenarioError,
+    SimulationError,
+)
 
 __all__ = ["main"]
 
@@ -30,12 +37,17 @@ def _fail(e: BaseException, verbose: bool) -> int:
         at = f" at key `{key}`" if key else ""
         msg = f"error {where}{at}: {detail}"
         code = 2
+    elif isinstance(e, OutputError):
+        msg, code = f"error: {e}", 2
     elif isinstance(e, ResultsError):
         msg, code = f"error in results: {e}", 2
     elif isinstance(e, SimulationError):
         msg, code = f"the simulation failed: {e}", 1
     elif isinstance(e, QoslabError):
         msg, code = f"error: {e}", 2
+    elif isinstance(e, OSError) and e.filename:
+        # The environment, not qoslab: a folder without permission, a full disk, …
+        msg, code = f"error: {e.filename}: {e.strerror or e}", 2
     else:
         msg = (
             f"internal error: {type(e).__name__}: {e} "
@@ -56,11 +68,23 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            _closed_pipe()
         except KeyboardInterrupt:
             click.echo("qoslab: interrupted.", err=True)
             sys.exit(130)
         except Exception as e:
             sys.exit(_fail(e, bool(ctx.obj and ctx.obj.get("verbose"))))
+
+
+def _closed_pipe() -> None:
+    """The reader of our output went away (``qoslab run … | head``): stop quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(141)  # 128 + SIGPIPE, as a shell reports a process ended by a closed pipe
 
 
 def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
@@ -77,6 +101,42 @@ def _overrides(items: tuple[str, ...]) -> dict[str, Any]:
     from qoslab.scenario import parse_value
 
     return {k: parse_value(v) for k, v in _pairs(items, "--set").items()}
+
+
+def _grid(items: tuple[str, ...]) -> dict[str, list[Any]]:
+    """``--grid KEY=V1,V2`` or ``--grid KEY=[TOML array]`` (for values holding commas)."""
+    from qoslab.scenario import parse_value
+
+    out: dict[str, list[Any]] = {}
+    for k, v in _pairs(items, "--grid").items():
+        if v.lstrip().startswith("["):
+            parsed = parse_value(v)
+            if not isinstance(parsed, list) or not parsed:
+                raise click.BadParameter(
+                    f"{k}={v}: not a non-empty TOML array, e.g. [1, 2] or "
+                    '[{kind="droptail", limit=20}, {kind="red"}]',
+                    param_hint="--grid",
+                )
+            out[k] = parsed
+        else:
+            out[k] = [parse_value(x) for x in v.split(",")]
+    return out
+
+
+def _seeds(text: str | None) -> int | list[Any] | None:
+    """``--seeds 10`` (a count), ``--seeds 1,5,9`` or ``--seeds '[1, 5, 9]'`` (a list)."""
+    from qoslab.scenario import parse_value
+
+    if text is None:
+        return None
+    t = text.strip()
+    v = parse_value(f"[{t}]" if "," in t and not t.startswith("[") else t)
+    if isinstance(v, bool) or not isinstance(v, (int, list)):
+        raise click.BadParameter(
+            f"{text!r}: expected a number of seeds (10) or a list (1,5,9 or [1, 5, 9])",
+            param_hint="--seeds",
+        )
+    return v
 
 
 _set_opt = click.option(
@@ -110,6 +170,16 @@ def check(scenario: Path, sets: tuple[str, ...]) -> None:
         f"ok: {scenario} is valid ({len(d.get('node', []))} nodes, "
         f"{len(d.get('link', []))} links, {len(d.get('flow', []))} flows)"
     )
+    if sc.sweep is not None:
+        from qoslab.sweep import SweepSpec
+
+        spec = SweepSpec.from_scenario(sc)
+        points = 1
+        for v in spec.grid.values():
+            points *= len(v)
+        click.echo(
+            f"sweep: {points} grid point(s) × {len(spec.seeds)} seed(s), every value checked"
+        )
 
 
 @cli.command()
@@ -127,13 +197,49 @@ def check(scenario: Path, sets: tuple[str, ...]) -> None:
 def run(
     scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None, report: bool
 ) -> None:
-    """Run SCENARIO once and store its results."""
+    """Run SCENARIO once and store its results.
+
+    The results folder must be missing, empty, or hold an earlier qoslab run (which is
+    replaced); qoslab never writes over other files.
+    """
+    from qoslab.api import check_data
     from qoslab.api import run as run_
     from qoslab.scenario import load
+    from qoslab.store import (
+        OWN,
+        new_stage,
+        os_error,
+        prepare_output,
+        remove_stage,
+        safe_name,
+        save_run,
+        undo_prepare,
+    )
 
-    sc = load(scenario)
-    res = run_(sc, _overrides(sets), seed)
-    dest = res.save(out or Path("results") / sc.name)
+    sc = load(scenario).with_overrides(_overrides(sets))
+    name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
+    dest = out if out is not None else Path("results") / name
+    check_data(sc, sc.data)  # a scenario that cannot run leaves no results folder behind
+    created = not os.path.lexists(dest)
+    try:
+        was_empty = created or (dest.is_dir() and not any(dest.iterdir()))
+    except OSError:
+        was_empty = False
+    prepare_output(dest, "run")
+    try:
+        stage = new_stage(dest / OWN, "run")
+    except OSError as e:
+        raise os_error(dest, e) from None
+    try:
+        # [[capture]] files are written straight into the run's staging folder.
+        res = run_(sc, None, seed, pcap_dir=stage / "pcap")
+        save_run(dest, res, stage=stage)
+    except BaseException:
+        if stage.exists():
+            remove_stage(stage)
+        if was_empty:
+            undo_prepare(dest, remove_dest=created)
+        raise
     s = res.summary
     click.echo(
         f"{sc.name}: seed {s.get('seed')}, {s.get('events', '?')} events, "
@@ -156,42 +262,56 @@ def run(
 @cli.command()
 @click.argument("scenario", type=click.Path(path_type=Path))
 @_set_opt
-@click.option("--seeds", type=int, default=None, help="Number of seeds (overrides [sweep]).")
+@click.option(
+    "--seeds",
+    default=None,
+    metavar="N|S1,S2,…",
+    help="A number of seeds, or a list such as 1,5,9 or [1, 5, 9] (overrides [sweep]).",
+)
 @click.option(
     "--grid",
     "grids",
     multiple=True,
     metavar="KEY=V1,V2,…",
-    help="Sweep a key path over values (repeatable).",
+    help="Sweep a key path over values (repeatable): a comma list, or a TOML array for "
+    'values holding commas, e.g. \'link.2.queue=[{kind="droptail",limit=20},{kind="red"}]\'.',
 )
-@click.option("--workers", "-j", type=int, default=None, help="Local processes (default: cores).")
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local processes (default: cores; 1 runs in this process).",
+)
 @click.option("--ray", default=None, metavar="auto|local|ADDRESS", help="Run on a Ray cluster.")
 @click.option(
     "--out",
     "-o",
     type=click.Path(path_type=Path),
     default=None,
-    help="Sweep directory (default results/<name>-sweep); rerun to resume.",
+    help="Sweep folder (default results/<name>-sweep); rerun to resume.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--report", is_flag=True, help="Also write report.html in the sweep directory.")
 def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, report) -> None:
     """Run SCENARIO over a grid of parameters and seeds (resumable)."""
-    from qoslab.scenario import load, parse_value
+    from qoslab.scenario import load
+    from qoslab.store import safe_name
     from qoslab.sweep import install_sigterm_handler, run_sweep
 
     install_sigterm_handler()
     sc = load(scenario)
-    grid = {k: [parse_value(x) for x in v.split(",")] for k, v in _pairs(grids, "--grid").items()}
+    name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
     res = run_sweep(
         sc,
-        out or Path("results") / f"{sc.name}-sweep",
-        seeds=seeds,
-        grid=grid,
+        out if out is not None else Path("results") / f"{name}-sweep",
+        seeds=_seeds(seeds),
+        grid=_grid(grids),
         overrides=_overrides(sets),
         workers=workers,
         ray=ray,
         progress=not no_progress,
+        log=lambda m: click.echo(m, err=True),
     )
     click.echo(res.line())
     for f in res.failures[:5]:
@@ -204,6 +324,29 @@ def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, re
         click.echo(f"report: {write_report(res.out)}")
     if res.failed:
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("query")
+def sql(directory: Path, query: str) -> None:
+    """Run an SQL QUERY over the catalog of the sweep folder DIRECTORY (tables runs and
+    summary; flows, series, drops, queues, queue_samples, traces with run, seed and the
+    swept parameters as columns)."""
+    import duckdb
+    import polars as pl
+
+    from qoslab.sweep import open_catalog
+
+    con = open_catalog(directory)
+    try:
+        df = pl.from_arrow(con.sql(query).to_arrow_table())
+    except duckdb.Error as e:
+        raise QoslabError(f"the query failed: {str(e).strip()}") from None
+    finally:
+        con.close()
+    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, fmt_str_lengths=60):
+        click.echo(df)
 
 
 @cli.command()
@@ -311,7 +454,10 @@ def list_() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    cli.main(args=argv, prog_name="qoslab")
+    try:
+        cli.main(args=argv, prog_name="qoslab")
+    except BrokenPipeError:
+        _closed_pipe()
 
 
 if __name__ == "__main__":  # pragma: no cover

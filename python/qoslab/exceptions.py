@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from qoslab._core import QoslabError, ScenarioError, SimulationError
 
-__all__ = ["QoslabError", "ResultsError", "ScenarioError", "SimulationError", "scenario_error"]
+__all__ = [
+    "OutputError",
+    "QoslabError",
+    "ResultsError",
+    "ScenarioError",
+    "SimulationError",
+    "scenario_error",
+]
 
 
 class ResultsError(QoslabError):
@@ -28,3 +35,8 @@ def scenario_error(file: str | None, key: str, detail: str) -> ScenarioError:
     err.key = key
     err.detail = detail
     return err
+
+
+class OutputError(ResultsError):
+    """An output folder cannot be used (not empty and not qoslab's, a file, in use by
+    another sweep, not writable); says why and what to do instead."""

@@ -1,33 +1,224 @@
-"""Results on disk: one directory per run, written atomically.
+"""Results on disk: one folder per run, written so that nothing is lost or half-written.
 
-A run directory holds one Parquet file per table (``flows.parquet``, ``series.parquet``,
-…), ``scenario.json`` (the resolved scenario the engine ran) and ``summary.json``
-(engine summary plus scenario hash, seed, versions, wall time, events). It is written
-under a temporary name beside its final place and renamed when complete, so a killed
-run leaves no half-written result: a directory with ``summary.json`` is a finished run.
+A run folder holds one Parquet file per table (``flows.parquet``, ``series.parquet``,
+…), ``scenario.json`` (the resolved scenario the engine ran), ``summary.json`` (engine
+summary plus scenario hash, seed, versions, engine build, wall time, events), ``pcap/``
+for ``[[capture]]`` files, and ``manifest.json``: each file's size and SHA-256, written
+last. A folder with a ``manifest.json`` is a finished run; :func:`verify_run` checks the
+files against it.
+
+qoslab keeps everything of its own that is not a result in the folder ``.qoslab/`` of
+each output folder: a note of what the folder is (``owner.json``), a sweep's lock and the
+staging folders where a run is written before it is moved into place. It writes only into
+a folder that is missing, empty, or holds an earlier qoslab output of the same kind, and
+deletes only files it wrote (those listed in its manifest) and its own staging folders.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
 import json
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from qoslab.exceptions import ResultsError
+from qoslab.exceptions import OutputError, ResultsError, scenario_error
 
-__all__ = ["TABLES", "Result", "is_complete", "load", "write_run"]
+__all__ = [
+    "TABLES",
+    "Result",
+    "is_complete",
+    "load",
+    "output_kind",
+    "prepare_output",
+    "safe_name",
+    "save_run",
+    "verify_run",
+    "write_run",
+]
 
 #: The tables a run produces, in the engine's words (see ``stats/table.rs``).
 TABLES = ("flows", "series", "drops", "queues", "queue_samples", "traces")
-TMP_MARK = ".tmp-"
+#: The folder qoslab owns inside every output folder.
+OWN = ".qoslab"
+MANIFEST = "manifest.json"
+#: Longest name accepted for a results folder (file systems allow 255 bytes).
+MAX_NAME = 100
+
+
+_NAME_CHARS = "-_.+=,@"
+
+
+def safe_name(name: str, *, file: str | None = None, key: str = "name") -> str:
+    """``name`` if it is safe as one folder name (the default results folder is
+    ``results/<name>``); else a :class:`~qoslab.ScenarioError` naming ``key``."""
+    why = None
+    if not isinstance(name, str) or not name:
+        why = "is empty"
+    elif not all(c.isalnum() or c in _NAME_CHARS for c in name):
+        bad = next(c for c in name if not (c.isalnum() or c in _NAME_CHARS))
+        why = f"contains {bad!r}"
+    elif name.startswith("."):
+        why = "starts with a dot"
+    elif len(name) > MAX_NAME:
+        why = f"is {len(name)} characters long (at most {MAX_NAME})"
+    if why is None:
+        return name
+    raise scenario_error(
+        file,
+        key,
+        f"{name!r} {why}; a name is used as a folder name (results/<name>), so it must be "
+        f"one folder name made of letters, digits and {' '.join(_NAME_CHARS)}, not starting "
+        f"with a dot, at most {MAX_NAME} characters",
+    )
+
+
+def os_error(path: Path | str, e: OSError) -> OutputError:
+    """An :class:`OutputError` saying in plain words why ``path`` could not be written."""
+    where = e.filename or path
+    hint = {
+        errno.EACCES: "check its permissions or choose another folder with -o",
+        errno.EPERM: "check its permissions or choose another folder with -o",
+        errno.EROFS: "the file system is read-only; choose another folder with -o",
+        errno.ENAMETOOLONG: "choose a shorter name",
+        errno.ENOSPC: "the disk is full",
+        errno.ENOTDIR: "a part of the path is a file, not a folder",
+        errno.EEXIST: "something is already there",
+    }.get(e.errno or 0, "")
+    return OutputError(f"cannot write {where}: {e.strerror or e}" + (f"; {hint}" if hint else ""))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def output_kind(d: str | Path) -> str | None:
+    """``"run"`` or ``"sweep"`` if the folder ``d`` holds a qoslab output of that kind
+    (finished or not), else ``None``."""
+    d = Path(d)
+    owner = _read_json(d / OWN / "owner.json")
+    if isinstance(owner, dict) and owner.get("kind") in ("run", "sweep"):
+        return owner["kind"]
+    # Folders written by versions of qoslab that kept no .qoslab/ folder.
+    s = _read_json(d / "summary.json")
+    if isinstance(s, dict) and "qoslab_version" in s and isinstance(s.get("tables"), list):
+        return "run"
+    s = _read_json(d / "sweep.json")
+    if isinstance(s, dict) and isinstance(s.get("runs"), list) and "spec" in s:
+        return "sweep"
+    return None
+
+
+def prepare_output(dest: str | Path, kind: str) -> Path:
+    """Checks that the folder ``dest`` may receive a qoslab ``kind`` (``"run"`` or
+    ``"sweep"``) and creates it with its ``.qoslab/`` folder.
+
+    Allowed: a missing or empty folder, or one holding an earlier qoslab output of the
+    same kind. Anything else raises :class:`~qoslab.OutputError` saying why: qoslab never
+    replaces a file or a folder it did not write.
+    """
+    dest = Path(dest)
+    try:
+        if dest.exists() or dest.is_symlink():
+            if not dest.is_dir():
+                raise OutputError(
+                    f"{dest} is a file, not a folder; qoslab never replaces a file: "
+                    "choose a folder (-o DIR)"
+                )
+            entries = sorted(p.name for p in dest.iterdir())
+            found = output_kind(dest) if entries else kind
+            if found is None:
+                shown = ", ".join(entries[:3]) + (", …" if len(entries) > 3 else "")
+                raise OutputError(
+                    f"{dest} is not empty ({shown}) and does not hold a qoslab {kind}; qoslab "
+                    f"writes only into a missing or empty folder or over an earlier qoslab "
+                    f"{kind}, so that it never deletes your files: choose another folder "
+                    "(-o DIR) or empty this one yourself"
+                )
+            if found != kind:
+                raise OutputError(
+                    f"{dest} holds a qoslab {found}, not a {kind}; choose another folder (-o DIR)"
+                )
+        own = dest / OWN
+        own.mkdir(parents=True, exist_ok=True)
+        owner = own / "owner.json"
+        if not owner.is_file():
+            info = {"kind": kind, "created": time.time(), "note": "written by qoslab"}
+            atomic_write_text(owner, json.dumps(info, indent=2), own)
+    except OSError as e:
+        raise os_error(dest, e) from None
+    return dest
+
+
+def undo_prepare(dest: str | Path, *, remove_dest: bool) -> None:
+    """Removes what :func:`prepare_output` made in a folder that was missing or empty,
+    after a run that failed before writing anything: ``.qoslab/`` and, with
+    ``remove_dest`` (qoslab created it), ``dest`` itself if it is still empty."""
+    dest = Path(dest)
+    own = dest / OWN
+    with contextlib.suppress(OSError):
+        (own / "owner.json").unlink(missing_ok=True)
+        for d in (own / "stage", own, *([dest] if remove_dest else [])):
+            if d.is_dir() and not any(d.iterdir()):
+                d.rmdir()
+
+
+def atomic_write_text(path: Path, text: str, tmp_dir: Path) -> None:
+    """Writes ``path`` through a temporary file in ``tmp_dir`` (a folder qoslab owns, on
+    the same file system) so that readers never see half of it."""
+    tmp = Path(tmp_dir) / f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def new_stage(own: Path, label: str) -> Path:
+    """A fresh staging folder under ``own/stage/`` (``own`` is an output's ``.qoslab``)."""
+    stage = Path(own) / "stage" / f"{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    stage.mkdir(parents=True)
+    return stage
+
+
+def remove_stage(stage: Path) -> None:
+    """Removes a staging folder; refuses anything that is not one (a guard: qoslab
+    deletes only what it created)."""
+    stage = Path(stage)
+    if stage.parent.name != "stage" or stage.parent.parent.name != OWN:
+        raise AssertionError(f"{stage} is not a qoslab staging folder")
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _safe_rel(rel: str) -> bool:
+    p = Path(rel)
+    return (
+        bool(rel)
+        and not p.is_absolute()
+        and ".." not in p.parts
+        and p.parts[0] != OWN
+        and rel == p.as_posix()
+    )
 
 
 class Result:
@@ -45,8 +236,13 @@ class Result:
         self.tables = tables
         self.scenario = scenario
         self.path = path
-        #: Directory holding the run's ``[[capture]]`` pcap files, if any.
+        #: Folder holding the run's ``[[capture]]`` pcap files, if any (a temporary
+        #: folder removed with this object, or ``pcap/`` of a saved run).
         self.pcap_dir: Path | None = None
+        #: pcap files as bytes by name (how they travel back from a Ray worker).
+        self.pcap_files: dict[str, bytes] | None = None
+        #: Removes a temporary ``pcap_dir`` now (otherwise done when the result is freed).
+        self.pcap_cleanup: Callable[[], Any] | None = None
 
     @classmethod
     def from_engine(cls, raw: Mapping[str, Any], scenario: dict[str, Any] | None) -> Result:
@@ -75,8 +271,13 @@ class Result:
         return self.table(name).to_arrow()
 
     def save(self, dest: str | Path, **extra: Any) -> Path:
-        """Writes this result to ``dest`` (atomically; replaces an older result there)."""
-        return write_run(Path(dest), self, extra=extra, replace=True)
+        """Writes this result into the folder ``dest`` and returns it.
+
+        ``dest`` must be missing, empty, or hold an earlier qoslab run (which is
+        replaced; only the files that run wrote are removed); anything else raises
+        :class:`~qoslab.OutputError`. ``extra`` entries go into ``summary.json``.
+        """
+        return save_run(Path(dest), self, extra=extra)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}={v.height}" for k, v in self.tables.items())
@@ -97,52 +298,152 @@ def _column(name: str, col: Any) -> pl.Series:
     return pl.Series(name, np.frombuffer(col[1], dtype=np_type), dtype=pl_type)
 
 
-def write_run(
-    dest: Path, result: Result, *, extra: Mapping[str, Any] | None = None, replace: bool = False
-) -> Path:
-    """Writes ``result`` into the directory ``dest`` atomically and returns ``dest``.
+def _write_files(stage: Path, result: Result, extra: Mapping[str, Any] | None) -> dict:
+    """Writes ``result`` into ``stage``, ``manifest.json`` last; returns the manifest."""
+    names = []
+    for name, df in result.tables.items():
+        df.write_parquet(stage / f"{name}.parquet")
+        names.append(name)
+    summary = dict(result.summary)
+    summary.update(extra or {})
+    summary["tables"] = names
+    summary.setdefault("written_at", time.time())
+    if result.scenario is not None:
+        (stage / "scenario.json").write_text(json.dumps(result.scenario, indent=2, default=str))
+    pcap = stage / "pcap"
+    src = result.pcap_dir
+    if src is not None and Path(src).is_dir() and Path(src).resolve() != pcap.resolve():
+        for f in sorted(Path(src).rglob("*")):
+            if f.is_file():
+                target = pcap / f.relative_to(src)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, target)
+    for rel, data in (result.pcap_files or {}).items():
+        if not _safe_rel(rel):
+            raise ResultsError(f"capture file name {rel!r} is not a relative path")
+        target = pcap / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    (stage / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    files = {}
+    for f in sorted(stage.rglob("*")):
+        if f.is_file():
+            rel = f.relative_to(stage).as_posix()
+            files[rel] = {"size": f.stat().st_size, "sha256": _sha256(f)}
+    manifest = {
+        "kind": "run",
+        "engine_build": summary.get("engine_build"),
+        "written_at": summary["written_at"],
+        "files": files,
+    }
+    # The manifest last: its presence is what "finished" means.
+    (stage / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    return manifest
 
-    With ``replace=False`` an existing finished ``dest`` is an error (sweeps never
-    overwrite); with ``replace=True`` it is swapped for the new one.
-    """
+
+def write_run(
+    dest: Path, result: Result, stage: Path, *, extra: Mapping[str, Any] | None = None
+) -> Path:
+    """Writes ``result`` into the staging folder ``stage`` and renames it to ``dest``, a
+    run folder inside an output qoslab owns (a sweep's ``runs/<key>``); an earlier run
+    there (damaged or stale) is replaced. ``stage`` is gone afterwards in every case."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
     try:
-        names = []
-        for name, df in result.tables.items():
-            df.write_parquet(tmp / f"{name}.parquet")
-            names.append(name)
-        summary = dict(result.summary)
-        summary.update(extra or {})
-        summary["tables"] = names
-        summary.setdefault("written_at", time.time())
-        if result.scenario is not None:
-            (tmp / "scenario.json").write_text(json.dumps(result.scenario, indent=2, default=str))
-        pcap = getattr(result, "pcap_dir", None)
-        if pcap is not None and Path(pcap).is_dir():
-            shutil.copytree(pcap, tmp / "pcap")
-        # summary.json last: its presence is what "finished" means.
-        (tmp / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        _write_files(stage, result, extra)
+        dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
-            if not replace:
-                raise FileExistsError(f"{dest} already holds a finished run")
-            old = dest.parent / f".{dest.name}.old-{uuid.uuid4().hex[:8]}"
-            dest.rename(old)
-            tmp.rename(dest)
+            old = stage.parent / f"{stage.name}-replaced"
+            os.rename(dest, old)
+            os.rename(stage, dest)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            tmp.rename(dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            os.rename(stage, dest)
+    except OSError as e:
+        raise os_error(dest, e) from None
+    finally:
+        if stage.exists():
+            remove_stage(stage)
+    return dest
+
+
+def _owned_files(d: Path) -> set[str]:
+    """The files of the run in ``d`` that qoslab wrote (from its manifest, or for a run
+    written before manifests, from its summary)."""
+    m = _read_json(d / MANIFEST)
+    if isinstance(m, dict) and isinstance(m.get("files"), dict):
+        return {f for f in m["files"] if _safe_rel(f)} | {MANIFEST}
+    s = _read_json(d / "summary.json")
+    if isinstance(s, dict) and isinstance(s.get("tables"), list) and "qoslab_version" in s:
+        files = {f"{t}.parquet" for t in s["tables"] if isinstance(t, str) and "/" not in t}
+        files |= {"summary.json", "scenario.json"}
+        if (d / "pcap").is_dir():
+            files |= {f.relative_to(d).as_posix() for f in (d / "pcap").rglob("*") if f.is_file()}
+        return {f for f in files if _safe_rel(f)}
+    return set()
+
+
+def save_run(
+    dest: Path, result: Result, *, extra: Mapping[str, Any] | None = None, stage: Path | None = None
+) -> Path:
+    """Writes ``result`` into the folder ``dest`` (see :meth:`Result.save`); ``stage`` is
+    a staging folder made by :func:`new_stage` under ``dest/.qoslab`` that may already
+    hold ``pcap/``. An earlier run in ``dest`` is replaced file by file: its files are
+    removed only if its manifest lists them."""
+    dest = Path(dest)
+    if stage is None:
+        prepare_output(dest, "run")
+    try:
+        if stage is None:
+            stage = new_stage(dest / OWN, "run")
+        manifest = _write_files(stage, result, extra)
+        old = _owned_files(dest)
+        (dest / MANIFEST).unlink(missing_ok=True)  # from here on, not a finished run
+        for rel in sorted(old - set(manifest["files"]) - {MANIFEST}):
+            (dest / rel).unlink(missing_ok=True)
+            parent = (dest / rel).parent
+            while parent != dest and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+        for rel in manifest["files"]:
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / rel, target)
+        os.replace(stage / MANIFEST, dest / MANIFEST)
+    except OSError as e:
+        raise os_error(dest, e) from None
+    finally:
+        if stage is not None and stage.exists():
+            remove_stage(stage)
     return dest
 
 
 def is_complete(path: Path) -> bool:
-    """True if ``path`` is a finished run directory."""
-    return (Path(path) / "summary.json").is_file()
+    """True if ``path`` is a finished run folder (it has its manifest)."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def verify_run(path: Path) -> str | None:
+    """``None`` if every file of the run in ``path`` has the size and hash its manifest
+    lists; else what is wrong, in a few words (``"flows.parquet missing"``)."""
+    d = Path(path)
+    m = _read_json(d / MANIFEST)
+    if m is None:
+        return "manifest.json missing" if not (d / MANIFEST).exists() else "manifest.json corrupt"
+    if not isinstance(m, dict) or not isinstance(m.get("files"), dict):
+        return "manifest.json corrupt"
+    for rel, info in m["files"].items():
+        if not _safe_rel(rel) or not isinstance(info, dict):
+            return "manifest.json corrupt"
+        f = d / rel
+        try:
+            size = f.stat().st_size
+        except OSError:
+            return f"{rel} missing"
+        if size != info.get("size"):
+            return f"{rel} has {size} bytes, not {info.get('size')}"
+        if _sha256(f) != info.get("sha256"):
+            return f"{rel} changed since it was written"
+    return None
 
 
 def load(results_dir: str | Path) -> Result:
@@ -174,4 +475,7 @@ def load(results_dir: str | Path) -> Result:
             scenario = json.loads(scfile.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ResultsError(f"{scfile}: corrupt (not valid JSON: {e})") from None
-    return Result(summary, tables, scenario, d)
+    res = Result(summary, tables, scenario, d)
+    if (d / "pcap").is_dir():
+        res.pcap_dir = d / "pcap"  # so that saving a loaded run keeps its captures
+    return res

@@ -156,6 +156,13 @@ pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The engine's build id: version plus a hash of the engine's and bindings' sources
+/// (computed at build time by `build.rs`); results of another build are stale.
+#[pyfunction]
+pub fn build_id() -> &'static str {
+    env!("QOSLAB_BUILD_ID")
+}
+
 /// Panics inside the same guard a run uses; lets the tests prove that a panic
 /// arrives as `SimulationError` and never aborts the interpreter.
 #[pyfunction]
