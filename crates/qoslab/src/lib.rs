@@ -30,6 +30,7 @@
 pub mod app;
 pub mod capture;
 pub mod cond;
+pub mod de;
 pub mod engine;
 pub mod error;
 pub mod net;

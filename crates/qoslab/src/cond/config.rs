@@ -74,9 +74,10 @@ fn default_window() -> Dur {
     DEFAULT_TSW_WINDOW
 }
 
-/// One conditioner as written in a scenario file; `kind` selects the mechanism.
+/// One conditioner as written in a scenario file; `kind` selects the mechanism (read
+/// through [`crate::de::Tagged`], so errors name the exact key).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ConditionerConfig {
     /// Token bucket `<b, r, r_p, L_m>` (P0 §3.2) as marker, policer or shaper.
     TokenBucket {
@@ -189,6 +190,38 @@ pub enum ConditionerConfig {
     },
     /// TCP rate controller for one flow (P1); see `cond::trc`.
     Trc(TrcConfig),
+}
+
+impl crate::de::Tagged for ConditionerConfig {
+    const WHAT: &'static str = "conditioner";
+    const KINDS: &'static [&'static str] = &[
+        "token_bucket",
+        "srtcm",
+        "trtcm",
+        "tsw2cm",
+        "tsw3cm",
+        "delay",
+        "policy",
+        "trc",
+    ];
+    fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ConditionerConfig::deserialize(d)
+    }
+    fn write_external<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ConditionerConfig::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ConditionerConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::de::read_tagged(d)
+    }
+}
+
+impl Serialize for ConditionerConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::de::write_tagged(self, s)
+    }
 }
 
 fn err(key: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
@@ -632,7 +665,7 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("gren"), "{e}");
         let e = parse("kind = \"leaky\"\nrate = 1").unwrap_err();
-        assert!(e.contains("unknown variant") && e.contains("leaky"), "{e}");
+        assert!(e.contains("unknown conditioner kind \"leaky\""), "{e}");
         let e = parse(
             "kind = \"policy\"\n[[rules]]\nprofile = { rate = 1000, burst = 10 }\naction = \"shape\"\nactive = 1",
         )

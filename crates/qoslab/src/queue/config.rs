@@ -108,9 +108,10 @@ pub enum LqdService {
     Fifo,
 }
 
-/// A queue discipline and its parameters, as written in a scenario file.
+/// A queue discipline and its parameters, as written in a scenario file: a table
+/// tagged by `kind` (read through [`crate::de::Tagged`], so errors name the exact key).
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueConfig {
     /// FIFO with tail drop (`kind = "droptail"`).
     #[serde(rename = "droptail", alias = "drop_tail")]
@@ -277,6 +278,38 @@ pub enum QueueConfig {
         #[serde(default = "d_quantum")]
         quantum: Bytes,
     },
+}
+
+impl crate::de::Tagged for QueueConfig {
+    const WHAT: &'static str = "queue";
+    const KINDS: &'static [&'static str] = &[
+        "droptail",
+        "drop_tail",
+        "red",
+        "rio_c",
+        "rio_d",
+        "wred",
+        "ered",
+        "lqd",
+    ];
+    fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        QueueConfig::deserialize(d)
+    }
+    fn write_external<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        QueueConfig::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for QueueConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::de::read_tagged(d)
+    }
+}
+
+impl Serialize for QueueConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::de::write_tagged(self, s)
+    }
 }
 
 impl Default for QueueConfig {
@@ -750,9 +783,9 @@ mod tests {
         let e = parse(r#"{ kind = "lqd", service = "wfq" }"#).unwrap_err();
         assert!(e.contains("unknown variant `wfq`"), "{e}");
         let e = parse(r#"{ kind = "codel" }"#).unwrap_err();
-        assert!(e.contains("unknown variant `codel`"), "{e}");
+        assert!(e.contains("unknown queue kind \"codel\""), "{e}");
         let e = parse(r#"{ limit = 5 }"#).unwrap_err();
-        assert!(e.contains("missing field `kind`"), "{e}");
+        assert!(e.contains("missing `kind`"), "{e}");
     }
 
     fn invalid(s: &str) -> ScenarioError {

@@ -91,6 +91,12 @@ fn world_for(sc: &Scenario) -> Result<World, ScenarioError> {
             ),
         ));
     }
+    if sc.max_events == Some(0) {
+        return Err(ScenarioError::new(
+            "max_events",
+            "expected a positive number of events (leave it out for no limit), found 0",
+        ));
+    }
     let end = SimTime::ZERO + sc.duration;
     let mut w = World::new(end, SimTime::ZERO + sc.warmup);
     w.max_events = sc.max_events.unwrap_or(u64::MAX);
@@ -238,11 +244,24 @@ fn flows<'a>(
                 "a flow needs two different hosts",
             ));
         }
+        if SimTime::ZERO + f.start >= end {
+            return Err(ScenarioError::new(
+                key("start"),
+                format!(
+                    "expected a start before the end of the run ({}), found {}",
+                    sc.duration, f.start
+                ),
+            ));
+        }
         let stop = f.stop.map_or(end, |d| SimTime::ZERO + d);
         if stop <= SimTime::ZERO + f.start {
             return Err(ScenarioError::new(
                 key("stop"),
-                "expected a stop time after the start time",
+                format!(
+                    "expected a stop time after the start time ({}), found {}",
+                    f.start,
+                    f.stop.unwrap_or(sc.duration)
+                ),
             ));
         }
         let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
@@ -436,6 +455,17 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
 
 /// What the run records: sampled queues, traced flows.
 fn record(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioError> {
+    for (k, d) in [
+        ("interval", sc.record.interval),
+        ("queue_interval", sc.record.queue_interval),
+    ] {
+        if d == crate::time::Dur::ZERO {
+            return Err(ScenarioError::new(
+                format!("record.{k}"),
+                "expected a positive interval, found 0",
+            ));
+        }
+    }
     let mut queues = Vec::new();
     for (i, name) in sc.record.queues.iter().enumerate() {
         let id = names.ifaces.get(name.as_str()).copied().ok_or_else(|| {
