@@ -11,7 +11,7 @@ from typing import Any
 
 from qoslab import _core
 from qoslab.exceptions import ScenarioError, scenario_error
-from qoslab.scenario import Scenario, load, run_key, to_json
+from qoslab.scenario import Scenario, check_seed, load, run_key, to_json
 from qoslab.store import Result
 
 __all__ = ["check", "run", "run_resolved"]
@@ -46,7 +46,7 @@ def run(
       SimulationError: the run failed.
     """
     sc = load(scenario).with_overrides(overrides)
-    return run_resolved(sc, sc.seed if seed is None else int(seed))
+    return run_resolved(sc, sc.seed if seed is None else check_seed(seed, sc.file))
 
 
 def run_resolved(sc: Scenario, seed: int) -> Result:
@@ -56,8 +56,9 @@ def run_resolved(sc: Scenario, seed: int) -> Result:
     directory (``Result.pcap_dir``) that ``Result.save`` moves into the results as
     ``pcap/``.
     """
+    seed = check_seed(seed, sc.file)
     data = dict(sc.data)
-    data["seed"] = int(seed)
+    data["seed"] = seed
     pcap_dir = tempfile.mkdtemp(prefix="qoslab-pcap-") if data.get("capture") else None
     t0 = time.perf_counter()
     try:
@@ -80,6 +81,7 @@ def run_resolved(sc: Scenario, seed: int) -> Result:
 def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
     """Validates a scenario without running it; returns the loaded ``Scenario``."""
     sc = load(scenario).with_overrides(overrides)
+    check_seed(sc.data.get("seed", 1), sc.file)  # the engine reads it as a u64 too
     try:
         _core.check(to_json(sc.data), "json")
     except ScenarioError as e:
