@@ -7,6 +7,7 @@ mod determinism;
 mod diffserv;
 mod routing;
 mod scenario_errors;
+mod snapshots;
 mod tcp;
 mod trc;
 mod udp;
