@@ -197,6 +197,17 @@ pub fn take<T: DeserializeOwned>(v: &mut Value, key: &str) -> Result<Option<T>, 
     from_value(x).map(Some).map_err(|e| encode(key, &e))
 }
 
+/// Adds `extra` keys to the list in serde's "unknown field `x`, expected one of …"
+/// message (for a table read as another's keys plus its own).
+pub fn also_expected(message: &str, extra: &[&str]) -> String {
+    let (path, msg) = decode(message);
+    if !(msg.starts_with("unknown field") && msg.contains(", expected one of ")) {
+        return message.to_string();
+    }
+    let more: Vec<String> = extra.iter().map(|k| format!(", `{k}`")).collect();
+    encode(&path, &format!("{msg}{}", more.concat()))
+}
+
 /// A value as the user wrote it, for "found …" in messages.
 fn found(v: &Value) -> String {
     match v {

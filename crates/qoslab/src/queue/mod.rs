@@ -11,16 +11,21 @@ mod lqd;
 mod multired;
 mod red;
 
-pub use config::{LqdService, QueueConfig, RedThresholds, DEFAULT_LIMIT};
-pub use droptail::DropTail;
-pub use ered::Ered;
-pub use lqd::{Lqd, Service};
-pub use multired::{MultiRed, MultiRedMode, MultiRedSettings};
-pub use red::{Red, RedParams, RedSettings};
+pub use config::QueueConfig;
+pub use droptail::{DropTail, DropTailConfig};
+pub use ered::{Ered, EredConfig};
+pub use lqd::{Lqd, LqdConfig, LqdService, Service};
+pub use multired::{MultiRed, MultiRedConfig, MultiRedMode, MultiRedSettings};
+pub use red::{Red, RedConfig, RedParams, RedSettings, RedThresholds};
+
+/// Packets held when a queue gives no limit.
+pub const DEFAULT_LIMIT: u32 = 100;
 
 use serde::Serialize;
 
+use crate::error::ScenarioError;
 use crate::packet::Packet;
+use crate::scenario::Bytes;
 use crate::time::SimTime;
 
 /// Why a packet was discarded; a closed set, counted per place.
@@ -124,6 +129,33 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// The limit a table's `limit` [packets] and `limit_bytes` keys give (bytes win;
+    /// [`DEFAULT_LIMIT`] packets when neither is set).
+    pub fn from_keys(limit: Option<u32>, limit_bytes: Option<Bytes>) -> Limit {
+        match (limit, limit_bytes) {
+            (_, Some(b)) => Limit::Bytes(b.0),
+            (Some(n), None) => Limit::Packets(n),
+            (None, None) => Limit::Packets(DEFAULT_LIMIT),
+        }
+    }
+
+    /// Checks a table's `limit` / `limit_bytes` keys: not both, neither zero.
+    pub fn check_keys(limit: Option<u32>, limit_bytes: Option<Bytes>) -> Result<(), ScenarioError> {
+        let e = |k: &str, m: &str| Err(ScenarioError::new(k, m));
+        match (limit, limit_bytes) {
+            (Some(_), Some(_)) => e(
+                "limit_bytes",
+                "expected either limit (packets) or limit_bytes, not both",
+            ),
+            (Some(0), None) => e("limit", "expected a limit of at least 1 packet, found 0"),
+            (None, Some(Bytes(0))) => e(
+                "limit_bytes",
+                "expected a limit of at least 1 byte, found 0",
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// True if a packet of `size` bytes fits on top of `occ`.
     pub fn admits(self, occ: Occupancy, size: u32) -> bool {
         match self {

@@ -7,7 +7,7 @@ use super::TrcConfig;
 use crate::error::ScenarioError;
 use crate::net::{IfaceId, NodeKind};
 use crate::packet::{FlowId, NodeId, TCP_IP_HEADER};
-use crate::queue::QueueConfig;
+use crate::queue::{DropTailConfig, QueueConfig};
 use crate::scenario::Scenario;
 use crate::time::Dur;
 use crate::world::World;
@@ -162,11 +162,11 @@ pub fn bind(
 /// 1500-byte packets); `None` for disciplines without a single limit.
 fn limit_packets(q: &QueueConfig) -> Option<u64> {
     match q {
-        QueueConfig::DropTail {
+        QueueConfig::DropTail(DropTailConfig {
             limit_bytes: Some(b),
             ..
-        } => Some(b.0 / 1500),
-        QueueConfig::DropTail { limit, .. } => Some(limit.unwrap_or(100) as u64),
+        }) => Some(b.0 / 1500),
+        QueueConfig::DropTail(DropTailConfig { limit, .. }) => Some(limit.unwrap_or(100) as u64),
         _ => None,
     }
 }
