@@ -145,6 +145,52 @@ impl<'de> Deserialize<'de> for ShapeTimer {
     }
 }
 
+/// A colour name in a scenario file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColourName {
+    /// DP0.
+    Green,
+    /// DP1.
+    Yellow,
+    /// DP2.
+    Red,
+}
+
+impl From<ColourName> for Colour {
+    fn from(c: ColourName) -> Colour {
+        match c {
+            ColourName::Green => Colour::Green,
+            ColourName::Yellow => Colour::Yellow,
+            ColourName::Red => Colour::Red,
+        }
+    }
+}
+
+/// The default colour of out-of-profile packets in two-colour markers.
+pub(crate) fn yellow() -> ColourName {
+    ColourName::Yellow
+}
+
+impl Codepoints {
+    /// Checks that every codepoint fits DSCP's 6 bits; keys are `dscp.<colour>`.
+    pub fn validate(&self) -> Result<(), crate::error::ScenarioError> {
+        for (k, v) in [
+            ("green", self.green),
+            ("yellow", self.yellow),
+            ("red", self.red),
+        ] {
+            if v > 63 {
+                return Err(crate::error::ScenarioError::new(
+                    format!("dscp.{k}"),
+                    format!("a DSCP is 6 bits (0–63), found {v}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
