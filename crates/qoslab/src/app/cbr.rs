@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::SourceStep;
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -14,10 +14,7 @@ pub struct CbrConfig {
     /// Sending rate (bytes on the wire per second × 8).
     pub rate: Rate,
     /// Packet size on the wire, headers included [bytes, number or "1KB"]; default 1000.
-    #[serde(
-        default = "default_size",
-        deserialize_with = "crate::scenario::units::bytes_u32"
-    )]
+    #[serde(default = "default_size", deserialize_with = "crate::units::bytes_u32")]
     pub size: u32,
     /// Random jitter of each interval, as a fraction: the gap is uniform in
     /// `interval·[1−jitter, 1+jitter]`; default 0 (strictly periodic).

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::SourceStep;
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -23,10 +23,7 @@ pub struct ParetoConfig {
     #[serde(default = "default_shape")]
     pub shape: f64,
     /// Packet size on the wire, headers included [bytes, number or "1KB"]; default 1000.
-    #[serde(
-        default = "default_size",
-        deserialize_with = "crate::scenario::units::bytes_u32"
-    )]
+    #[serde(default = "default_size", deserialize_with = "crate::units::bytes_u32")]
     pub size: u32,
 }
 

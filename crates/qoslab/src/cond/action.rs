@@ -118,7 +118,7 @@ impl<'de> Visitor<'de> for ShapeTimerVisitor {
         match v {
             "exact" => Ok(ShapeTimer::Exact),
             "periodic" => Ok(ShapeTimer::Periodic(P0_SHAPING_PERIOD)),
-            _ => crate::scenario::units::parse_dur(v)
+            _ => crate::units::parse_dur(v)
                 .map(ShapeTimer::Periodic)
                 .map_err(|e| E::custom(format!("expected {TIMER_EXPECTED}: {e}"))),
         }
@@ -174,14 +174,14 @@ pub(crate) fn yellow() -> ColourName {
 
 impl Codepoints {
     /// Checks that every codepoint fits DSCP's 6 bits; keys are `dscp.<colour>`.
-    pub fn validate(&self) -> Result<(), crate::error::ScenarioError> {
+    pub fn validate(&self) -> Result<(), crate::config::ScenarioError> {
         for (k, v) in [
             ("green", self.green),
             ("yellow", self.yellow),
             ("red", self.red),
         ] {
             if v > 63 {
-                return Err(crate::error::ScenarioError::new(
+                return Err(crate::config::ScenarioError::new(
                     format!("dscp.{k}"),
                     format!("a DSCP is 6 bits (0–63), found {v}"),
                 ));

@@ -20,7 +20,7 @@
 
 use super::ConditionerConfig;
 use super::{Action, AnyConditioner, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{NodeId, Packet};
 use crate::rng::RngStream;
 use crate::time::SimTime;

@@ -1,9 +1,9 @@
 //! Checks shared by the conditioner configurations; keys are relative to the
 //! conditioner's table.
 
-use crate::error::ScenarioError;
-use crate::scenario::Bytes;
+use crate::config::ScenarioError;
 use crate::time::Rate;
+use crate::units::Bytes;
 
 /// A rate that must be positive (serde refuses 0 in files; configs built in code too).
 pub(crate) fn positive_rate(key: &str, r: Rate) -> Result<(), ScenarioError> {

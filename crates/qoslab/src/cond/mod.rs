@@ -56,7 +56,7 @@ pub use tsw::{
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::NodeId;
 use crate::packet::Packet;
 use crate::queue::DropCause;
@@ -147,7 +147,7 @@ impl Conditioner for AnyConditioner {
 }
 
 /// One conditioner as written in a scenario file; `kind` selects the family (read
-/// through [`crate::de::Tagged`], so errors name the exact key). The dispatch of
+/// through [`crate::config::Tagged`], so errors name the exact key). The dispatch of
 /// configurations, as [`AnyConditioner`] is of mechanisms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
@@ -170,7 +170,7 @@ pub enum ConditionerConfig {
     Trc(TrcConfig),
 }
 
-impl crate::de::Tagged for ConditionerConfig {
+impl crate::config::Tagged for ConditionerConfig {
     const WHAT: &'static str = "conditioner";
     const KINDS: &'static [&'static str] = &[
         "token_bucket",
@@ -192,13 +192,13 @@ impl crate::de::Tagged for ConditionerConfig {
 
 impl<'de> Deserialize<'de> for ConditionerConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::de::read_tagged(d)
+        crate::config::read_tagged(d)
     }
 }
 
 impl Serialize for ConditionerConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::de::write_tagged(self, s)
+        crate::config::write_tagged(self, s)
     }
 }
 
@@ -245,8 +245,8 @@ impl ConditionerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Bytes;
     use crate::time::{Dur, Rate};
+    use crate::units::Bytes;
 
     fn parse(text: &str) -> Result<ConditionerConfig, String> {
         toml::from_str::<ConditionerConfig>(text).map_err(|e| e.to_string())

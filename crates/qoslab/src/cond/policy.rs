@@ -20,11 +20,11 @@ use super::check::prefixed;
 use super::classify::{Filter, FilterConfig};
 use super::token_bucket::{default_mtu, TbActionName, TokenBucketConfig};
 use super::{Action, AnyConditioner, Conditioner, ConditionerConfig};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{NodeId, Packet};
 use crate::rng::RngStream;
-use crate::scenario::Bytes;
 use crate::time::{Dur, Rate, SimTime};
+use crate::units::Bytes;
 
 /// Which packets of a rule share one state instance (P0 §3.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,11 +11,11 @@ use super::action::{mark, Codepoints, MeterAction};
 use super::check::positive_rate;
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
-use crate::scenario::Bytes;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// Parameters of an srTCM (RFC 2697 §2).
 #[derive(Clone, Debug, PartialEq)]

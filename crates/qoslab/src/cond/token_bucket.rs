@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 use super::action::{mark, yellow, Codepoints, ColourName, ShapeTimer, UNITS_PER_BYTE};
 use super::check::{positive_rate, positive_size};
 use super::{Action, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
-use crate::scenario::Bytes;
 use crate::time::{Dur, Rate, SimTime};
+use crate::units::Bytes;
 
 /// A token bucket in exact units: rate `r` bit/s adds `r` units per ns; 1 byte = 8·10⁹ units.
 #[derive(Clone, Debug)]

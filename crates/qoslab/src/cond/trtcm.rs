@@ -9,11 +9,11 @@ use super::action::{mark, Codepoints, MeterAction};
 use super::check::{check_pir, positive_rate, positive_size};
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
-use crate::scenario::Bytes;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// Parameters of a trTCM (RFC 2698 §2).
 #[derive(Clone, Debug, PartialEq)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::action::{mark, yellow, Codepoints, ColourName, MeterAction};
 use super::check::{check_pir, positive_rate};
 use super::{Action, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
 use crate::rng::RngStream;

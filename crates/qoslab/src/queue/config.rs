@@ -20,12 +20,12 @@ use super::{
     AnyQueue, DropTailConfig, EredConfig, LqdConfig, MultiRedConfig, MultiRedMode, RedConfig,
     DEFAULT_LIMIT,
 };
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::rng::RngStream;
 use crate::time::Rate;
 
 /// A queue discipline and its parameters, as written in a scenario file: a table
-/// tagged by `kind` (read through [`crate::de::Tagged`], so errors name the exact key).
+/// tagged by `kind` (read through [`crate::config::Tagged`], so errors name the exact key).
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(remote = "Self", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueConfig {
@@ -47,7 +47,7 @@ pub enum QueueConfig {
     Lqd(LqdConfig),
 }
 
-impl crate::de::Tagged for QueueConfig {
+impl crate::config::Tagged for QueueConfig {
     const WHAT: &'static str = "queue";
     const KINDS: &'static [&'static str] = &[
         "droptail",
@@ -69,13 +69,13 @@ impl crate::de::Tagged for QueueConfig {
 
 impl<'de> Deserialize<'de> for QueueConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::de::read_tagged(d)
+        crate::config::read_tagged(d)
     }
 }
 
 impl Serialize for QueueConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::de::write_tagged(self, s)
+        crate::config::write_tagged(self, s)
     }
 }
 
@@ -121,7 +121,7 @@ impl QueueConfig {
 mod tests {
     use super::*;
     use crate::queue::{LqdService, RedThresholds};
-    use crate::scenario::Bytes;
+    use crate::units::Bytes;
 
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]

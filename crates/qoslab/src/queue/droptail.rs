@@ -5,10 +5,10 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{DropCause, Drops, Limit, Occupancy, Queue};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::Packet;
-use crate::scenario::Bytes;
 use crate::time::SimTime;
+use crate::units::Bytes;
 
 /// A FIFO with a tail-drop limit in packets or bytes.
 #[derive(Debug)]

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::red::{Red, RedConfig, RedSettings};
 use super::{Drops, Occupancy, Queue};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
@@ -90,12 +90,12 @@ pub struct EredConfig {
 impl<'de> Deserialize<'de> for EredConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error as _;
-        let mut v = crate::de::Value::deserialize(d)?;
-        let factor = crate::de::take::<f64>(&mut v, "factor")
+        let mut v = crate::config::Value::deserialize(d)?;
+        let factor = crate::config::take::<f64>(&mut v, "factor")
             .map_err(D::Error::custom)?
             .unwrap_or_else(d_factor);
-        let red = crate::de::from_value::<RedConfig>(v)
-            .map_err(|e| D::Error::custom(crate::de::also_expected(&e, &["factor"])))?;
+        let red = crate::config::from_value::<RedConfig>(v)
+            .map_err(|e| D::Error::custom(crate::config::also_expected(&e, &["factor"])))?;
         Ok(EredConfig { red, factor })
     }
 }

@@ -26,10 +26,10 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{DropCause, Drops, Limit, Occupancy, Queue};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::Packet;
-use crate::scenario::Bytes;
 use crate::time::SimTime;
+use crate::units::Bytes;
 
 /// How LQD serves its per-flow queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

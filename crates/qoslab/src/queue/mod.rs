@@ -23,10 +23,10 @@ pub const DEFAULT_LIMIT: u32 = 100;
 
 use serde::Serialize;
 
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::Packet;
-use crate::scenario::Bytes;
 use crate::time::SimTime;
+use crate::units::Bytes;
 
 /// Why a packet was discarded; a closed set, counted per place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -24,11 +24,11 @@ use super::red::{
     RedThresholds, Verdict,
 };
 use super::{DropCause, Drops, Limit, Occupancy, Queue, DEFAULT_LIMIT};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::Packet;
 use crate::rng::RngStream;
-use crate::scenario::Bytes;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// How the per-colour averages are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,11 +23,11 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{DropCause, Drops, Limit, Occupancy, Queue};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Ecn, Packet};
 use crate::rng::RngStream;
-use crate::scenario::Bytes;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// RED thresholds and maximum early-drop probability; thresholds in packets, or in
 /// bytes for a byte-mode queue.

@@ -6,7 +6,7 @@ use super::model::Scenario;
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
 use crate::cond::trc::{self, admission::Place};
 use crate::cond::{Chain, ConditionerConfig};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
 use crate::queue::QueueConfig;

@@ -6,13 +6,12 @@
 
 mod build;
 mod model;
-pub mod units;
 
+pub use crate::units::{self, Bytes};
 pub use build::build;
 pub use model::{FlowSpec, LinkSpec, NodeSpec, RecordSpec, Scenario};
-pub use units::Bytes;
 
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 
 /// The text format of a scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +40,11 @@ pub const MAX_DEPTH: usize = 32;
 /// table (`crate::de`): the key is the two joined, the message in the user's words.
 fn located(outer: String, message: &str) -> ScenarioError {
     let outer = if outer == "." { String::new() } else { outer };
-    let (inner, msg) = crate::de::decode(message);
-    ScenarioError::new(crate::de::join(&outer, &inner), crate::de::humane(&msg))
+    let (inner, msg) = crate::config::decode(message);
+    ScenarioError::new(
+        crate::config::join(&outer, &inner),
+        crate::config::humane(&msg),
+    )
 }
 
 /// Checks the shape of a parsed TOML tree serde cannot: nesting depth and non-finite
@@ -65,7 +67,7 @@ fn check_toml_tree(v: &toml::Value, path: &str, depth: usize) -> Result<(), Scen
             .try_for_each(|(i, x)| check_toml_tree(x, &format!("{path}[{i}]"), depth + 1)),
         toml::Value::Table(t) => t
             .iter()
-            .try_for_each(|(k, x)| check_toml_tree(x, &crate::de::join(path, k), depth + 1)),
+            .try_for_each(|(k, x)| check_toml_tree(x, &crate::config::join(path, k), depth + 1)),
         _ => Ok(()),
     }
 }
@@ -85,7 +87,7 @@ fn check_json_depth(v: &serde_json::Value, path: &str, depth: usize) -> Result<(
             .try_for_each(|(i, x)| check_json_depth(x, &format!("{path}[{i}]"), depth + 1)),
         serde_json::Value::Object(o) => o
             .iter()
-            .try_for_each(|(k, x)| check_json_depth(x, &crate::de::join(path, k), depth + 1)),
+            .try_for_each(|(k, x)| check_json_depth(x, &crate::config::join(path, k), depth + 1)),
         _ => Ok(()),
     }
 }
@@ -100,7 +102,7 @@ pub fn parse(text: &str, format: Format) -> Result<Scenario, ScenarioError> {
             // The tree first: nesting and nan/inf are found with their paths, and a
             // syntax error gets its line.
             let tree = text.parse::<toml::Table>().map_err(|e| {
-                let mut msg = crate::de::humane(e.message());
+                let mut msg = crate::config::humane(e.message());
                 if let Some(span) = e.span() {
                     let (l, c) = line_col(text, span.start);
                     msg = format!("{msg} (line {l}, column {c})");
@@ -127,7 +129,10 @@ pub fn parse(text: &str, format: Format) -> Result<Scenario, ScenarioError> {
                 } else {
                     ""
                 };
-                ScenarioError::new("", format!("{}{hint}", crate::de::humane(&e.to_string())))
+                ScenarioError::new(
+                    "",
+                    format!("{}{hint}", crate::config::humane(&e.to_string())),
+                )
             })?;
             check_json_depth(&tree, "", 0)?;
             let mut de = serde_json::Deserializer::from_str(text);

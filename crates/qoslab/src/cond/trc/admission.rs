@@ -4,7 +4,7 @@
 
 use super::TrcBinding;
 use super::TrcConfig;
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::net::{IfaceId, NodeKind};
 use crate::packet::{FlowId, NodeId, TCP_IP_HEADER};
 use crate::queue::{DropTailConfig, QueueConfig};

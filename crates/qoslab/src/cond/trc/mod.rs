@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::{Action, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Ecn, FlowId, Packet};
 use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};

@@ -1,5 +1,7 @@
-//! Serde helpers shared by every configuration table: `kind`-tagged tables read with
-//! exact key paths, and serde's messages said in the user's words.
+//! Reading configuration: [`ScenarioError`], the one error every configuration check
+//! returns; `kind`-tagged tables read with exact key paths; serde's messages said in
+//! the user's words. Every mechanism's configuration builds on this room; it imports
+//! nothing of qoslab.
 //!
 //! A table such as `queue = { kind = "red", max_p = "high" }` is first buffered, then its
 //! `kind` picks the variant's own struct, which is read from the buffer with its key
@@ -10,6 +12,39 @@
 
 use serde::de::{DeserializeOwned, Error as _};
 use serde::Deserializer;
+
+/// A scenario could not be read or is not valid.
+///
+/// `key` is the path of the offending key (`flow[2].rate`), `message` says what would
+/// have been accepted. The run never starts; nothing is lost.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{key}: {message}")]
+pub struct ScenarioError {
+    /// Path of the offending key, e.g. `link[0].rate`; empty for whole-file errors.
+    pub key: String,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+impl ScenarioError {
+    /// An error at `key` with `message`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Returns early with a [`ScenarioError`] at `key` unless `cond` holds.
+#[macro_export]
+macro_rules! ensure_scenario {
+    ($cond:expr, $key:expr, $($fmt:tt)+) => {
+        if !($cond) {
+            return Err($crate::config::ScenarioError::new($key, format!($($fmt)+)).into());
+        }
+    };
+}
 
 /// A buffered configuration table.
 pub type Value = serde_json::Value;
