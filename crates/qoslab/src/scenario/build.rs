@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use super::model::Scenario;
+use super::trc::{self, Place};
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
-use crate::cond::trc::{self, admission::Place};
 use crate::cond::{Chain, ConditionerConfig};
 use crate::config::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
@@ -407,7 +407,7 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         for (j, s) in stages.iter_mut().enumerate() {
             if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
                 let k = format!("conditioner[{i}].stages[{j}]");
-                trcs.push(trc::admission::bind(t, &k, place, w, sc)?);
+                trcs.push(trc::bind(t, &k, place, w, sc)?);
             }
         }
         let chain = Chain::build(
@@ -449,7 +449,7 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         }
         *hook = Hook::new(chain);
     }
-    w.warnings = trc::admission::admit(&trcs, w, sc)?;
+    w.warnings = trc::admit(&trcs, w, sc)?;
     Ok(())
 }
 

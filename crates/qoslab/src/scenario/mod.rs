@@ -6,6 +6,7 @@
 
 mod build;
 mod model;
+mod trc;
 
 pub use crate::units::{self, Bytes};
 pub use build::build;

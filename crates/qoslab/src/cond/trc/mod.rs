@@ -24,9 +24,7 @@
 //! the serialisation of one full data packet and one ACK on every hop) unless the file
 //! gives `rtt_net`.
 
-pub mod admission;
 pub mod model;
-pub mod report;
 
 use std::collections::VecDeque;
 

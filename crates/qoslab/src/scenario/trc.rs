@@ -1,14 +1,15 @@
-//! Binding TRC stages to their flows, and the admission rules of P1 §4.4:
+//! Building P1's TRC stages: binding each to its flow and path, and the admission rules
+//! of P1 §4.4 (this needs the built world, so it is part of building a scenario, not of
+//! the mechanism in `cond::trc`):
 //! Σ requested rates ≤ ρ·BW on every link of a path (an error), and core queues of at
 //! least 50 + max W_max/2 packets (a warning).
 
-use super::TrcBinding;
-use super::TrcConfig;
+use super::Scenario;
+use crate::cond::trc::{TrcBinding, TrcConfig};
 use crate::config::ScenarioError;
 use crate::net::{IfaceId, NodeKind};
 use crate::packet::{FlowId, NodeId, TCP_IP_HEADER};
 use crate::queue::{DropTailConfig, QueueConfig};
-use crate::scenario::Scenario;
 use crate::time::Dur;
 use crate::world::World;
 
