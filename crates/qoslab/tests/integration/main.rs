@@ -5,6 +5,7 @@ mod common;
 mod conservation;
 mod determinism;
 mod diffserv;
+mod layers;
 mod routing;
 mod scenario_errors;
 mod snapshots;
