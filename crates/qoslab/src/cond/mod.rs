@@ -297,6 +297,16 @@ mod tests {
     }
 
     #[test]
+    fn every_listed_kind_is_a_variant() {
+        use crate::config::Tagged;
+        for k in ConditionerConfig::KINDS {
+            // Not an unknown kind: at worst a missing key of that kind.
+            let e = parse(&format!("kind = \"{k}\"")).err().unwrap_or_default();
+            assert!(!e.contains("unknown conditioner kind"), "{k}: {e}");
+        }
+    }
+
+    #[test]
     fn unknown_keys_and_kinds_are_rejected() {
         let e = parse("kind = \"srtcm\"\ncir = 1000\ncbs = 100\nebs = 100\nrte = 5").unwrap_err();
         assert!(e.contains("unknown field") && e.contains("rte"), "{e}");
