@@ -111,6 +111,11 @@ MALFORMED: dict[str, tuple[list[tuple[str, str]] | str, str, str]] = {
         "record.queue_interval",
         "positive",
     ),
+    "record interval 1ns": (
+        [('interval = "0.5s"', 'interval = "1ns"')],
+        "record.interval",
+        "at most 10000000 samples",
+    ),
     "max_events 0": ([("seed = 1", "seed = 1\nmax_events = 0")], "max_events", "positive"),
     "udp size number": (
         [(CBR_A, 'cbr = { rate = "800kbps", size = 70000 }')],

@@ -453,16 +453,37 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
     Ok(())
 }
 
+/// Most samples a series or a sampled queue may take over a run.
+const MAX_SAMPLES: u64 = 10_000_000;
+
 /// What the run records: sampled queues, traced flows.
 fn record(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioError> {
-    for (k, d) in [
-        ("interval", sc.record.interval),
-        ("queue_interval", sc.record.queue_interval),
+    for (k, d, used) in [
+        ("interval", sc.record.interval, true),
+        (
+            "queue_interval",
+            sc.record.queue_interval,
+            !sc.record.queues.is_empty(),
+        ),
     ] {
         if d == crate::time::Dur::ZERO {
             return Err(ScenarioError::new(
                 format!("record.{k}"),
                 "expected a positive interval, found 0",
+            ));
+        }
+        // One event and one row (per flow or queue) per interval: a nanosecond interval
+        // over a long run would never finish.
+        let samples = sc.duration.as_nanos() / d.as_nanos();
+        if used && samples > MAX_SAMPLES {
+            let least = crate::time::Dur::from_nanos(sc.duration.as_nanos() / MAX_SAMPLES);
+            return Err(ScenarioError::new(
+                format!("record.{k}"),
+                format!(
+                    "expected an interval of at least {least} (at most {MAX_SAMPLES} samples \
+                     over the {} run), found {d}",
+                    sc.duration
+                ),
             ));
         }
     }

@@ -235,6 +235,18 @@ fn meaningless_settings_are_rejected_at_check_time() {
     );
     let (k, _) = err(&(base() + "[record]\nqueue_interval = \"0ms\"\n"));
     assert_eq!(k, "record.queue_interval");
+    // A nanosecond series over 10 s would be 10^10 events: refused, not left to hang.
+    let (k, m) = err(&(base() + "[record]\ninterval = \"1ns\"\n"));
+    assert_eq!(k, "record.interval");
+    assert!(m.contains("at least 1us (at most 10000000 samples"), "{m}");
+    let (k, _) = err(&(base() + "[record]\nqueues = [\"r1->r2\"]\nqueue_interval = \"10ns\"\n"));
+    assert_eq!(k, "record.queue_interval");
+    // Unused, the queue interval is not held against the run.
+    qoslab::check_str(
+        &(base() + "[record]\nqueue_interval = \"10ns\"\n"),
+        Format::Toml,
+    )
+    .unwrap();
     let (k, _) = err(&base().replace("duration = \"10s\"", "duration = \"10s\"\nmax_events = 0"));
     assert_eq!(k, "max_events");
     let (k, m) = err(&base().replace("size = 500", "size = 65536"));
