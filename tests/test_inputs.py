@@ -170,6 +170,7 @@ MALFORMED: dict[str, tuple[list[tuple[str, str]] | str, str, str]] = {
         "conditioner[0].at",
         "h9",
     ),
+    "number with 5000 digits": ([("seed = 1", "seed = " + "9" * 5000)], "", "thousands of digits"),
     "duplicate key": ([("seed = 1", "seed = 1\nseed = 2")], "", "not valid TOML"),
 }
 
@@ -351,5 +352,9 @@ def test_json_scenarios_with_nan_or_deep_nesting(tmp_path):
     with pytest.raises(qoslab.ScenarioError) as e:
         qoslab.check(f)
     assert "nest" in e.value.detail
+    f.write_text('{"duration": ' + "9" * 5000 + "}")
+    with pytest.raises(qoslab.ScenarioError) as e:
+        qoslab.check(f)
+    assert "thousands of digits" in e.value.detail
     f.write_bytes(b"\xef\xbb\xbf" + json.dumps(data).encode())
     assert qoslab.check(f).data["name"] == "small"

@@ -177,16 +177,24 @@ def _parse_text(text: str, file: str, json_: bool) -> Any:
             raise scenario_error(
                 file, "", f"not valid JSON: {e.msg} (at line {e.lineno}, column {e.colno})"
             ) from None
-        except ValueError as e:  # NaN / Infinity
-            raise scenario_error(file, "", str(e)) from None
+        except ValueError as e:  # NaN / Infinity, or a number too long to convert
+            raise scenario_error(file, "", _value_error(e)) from None
         except RecursionError:
             raise scenario_error(file, "", deep) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise scenario_error(file, "", f"not valid TOML: {e}") from None
+    except ValueError as e:  # tomllib converts numbers with int(), which has limits
+        raise scenario_error(file, "", f"not valid TOML: {_value_error(e)}") from None
     except RecursionError:
         raise scenario_error(file, "", deep) from None
+
+
+def _value_error(e: ValueError) -> str:
+    if "Exceeds the limit" in str(e):
+        return "a number has thousands of digits; no scenario value is that large"
+    return str(e)
 
 
 def _no_constant(name: str) -> Any:
