@@ -15,7 +15,7 @@ import polars as pl
 
 from qoslab import _core
 from qoslab.exceptions import ScenarioError, scenario_error
-from qoslab.scenario import Scenario, load, run_key, to_json
+from qoslab.scenario import Scenario, check_seed, load, run_key, to_json
 from qoslab.store import Result, safe_name
 
 __all__ = ["check", "run", "run_resolved"]
@@ -57,7 +57,9 @@ def run(
     """
     sc = load(scenario).with_overrides(overrides)
     return run_resolved(
-        sc, sc.seed if seed is None else int(seed), Path(pcap_dir) if pcap_dir else None
+        sc,
+        sc.seed if seed is None else check_seed(seed, sc.file),
+        Path(pcap_dir) if pcap_dir else None,
     )
 
 
@@ -69,8 +71,9 @@ def run_resolved(sc: Scenario, seed: int, pcap_dir: Path | None = None) -> Resul
     the result (``Result.pcap_dir``; ``Result.save`` copies it into the run as ``pcap/``).
     The ``captures`` table names the files relative to the run (``pcap/ab.pcap``).
     """
+    seed = check_seed(seed, sc.file)
     data = dict(sc.data)
-    data["seed"] = int(seed)
+    data["seed"] = seed
     tmp = None
     if data.get("capture") and pcap_dir is None:
         tmp = tempfile.mkdtemp(prefix="qoslab-pcap-")
@@ -121,6 +124,7 @@ def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) ->
     loaded ``Scenario``."""
     sc = load(scenario).with_overrides(overrides)
     safe_name(sc.name, file=sc.file)
+    check_seed(sc.data.get("seed", 1), sc.file)  # the engine reads it as a u64 too
     check_data(sc, sc.data)
     if sc.sweep is not None:
         from qoslab.sweep import SweepSpec, plan

@@ -12,6 +12,8 @@ import copy
 import datetime as _dt
 import hashlib
 import json
+import math
+import numbers
 import re
 import sys
 from collections.abc import Mapping
@@ -27,8 +29,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
+    "MAX_DEPTH",
     "Scenario",
     "apply_overrides",
+    "check_seed",
     "load",
     "parse_key_path",
     "parse_value",
@@ -37,6 +41,68 @@ __all__ = [
 ]
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+#: How deeply tables and lists may nest (the engine's limit too).
+MAX_DEPTH = 32
+
+_U64_MAX = 2**64 - 1
+_I64_MIN = -(2**63)
+
+
+def check_seed(value: Any, file: str | None = None, key: str = "seed") -> int:
+    """``value`` as a run seed, a whole number from 0 to 2^64 − 1; anything else (a
+    string, a fraction, a negative or too large number, a bool) raises
+    :class:`~qoslab.ScenarioError` at ``key``."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if ok and 0 <= int(value) <= _U64_MAX:
+        return int(value)
+    found = f"the string {json.dumps(value)}" if isinstance(value, str) else repr(value)
+    raise scenario_error(
+        file, key, f"expected a seed: a whole number from 0 to {_U64_MAX}, found {found}"
+    )
+
+
+def _plain(value: Any, file: str | None, path: str, depth: int = 0) -> Any:
+    """A copy of ``value`` holding only what a scenario can (tables with string keys,
+    lists, strings, finite numbers, booleans, dates); anything else raises
+    :class:`~qoslab.ScenarioError` naming the key path ``path``."""
+    if depth > MAX_DEPTH:
+        raise scenario_error(
+            file, path, f"tables and lists nest more than {MAX_DEPTH} levels deep here"
+        )
+    if value is None or isinstance(value, (bool, str, _dt.date, _dt.time)):
+        return value
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+        if path == "seed":
+            return check_seed(v, file)
+        if not _I64_MIN <= v <= _U64_MAX:
+            raise scenario_error(
+                file, path, f"expected a number from {_I64_MIN} to {_U64_MAX}, found {v}"
+            )
+        return v
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        if not math.isfinite(f):
+            raise scenario_error(file, path, f"expected a finite number, found {f}")
+        return f
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise scenario_error(
+                    file, path, f"keys must be strings, found {type(k).__name__} {k!r}"
+                )
+            out[k] = _plain(v, file, f"{path}.{k}" if path else k, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, file, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+    raise scenario_error(
+        file,
+        path,
+        f"a {type(value).__name__} cannot be a scenario value "
+        "(expected a string, number, boolean, list or table)",
+    )
 
 
 @dataclass
@@ -51,8 +117,9 @@ class Scenario:
 
     @property
     def seed(self) -> int:
-        """The scenario's own seed (default 1, as the engine's)."""
-        return int(self.data.get("seed", 1))
+        """The scenario's own seed (default 1, as the engine's); a seed that is not a
+        whole number from 0 to 2^64 − 1 raises :class:`~qoslab.ScenarioError`."""
+        return check_seed(self.data.get("seed", 1), self.file)
 
     def with_overrides(self, overrides: Mapping[str, Any] | None) -> Scenario:
         """A copy with ``overrides`` applied (the original is left alone)."""
@@ -74,37 +141,64 @@ class Scenario:
 def load(scenario: str | Path | Mapping[str, Any] | Scenario) -> Scenario:
     """Reads a TOML (or ``.json``) scenario file, or takes a dict, and strips ``sweep``."""
     if isinstance(scenario, Scenario):
+        _plain(scenario.data, scenario.file, "")
         return scenario
     if isinstance(scenario, Mapping):
-        data = copy.deepcopy(dict(scenario))
+        data = scenario
         file = None
     else:
         path = Path(scenario)
         file = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # utf-8-sig: a byte-order mark some editors write is not part of the text.
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             raise scenario_error(file, "", "no such file") from None
         except (OSError, UnicodeDecodeError) as e:
             raise scenario_error(file, "", f"cannot be read ({e})") from None
-        if path.suffix.lower() == ".json":
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise scenario_error(
-                    file, "", f"not valid JSON: {e.msg} (at line {e.lineno}, column {e.colno})"
-                ) from None
-        else:
-            try:
-                data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as e:
-                raise scenario_error(file, "", f"not valid TOML: {e}") from None
-    if not isinstance(data, dict):
+        data = _parse_text(text, file, json_=path.suffix.lower() == ".json")
+    if not isinstance(data, Mapping):
         raise scenario_error(file, "", "expected a table of keys at the top level")
+    data = _plain(data, file, "")
     sweep = data.pop("sweep", None)
     if sweep is not None and not isinstance(sweep, dict):
         raise scenario_error(file, "sweep", "expected a table, e.g. [sweep] seeds = 10")
     return Scenario(data, file, sweep)
+
+
+def _parse_text(text: str, file: str, json_: bool) -> Any:
+    """A scenario file's text parsed as JSON or TOML; syntax errors and nesting deeper
+    than the parser can follow raise :class:`~qoslab.ScenarioError`."""
+    deep = f"tables and lists nest too deeply (at most {MAX_DEPTH} levels)"
+    if json_:
+        try:
+            return json.loads(text, parse_constant=_no_constant)
+        except json.JSONDecodeError as e:
+            raise scenario_error(
+                file, "", f"not valid JSON: {e.msg} (at line {e.lineno}, column {e.colno})"
+            ) from None
+        except ValueError as e:  # NaN / Infinity, or a number too long to convert
+            raise scenario_error(file, "", _value_error(e)) from None
+        except RecursionError:
+            raise scenario_error(file, "", deep) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise scenario_error(file, "", f"not valid TOML: {e}") from None
+    except ValueError as e:  # tomllib converts numbers with int(), which has limits
+        raise scenario_error(file, "", f"not valid TOML: {_value_error(e)}") from None
+    except RecursionError:
+        raise scenario_error(file, "", deep) from None
+
+
+def _value_error(e: ValueError) -> str:
+    if "Exceeds the limit" in str(e):
+        return "a number has thousands of digits; no scenario value is that large"
+    return str(e)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"expected finite numbers, found {name} (JSON has no {name})")
 
 
 def parse_key_path(path: str) -> list[str | int]:
@@ -147,6 +241,10 @@ def apply_overrides(
     """
     out = copy.deepcopy(dict(data))
     for raw, value in overrides.items():
+        if not isinstance(raw, str):
+            raise scenario_error(
+                file, str(raw), f"a key path is a string such as link.0.rate, found {raw!r}"
+            )
         try:
             tokens = parse_key_path(raw)
         except ValueError as e:
@@ -159,14 +257,14 @@ def apply_overrides(
                 idx = _list_index(node, tok, file, done)
                 done.append(idx)
                 if last:
-                    node[idx] = copy.deepcopy(value)
+                    node[idx] = _plain(value, file, _spell(done))
                 else:
                     node = node[idx]
             elif isinstance(node, dict):
                 key = str(tok)
                 done.append(key)
                 if last:
-                    node[key] = copy.deepcopy(value)
+                    node[key] = _plain(value, file, _spell(done))
                 else:
                     node = node.setdefault(key, {})
             else:
@@ -209,8 +307,12 @@ def _default(o: Any) -> Any:
 
 
 def to_json(data: Mapping[str, Any]) -> str:
-    """Canonical JSON (sorted keys, no spaces): what the engine gets and what is hashed."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=_default)
+    """Canonical JSON (sorted keys, no spaces): what the engine gets and what is hashed.
+
+    ``data`` must hold only what :func:`load` lets through (no NaN or infinity)."""
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), default=_default, allow_nan=False
+    )
 
 
 def run_key(data: Mapping[str, Any], seed: int) -> str:

@@ -15,7 +15,10 @@
 //! ```
 //!
 //! Layers, bottom up:
-//! - [`time`]: `SimTime`, `Dur`, `Rate` (the only place serialisation delay is computed).
+//! - [`time`]: `SimTime`, `Dur`, `Rate` (the only place serialisation delay is computed);
+//!   [`units`]: `Bytes` and the unit strings of rates, durations and sizes.
+//! - [`config`]: [`config::ScenarioError`] and reading `kind`-tagged configuration
+//!   tables with exact key paths.
 //! - [`rng`]: one seeded stream per component.
 //! - [`engine`]: the deterministic event queue.
 //! - [`packet`]: packets and headers.
@@ -23,15 +26,22 @@
 //!   `now` as an argument and answers a decision, never scheduling events itself.
 //! - [`net`]: nodes, links, interfaces, routing; [`world`] hosts the mechanisms and
 //!   turns their decisions into events.
-//! - [`app`]: traffic sources and sinks; [`stats`]: what a run measures.
+//! - [`app`]: traffic sources and sinks; [`flow`]: a flow's hosts, application,
+//!   transport and counters; [`stats`]: what a run measures.
 //! - [`scenario`]: the scenario file model, its validation and the world builder.
 //! - [`capture`]: pcap files of chosen interfaces, for Wireshark and tshark.
+//!
+//! Lower floors never import upper ones: `time`, `units`, `config`, `packet` and the
+//! mechanisms know nothing of `flow`, `world`, `scenario` or `capture`. [`error`]
+//! gathers each module's error type for callers.
 
 pub mod app;
 pub mod capture;
 pub mod cond;
+pub mod config;
 pub mod engine;
 pub mod error;
+pub mod flow;
 pub mod net;
 pub mod packet;
 pub mod queue;
@@ -40,13 +50,27 @@ pub mod scenario;
 pub mod stats;
 pub mod tcp;
 pub mod time;
+pub mod units;
 pub mod world;
 
 use std::path::PathBuf;
 
-use error::Error;
 use scenario::Format;
 use stats::RunResult;
+
+/// Any error qoslab returns.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+pub enum Error {
+    /// Bad scenario input.
+    #[error(transparent)]
+    Scenario(#[from] config::ScenarioError),
+    /// The simulation itself failed.
+    #[error(transparent)]
+    Run(#[from] world::RunError),
+    /// A capture file could not be written (the run's results are lost with it).
+    #[error(transparent)]
+    Capture(#[from] capture::CaptureError),
+}
 
 /// Parses, validates and runs a scenario given as text; `seed` overrides the file's.
 pub fn run_str(text: &str, format: Format, seed: Option<u64>) -> Result<RunResult, Error> {
@@ -64,7 +88,7 @@ pub struct RunOptions {
     /// scenario's captures are validated but not written.
     pub pcap_dir: Option<PathBuf>,
     /// Set it (from another thread, e.g. on Ctrl-C) to stop the run with
-    /// [`error::RunError::Interrupted`]; checked every 65 536 events.
+    /// [`world::RunError::Interrupted`]; checked every 65 536 events.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 

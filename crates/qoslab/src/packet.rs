@@ -161,6 +161,9 @@ pub const TCP_IP_HEADER: u32 = 40;
 /// Bytes of IPv4 + UDP headers.
 pub const UDP_IP_HEADER: u32 = 28;
 
+/// The largest UDP datagram on the wire [bytes]: an IPv4 packet's total length is 16 bits.
+pub const MAX_UDP_SIZE: u32 = 65_535;
+
 /// A packet in flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Packet {

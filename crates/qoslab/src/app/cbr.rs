@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::SourceStep;
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -13,8 +13,8 @@ use crate::time::{Dur, Rate, SimTime};
 pub struct CbrConfig {
     /// Sending rate (bytes on the wire per second × 8).
     pub rate: Rate,
-    /// Packet size on the wire, headers included [bytes]; default 1000.
-    #[serde(default = "default_size")]
+    /// Packet size on the wire, headers included [bytes, number or "1KB"]; default 1000.
+    #[serde(default = "default_size", deserialize_with = "crate::units::bytes_u32")]
     pub size: u32,
     /// Random jitter of each interval, as a fraction: the gap is uniform in
     /// `interval·[1−jitter, 1+jitter]`; default 0 (strictly periodic).
@@ -38,6 +38,16 @@ impl CbrConfig {
                 format!(
                     "expected at least {} bytes (the UDP/IP headers), found {}",
                     crate::packet::UDP_IP_HEADER,
+                    self.size
+                ),
+            ));
+        }
+        if self.size > crate::packet::MAX_UDP_SIZE {
+            return Err(ScenarioError::new(
+                "size",
+                format!(
+                    "expected at most {} bytes (the largest UDP datagram), found {}",
+                    crate::packet::MAX_UDP_SIZE,
                     self.size
                 ),
             ));

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::SourceStep;
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -22,8 +22,8 @@ pub struct ParetoConfig {
     /// Pareto shape (> 1); default 1.5.
     #[serde(default = "default_shape")]
     pub shape: f64,
-    /// Packet size on the wire [bytes]; default 1000.
-    #[serde(default = "default_size")]
+    /// Packet size on the wire, headers included [bytes, number or "1KB"]; default 1000.
+    #[serde(default = "default_size", deserialize_with = "crate::units::bytes_u32")]
     pub size: u32,
 }
 
@@ -56,6 +56,16 @@ impl ParetoConfig {
             return Err(ScenarioError::new(
                 "size",
                 format!("expected at least {} bytes", crate::packet::UDP_IP_HEADER),
+            ));
+        }
+        if self.size > crate::packet::MAX_UDP_SIZE {
+            return Err(ScenarioError::new(
+                "size",
+                format!(
+                    "expected at most {} bytes (the largest UDP datagram), found {}",
+                    crate::packet::MAX_UDP_SIZE,
+                    self.size
+                ),
             ));
         }
         Ok(())

@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
+use crate::flow::{Flow, FlowApp};
 use crate::net::{Iface, IfaceId, Routes};
 use crate::packet::{FlowId, NodeId, Packet, Proto};
 use crate::stats::{Column, Table};
 use crate::time::SimTime;
-use crate::world::{Flow, FlowApp};
 
 pub use pcap::PcapWriter;
 use wire::{FlowInfo, Hop, MAX_HDR, TTL};

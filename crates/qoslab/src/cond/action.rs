@@ -118,7 +118,7 @@ impl<'de> Visitor<'de> for ShapeTimerVisitor {
         match v {
             "exact" => Ok(ShapeTimer::Exact),
             "periodic" => Ok(ShapeTimer::Periodic(P0_SHAPING_PERIOD)),
-            _ => crate::scenario::units::parse_dur(v)
+            _ => crate::units::parse_dur(v)
                 .map(ShapeTimer::Periodic)
                 .map_err(|e| E::custom(format!("expected {TIMER_EXPECTED}: {e}"))),
         }
@@ -142,6 +142,52 @@ impl<'de> Visitor<'de> for ShapeTimerVisitor {
 impl<'de> Deserialize<'de> for ShapeTimer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ShapeTimerVisitor)
+    }
+}
+
+/// A colour name in a scenario file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColourName {
+    /// DP0.
+    Green,
+    /// DP1.
+    Yellow,
+    /// DP2.
+    Red,
+}
+
+impl From<ColourName> for Colour {
+    fn from(c: ColourName) -> Colour {
+        match c {
+            ColourName::Green => Colour::Green,
+            ColourName::Yellow => Colour::Yellow,
+            ColourName::Red => Colour::Red,
+        }
+    }
+}
+
+/// The default colour of out-of-profile packets in two-colour markers.
+pub(crate) fn yellow() -> ColourName {
+    ColourName::Yellow
+}
+
+impl Codepoints {
+    /// Checks that every codepoint fits DSCP's 6 bits; keys are `dscp.<colour>`.
+    pub fn validate(&self) -> Result<(), crate::config::ScenarioError> {
+        for (k, v) in [
+            ("green", self.green),
+            ("yellow", self.yellow),
+            ("red", self.red),
+        ] {
+            if v > 63 {
+                return Err(crate::config::ScenarioError::new(
+                    format!("dscp.{k}"),
+                    format!("a DSCP is 6 bits (0–63), found {v}"),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -18,9 +18,9 @@
 //! when it actually leaves the earlier one, which is what a marker after a shaper must
 //! see. The chain itself holds no packets.
 
-use super::config::ConditionerConfig;
+use super::ConditionerConfig;
 use super::{Action, AnyConditioner, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{NodeId, Packet};
 use crate::rng::RngStream;
 use crate::time::SimTime;

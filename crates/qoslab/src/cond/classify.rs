@@ -10,7 +10,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{NodeId, Packet, Proto};
 
 /// A filter as written in a scenario file. Absent fields, `"*"` and `"any"` match

@@ -1,8 +1,18 @@
 //! A delay line: every packet is held for the same time (order is kept).
 
+use serde::{Deserialize, Serialize};
+
 use super::{Action, Conditioner};
 use crate::packet::Packet;
 use crate::time::{Dur, SimTime};
+
+/// A delay line's keys in a scenario (`kind = "delay"`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayConfig {
+    /// How long every packet is held.
+    pub delay: Dur,
+}
 
 /// Holds each packet for a fixed time.
 #[derive(Clone, Debug)]

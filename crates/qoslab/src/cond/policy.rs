@@ -15,14 +15,16 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
-use super::action::ShapeTimer;
+use super::action::{Codepoints, ColourName, ShapeTimer};
+use super::check::prefixed;
 use super::classify::{Filter, FilterConfig};
-use super::config::ConditionerConfig;
-use super::{Action, AnyConditioner, Conditioner};
-use crate::packet::Packet;
+use super::token_bucket::{default_mtu, TbActionName, TokenBucketConfig};
+use super::{Action, AnyConditioner, Conditioner, ConditionerConfig};
+use crate::config::ScenarioError;
+use crate::packet::{NodeId, Packet};
 use crate::rng::RngStream;
-use crate::scenario::Bytes;
 use crate::time::{Dur, Rate, SimTime};
+use crate::units::Bytes;
 
 /// Which packets of a rule share one state instance (P0 §3.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,10 +67,6 @@ pub struct ProfileConfig {
     /// L_m: largest packet, the peak bucket's depth (default 1500 B).
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
-}
-
-pub(crate) fn default_mtu() -> Bytes {
-    Bytes(1500)
 }
 
 /// P0 Table 1's traffic conditioning column.
@@ -236,6 +234,142 @@ impl Conditioner for Policy {
             }
         }
     }
+}
+
+/// A policy table's keys in a scenario (`kind = "policy"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Rules, tried in order; the first active match takes the packet.
+    pub rules: Vec<PolicyRuleConfig>,
+}
+
+impl PolicyConfig {
+    /// Checks every rule's shape, filter and conditioner; keys are `rules[i]. …`.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.rules.is_empty() {
+            return Err(ScenarioError::new(
+                "rules",
+                "a policy needs at least one rule",
+            ));
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            let pre = format!("rules[{i}].");
+            validate_rule(r).map_err(|e| prefixed(&pre, e))?;
+        }
+        Ok(())
+    }
+
+    /// The policy; `resolve` maps node names in filters to nodes (an unknown name is an
+    /// error naming its key); `rng` is the policy's own stream.
+    pub fn build(
+        &self,
+        resolve: &dyn Fn(&str) -> Option<NodeId>,
+        rng: RngStream,
+    ) -> Result<Policy, ScenarioError> {
+        let mut built = Vec::with_capacity(self.rules.len());
+        for (i, r) in self.rules.iter().enumerate() {
+            let pre = format!("rules[{i}].");
+            built.push(build_rule(r, resolve).map_err(|e| prefixed(&pre, e))?);
+        }
+        Ok(Policy::new(built, rng))
+    }
+}
+
+/// The conditioner config a rule stands for: its `conditioner`, or a token bucket from
+/// its P0 `profile` + `action`.
+fn rule_inner(r: &PolicyRuleConfig) -> Result<ConditionerConfig, ScenarioError> {
+    let err = ScenarioError::new;
+    match (&r.profile, &r.conditioner) {
+        (Some(_), Some(_)) => Err(err(
+            "conditioner",
+            "give either profile + action or conditioner, not both",
+        )),
+        (None, None) => Err(err(
+            "profile",
+            "a rule needs a profile + action (P0 Table 1) or a conditioner",
+        )),
+        (None, Some(c)) => {
+            if r.action.is_some() || r.buffer.is_some() || r.timer != ShapeTimer::Exact {
+                return Err(err(
+                    "action",
+                    "action, timer and buffer go with profile; put them inside conditioner",
+                ));
+            }
+            if matches!(**c, ConditionerConfig::Policy(_)) {
+                return Err(err("conditioner", "a policy cannot nest another policy"));
+            }
+            Ok((**c).clone())
+        }
+        (Some(p), None) => {
+            let action = r.action.ok_or_else(|| {
+                err(
+                    "action",
+                    "a profile needs an action: \"police_and_mark\", \"police\" or \"shape\"",
+                )
+            })?;
+            if action != PolicyAction::Shape && (r.buffer.is_some() || r.timer != ShapeTimer::Exact)
+            {
+                return Err(err(
+                    "timer",
+                    "timer and buffer are only used with action = \"shape\"",
+                ));
+            }
+            Ok(ConditionerConfig::TokenBucket(TokenBucketConfig {
+                rate: p.rate,
+                depth: p.burst,
+                peak: p.peak,
+                mtu: p.mtu,
+                action: match action {
+                    PolicyAction::PoliceAndMark => TbActionName::Mark,
+                    PolicyAction::Police => TbActionName::Police,
+                    PolicyAction::Shape => TbActionName::Shape,
+                },
+                timer: (action == PolicyAction::Shape).then_some(r.timer),
+                buffer: r.buffer,
+                dscp: Codepoints::default(),
+                out_colour: ColourName::Yellow,
+            }))
+        }
+    }
+}
+
+fn validate_rule(r: &PolicyRuleConfig) -> Result<(), ScenarioError> {
+    r.filter.validate("filter")?;
+    let inner = rule_inner(r)?;
+    let pre = if r.conditioner.is_some() {
+        "conditioner."
+    } else {
+        "profile."
+    };
+    inner.validate().map_err(|e| {
+        // Profile fields have their own names in the rule.
+        let mut e = prefixed(pre, e);
+        if pre == "profile." {
+            e.key = e
+                .key
+                .replace("profile.depth", "profile.burst")
+                .replace("profile.timer", "timer")
+                .replace("profile.buffer", "buffer");
+        }
+        e
+    })
+}
+
+fn build_rule(
+    r: &PolicyRuleConfig,
+    resolve: &dyn Fn(&str) -> Option<NodeId>,
+) -> Result<PolicyRule, ScenarioError> {
+    let filter = r.filter.build("filter", resolve)?;
+    let inner = rule_inner(r)?;
+    // The prototype's stream is replaced per key by the policy.
+    let prototype = inner.build(resolve, RngStream::from_seed(0))?;
+    Ok(PolicyRule {
+        filter,
+        aggregate: r.aggregate,
+        active_from: SimTime::ZERO + r.active_from,
+        prototype,
+    })
 }
 
 #[cfg(test)]

@@ -5,16 +5,21 @@
 //! Tokens are exact integer units, updated continuously rather than once per 1/CIR s:
 //! the two agree on every whole byte.
 
+use serde::{Deserialize, Serialize};
+
 use super::action::{mark, Codepoints, MeterAction};
+use super::check::positive_rate;
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// Parameters of an srTCM (RFC 2697 §2).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SrtcmConfig {
+pub struct SrtcmSettings {
     /// Committed Information Rate [bit/s].
     pub cir: Rate,
     /// Committed Burst Size [bytes].
@@ -32,14 +37,14 @@ pub struct SrtcmConfig {
 /// An srTCM: config plus the two buckets.
 #[derive(Clone, Debug)]
 pub struct Srtcm {
-    cfg: SrtcmConfig,
+    cfg: SrtcmSettings,
     c: Bucket,
     e: Bucket,
 }
 
 impl Srtcm {
     /// A marker with both buckets full (RFC 2697 §3).
-    pub fn new(cfg: SrtcmConfig) -> Self {
+    pub fn new(cfg: SrtcmSettings) -> Self {
         let c = Bucket::full(cfg.cir, cfg.cbs);
         let e = Bucket::full(cfg.cir, cfg.ebs);
         Srtcm { cfg, c, e }
@@ -80,6 +85,53 @@ impl Conditioner for Srtcm {
     }
 }
 
+/// srTCM's keys in a scenario (`kind = "srtcm"`, RFC 2697).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SrtcmConfig {
+    /// Committed Information Rate.
+    pub cir: Rate,
+    /// Committed Burst Size.
+    pub cbs: Bytes,
+    /// Excess Burst Size.
+    pub ebs: Bytes,
+    /// Colour-aware mode (default colour-blind).
+    #[serde(default)]
+    pub colour_aware: bool,
+    /// `mark` (default) or `police` (drop red).
+    #[serde(default)]
+    pub action: MeterAction,
+    /// DSCP per colour.
+    #[serde(default)]
+    pub dscp: Codepoints,
+}
+
+impl SrtcmConfig {
+    /// Checks the rate, that not both bursts are zero, and the codepoints.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        positive_rate("cir", self.cir)?;
+        if self.cbs.0 == 0 && self.ebs.0 == 0 {
+            return Err(ScenarioError::new(
+                "cbs",
+                "CBS and EBS cannot both be zero (RFC 2697 §2)",
+            ));
+        }
+        self.dscp.validate()
+    }
+
+    /// The mechanism's settings; call [`SrtcmConfig::validate`] first.
+    pub fn settings(&self) -> SrtcmSettings {
+        SrtcmSettings {
+            cir: self.cir,
+            cbs: self.cbs.0,
+            ebs: self.ebs.0,
+            colour_aware: self.colour_aware,
+            action: self.action,
+            codepoints: self.dscp,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,7 +139,7 @@ mod tests {
 
     fn marker(aware: bool) -> Srtcm {
         // CIR = 8 kb/s = 1 byte per ms, CBS = 1000 B, EBS = 2000 B; 500-byte packets.
-        Srtcm::new(SrtcmConfig {
+        Srtcm::new(SrtcmSettings {
             cir: Rate::from_kbps(8),
             cbs: 1000,
             ebs: 2000,

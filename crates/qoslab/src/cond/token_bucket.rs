@@ -13,11 +13,16 @@
 
 use std::collections::VecDeque;
 
-use super::action::{mark, Codepoints, ShapeTimer, UNITS_PER_BYTE};
+use serde::{Deserialize, Serialize};
+
+use super::action::{mark, yellow, Codepoints, ColourName, ShapeTimer, UNITS_PER_BYTE};
+use super::check::{positive_rate, positive_size};
 use super::{Action, Conditioner};
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};
+use crate::units::Bytes;
 
 /// A token bucket in exact units: rate `r` bit/s adds `r` units per ns; 1 byte = 8·10⁹ units.
 #[derive(Clone, Debug)]
@@ -109,7 +114,7 @@ pub enum TbAction {
 /// Parameters of a [`TokenBucket`] (P0 §3.2 profile `<b, r, r_p, L_m>`), validated by
 /// `ConditionerConfig::validate`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TokenBucketConfig {
+pub struct TokenBucketSettings {
     /// Token rate r [bit/s].
     pub rate: Rate,
     /// Bucket depth b [bytes].
@@ -129,7 +134,7 @@ pub struct TokenBucketConfig {
 /// A token bucket marker/policer/shaper: config plus state (STYLE §6).
 #[derive(Clone, Debug)]
 pub struct TokenBucket {
-    cfg: TokenBucketConfig,
+    cfg: TokenBucketSettings,
     committed: Bucket,
     peak: Option<Bucket>,
     /// Shaper: (release time, size) of packets held, in FIFO order.
@@ -140,7 +145,7 @@ pub struct TokenBucket {
 
 impl TokenBucket {
     /// A bucket that starts full.
-    pub fn new(cfg: TokenBucketConfig) -> Self {
+    pub fn new(cfg: TokenBucketSettings) -> Self {
         let committed = Bucket::full(cfg.rate, cfg.depth);
         let peak = cfg.peak.map(|p| Bucket::full(p, cfg.mtu));
         TokenBucket {
@@ -153,7 +158,7 @@ impl TokenBucket {
         }
     }
     /// The parameters.
-    pub fn config(&self) -> &TokenBucketConfig {
+    pub fn config(&self) -> &TokenBucketSettings {
         &self.cfg
     }
     /// Tokens in the committed bucket [bytes] at the last update (negative while
@@ -249,13 +254,127 @@ impl Conditioner for TokenBucket {
     }
 }
 
+/// L_m's default: one Ethernet MTU [bytes].
+pub(crate) fn default_mtu() -> Bytes {
+    Bytes(1500)
+}
+
+/// What a token bucket does with non-conforming packets, as written in a scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TbActionName {
+    /// Mark conforming green/in profile, others `out_colour` (P0 "police and mark").
+    #[default]
+    Mark,
+    /// Drop non-conforming packets.
+    Police,
+    /// Hold non-conforming packets until they conform.
+    Shape,
+}
+
+/// A token bucket's keys in a scenario (`kind = "token_bucket"`): the profile
+/// `<b, r, r_p, L_m>` (P0 §3.2) and what to do with packets beyond it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketConfig {
+    /// Token rate r.
+    pub rate: Rate,
+    /// Bucket depth b.
+    pub depth: Bytes,
+    /// Peak rate r_p; its bucket holds one `mtu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<Rate>,
+    /// L_m, the peak bucket's depth (default 1500 B).
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// `mark` (default), `police` or `shape`.
+    #[serde(default)]
+    pub action: TbActionName,
+    /// Shaping timer: `"exact"` (default), `"periodic"` (15 ms) or a period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<ShapeTimer>,
+    /// Shaper buffer limit (default unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<Bytes>,
+    /// DSCP per colour when marking (default AF11/AF12/AF13).
+    #[serde(default)]
+    pub dscp: Codepoints,
+    /// Colour of non-conforming packets when marking (default yellow).
+    #[serde(default = "yellow")]
+    pub out_colour: ColourName,
+}
+
+impl TokenBucketConfig {
+    /// Checks rates, depths, and that shaping keys come with `action = "shape"`.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        positive_rate("rate", self.rate)?;
+        positive_size("depth", self.depth, "the bucket depth b")?;
+        if let Some(p) = self.peak {
+            positive_rate("peak", p)?;
+            if p < self.rate {
+                return Err(ScenarioError::new(
+                    "peak",
+                    format!(
+                        "the peak rate ({p}) must be at least the rate ({})",
+                        self.rate
+                    ),
+                ));
+            }
+            positive_size("mtu", self.mtu, "L_m (the peak bucket depth)")?;
+        }
+        if self.action != TbActionName::Shape {
+            if self.timer.is_some() {
+                return Err(ScenarioError::new(
+                    "timer",
+                    "a timer is only used with action = \"shape\"",
+                ));
+            }
+            if self.buffer.is_some() {
+                return Err(ScenarioError::new(
+                    "buffer",
+                    "a buffer is only used with action = \"shape\"",
+                ));
+            }
+        }
+        if let Some(ShapeTimer::Periodic(p)) = self.timer {
+            if p == Dur::ZERO {
+                return Err(ScenarioError::new(
+                    "timer",
+                    "a periodic timer needs a positive period",
+                ));
+            }
+        }
+        self.dscp.validate()
+    }
+
+    /// The mechanism's settings; call [`TokenBucketConfig::validate`] first.
+    pub fn settings(&self) -> TokenBucketSettings {
+        TokenBucketSettings {
+            rate: self.rate,
+            depth: self.depth.0,
+            peak: self.peak,
+            mtu: self.mtu.0,
+            action: match self.action {
+                TbActionName::Mark => TbAction::Mark,
+                TbActionName::Police => TbAction::Police,
+                TbActionName::Shape => TbAction::Shape {
+                    timer: self.timer.unwrap_or_default(),
+                    buffer: self.buffer.map(|b| b.0),
+                },
+            },
+            codepoints: self.dscp,
+            out_colour: self.out_colour.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::rng::RngStream;
 
-    pub(crate) fn cfg(rate: Rate, depth: u64, action: TbAction) -> TokenBucketConfig {
-        TokenBucketConfig {
+    pub(crate) fn cfg(rate: Rate, depth: u64, action: TbAction) -> TokenBucketSettings {
+        TokenBucketSettings {
             rate,
             depth,
             peak: None,

@@ -3,16 +3,21 @@
 //! The peak bucket P (rate PIR, depth PBS) and the committed bucket C (rate CIR, depth
 //! CBS) fill independently and start full (RFC 2698 §3). Tokens are exact integer units.
 
+use serde::{Deserialize, Serialize};
+
 use super::action::{mark, Codepoints, MeterAction};
+use super::check::{check_pir, positive_rate, positive_size};
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// Parameters of a trTCM (RFC 2698 §2).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TrtcmConfig {
+pub struct TrtcmSettings {
     /// Committed Information Rate [bit/s].
     pub cir: Rate,
     /// Committed Burst Size [bytes].
@@ -32,14 +37,14 @@ pub struct TrtcmConfig {
 /// A trTCM: config plus the two buckets.
 #[derive(Clone, Debug)]
 pub struct Trtcm {
-    cfg: TrtcmConfig,
+    cfg: TrtcmSettings,
     p: Bucket,
     c: Bucket,
 }
 
 impl Trtcm {
     /// A marker with both buckets full (RFC 2698 §3).
-    pub fn new(cfg: TrtcmConfig) -> Self {
+    pub fn new(cfg: TrtcmSettings) -> Self {
         let p = Bucket::full(cfg.pir, cfg.pbs);
         let c = Bucket::full(cfg.cir, cfg.cbs);
         Trtcm { cfg, p, c }
@@ -80,6 +85,54 @@ impl Conditioner for Trtcm {
     }
 }
 
+/// trTCM's keys in a scenario (`kind = "trtcm"`, RFC 2698).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrtcmConfig {
+    /// Committed Information Rate.
+    pub cir: Rate,
+    /// Committed Burst Size.
+    pub cbs: Bytes,
+    /// Peak Information Rate (≥ CIR).
+    pub pir: Rate,
+    /// Peak Burst Size.
+    pub pbs: Bytes,
+    /// Colour-aware mode (default colour-blind).
+    #[serde(default)]
+    pub colour_aware: bool,
+    /// `mark` (default) or `police` (drop red).
+    #[serde(default)]
+    pub action: MeterAction,
+    /// DSCP per colour.
+    #[serde(default)]
+    pub dscp: Codepoints,
+}
+
+impl TrtcmConfig {
+    /// Checks rates (PIR ≥ CIR, RFC 2698 §2), bursts and codepoints.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        positive_rate("cir", self.cir)?;
+        positive_rate("pir", self.pir)?;
+        check_pir(self.cir, self.pir, "RFC 2698 §2")?;
+        positive_size("cbs", self.cbs, "CBS")?;
+        positive_size("pbs", self.pbs, "PBS")?;
+        self.dscp.validate()
+    }
+
+    /// The mechanism's settings; call [`TrtcmConfig::validate`] first.
+    pub fn settings(&self) -> TrtcmSettings {
+        TrtcmSettings {
+            cir: self.cir,
+            cbs: self.cbs.0,
+            pir: self.pir,
+            pbs: self.pbs.0,
+            colour_aware: self.colour_aware,
+            action: self.action,
+            codepoints: self.dscp,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,7 +140,7 @@ mod tests {
 
     fn marker(aware: bool) -> Trtcm {
         // CIR = 8 kb/s (1 B/ms), CBS = 1000 B; PIR = 16 kb/s (2 B/ms), PBS = 2000 B.
-        Trtcm::new(TrtcmConfig {
+        Trtcm::new(TrtcmSettings {
             cir: Rate::from_kbps(8),
             cbs: 1000,
             pir: Rate::from_kbps(16),

@@ -5,8 +5,12 @@
 //! The estimator works in bytes per second as a float: it is a model quantity, not
 //! time, and the RFC defines it with a division. Time itself stays integer.
 
-use super::action::{mark, Codepoints, MeterAction};
+use serde::{Deserialize, Serialize};
+
+use super::action::{mark, yellow, Codepoints, ColourName, MeterAction};
+use super::check::{check_pir, positive_rate};
 use super::{Action, Conditioner};
+use crate::config::ScenarioError;
 use crate::packet::{Colour, Packet};
 use crate::queue::DropCause;
 use crate::rng::RngStream;
@@ -50,7 +54,7 @@ impl TswEstimator {
 
 /// Parameters of a TSW marker (two or three colours).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TswConfig {
+pub struct TswSettings {
     /// Committed (target) rate: CIR / CTR [bit/s].
     pub cir: Rate,
     /// Peak rate: PIR / PTR [bit/s]; `None` for the two-colour marker.
@@ -69,14 +73,14 @@ pub struct TswConfig {
 /// (avg − CIR)/avg (Clark & Fang 1998 §3; ns-2 `dsPolicy.cc` TSW2CM).
 #[derive(Clone, Debug)]
 pub struct Tsw2cm {
-    cfg: TswConfig,
+    cfg: TswSettings,
     est: TswEstimator,
     rng: RngStream,
 }
 
 impl Tsw2cm {
     /// A marker whose estimator starts at CIR.
-    pub fn new(cfg: TswConfig, rng: RngStream) -> Self {
+    pub fn new(cfg: TswSettings, rng: RngStream) -> Self {
         let est = TswEstimator::new(cfg.window, cfg.cir);
         Tsw2cm { cfg, est, rng }
     }
@@ -107,14 +111,14 @@ impl Conditioner for Tsw2cm {
 /// lies relative to CIR (CTR) and PIR (PTR).
 #[derive(Clone, Debug)]
 pub struct Tsw3cm {
-    cfg: TswConfig,
+    cfg: TswSettings,
     est: TswEstimator,
     rng: RngStream,
 }
 
 impl Tsw3cm {
     /// A marker whose estimator starts at CIR (RFC 2859 §3).
-    pub fn new(cfg: TswConfig, rng: RngStream) -> Self {
+    pub fn new(cfg: TswSettings, rng: RngStream) -> Self {
         let est = TswEstimator::new(cfg.window, cfg.cir);
         Tsw3cm { cfg, est, rng }
     }
@@ -161,13 +165,120 @@ impl Conditioner for Tsw3cm {
 
 /// Marks the packet; police mode drops red (in the two-colour marker: anything not green).
 #[inline]
-fn finish(pkt: &mut Packet, c: Colour, cfg: &TswConfig) -> Action {
+fn finish(pkt: &mut Packet, c: Colour, cfg: &TswSettings) -> Action {
     mark(pkt, c, &cfg.codepoints);
     let out = c == Colour::Red || (cfg.pir.is_none() && c != Colour::Green);
     if out && cfg.action == MeterAction::Police {
         Action::Drop(DropCause::Policed)
     } else {
         Action::Pass
+    }
+}
+
+/// Default TSW averaging window (our choice; RFC 2859 §3 leaves AVG_INTERVAL open).
+pub const DEFAULT_TSW_WINDOW: Dur = Dur::from_secs(1);
+
+fn default_window() -> Dur {
+    DEFAULT_TSW_WINDOW
+}
+
+fn check_window(w: Dur) -> Result<(), ScenarioError> {
+    if w == Dur::ZERO {
+        return Err(ScenarioError::new(
+            "window",
+            "the TSW window must be positive",
+        ));
+    }
+    Ok(())
+}
+
+/// The TSW two-colour marker's keys in a scenario (`kind = "tsw2cm"`, Clark & Fang
+/// 1998).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tsw2cmConfig {
+    /// Committed (target) rate.
+    pub cir: Rate,
+    /// Estimator window AVG_INTERVAL (default 1 s).
+    #[serde(default = "default_window")]
+    pub window: Dur,
+    /// `mark` (default) or `police` (drop out-of-profile).
+    #[serde(default)]
+    pub action: MeterAction,
+    /// DSCP per colour.
+    #[serde(default)]
+    pub dscp: Codepoints,
+    /// Colour of out-of-profile packets (default yellow).
+    #[serde(default = "yellow")]
+    pub out_colour: ColourName,
+}
+
+impl Tsw2cmConfig {
+    /// Checks the rate, the window and the codepoints.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        positive_rate("cir", self.cir)?;
+        check_window(self.window)?;
+        self.dscp.validate()
+    }
+
+    /// The marker, drawing from `rng`; call [`Tsw2cmConfig::validate`] first.
+    pub fn build(&self, rng: RngStream) -> Tsw2cm {
+        Tsw2cm::new(
+            TswSettings {
+                cir: self.cir,
+                pir: None,
+                window: self.window,
+                action: self.action,
+                codepoints: self.dscp,
+                out_colour: self.out_colour.into(),
+            },
+            rng,
+        )
+    }
+}
+
+/// The TSW three-colour marker's keys in a scenario (`kind = "tsw3cm"`, RFC 2859).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tsw3cmConfig {
+    /// Committed target rate (CTR).
+    pub cir: Rate,
+    /// Peak target rate (PTR, ≥ CIR).
+    pub pir: Rate,
+    /// Estimator window AVG_INTERVAL (default 1 s).
+    #[serde(default = "default_window")]
+    pub window: Dur,
+    /// `mark` (default) or `police` (drop red).
+    #[serde(default)]
+    pub action: MeterAction,
+    /// DSCP per colour.
+    #[serde(default)]
+    pub dscp: Codepoints,
+}
+
+impl Tsw3cmConfig {
+    /// Checks the rates (PTR ≥ CTR, RFC 2859 §4), the window and the codepoints.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        positive_rate("cir", self.cir)?;
+        positive_rate("pir", self.pir)?;
+        check_pir(self.cir, self.pir, "RFC 2859 §4")?;
+        check_window(self.window)?;
+        self.dscp.validate()
+    }
+
+    /// The marker, drawing from `rng`; call [`Tsw3cmConfig::validate`] first.
+    pub fn build(&self, rng: RngStream) -> Tsw3cm {
+        Tsw3cm::new(
+            TswSettings {
+                cir: self.cir,
+                pir: Some(self.pir),
+                window: self.window,
+                action: self.action,
+                codepoints: self.dscp,
+                out_colour: Colour::Red,
+            },
+            rng,
+        )
     }
 }
 
@@ -208,8 +319,8 @@ mod tests {
         assert!((e.rate() - 2e6).abs() / 2e6 < 0.02, "{}", e.rate());
     }
 
-    fn tsw_cfg(pir: Option<Rate>) -> TswConfig {
-        TswConfig {
+    fn tsw_cfg(pir: Option<Rate>) -> TswSettings {
+        TswSettings {
             cir: Rate::from_mbps(1),
             pir,
             window: Dur::from_millis(100),

@@ -2,9 +2,13 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use super::{DropCause, Drops, Limit, Occupancy, Queue};
+use crate::config::ScenarioError;
 use crate::packet::Packet;
 use crate::time::SimTime;
+use crate::units::Bytes;
 
 /// A FIFO with a tail-drop limit in packets or bytes.
 #[derive(Debug)]
@@ -46,6 +50,31 @@ impl Queue for DropTail {
             packets: self.buf.len() as u32,
             bytes: self.bytes,
         }
+    }
+}
+
+/// DropTail's keys in a scenario (`kind = "droptail"`): `limit` [packets] or
+/// `limit_bytes` [bytes, number or "64KB"], never both; with neither, 100 packets.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DropTailConfig {
+    /// Limit [packets]; default 100 when `limit_bytes` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Limit [bytes], instead of `limit`; e.g. `"64KB"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<Bytes>,
+}
+
+impl DropTailConfig {
+    /// Checks the limits; keys are relative to the queue table.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        Limit::check_keys(self.limit, self.limit_bytes)
+    }
+
+    /// The queue these settings describe.
+    pub fn build(&self) -> DropTail {
+        DropTail::new(Limit::from_keys(self.limit, self.limit_bytes))
     }
 }
 

@@ -18,8 +18,11 @@
 //! its own p_b: the measured rates are 2p/(1+p) and 2(p/f)/(1+p/f), a ratio slightly
 //! below f for p > 0 (1.476 at p = 0.05, f = 1.5).
 
-use super::red::{Red, RedSettings};
+use serde::{Deserialize, Serialize};
+
+use super::red::{Red, RedConfig, RedSettings};
 use super::{Drops, Occupancy, Queue};
+use crate::config::ScenarioError;
 use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
@@ -62,6 +65,62 @@ impl Queue for Ered {
 
     fn average(&self) -> Option<f64> {
         self.red.average()
+    }
+}
+
+fn d_factor() -> f64 {
+    1.5
+}
+
+/// ERED's keys in a scenario (`kind = "ered"`): RED's, whose curve applies to unmarked
+/// packets, plus `factor`.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+pub struct EredConfig {
+    /// The RED keys (`limit`, `min_th`, `max_th`, `max_p`, `w_q`, …).
+    #[serde(flatten)]
+    pub red: RedConfig,
+    /// p_unmarked / p_marked, ≥ 1; default 1.5 (P0: "a marked packet has a 1.5 times
+    /// lower drop probability").
+    pub factor: f64,
+}
+
+// Composition without `#[serde(flatten)]` on the way in: flatten would switch off
+// `deny_unknown_fields`, and unknown keys must stay errors. `factor` is taken out of
+// the table and the rest must be RED's keys.
+impl<'de> Deserialize<'de> for EredConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut v = crate::config::Value::deserialize(d)?;
+        let factor = crate::config::take::<f64>(&mut v, "factor")
+            .map_err(D::Error::custom)?
+            .unwrap_or_else(d_factor);
+        let red = crate::config::from_value::<RedConfig>(v)
+            .map_err(|e| D::Error::custom(crate::config::also_expected(&e, &["factor"])))?;
+        Ok(EredConfig { red, factor })
+    }
+}
+
+impl EredConfig {
+    /// Checks RED's keys and `factor`; keys are relative to the queue table.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.red.validate()?;
+        if self.factor >= 1.0 && self.factor.is_finite() {
+            Ok(())
+        } else {
+            Err(ScenarioError::new(
+                "factor",
+                format!(
+                    "expected factor ≥ 1 (unmarked packets are dropped factor times more \
+                     often than marked ones), found {}",
+                    self.factor
+                ),
+            ))
+        }
+    }
+
+    /// The queue for a link of `link_rate`; call [`EredConfig::validate`] first.
+    pub fn build(&self, link_rate: Rate, rng: RngStream) -> Ered {
+        Ered::new(self.red.settings(), self.factor, link_rate, rng)
     }
 }
 

@@ -23,9 +23,13 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use super::{DropCause, Drops, Limit, Occupancy, Queue};
+use crate::config::ScenarioError;
 use crate::packet::Packet;
 use crate::time::SimTime;
+use crate::units::Bytes;
 
 /// How LQD serves its per-flow queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -307,6 +311,68 @@ impl Queue for Lqd {
             packets: self.packets,
             bytes: self.bytes,
         }
+    }
+}
+
+/// How an LQD buffer serves its per-flow queues, as written in a scenario.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LqdService {
+    /// Deficit round robin over backlogged flows, `quantum` bytes per round.
+    #[default]
+    Drr,
+    /// Arrival order across flows.
+    Fifo,
+}
+
+fn d_quantum() -> Bytes {
+    Bytes(1500)
+}
+
+/// LQD's keys in a scenario (`kind = "lqd"`).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LqdConfig {
+    /// Shared limit [packets]; default 100 when `limit_bytes` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Shared limit [bytes], instead of `limit`; queue lengths are then in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<Bytes>,
+    /// `"drr"` (default) or `"fifo"`.
+    #[serde(default)]
+    pub service: LqdService,
+    /// DRR quantum [bytes]; default 1500 (one Ethernet MTU).
+    #[serde(default = "d_quantum")]
+    pub quantum: Bytes,
+}
+
+impl LqdConfig {
+    /// Checks the limits and the quantum; keys are relative to the queue table.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        Limit::check_keys(self.limit, self.limit_bytes)?;
+        if (1..=u32::MAX as u64).contains(&self.quantum.0) {
+            Ok(())
+        } else {
+            Err(ScenarioError::new(
+                "quantum",
+                format!(
+                    "expected a quantum of at least 1 byte (one MTU, 1500, is usual), found {}",
+                    self.quantum.0
+                ),
+            ))
+        }
+    }
+
+    /// The queue these settings describe; call [`LqdConfig::validate`] first.
+    pub fn build(&self) -> Lqd {
+        let service = match self.service {
+            LqdService::Drr => Service::Drr {
+                quantum: self.quantum.0.min(u32::MAX as u64) as u32,
+            },
+            LqdService::Fifo => Service::Fifo,
+        };
+        Lqd::new(Limit::from_keys(self.limit, self.limit_bytes), service)
     }
 }
 

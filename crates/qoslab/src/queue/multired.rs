@@ -17,11 +17,18 @@
 
 use std::collections::VecDeque;
 
-use super::red::{decide, Ewma, RedParams, Verdict};
-use super::{DropCause, Drops, Occupancy, Queue};
+use serde::{Deserialize, Serialize};
+
+use super::red::{
+    check_mean_pkt_size, check_unit_interval, d_mean_pkt_size, d_w_q, decide, Ewma, RedParams,
+    RedThresholds, Verdict,
+};
+use super::{DropCause, Drops, Limit, Occupancy, Queue, DEFAULT_LIMIT};
+use crate::config::ScenarioError;
 use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// How the per-colour averages are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +193,96 @@ impl Queue for MultiRed {
             MultiRedMode::RioD => self.avgs.iter().map(Ewma::value).sum(),
             MultiRedMode::Wred => self.avgs[0].value(),
         })
+    }
+}
+
+fn d_limit() -> u32 {
+    DEFAULT_LIMIT
+}
+fn d_dp0() -> RedThresholds {
+    RedThresholds::new(40.0, 55.0, 0.02)
+}
+fn d_dp1() -> RedThresholds {
+    RedThresholds::new(25.0, 40.0, 0.05)
+}
+fn d_dp2() -> RedThresholds {
+    RedThresholds::new(10.0, 25.0, 0.1)
+}
+
+/// The keys of a multi-colour RED queue in a scenario (`kind = "rio_c"`, `"rio_d"` or
+/// `"wred"`; the kind gives the [`MultiRedMode`]), with P3's defaults.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MultiRedConfig {
+    /// Shared limit [packets]; default 100.
+    #[serde(default = "d_limit")]
+    pub limit: u32,
+    /// Weight of the averages, in (0, 1]; default 0.002.
+    #[serde(default = "d_w_q")]
+    pub w_q: f64,
+    /// Mean packet size for the idle decay [bytes]; default 1000.
+    #[serde(default = "d_mean_pkt_size")]
+    pub mean_pkt_size: Bytes,
+    /// DP0 (green) curve; default {40, 55, 0.02}.
+    #[serde(default = "d_dp0", alias = "green")]
+    pub dp0: RedThresholds,
+    /// DP1 (yellow) curve; default {25, 40, 0.05}.
+    #[serde(default = "d_dp1", alias = "yellow")]
+    pub dp1: RedThresholds,
+    /// DP2 (red) curve; default {10, 25, 0.1}.
+    #[serde(default = "d_dp2", alias = "red")]
+    pub dp2: RedThresholds,
+}
+
+impl Default for MultiRedConfig {
+    /// P3's parameters with a limit of 100 packets.
+    fn default() -> Self {
+        MultiRedConfig {
+            limit: d_limit(),
+            w_q: d_w_q(),
+            mean_pkt_size: d_mean_pkt_size(),
+            dp0: d_dp0(),
+            dp1: d_dp1(),
+            dp2: d_dp2(),
+        }
+    }
+}
+
+impl MultiRedConfig {
+    /// Checks every parameter; keys are relative to the queue table (`"dp1.max_p"`).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        Limit::check_keys(Some(self.limit), None)?;
+        check_unit_interval("w_q", self.w_q)?;
+        check_mean_pkt_size(self.mean_pkt_size)?;
+        let curves = [&self.dp0, &self.dp1, &self.dp2];
+        for (i, c) in curves.iter().enumerate() {
+            c.validate(&format!("dp{i}."))?;
+        }
+        let top = curves.iter().map(|c| c.max_th).fold(0.0, f64::max);
+        if (self.limit as f64) < top {
+            return Err(ScenarioError::new(
+                "limit",
+                format!(
+                    "expected limit ≥ the largest max_th ({top} packets) so RED acts before \
+                     the buffer overflows, found {}",
+                    self.limit
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The queue in `mode` for a link of `link_rate`; call [`MultiRedConfig::validate`]
+    /// first.
+    pub fn build(&self, mode: MultiRedMode, link_rate: Rate, rng: RngStream) -> MultiRed {
+        let s = MultiRedSettings {
+            mode,
+            limit: self.limit,
+            params: [&self.dp0, &self.dp1, &self.dp2].map(RedThresholds::params),
+            w_q: self.w_q,
+            mean_pkt_size: self.mean_pkt_size.0 as u32,
+        };
+        MultiRed::new(s, link_rate, rng)
     }
 }
 

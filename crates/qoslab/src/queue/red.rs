@@ -20,10 +20,14 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use super::{DropCause, Drops, Limit, Occupancy, Queue};
+use crate::config::ScenarioError;
 use crate::packet::{Ecn, Packet};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
+use crate::units::Bytes;
 
 /// RED thresholds and maximum early-drop probability; thresholds in packets, or in
 /// bytes for a byte-mode queue.
@@ -165,7 +169,7 @@ impl Ewma {
     }
 }
 
-/// Settings of a RED queue (validated by `QueueConfig::validate`).
+/// Settings of a RED queue (validated by [`RedConfig::validate`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedSettings {
     /// Buffer limit; a byte limit makes the queue byte-mode (average and thresholds in
@@ -285,6 +289,205 @@ impl Queue for Red {
 
     fn average(&self) -> Option<f64> {
         Some(self.ewma.value())
+    }
+}
+
+fn d_min_th() -> f64 {
+    5.0
+}
+fn d_max_th() -> f64 {
+    15.0
+}
+fn d_max_p() -> f64 {
+    0.1
+}
+pub(crate) fn d_w_q() -> f64 {
+    0.002
+}
+pub(crate) fn d_mean_pkt_size() -> Bytes {
+    Bytes(1000)
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One RED curve in a scenario: `{ min_th, max_th, max_p }`, all three required (each
+/// colour of the multi-colour queues has one).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedThresholds {
+    /// Below this average nothing is dropped early [packets].
+    pub min_th: f64,
+    /// Average at which the probability reaches `max_p`; above it, forced drops [packets].
+    pub max_th: f64,
+    /// Early-drop probability at `max_th`, in (0, 1].
+    pub max_p: f64,
+}
+
+impl RedThresholds {
+    /// Thresholds from their three numbers.
+    pub const fn new(min_th: f64, max_th: f64, max_p: f64) -> Self {
+        RedThresholds {
+            min_th,
+            max_th,
+            max_p,
+        }
+    }
+
+    /// The curve as the mechanism takes it.
+    pub fn params(&self) -> RedParams {
+        RedParams {
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+        }
+    }
+
+    /// Checks the curve; `prefix` is `""` or `"dp1."` (the key of its table).
+    pub fn validate(&self, prefix: &str) -> Result<(), ScenarioError> {
+        if !(self.min_th >= 0.0 && self.min_th.is_finite()) {
+            return Err(ScenarioError::new(
+                format!("{prefix}min_th"),
+                format!("expected min_th ≥ 0, found {}", self.min_th),
+            ));
+        }
+        if !(self.max_th > self.min_th && self.max_th.is_finite()) {
+            return Err(ScenarioError::new(
+                format!("{prefix}max_th"),
+                format!(
+                    "thresholds out of order: expected max_th > min_th ({}), found {}",
+                    self.min_th, self.max_th
+                ),
+            ));
+        }
+        check_unit_interval(&format!("{prefix}max_p"), self.max_p)
+    }
+}
+
+/// Checks a key whose value must lie in (0, 1] (`max_p`, `w_q`).
+pub(crate) fn check_unit_interval(key: &str, v: f64) -> Result<(), ScenarioError> {
+    if v > 0.0 && v <= 1.0 {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(
+            key,
+            format!("expected {key} in (0, 1], found {v}"),
+        ))
+    }
+}
+
+/// Checks `mean_pkt_size` (an IP packet: 1 to 65535 bytes).
+pub(crate) fn check_mean_pkt_size(b: Bytes) -> Result<(), ScenarioError> {
+    if (1..=65_535).contains(&b.0) {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(
+            "mean_pkt_size",
+            format!("expected mean_pkt_size in 1..=65535 bytes, found {}", b.0),
+        ))
+    }
+}
+
+/// RED's keys in a scenario (`kind = "red"`); ERED's table is these plus `factor`.
+///
+/// Limits are `limit` [packets] or `limit_bytes` [bytes], never both; with neither,
+/// 100 packets. Thresholds are in the unit of the limit: packets, or bytes when
+/// `limit_bytes` is given (byte mode).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    /// Limit [packets]; default 100 when `limit_bytes` is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Limit [bytes], instead of `limit`; makes RED byte-mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<Bytes>,
+    /// Minimum threshold [packets, or bytes in byte mode]; default 5.
+    #[serde(default = "d_min_th")]
+    pub min_th: f64,
+    /// Maximum threshold [packets, or bytes in byte mode]; default 15.
+    #[serde(default = "d_max_th")]
+    pub max_th: f64,
+    /// Early-drop probability at `max_th`, in (0, 1]; default 0.1.
+    #[serde(default = "d_max_p")]
+    pub max_p: f64,
+    /// Weight of the average, in (0, 1]; default 0.002 (F&J §6).
+    #[serde(default = "d_w_q")]
+    pub w_q: f64,
+    /// Gentle variant (p from max_p to 1 between max_th and 2·max_th); default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them early; default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ecn: bool,
+    /// ns-2/ns-3 "wait" spacing: no early drop until 1/p_b packets since the last,
+    /// then p_b/(2 − count·p_b), so gaps are uniform on [1/p_b, 2/p_b] (a third of
+    /// F&J's early-drop rate at the same average); default false (F&J 1993).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wait: bool,
+    /// Mean packet size for idle decay and byte-mode scaling [bytes]; default 1000.
+    #[serde(default = "d_mean_pkt_size")]
+    pub mean_pkt_size: Bytes,
+}
+
+impl Default for RedConfig {
+    /// F&J's example parameters: thresholds 5 and 15 packets, max_p 0.1, w_q 0.002.
+    fn default() -> Self {
+        RedConfig {
+            limit: None,
+            limit_bytes: None,
+            min_th: d_min_th(),
+            max_th: d_max_th(),
+            max_p: d_max_p(),
+            w_q: d_w_q(),
+            gentle: false,
+            ecn: false,
+            wait: false,
+            mean_pkt_size: d_mean_pkt_size(),
+        }
+    }
+}
+
+impl RedConfig {
+    /// Checks every parameter; keys are relative to the queue table.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        Limit::check_keys(self.limit, self.limit_bytes)?;
+        let curve = RedThresholds::new(self.min_th, self.max_th, self.max_p);
+        curve.validate("")?;
+        check_unit_interval("w_q", self.w_q)?;
+        check_mean_pkt_size(self.mean_pkt_size)?;
+        match Limit::from_keys(self.limit, self.limit_bytes) {
+            Limit::Packets(n) if (n as f64) < curve.max_th => Err(ScenarioError::new(
+                "limit",
+                format!(
+                    "expected limit ≥ max_th ({} packets) so RED acts before the buffer \
+                     overflows, found {n}",
+                    curve.max_th
+                ),
+            )),
+            Limit::Bytes(b) if (b as f64) < curve.max_th => Err(ScenarioError::new(
+                "limit_bytes",
+                format!(
+                    "expected limit_bytes ≥ max_th ({} bytes in byte mode) so RED acts \
+                     before the buffer overflows, found {b}",
+                    curve.max_th
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The mechanism's settings; call [`RedConfig::validate`] first.
+    pub fn settings(&self) -> RedSettings {
+        RedSettings {
+            limit: Limit::from_keys(self.limit, self.limit_bytes),
+            params: RedThresholds::new(self.min_th, self.max_th, self.max_p).params(),
+            w_q: self.w_q,
+            gentle: self.gentle,
+            ecn: self.ecn,
+            wait: self.wait,
+            mean_pkt_size: self.mean_pkt_size.0 as u32,
+        }
     }
 }
 

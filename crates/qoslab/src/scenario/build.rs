@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 
 use super::model::Scenario;
+use super::trc::{self, Place};
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
-use crate::cond::trc::{self, admission::Place};
 use crate::cond::{Chain, ConditionerConfig};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
 use crate::queue::QueueConfig;
@@ -89,6 +89,12 @@ fn world_for(sc: &Scenario) -> Result<World, ScenarioError> {
                 "expected a warm-up shorter than the duration ({}), found {}",
                 sc.duration, sc.warmup
             ),
+        ));
+    }
+    if sc.max_events == Some(0) {
+        return Err(ScenarioError::new(
+            "max_events",
+            "expected a positive number of events (leave it out for no limit), found 0",
         ));
     }
     let end = SimTime::ZERO + sc.duration;
@@ -238,11 +244,24 @@ fn flows<'a>(
                 "a flow needs two different hosts",
             ));
         }
+        if SimTime::ZERO + f.start >= end {
+            return Err(ScenarioError::new(
+                key("start"),
+                format!(
+                    "expected a start before the end of the run ({}), found {}",
+                    sc.duration, f.start
+                ),
+            ));
+        }
         let stop = f.stop.map_or(end, |d| SimTime::ZERO + d);
         if stop <= SimTime::ZERO + f.start {
             return Err(ScenarioError::new(
                 key("stop"),
-                "expected a stop time after the start time",
+                format!(
+                    "expected a stop time after the start time ({}), found {}",
+                    f.start,
+                    f.stop.unwrap_or(sc.duration)
+                ),
             ));
         }
         let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
@@ -388,7 +407,7 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         for (j, s) in stages.iter_mut().enumerate() {
             if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
                 let k = format!("conditioner[{i}].stages[{j}]");
-                trcs.push(trc::admission::bind(t, &k, place, w, sc)?);
+                trcs.push(trc::bind(t, &k, place, w, sc)?);
             }
         }
         let chain = Chain::build(
@@ -430,12 +449,44 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         }
         *hook = Hook::new(chain);
     }
-    w.warnings = trc::admission::admit(&trcs, w, sc)?;
+    w.warnings = trc::admit(&trcs, w, sc)?;
     Ok(())
 }
 
+/// Most samples a series or a sampled queue may take over a run.
+const MAX_SAMPLES: u64 = 10_000_000;
+
 /// What the run records: sampled queues, traced flows.
 fn record(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioError> {
+    for (k, d, used) in [
+        ("interval", sc.record.interval, true),
+        (
+            "queue_interval",
+            sc.record.queue_interval,
+            !sc.record.queues.is_empty(),
+        ),
+    ] {
+        if d == crate::time::Dur::ZERO {
+            return Err(ScenarioError::new(
+                format!("record.{k}"),
+                "expected a positive interval, found 0",
+            ));
+        }
+        // One event and one row (per flow or queue) per interval: a nanosecond interval
+        // over a long run would never finish.
+        let samples = sc.duration.as_nanos() / d.as_nanos();
+        if used && samples > MAX_SAMPLES {
+            let least = crate::time::Dur::from_nanos(sc.duration.as_nanos() / MAX_SAMPLES);
+            return Err(ScenarioError::new(
+                format!("record.{k}"),
+                format!(
+                    "expected an interval of at least {least} (at most {MAX_SAMPLES} samples \
+                     over the {} run), found {d}",
+                    sc.duration
+                ),
+            ));
+        }
+    }
     let mut queues = Vec::new();
     for (i, name) in sc.record.queues.iter().enumerate() {
         let id = names.ifaces.get(name.as_str()).copied().ok_or_else(|| {

@@ -328,7 +328,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     t.push("avg", Column::Float(qs.iter().map(|x| x.4).collect()));
     r.tables.insert("queue_samples".into(), t);
 
-    if let Some(t) = crate::cond::trc::report::table(w) {
+    if let Some(t) = super::trc::table(w) {
         r.tables.insert("trc".into(), t);
     }
 

@@ -4,6 +4,7 @@
 mod collect;
 pub mod fairness;
 mod table;
+mod trc;
 
 pub use collect::collect;
 pub use table::{Column, RunResult, Table};

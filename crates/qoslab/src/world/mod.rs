@@ -9,20 +9,34 @@
 //! Arrive ─► router: ingress hook ─► route_out …   host: deliver (or forward)
 //! ```
 
-use crate::app::{Cbr, ParetoOnOff, UdpSink};
 use crate::cond::Action;
 use crate::engine::EventQueue;
-use crate::error::RunError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
 use crate::packet::{FlowId, Header, NodeId, Packet, Proto, UdpHeader};
 use crate::queue::{DropCause, Drops, Queue};
-use crate::tcp::{TcpProbe, TcpReceiver, TcpSender};
+use crate::tcp::TcpProbe;
 use crate::time::{Dur, SimTime};
 
 mod forward;
 mod hooks;
 mod transport;
+
+pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpFlow};
+
+/// A run failed after the scenario was accepted (a bug or a resource limit).
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+pub enum RunError {
+    /// The run was interrupted (Ctrl-C) at the given simulated time [s].
+    #[error("interrupted at t={0}s")]
+    Interrupted(f64),
+    /// The run exceeded its event budget (a guard against runaway scenarios).
+    #[error("event budget of {0} events exhausted at t={1}s")]
+    EventBudget(u64, f64),
+    /// An internal invariant broke; the message says which.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
 
 /// Where a conditioner chain sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,118 +70,6 @@ enum Event {
     SeriesSample,
     /// Record queue occupancies.
     QueueSample,
-}
-
-/// A flow's application and transport state.
-#[derive(Debug)]
-pub enum FlowApp {
-    /// CBR over UDP.
-    Cbr {
-        /// The source.
-        src: Cbr,
-        /// The sink at the receiver.
-        sink: UdpSink,
-        /// Next datagram number.
-        seq: u64,
-        /// Packet size on the wire.
-        size: u32,
-    },
-    /// Pareto on/off over UDP.
-    Pareto {
-        /// The source.
-        src: ParetoOnOff,
-        /// The sink at the receiver.
-        sink: UdpSink,
-        /// Next datagram number.
-        seq: u64,
-        /// Packet size on the wire.
-        size: u32,
-    },
-    /// A TCP connection.
-    Tcp(Box<TcpFlow>),
-}
-
-/// The two ends of a TCP connection and their timer bookkeeping.
-#[derive(Debug)]
-pub struct TcpFlow {
-    /// The sending end (at the flow's source).
-    pub snd: TcpSender,
-    /// The receiving end (at the flow's destination).
-    pub rcv: TcpReceiver,
-    /// Data segments carry ECT.
-    pub ecn: bool,
-    /// The receiving application reads at once (finite receive buffers drain).
-    pub app_reads: bool,
-    /// Record the sender's state on change.
-    pub traced: bool,
-    /// Time of the sender's pending timer event (NEVER if none).
-    pub snd_armed: SimTime,
-    /// Time of the receiver's pending timer event (NEVER if none).
-    pub rcv_armed: SimTime,
-    /// Last traced (cwnd, ssthresh), to record only changes.
-    pub last_trace: (u32, u32),
-}
-
-impl FlowApp {
-    /// Short name of the kind, as in result tables.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            FlowApp::Cbr { .. } => "cbr",
-            FlowApp::Pareto { .. } => "pareto",
-            FlowApp::Tcp(_) => "tcp",
-        }
-    }
-}
-
-/// Per-flow counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FlowCounters {
-    /// Packets the source sent (retransmissions included).
-    pub pkts_sent: u64,
-    /// Bytes the source sent on the wire.
-    pub bytes_sent: u64,
-    /// Packets of the flow delivered at its destination.
-    pub pkts_delivered: u64,
-    /// Goodput: application bytes delivered in order, duplicates excluded.
-    pub goodput_bytes: u64,
-    /// Packets of the flow dropped anywhere (data and ACKs).
-    pub drops: u64,
-    /// Packets the receiver sent back (TCP ACKs).
-    pub acks_sent: u64,
-}
-
-impl FlowCounters {
-    fn since(&self, e: &FlowCounters) -> FlowCounters {
-        FlowCounters {
-            pkts_sent: self.pkts_sent - e.pkts_sent,
-            bytes_sent: self.bytes_sent - e.bytes_sent,
-            pkts_delivered: self.pkts_delivered - e.pkts_delivered,
-            goodput_bytes: self.goodput_bytes - e.goodput_bytes,
-            drops: self.drops - e.drops,
-            acks_sent: self.acks_sent - e.acks_sent,
-        }
-    }
-}
-
-/// A flow between two hosts.
-#[derive(Debug)]
-pub struct Flow {
-    /// Name from the scenario.
-    pub name: String,
-    /// Sending host.
-    pub src: NodeId,
-    /// Receiving host.
-    pub dst: NodeId,
-    /// Source port (classification).
-    pub src_port: u16,
-    /// Destination port (classification).
-    pub dst_port: u16,
-    /// When the source starts.
-    pub start: SimTime,
-    /// Application and transport.
-    pub app: FlowApp,
-    /// Counters since the start of the run.
-    pub counters: FlowCounters,
 }
 
 impl Flow {

@@ -119,3 +119,159 @@ fn a_flow_needs_exactly_one_application() {
     assert_eq!(k, "flow[0].tcp");
     assert!(m.contains("found 2"), "{m}");
 }
+
+fn with_queue(q: &str) -> String {
+    base().replace("{ kind = \"droptail\", limit = 10 }", q)
+}
+
+#[test]
+fn seeds_must_be_whole_numbers_in_u64() {
+    for (seed, found) in [
+        ("\"x\"", "the string \"x\""),
+        ("-1", "-1"),
+        ("1.5", "1.5"),
+        ("true", "true"),
+    ] {
+        let (k, m) = err(&base().replace(
+            "duration = \"10s\"",
+            &format!("duration = \"10s\"\nseed = {seed}"),
+        ));
+        assert_eq!(k, "seed");
+        assert!(
+            m.contains("expected a whole number from 0 to 18446744073709551615")
+                && m.contains(found),
+            "{m}"
+        );
+    }
+    // 2^64 is not even a TOML integer; the message says where.
+    let (_, m) = err(&base().replace(
+        "duration = \"10s\"",
+        "duration = \"10s\"\nseed = 18446744073709551616",
+    ));
+    assert!(m.contains("line 2"), "{m}");
+}
+
+#[test]
+fn values_inside_queue_and_stage_tables_are_named_exactly() {
+    let (k, m) = err(&with_queue(
+        "{ kind = \"red\", limit = 20, max_p = \"high\" }",
+    ));
+    assert_eq!(k, "link[2].queue.max_p");
+    assert!(
+        m.starts_with("expected a number, found the string \"high\""),
+        "{m}"
+    );
+    assert!(!m.contains("internally tagged"), "{m}");
+    let (k, m) = err(&with_queue(
+        "{ kind = \"rio_d\", red = { min_th = 1, max_th = 2, max_p = [] } }",
+    ));
+    assert_eq!(k, "link[2].queue.red.max_p");
+    assert!(m.contains("found a list"), "{m}");
+    let (k, m) = err(&with_queue("{ kind = \"codel\" }"));
+    assert_eq!(k, "link[2].queue.kind");
+    assert!(
+        m.contains("unknown queue kind \"codel\"; expected one of droptail"),
+        "{m}"
+    );
+    let (k, m) = err(&with_queue("7"));
+    assert_eq!(k, "link[2].queue");
+    assert!(m.contains("expected a queue table with a `kind`"), "{m}");
+    let stage = |s: &str| {
+        base() + &format!("[[conditioner]]\nat = \"s0\"\nstages = [{{ kind = \"srtcm\", cir = \"1Mbps\", cbs = 100, ebs = 100 }}, {s}]\n")
+    };
+    let (k, m) = err(&stage(
+        "{ kind = \"trtcm\", cir = \"1Mbps\", cbs = 100, pir = \"2Mbps\", pbs = -3 }",
+    ));
+    assert_eq!(k, "conditioner[0].stages[1].pbs");
+    assert!(m.contains("size"), "{m}");
+    let (k, _) = err(&stage(
+        "{ kind = \"policy\", rules = [{ conditioner = { kind = \"tsw2cm\", cir = \"1Mbps\", window = \"x\" } }] }",
+    ));
+    assert_eq!(k, "conditioner[0].stages[1].rules[0].conditioner.window");
+    let (k, m) = err(&stage(
+        "{ kind = \"token_bucket\", rate = \"1Mbps\", depth = 10, dscp = { green = 99999 } }",
+    ));
+    assert_eq!(k, "conditioner[0].stages[1].dscp.green");
+    assert!(m.contains("whole number from 0 to 255"), "{m}");
+}
+
+#[test]
+fn nan_inf_and_deep_nesting_are_clear_errors() {
+    let (k, m) = err(&base().replace("jitter = 0", "jitter = nan"));
+    assert_eq!(k, "flow[0].cbr.jitter");
+    assert_eq!(m, "expected a finite number, found NaN");
+    let (k, m) = err(&with_queue("{ kind = \"red\", w_q = -inf }"));
+    assert_eq!(k, "link[2].queue.w_q");
+    assert!(m.contains("finite"), "{m}");
+    let deep = format!("x = {}{}\n", "[".repeat(40), "]".repeat(40));
+    let (k, m) = err(&base().replace("duration = \"10s\"", &format!("duration = \"10s\"\n{deep}")));
+    assert!(k.starts_with("x[0][0]"), "{k}");
+    assert!(m.contains("nest more than 32"), "{m}");
+    // Deeper than the TOML parser follows: an error, not a stack overflow.
+    let deeper = format!(
+        "duration = 1\nx = {}{}\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let (_, m) = err(&deeper);
+    assert!(!m.is_empty());
+    let json = format!(
+        "{{\"duration\": 1, \"x\": {}{}}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let Err(Error::Scenario(e)) = qoslab::check_str(&json, Format::Json) else {
+        panic!()
+    };
+    assert!(e.message.contains("nested too deeply"), "{}", e.message);
+}
+
+#[test]
+fn meaningless_settings_are_rejected_at_check_time() {
+    let (k, m) = err(&(base() + "[record]\ninterval = 0\n"));
+    assert_eq!(
+        (k.as_str(), m.as_str()),
+        ("record.interval", "expected a positive interval, found 0")
+    );
+    let (k, _) = err(&(base() + "[record]\nqueue_interval = \"0ms\"\n"));
+    assert_eq!(k, "record.queue_interval");
+    // A nanosecond series over 10 s would be 10^10 events: refused, not left to hang.
+    let (k, m) = err(&(base() + "[record]\ninterval = \"1ns\"\n"));
+    assert_eq!(k, "record.interval");
+    assert!(m.contains("at least 1us (at most 10000000 samples"), "{m}");
+    let (k, _) = err(&(base() + "[record]\nqueues = [\"r1->r2\"]\nqueue_interval = \"10ns\"\n"));
+    assert_eq!(k, "record.queue_interval");
+    // Unused, the queue interval is not held against the run.
+    qoslab::check_str(
+        &(base() + "[record]\nqueue_interval = \"10ns\"\n"),
+        Format::Toml,
+    )
+    .unwrap();
+    let (k, _) = err(&base().replace("duration = \"10s\"", "duration = \"10s\"\nmax_events = 0"));
+    assert_eq!(k, "max_events");
+    let (k, m) = err(&base().replace("size = 500", "size = 65536"));
+    assert_eq!(k, "flow[0].cbr.size");
+    assert!(m.contains("at most 65535 bytes"), "{m}");
+    let (k, _) = err(&base().replace("size = 500", "size = \"64KiB\""));
+    assert_eq!(k, "flow[0].cbr.size");
+    // A start after the end is blamed on `start`, the key in the file.
+    let (k, m) = err(&base().replace("to = \"d0\"", "to = \"d0\"\nstart = \"12s\""));
+    assert_eq!(k, "flow[0].start");
+    assert!(m.contains("before the end of the run (10s)"), "{m}");
+    let (k, _) = err(&base().replace("to = \"d0\"", "to = \"d0\"\nstart = \"2s\"\nstop = \"1s\""));
+    assert_eq!(k, "flow[0].stop");
+}
+
+#[test]
+fn sizes_take_units_rates_in_bytes_are_bytes_and_a_bom_is_ignored() {
+    let sc = parse(&base().replace("size = 500", "size = \"1KB\""));
+    assert_eq!(sc.flow[0].cbr.as_ref().map(|c| c.size), Some(1000));
+    let sc = parse(&base().replace("rate = \"1Mbps\"", "rate = \"2MBps\""));
+    assert_eq!(sc.link[2].rate, qoslab::time::Rate::from_mbps(16));
+    let (k, m) = err(&base().replace("rate = \"1Mbps\"", "rate = \"2MBPS\""));
+    assert_eq!(k, "link[2].rate");
+    assert!(m.contains("bytes per second: Bps, kBps, MBps"), "{m}");
+    let bom = format!("\u{feff}{}", base());
+    qoslab::check_str(&bom, Format::Toml).unwrap();
+    qoslab::check_str("\u{feff}{\"duration\": 1}", Format::Json).unwrap();
+}

@@ -24,16 +24,14 @@
 //! the serialisation of one full data packet and one ACK on every hop) unless the file
 //! gives `rtt_net`.
 
-pub mod admission;
 pub mod model;
-pub mod report;
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Action, Conditioner};
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::{Ecn, FlowId, Packet};
 use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};

@@ -1,14 +1,15 @@
-//! Binding TRC stages to their flows, and the admission rules of P1 §4.4:
+//! Building P1's TRC stages: binding each to its flow and path, and the admission rules
+//! of P1 §4.4 (this needs the built world, so it is part of building a scenario, not of
+//! the mechanism in `cond::trc`):
 //! Σ requested rates ≤ ρ·BW on every link of a path (an error), and core queues of at
 //! least 50 + max W_max/2 packets (a warning).
 
-use super::TrcBinding;
-use super::TrcConfig;
-use crate::error::ScenarioError;
+use super::Scenario;
+use crate::cond::trc::{TrcBinding, TrcConfig};
+use crate::config::ScenarioError;
 use crate::net::{IfaceId, NodeKind};
 use crate::packet::{FlowId, NodeId, TCP_IP_HEADER};
-use crate::queue::QueueConfig;
-use crate::scenario::Scenario;
+use crate::queue::{DropTailConfig, QueueConfig};
 use crate::time::Dur;
 use crate::world::World;
 
@@ -162,11 +163,11 @@ pub fn bind(
 /// 1500-byte packets); `None` for disciplines without a single limit.
 fn limit_packets(q: &QueueConfig) -> Option<u64> {
     match q {
-        QueueConfig::DropTail {
+        QueueConfig::DropTail(DropTailConfig {
             limit_bytes: Some(b),
             ..
-        } => Some(b.0 / 1500),
-        QueueConfig::DropTail { limit, .. } => Some(limit.unwrap_or(100) as u64),
+        }) => Some(b.0 / 1500),
+        QueueConfig::DropTail(DropTailConfig { limit, .. }) => Some(limit.unwrap_or(100) as u64),
         _ => None,
     }
 }

@@ -1,8 +1,7 @@
 //! The `trc` result table: one row per TRC stage with its parameters and what it did.
 
-use super::Trc;
-use crate::cond::AnyConditioner;
-use crate::stats::{Column, Table};
+use super::{Column, Table};
+use crate::cond::{AnyConditioner, Trc};
 use crate::world::World;
 
 /// Every TRC in the world with where it sits; empty if there is none.

@@ -1,9 +1,10 @@
 //! Quantities with units in scenario files: rates, durations and byte sizes.
 //!
 //! Each accepts a number in the base unit (bit/s, seconds, bytes) or a string with a
-//! unit: `"10Mbps"`, `"1.5Mb/s"`, `"128kbps"`, `"1Gbps"`; `"10ms"`, `"1.5s"`,
-//! `"200us"`, `"5ns"`; `"64KB"`, `"1MiB"`, `"1500B"`. Decimal prefixes are powers of
-//! ten (k = 10³); `Ki`/`Mi` are powers of two.
+//! unit: `"10Mbps"`, `"1.5Mb/s"`, `"128kbps"`, `"1Gbps"`, `"2MBps"` (bytes per second);
+//! `"10ms"`, `"1.5s"`, `"200us"`, `"5ns"`; `"64KB"`, `"1MiB"`, `"1500B"`. A lower-case
+//! `b` is a bit, an upper-case `B` a byte, in rates as in sizes. Decimal prefixes are
+//! powers of ten (k = 10³); `Ki`/`Mi` are powers of two.
 
 use std::fmt;
 
@@ -25,23 +26,49 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
-/// Parses a rate such as `"10Mbps"` into bit/s.
+/// The multiplier of a rate unit to bit/s, or `None` if it is not one.
+///
+/// `b` is a bit and `B` a byte, as in sizes: `bps`, `b/s`, `bit/s` are bits per second,
+/// `Bps`, `B/s` bytes per second (×8). Prefixes are decimal: `k`/`K` 10³, `M`/`m` 10⁶,
+/// `G`/`g` 10⁹ (a milli-bit per second is not a rate anyone means).
+fn rate_unit(unit: &str) -> Option<f64> {
+    let (prefix, base) = match unit.char_indices().nth(1) {
+        Some((i, _)) if matches!(&unit[..1], "k" | "K" | "m" | "M" | "g" | "G") => unit.split_at(i),
+        _ => ("", unit),
+    };
+    let scale = match prefix {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "m" | "M" => 1e6,
+        _ => 1e9,
+    };
+    let bits = match base {
+        "" if prefix.is_empty() => 1.0,
+        "bps" | "b/s" | "bit/s" => 1.0,
+        "Bps" | "B/s" | "byte/s" => 8.0,
+        _ => return None,
+    };
+    Some(scale * bits)
+}
+
+/// Parses a rate such as `"10Mbps"` (bit/s) or `"2MBps"` (bytes/s) into bit/s.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let (v, unit) =
         split_number(s).ok_or_else(|| format!("expected a rate like \"10Mbps\", found {s:?}"))?;
-    let mult = match unit.to_ascii_lowercase().as_str() {
-        "" | "bps" | "b/s" | "bit/s" => 1.0,
-        "kbps" | "kb/s" | "kbit/s" => 1e3,
-        "mbps" | "mb/s" | "mbit/s" => 1e6,
-        "gbps" | "gb/s" | "gbit/s" => 1e9,
-        _ => {
-            return Err(format!(
-                "unknown rate unit {unit:?} in {s:?} (use bps, kbps, Mbps or Gbps)"
-            ))
+    let mult = rate_unit(unit).ok_or_else(|| {
+        format!(
+            "unknown rate unit {unit:?} in {s:?} (bits per second: bps, kbps, Mbps, Gbps; \
+             bytes per second: Bps, kBps, MBps, GBps)"
+        )
+    })?;
+    let bps = v * mult;
+    rate_from_f64(bps).ok_or_else(|| {
+        if bps.is_finite() && bps > 0.0 {
+            format!("expected a rate from 1 bit/s to below 1 Pbit/s (1e15 bit/s), found {s:?}")
+        } else {
+            format!("a rate must be positive and finite, found {s:?}")
         }
-    };
-    rate_from_f64(v * mult)
-        .ok_or_else(|| format!("a rate must be positive and finite, found {s:?}"))
+    })
 }
 
 fn rate_from_f64(bps: f64) -> Option<Rate> {
@@ -64,8 +91,14 @@ pub fn parse_dur(s: &str) -> Result<Dur, String> {
             ))
         }
     };
-    dur_from_f64(v * mult)
-        .ok_or_else(|| format!("a duration must be zero or positive and finite, found {s:?}"))
+    let secs = v * mult;
+    dur_from_f64(secs).ok_or_else(|| {
+        if secs.is_finite() && secs > 0.0 {
+            format!("expected a duration below 1e9 s (about 31 years), found {s:?}")
+        } else {
+            format!("a duration must be zero or positive and finite, found {s:?}")
+        }
+    })
 }
 
 fn dur_from_f64(secs: f64) -> Option<Dur> {
@@ -94,10 +127,24 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     if (0.0..1e18).contains(&b) {
         Ok(b.round() as u64)
     } else {
-        Err(format!(
-            "a size must be zero or positive and finite, found {s:?}"
-        ))
+        Err(if b.is_finite() && b > 0.0 {
+            format!("expected a size below 1e18 bytes, found {s:?}")
+        } else {
+            format!("a size must be zero or positive and finite, found {s:?}")
+        })
     }
+}
+
+/// Reads a byte count (number or string with a unit) that must fit 32 bits, for
+/// `#[serde(deserialize_with)]` on `u32` size fields.
+pub fn bytes_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let b = Bytes::deserialize(d)?;
+    u32::try_from(b.0).map_err(|_| {
+        de::Error::custom(format!(
+            "expected a size of at most 4294967295 bytes, found {}",
+            b.0
+        ))
+    })
 }
 
 struct UnitVisitor<T> {
@@ -193,6 +240,19 @@ mod tests {
         assert!(parse_rate("-1Mbps").unwrap_err().contains("positive"));
         assert!(parse_rate("0").unwrap_err().contains("positive"));
         assert!(parse_rate("10 furlongs").unwrap_err().contains("unit"));
+        // Bytes per second are bytes: 2 MB/s is 16 Mbit/s.
+        assert_eq!(parse_rate("2MBps"), Ok(Rate::from_mbps(16)));
+        assert_eq!(parse_rate("1kB/s"), Ok(Rate::from_kbps(8)));
+        assert_eq!(parse_rate("125Bps"), Ok(Rate::from_kbps(1)));
+        assert_eq!(parse_rate("10mbps"), Ok(Rate::from_mbps(10)));
+        assert_eq!(parse_rate("1Mbit/s"), Ok(Rate::from_mbps(1)));
+        assert!(parse_rate("2MBPS").unwrap_err().contains("MBps"));
+        assert!(parse_rate("2M").unwrap_err().contains("unit"));
+        assert!(parse_rate("1e16").unwrap_err().contains("below 1 Pbit/s"));
+        assert!(parse_dur("1e10").unwrap_err().contains("below 1e9 s"));
+        assert!(parse_bytes("1e19")
+            .unwrap_err()
+            .contains("below 1e18 bytes"));
     }
 
     #[test]

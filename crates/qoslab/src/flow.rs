@@ -1,0 +1,121 @@
+//! Flows: what a scenario's `[[flow]]` becomes in a run — two hosts, ports, the
+//! application and transport state, and the counters. Below the world (which drives
+//! flows) and the capture (which names their packets); above the sources and TCP.
+
+use crate::app::{Cbr, ParetoOnOff, UdpSink};
+use crate::packet::NodeId;
+use crate::tcp::{TcpReceiver, TcpSender};
+use crate::time::SimTime;
+
+/// A flow's application and transport state.
+#[derive(Debug)]
+pub enum FlowApp {
+    /// CBR over UDP.
+    Cbr {
+        /// The source.
+        src: Cbr,
+        /// The sink at the receiver.
+        sink: UdpSink,
+        /// Next datagram number.
+        seq: u64,
+        /// Packet size on the wire.
+        size: u32,
+    },
+    /// Pareto on/off over UDP.
+    Pareto {
+        /// The source.
+        src: ParetoOnOff,
+        /// The sink at the receiver.
+        sink: UdpSink,
+        /// Next datagram number.
+        seq: u64,
+        /// Packet size on the wire.
+        size: u32,
+    },
+    /// A TCP connection.
+    Tcp(Box<TcpFlow>),
+}
+
+/// The two ends of a TCP connection and their timer bookkeeping.
+#[derive(Debug)]
+pub struct TcpFlow {
+    /// The sending end (at the flow's source).
+    pub snd: TcpSender,
+    /// The receiving end (at the flow's destination).
+    pub rcv: TcpReceiver,
+    /// Data segments carry ECT.
+    pub ecn: bool,
+    /// The receiving application reads at once (finite receive buffers drain).
+    pub app_reads: bool,
+    /// Record the sender's state on change.
+    pub traced: bool,
+    /// Time of the sender's pending timer event (NEVER if none).
+    pub snd_armed: SimTime,
+    /// Time of the receiver's pending timer event (NEVER if none).
+    pub rcv_armed: SimTime,
+    /// Last traced (cwnd, ssthresh), to record only changes.
+    pub last_trace: (u32, u32),
+}
+
+impl FlowApp {
+    /// Short name of the kind, as in result tables.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FlowApp::Cbr { .. } => "cbr",
+            FlowApp::Pareto { .. } => "pareto",
+            FlowApp::Tcp(_) => "tcp",
+        }
+    }
+}
+
+/// Per-flow counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowCounters {
+    /// Packets the source sent (retransmissions included).
+    pub pkts_sent: u64,
+    /// Bytes the source sent on the wire.
+    pub bytes_sent: u64,
+    /// Packets of the flow delivered at its destination.
+    pub pkts_delivered: u64,
+    /// Goodput: application bytes delivered in order, duplicates excluded.
+    pub goodput_bytes: u64,
+    /// Packets of the flow dropped anywhere (data and ACKs).
+    pub drops: u64,
+    /// Packets the receiver sent back (TCP ACKs).
+    pub acks_sent: u64,
+}
+
+impl FlowCounters {
+    /// The counts accumulated since the snapshot `e`.
+    pub(crate) fn since(&self, e: &FlowCounters) -> FlowCounters {
+        FlowCounters {
+            pkts_sent: self.pkts_sent - e.pkts_sent,
+            bytes_sent: self.bytes_sent - e.bytes_sent,
+            pkts_delivered: self.pkts_delivered - e.pkts_delivered,
+            goodput_bytes: self.goodput_bytes - e.goodput_bytes,
+            drops: self.drops - e.drops,
+            acks_sent: self.acks_sent - e.acks_sent,
+        }
+    }
+}
+
+/// A flow between two hosts.
+#[derive(Debug)]
+pub struct Flow {
+    /// Name from the scenario.
+    pub name: String,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Source port (classification).
+    pub src_port: u16,
+    /// Destination port (classification).
+    pub dst_port: u16,
+    /// When the source starts.
+    pub start: SimTime,
+    /// Application and transport.
+    pub app: FlowApp,
+    /// Counters since the start of the run.
+    pub counters: FlowCounters,
+}

@@ -1,0 +1,186 @@
+//! Guards against silent change: the shipped scenarios (examples and P1, cut short) give
+//! the same result tables byte for byte, and bad scenarios the same error (key and
+//! message), as recorded in `tests/snapshots/`.
+//!
+//! After a deliberate change, rewrite the records with
+//! `QOSLAB_BLESS=1 cargo test -p qoslab --test integration snapshots` and say why in
+//! the commit.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use qoslab::error::Error;
+use qoslab::scenario::Format;
+use qoslab::time::Dur;
+
+use super::common::*;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// 64-bit FNV-1a: a stable fingerprint of a table's bytes.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Compares `got` with the record `name`, or rewrites it under `QOSLAB_BLESS=1`.
+fn compare(name: &str, got: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("QOSLAB_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (create it with QOSLAB_BLESS=1)", path.display()));
+    let diff: Vec<String> = want
+        .lines()
+        .zip(got.lines())
+        .filter(|(w, g)| w != g)
+        .map(|(w, g)| format!("  was: {w}\n  now: {g}"))
+        .collect();
+    assert!(
+        want == got,
+        "{name} changed ({} vs {} lines):\n{}",
+        want.lines().count(),
+        got.lines().count(),
+        diff.join("\n")
+    );
+}
+
+#[test]
+fn shipped_scenarios_give_the_recorded_tables() {
+    let mut files: Vec<PathBuf> = ["scenarios/examples", "scenarios/p1"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 12, "{files:?}");
+    let mut out = String::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        // The [sweep] table is for the Python side only.
+        let text = text.split("\n[sweep]").next().unwrap();
+        let mut sc = qoslab::scenario::parse(text, Format::Toml).unwrap();
+        sc.duration = sc.duration.min(Dur::from_secs(12));
+        sc.warmup = sc.warmup.min(Dur::from_secs(2));
+        let r = qoslab::run(&sc).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy();
+        for k in ["events", "packet_hops"] {
+            let v = r.summary.get(k).map(|v| v.to_string()).unwrap_or_default();
+            writeln!(out, "{name} {k} {v}").unwrap();
+        }
+        for (t, table) in &r.tables {
+            let bytes = serde_json::to_vec(table).unwrap();
+            writeln!(
+                out,
+                "{name} {t} rows={} fnv={:016x}",
+                table.rows(),
+                fnv(&bytes)
+            )
+            .unwrap();
+        }
+    }
+    compare("results.txt", &out);
+}
+
+fn base() -> String {
+    dumbbell(
+        1,
+        "1Mbps",
+        "{ kind = \"droptail\", limit = 10 }",
+        &cbr(0, "100kbps", 500, 0.0),
+        "",
+    )
+}
+
+fn stage(s: &str) -> String {
+    base() + &format!("[[conditioner]]\nat = \"s0\"\nstages = [{s}]\n")
+}
+
+#[test]
+fn scenario_errors_are_the_recorded_ones() {
+    let q = |s: &str| base().replace("{ kind = \"droptail\", limit = 10 }", s);
+    let top = |s: &str| base().replace("duration = \"10s\"", &format!("duration = \"10s\"\n{s}"));
+    let cases: Vec<(&str, String)> = vec![
+        ("seed string", top("seed = \"x\"")),
+        ("seed negative", top("seed = -1")),
+        ("seed fraction", top("seed = 1.5")),
+        ("unknown top key", top("colour = 1")),
+        ("nan", base().replace("jitter = 0", "jitter = nan")),
+        ("deep", top(&format!("x = {}{}", "[".repeat(40), "]".repeat(40)))),
+        ("no duration", "[[node]]\nname = \"a\"\n".into()),
+        ("warmup", top("warmup = \"20s\"")),
+        ("max_events", top("max_events = 0")),
+        ("rate unit", base().replace("\"1Mbps\"", "\"1MBPS\"")),
+        ("rate negative", base().replace("\"1Mbps\"", "\"-1Mbps\"")),
+        ("duration unit", base().replace("\"10s\"", "\"10 parsecs\"")),
+        ("queue kind", q("{ kind = \"codel\" }")),
+        ("queue not table", q("5")),
+        ("queue no kind", q("{ limit = 3 }")),
+        ("queue unknown key", q("{ kind = \"red\", min_thresh = 5 }")),
+        ("droptail limit 0", q("{ kind = \"droptail\", limit = 0 }")),
+        ("droptail both limits", q("{ kind = \"droptail\", limit = 5, limit_bytes = 500 }")),
+        ("red max_p type", q("{ kind = \"red\", max_p = \"high\" }")),
+        ("red max_p range", q("{ kind = \"red\", max_p = 1.5 }")),
+        ("red order", q("{ kind = \"red\", min_th = 15, max_th = 5 }")),
+        ("red limit", q("{ kind = \"red\", limit = 10, max_th = 15 }")),
+        ("red bytes limit", q("{ kind = \"red\", limit_bytes = 10000, min_th = 5000, max_th = 15000 }")),
+        ("red w_q", q("{ kind = \"red\", w_q = 0 }")),
+        ("red mean_pkt_size", q("{ kind = \"red\", mean_pkt_size = 0 }")),
+        ("ered factor", q("{ kind = \"ered\", factor = 0.5 }")),
+        ("ered w_q", q("{ kind = \"ered\", w_q = 2 }")),
+        ("ered unknown key", q("{ kind = \"ered\", factr = 2 }")),
+        ("ered factor type", q("{ kind = \"ered\", factor = \"x\" }")),
+        ("rio curve", q("{ kind = \"rio_c\", dp1 = { min_th = 30, max_th = 20, max_p = 0.1 } }")),
+        ("rio curve type", q("{ kind = \"rio_d\", red = { min_th = 1, max_th = 2, max_p = [] } }")),
+        ("rio curve key", q("{ kind = \"wred\", dp1 = { min_th = 1, max_th = 2, max_p = 0.1, w = 1 } }")),
+        ("rio limit", q("{ kind = \"rio_d\", limit = 50 }")),
+        ("lqd quantum", q("{ kind = \"lqd\", quantum = 0 }")),
+        ("lqd service", q("{ kind = \"lqd\", service = \"wfq\" }")),
+        ("cbr size", base().replace("size = 500", "size = 65536")),
+        ("cbr size unit", base().replace("size = 500", "size = \"1Kb\"")),
+        ("flow start", base().replace("to = \"d0\"", "to = \"d0\"\nstart = \"12s\"")),
+        ("flow stop", base().replace("to = \"d0\"", "to = \"d0\"\nstart = \"2s\"\nstop = \"1s\"")),
+        ("record interval", base() + "[record]\ninterval = 0\n"),
+        ("record queue", base() + "[record]\nqueues = [\"r1->r3\"]\n"),
+        ("stage kind", stage("{ kind = \"leaky\" }")),
+        ("stage not table", stage("3")),
+        ("tb depth", stage("{ kind = \"token_bucket\", rate = \"1Mbps\", depth = 0 }")),
+        ("tb depth word", stage("{ kind = \"token_bucket\", rate = \"1Mbps\", depth = \"fast\" }")),
+        ("tb timer", stage("{ kind = \"token_bucket\", rate = 1000, depth = 10, timer = \"15ms\" }")),
+        ("tb peak", stage("{ kind = \"token_bucket\", rate = 2000, depth = 10, peak = 1000 }")),
+        ("tb dscp", stage("{ kind = \"token_bucket\", rate = 1000, depth = 10, dscp = { green = 99999 } }")),
+        ("srtcm zero", stage("{ kind = \"srtcm\", cir = 1000, cbs = 0, ebs = 0 }")),
+        ("srtcm dscp", stage("{ kind = \"srtcm\", cir = 1000, cbs = 1, ebs = 0, dscp = { red = 64 } }")),
+        ("trtcm pir", stage("{ kind = \"trtcm\", cir = \"2Mbps\", cbs = 100, pir = \"1Mbps\", pbs = 100 }")),
+        ("trtcm missing", stage("{ kind = \"trtcm\", cir = 1000, cbs = 100, pir = 2000 }")),
+        ("tsw3cm pir", stage("{ kind = \"tsw3cm\", cir = \"2Mbps\", pir = \"1Mbps\" }")),
+        ("tsw2cm window", stage("{ kind = \"tsw2cm\", cir = 1000, window = 0 }")),
+        ("delay type", stage("{ kind = \"delay\", delay = true }")),
+        ("policy empty", stage("{ kind = \"policy\", rules = [] }")),
+        ("policy burst", stage("{ kind = \"policy\", rules = [{ profile = { rate = 1000, burst = 0 }, action = \"shape\" }] }")),
+        ("policy action", stage("{ kind = \"policy\", rules = [{ profile = { rate = 1000, burst = 10 } }] }")),
+        ("policy inner", stage("{ kind = \"policy\", rules = [{ conditioner = { kind = \"trtcm\", cir = 2000, cbs = 1, pir = 1000, pbs = 1 } }] }")),
+        ("policy inner type", stage("{ kind = \"policy\", rules = [{ conditioner = { kind = \"tsw2cm\", cir = \"1Mbps\", window = \"x\" } }] }")),
+        ("policy filter", stage("{ kind = \"policy\", rules = [{ filter = { dst = \"mars\" }, profile = { rate = 1000, burst = 10 }, action = \"police\" }] }")),
+        ("policy nested", stage("{ kind = \"policy\", rules = [{ conditioner = { kind = \"policy\", rules = [] } }] }")),
+        ("trc missing", stage("{ kind = \"trc\" }")),
+    ];
+    let mut out = String::new();
+    for (name, text) in &cases {
+        let line = match qoslab::check_str(text, Format::Toml) {
+            Err(Error::Scenario(e)) => format!("{name} | {} | {}", e.key, e.message),
+            other => format!("{name} | not a scenario error: {other:?}"),
+        };
+        writeln!(out, "{line}").unwrap();
+    }
+    compare("scenario_errors.txt", &out);
+}
