@@ -286,7 +286,7 @@ fn flows<'a>(
                     traced,
                     snd_armed: SimTime::NEVER,
                     rcv_armed: SimTime::NEVER,
-                    last_trace: (0, 0),
+                    last_trace: Default::default(),
                 }))
             }
             (None, Some(c), None) => {

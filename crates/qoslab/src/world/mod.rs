@@ -17,7 +17,7 @@ use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKi
 use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
 use crate::packet::{FlowId, Header, NodeId, Packet, Proto, UdpHeader};
 use crate::queue::{DropCause, Drops, Queue};
-use crate::tcp::{TcpProbe, TcpReceiver, TcpSender};
+use crate::tcp::{TcpProbe, TcpReceiver, TcpSender, TcpSenderStats, TcpState};
 use crate::time::{Dur, SimTime};
 
 mod forward;
@@ -104,8 +104,8 @@ pub struct TcpFlow {
     pub snd_armed: SimTime,
     /// Time of the receiver's pending timer event (NEVER if none).
     pub rcv_armed: SimTime,
-    /// Last traced (cwnd, ssthresh), to record only changes.
-    pub last_trace: (u32, u32),
+    /// Last traced (cwnd, ssthresh, state), to record only changes.
+    pub last_trace: (u32, u32, TcpState),
 }
 
 impl FlowApp {
@@ -197,7 +197,7 @@ pub struct Recorded {
     pub series: Vec<(u32, u64, u64)>,
     /// (iface, t [ns], packets, bytes, average).
     pub queue_samples: Vec<(u32, u64, u32, u64, f64)>,
-    /// (flow, t [ns], TCP sender probe) on every change of cwnd or ssthresh.
+    /// (flow, t [ns], TCP sender probe) on every change of cwnd, ssthresh or state.
     pub traces: Vec<(u32, u64, TcpProbe)>,
 }
 
@@ -210,6 +210,8 @@ pub struct Snapshot {
     pub ifaces: Vec<IfaceCounters>,
     /// Per flow.
     pub flows: Vec<FlowCounters>,
+    /// Per flow: the TCP sender's counters (zeros for UDP flows).
+    pub tcp: Vec<TcpSenderStats>,
 }
 
 /// A built network with its flows, ready to run.
@@ -317,6 +319,14 @@ impl World {
             nodes: self.nodes.iter().map(|n| n.counters).collect(),
             ifaces: self.ifaces.iter().map(|f| f.counters).collect(),
             flows: self.flows.iter().map(|f| f.counters).collect(),
+            tcp: self
+                .flows
+                .iter()
+                .map(|f| match &f.app {
+                    FlowApp::Tcp(t) => *t.snd.stats(),
+                    _ => TcpSenderStats::default(),
+                })
+                .collect(),
         }
     }
 
