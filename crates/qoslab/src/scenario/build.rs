@@ -189,6 +189,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 peer: to,
                 rate,
                 delay: l.delay,
+                framing: l.framing,
                 egress: Hook::default(),
                 loss,
                 busy_until: SimTime::ZERO,
