@@ -8,7 +8,8 @@
 // of `--limit` packets; the device queue behind it is cut to 1 packet.
 //
 // Prints one line per flow: "flow <i> rtt_ms <r> goodput_bps <g>" over [warmup, end],
-// then "bottleneck_packets <n>" and "wall_s <t>".
+// then "bottleneck_packets <n>", "bottleneck_drops <d>" (queue-disc drops after the
+// warm-up) and "wall_s <t>". `--sack=0` runs plain NewReno.
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -49,6 +50,7 @@ int main(int argc, char* argv[]) {
   uint32_t run = 1;
   uint32_t sockbuf = 1 << 24;
   uint32_t delack = 2;
+  bool sack = true;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail or red", queue);
   cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
@@ -62,6 +64,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("run", "RngRun", run);
   cmd.AddValue("sockbuf", "socket send/receive buffer [bytes]", sockbuf);
   cmd.AddValue("delack", "segments per delayed ACK (1 = ACK every segment)", delack);
+  cmd.AddValue("sack", "SACK on (NewReno + SACK) or off (plain NewReno)", sack);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -70,7 +73,7 @@ int main(int argc, char* argv[]) {
   starts.resize(flows, 0.0);
 
   Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
   Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
@@ -107,7 +110,7 @@ int main(int argc, char* argv[]) {
   } else {
     tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"));
   }
-  tch.Install(bnDev.Get(0));
+  QueueDiscContainer discs = tch.Install(bnDev.Get(0));
   bnDev.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&CountTx));
 
   Ipv4AddressHelper addr;
@@ -153,8 +156,10 @@ int main(int argc, char* argv[]) {
   }
 
   std::vector<uint64_t> atWarmup(flows, 0);
+  uint64_t dropsAtWarmup = 0;
   Simulator::Schedule(Seconds(warmup), [&]() {
     for (uint32_t i = 0; i < flows; ++i) atWarmup[i] = sinks[i]->GetTotalRx();
+    dropsAtWarmup = discs.Get(0)->GetStats().nTotalDroppedPackets;
   });
   Simulator::Stop(Seconds(duration));
   auto t0 = std::chrono::steady_clock::now();
@@ -165,6 +170,8 @@ int main(int argc, char* argv[]) {
     std::cout << "flow " << i << " rtt_ms " << rtts[i % rtts.size()] << " goodput_bps " << g << "\n";
   }
   std::cout << "bottleneck_packets " << g_bottleneckTx << "\n";
+  std::cout << "bottleneck_drops "
+            << discs.Get(0)->GetStats().nTotalDroppedPackets - dropsAtWarmup << "\n";
   std::cout << "wall_s " << wall << "\n";
   Simulator::Destroy();
   return 0;
