@@ -310,3 +310,50 @@ fn newreno_leaves_recovery_within_a_bounded_number_of_rtts() {
         longest as f64 / 1e9
     );
 }
+
+#[test]
+fn tcp_counters_count_after_the_warm_up_and_over_the_whole_run() {
+    // Slow start overshoots and loses in the first seconds; the warm-up excludes that.
+    let tcp = "{ variant = \"sack\", max_window = 200 }";
+    let flows: String = (0..2).map(|i| tcp_flow(i, tcp, "")).collect();
+    let text = dumbbell(
+        2,
+        "2Mbps",
+        "{ kind = \"droptail\", limit = 20 }",
+        &flows,
+        "warmup = \"3s\"\n",
+    ) + "[record]\ntraces = [\"f0\"]\n";
+    let r = qoslab::run(&parse(&text)).unwrap();
+    let f = &r.tables["flows"];
+    let col = |n: &str| match f.get(n) {
+        Some(qoslab::stats::Column::Int(v)) => v.clone(),
+        _ => panic!("no int column {n}"),
+    };
+    for c in [
+        "retransmits",
+        "fast_retransmits",
+        "timeouts",
+        "dupacks",
+        "ecn_reductions",
+    ] {
+        let (after, whole) = (col(c), col(&format!("{c}_whole_run")));
+        assert!(after.iter().zip(&whole).all(|(a, w)| a <= w), "{c}");
+    }
+    let (fr, fr_all) = (col("fast_retransmits"), col("fast_retransmits_whole_run"));
+    assert!(fr.iter().sum::<i64>() > 0);
+    assert!(fr.iter().sum::<i64>() < fr_all.iter().sum::<i64>());
+    // Traces carry the recovery state, duplicate ACKs and, for SACK, pipe.
+    let t = &r.tables["traces"];
+    let states: Vec<&str> = (0..t.rows())
+        .filter_map(|i| t.get("state").and_then(|c| c.str_at(i)))
+        .collect();
+    assert!(states.contains(&"recovery") && states.contains(&"open"));
+    let Some(qoslab::stats::Column::Float(pipe)) = t.get("pipe") else {
+        panic!("pipe column")
+    };
+    assert!(pipe.iter().all(|p| p.is_finite()) && pipe.iter().any(|&p| p > 0.0));
+    let Some(qoslab::stats::Column::Int(d)) = t.get("dupacks") else {
+        panic!("dupacks column")
+    };
+    assert!(d.iter().any(|&x| x >= 3));
+}
