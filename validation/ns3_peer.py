@@ -72,7 +72,7 @@ def qoslab_scenario(
     s += ['[[node]]\nname = "r1"\nkind = "router"', '[[node]]\nname = "r2"\nkind = "router"']
     tcp = (
         f'{{ variant = "{"sack" if sack else "newreno"}", mss = 1460,'
-        ' max_window = 100000, initial_window = 10, '
+        " max_window = 100000, initial_window = 10, "
         f'delayed_ack = {str(delack).lower()}, min_rto = "200ms", granularity = "1ms" }}'
     )
     for i in range(n):

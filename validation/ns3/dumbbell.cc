@@ -35,6 +35,26 @@ static std::vector<double> ParseList(const std::string& s) {
 }
 
 static uint64_t g_bottleneckTx = 0;
+
+// --trace=i: one line per change of flow i's sender state, "trace <t> <what> <value>".
+static void TraceU32(std::string what, uint32_t, uint32_t v) {
+  std::cout << "trace " << Simulator::Now().GetSeconds() << " " << what << " " << v << "\n";
+}
+static void TraceState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t s) {
+  std::cout << "trace " << Simulator::Now().GetSeconds() << " state "
+            << TcpSocketState::TcpCongStateName[s] << "\n";
+}
+static void TraceRto(Time, Time v) {
+  std::cout << "trace " << Simulator::Now().GetSeconds() << " rto " << v.GetSeconds() << "\n";
+}
+static void HookTrace(Ptr<BulkSendApplication> app) {
+  Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
+  if (!s) return;
+  s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&TraceU32, std::string("cwnd")));
+  s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&TraceU32, std::string("ssthresh")));
+  s->TraceConnectWithoutContext("CongState", MakeCallback(&TraceState));
+  s->TraceConnectWithoutContext("RTO", MakeCallback(&TraceRto));
+}
 static void CountTx(Ptr<const Packet>) { ++g_bottleneckTx; }
 
 int main(int argc, char* argv[]) {
@@ -51,6 +71,7 @@ int main(int argc, char* argv[]) {
   uint32_t sockbuf = 1 << 24;
   uint32_t delack = 2;
   bool sack = true;
+  int trace = -1;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail or red", queue);
   cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
@@ -65,6 +86,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("sockbuf", "socket send/receive buffer [bytes]", sockbuf);
   cmd.AddValue("delack", "segments per delayed ACK (1 = ACK every segment)", delack);
   cmd.AddValue("sack", "SACK on (NewReno + SACK) or off (plain NewReno)", sack);
+  cmd.AddValue("trace", "flow whose sender state is printed on every change (-1: none)", trace);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -153,6 +175,10 @@ int main(int argc, char* argv[]) {
     src.SetAttribute("SendSize", UintegerValue(1460));
     ApplicationContainer ca = src.Install(senders.Get(i));
     ca.Start(Seconds(starts[i]));
+    if (static_cast<int>(i) == trace) {
+      Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(ca.Get(0));
+      Simulator::Schedule(Seconds(starts[i]) + MicroSeconds(1), &HookTrace, app);
+    }
   }
 
   std::vector<uint64_t> atWarmup(flows, 0);
