@@ -53,7 +53,7 @@ def span(v, fmt="{:.3f}"):
     return f"{fmt.format(statistics.mean(v))} [{fmt.format(min(v))}–{fmt.format(max(v))}]"
 
 
-def run_case(name, seeds, duration, warmup):
+def run_case(name, seeds, duration, warmup, delack_ms=200):
     n, rtts, queue, limit, sack = CASES[name]
     if name in LONG:
         duration, warmup = duration + 30, warmup + 20
@@ -63,11 +63,30 @@ def run_case(name, seeds, duration, warmup):
         rnd = random.Random(seed)
         starts = [round(rnd.random(), 6) for _ in range(n)]
         text = peer.qoslab_scenario(
-            n, queue, starts, duration, warmup, seed, limit=limit, rtts=rtts, sack=sack
+            n,
+            queue,
+            starts,
+            duration,
+            warmup,
+            seed,
+            limit=limit,
+            rtts=rtts,
+            sack=sack,
+            delack_ms=delack_ms,
         )
         gq, _, _, dq = peer.run_qoslab(text, drops=True)
         gn, _, _, dn = peer.run_ns3(
-            n, queue, starts, duration, warmup, seed, limit=limit, rtts=rtts, sack=sack, drops=True
+            n,
+            queue,
+            starts,
+            duration,
+            warmup,
+            seed,
+            limit=limit,
+            rtts=rtts,
+            sack=sack,
+            drops=True,
+            delack_ms=delack_ms,
         )
         for side, g, d in (("q", gq, dq), ("n", gn, dn)):
             res[side].append(
@@ -110,6 +129,13 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument(
+        "--delack-timeout",
+        type=int,
+        default=200,
+        help="delayed-ACK timeout [ms] on both sides (below the 200 ms minimum RTO, ns-3's "
+        "one-segment-per-timeout lock cannot form)",
+    )
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset")
     ap.add_argument("--out", default=str(peer.ROOT / "docs" / "validation" / "ns3-cases.md"))
     args = ap.parse_args()
@@ -124,7 +150,7 @@ def main() -> int:
     detail = []
     for name in args.cases.split(","):
         n, rtts, queue, limit, sack = CASES[name]
-        res = run_case(name, args.seeds, args.duration, args.warmup)
+        res = run_case(name, args.seeds, args.duration, args.warmup, args.delack_timeout)
         ratio, dj, dk, ok = verdict(res)
         qdesc = f"{queue} {limit}" if queue == "droptail" else f"{queue} (wait) {limit}"
         summary.append(
@@ -168,8 +194,10 @@ def main() -> int:
     lines = [
         "# qoslab against ns-3.44: more dumbbells",
         "",
-        f"Made by `python3 validation/ns3_cases.py --seeds {args.seeds}` "
-        f"({args.duration:g} s, {args.warmup:g} s warm-up — cases without SACK "
+        f"Made by `python3 validation/ns3_cases.py --seeds {args.seeds}"
+        f"{'' if args.delack_timeout == 200 else f' --delack-timeout {args.delack_timeout}'}` "
+        f"(delayed-ACK timeout {args.delack_timeout} ms on both sides, "
+        f"{args.duration:g} s, {args.warmup:g} s warm-up — cases without SACK "
         f"{args.duration + 30:g} s, {args.warmup + 20:g} s —, {args.seeds} seeds on each side; "
         "values are mean [min–max] over the seeds). Setup as in "
         "[ns3-peer.md](ns3-peer.md): qoslab runs SACK with RFC 6675 recovery (ns-3's "

@@ -66,6 +66,7 @@ def qoslab_scenario(
     rtts=RTTS,
     sack=True,
     framing=2,
+    delack_ms=200,
 ):
     # framing = 2: ns-3's point-to-point devices add a 2-byte PPP header to every packet.
     s = [f'name = "peer-{queue}"', f"duration = {duration}", f"warmup = {warmup}", f"seed = {seed}"]
@@ -73,7 +74,8 @@ def qoslab_scenario(
     tcp = (
         f'{{ variant = "{"sack" if sack else "newreno"}", mss = 1460,'
         " max_window = 100000, initial_window = 10, "
-        f'delayed_ack = {str(delack).lower()}, min_rto = "200ms", granularity = "1ms" }}'
+        f'delayed_ack = {str(delack).lower()}, delack_timeout = "{delack_ms}ms", '
+        'min_rto = "200ms", granularity = "1ms" }'
     )
     for i in range(n):
         rtt = rtts[i % len(rtts)]
@@ -127,6 +129,7 @@ def run_ns3(
     rtts=RTTS,
     sack=True,
     drops=False,
+    delack_ms=200,
 ):
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
     # Socket buffers: 4× a flow's fair share of (bottleneck BDP at 200 ms + the queue),
@@ -144,6 +147,7 @@ def run_ns3(
         f"--delack={2 if delack else 1}",
         f"--rtts={','.join(map(str, rtts))}",
         f"--sack={int(sack)}",
+        f"--delack-timeout={delack_ms}",
         f"--starts={','.join(map(str, starts))}",
         f"--duration={duration}",
         f"--warmup={warmup}",

@@ -70,6 +70,7 @@ int main(int argc, char* argv[]) {
   uint32_t run = 1;
   uint32_t sockbuf = 1 << 24;
   uint32_t delack = 2;
+  uint32_t delackMs = 200;
   bool sack = true;
   int trace = -1;
   CommandLine cmd;
@@ -85,6 +86,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("run", "RngRun", run);
   cmd.AddValue("sockbuf", "socket send/receive buffer [bytes]", sockbuf);
   cmd.AddValue("delack", "segments per delayed ACK (1 = ACK every segment)", delack);
+  cmd.AddValue("delack-timeout", "delayed-ACK timeout [ms]", delackMs);
   cmd.AddValue("sack", "SACK on (NewReno + SACK) or off (plain NewReno)", sack);
   cmd.AddValue("trace", "flow whose sender state is printed on every change (-1: none)", trace);
   cmd.Parse(argc, argv);
@@ -101,7 +103,7 @@ int main(int argc, char* argv[]) {
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack));
-  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(delackMs)));
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockbuf));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockbuf));
   Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
