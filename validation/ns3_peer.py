@@ -63,33 +63,43 @@ def qoslab_scenario(
     access="100Mbps",
     limit=100,
     delack=True,
+    rtts=RTTS,
+    sack=True,
+    framing=2,
+    delack_ms=200,
 ):
+    # framing = 2: ns-3's point-to-point devices add a 2-byte PPP header to every packet.
     s = [f'name = "peer-{queue}"', f"duration = {duration}", f"warmup = {warmup}", f"seed = {seed}"]
     s += ['[[node]]\nname = "r1"\nkind = "router"', '[[node]]\nname = "r2"\nkind = "router"']
     tcp = (
-        '{ variant = "sack", mss = 1460, max_window = 100000, initial_window = 10, '
-        f'delayed_ack = {str(delack).lower()}, min_rto = "200ms", granularity = "1ms" }}'
+        f'{{ variant = "{"sack" if sack else "newreno"}", mss = 1460,'
+        " max_window = 100000, initial_window = 10, "
+        f'delayed_ack = {str(delack).lower()}, delack_timeout = "{delack_ms}ms", '
+        'min_rto = "200ms", granularity = "1ms" }'
     )
     for i in range(n):
-        rtt = RTTS[i % len(RTTS)]
+        rtt = rtts[i % len(rtts)]
         s.append(f'[[node]]\nname = "s{i}"\n[[node]]\nname = "d{i}"')
         s.append(
             f'[[link]]\na = "s{i}"\nb = "r1"\nrate = "{access}"\ndelay = "{rtt / 2 - 3}ms"\n'
-            'queue = { kind = "droptail", limit = 1000 }'
+            f'framing = {framing}\nqueue = {{ kind = "droptail", limit = 1000 }}'
         )
         s.append(
             f'[[link]]\na = "r2"\nb = "d{i}"\nrate = "{access}"\ndelay = "1ms"\n'
-            'queue = { kind = "droptail", limit = 1000 }'
+            f'framing = {framing}\nqueue = {{ kind = "droptail", limit = 1000 }}'
         )
         s.append(
             f'[[flow]]\nname = "f{i}"\nfrom = "s{i}"\nto = "d{i}"\nstart = {starts[i]}\ntcp = {tcp}'
         )
     q = QUEUES[queue][0].replace("limit = 100", f"limit = {limit}")
-    s.append(f'[[link]]\na = "r1"\nb = "r2"\nrate = "{bottleneck}"\ndelay = "2ms"\nqueue = {q}')
+    s.append(
+        f'[[link]]\na = "r1"\nb = "r2"\nrate = "{bottleneck}"\ndelay = "2ms"\n'
+        f"framing = {framing}\nqueue = {q}"
+    )
     return "\n".join(s) + "\n"
 
 
-def run_qoslab(text):
+def run_qoslab(text, drops=False):
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
     t0 = time.perf_counter()
@@ -100,6 +110,8 @@ def run_qoslab(text):
     flows = dict(zip(t["names"], t["columns"], strict=True))
     q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
     hops = q["departed"][q["iface"].index("r1->r2")]
+    if drops:
+        return flows["goodput_bps"], wall, hops, q["dropped"][q["iface"].index("r1->r2")]
     return flows["goodput_bps"], wall, hops
 
 
@@ -114,6 +126,10 @@ def run_ns3(
     bottleneck="10Mbps",
     access="100Mbps",
     delack=True,
+    rtts=RTTS,
+    sack=True,
+    drops=False,
+    delack_ms=200,
 ):
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
     # Socket buffers: 4× a flow's fair share of (bottleneck BDP at 200 ms + the queue),
@@ -129,7 +145,9 @@ def run_ns3(
         f"--access={access}",
         f"--sockbuf={sockbuf}",
         f"--delack={2 if delack else 1}",
-        f"--rtts={','.join(map(str, RTTS))}",
+        f"--rtts={','.join(map(str, rtts))}",
+        f"--sack={int(sack)}",
+        f"--delack-timeout={delack_ms}",
         f"--starts={','.join(map(str, starts))}",
         f"--duration={duration}",
         f"--warmup={warmup}",
@@ -138,13 +156,17 @@ def run_ns3(
     t0 = time.perf_counter()
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
-    good, hops = [], 0
+    good, hops, dropped = [], 0, 0
     for line in out.splitlines():
         p = line.split()
         if p[0] == "flow":
             good.append(float(p[5]))
         elif p[0] == "bottleneck_packets":
             hops = int(p[1])
+        elif p[0] == "bottleneck_drops":
+            dropped = int(p[1])
+    if drops:
+        return good, wall, hops, dropped
     return good, wall, hops
 
 

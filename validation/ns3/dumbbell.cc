@@ -8,7 +8,8 @@
 // of `--limit` packets; the device queue behind it is cut to 1 packet.
 //
 // Prints one line per flow: "flow <i> rtt_ms <r> goodput_bps <g>" over [warmup, end],
-// then "bottleneck_packets <n>" and "wall_s <t>".
+// then "bottleneck_packets <n>", "bottleneck_drops <d>" (queue-disc drops after the
+// warm-up) and "wall_s <t>". `--sack=0` runs plain NewReno.
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -34,6 +35,26 @@ static std::vector<double> ParseList(const std::string& s) {
 }
 
 static uint64_t g_bottleneckTx = 0;
+
+// --trace=i: one line per change of flow i's sender state, "trace <t> <what> <value>".
+static void TraceU32(std::string what, uint32_t, uint32_t v) {
+  std::cout << "trace " << Simulator::Now().GetSeconds() << " " << what << " " << v << "\n";
+}
+static void TraceState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t s) {
+  std::cout << "trace " << Simulator::Now().GetSeconds() << " state "
+            << TcpSocketState::TcpCongStateName[s] << "\n";
+}
+static void TraceRto(Time, Time v) {
+  std::cout << "trace " << Simulator::Now().GetSeconds() << " rto " << v.GetSeconds() << "\n";
+}
+static void HookTrace(Ptr<BulkSendApplication> app) {
+  Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
+  if (!s) return;
+  s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&TraceU32, std::string("cwnd")));
+  s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&TraceU32, std::string("ssthresh")));
+  s->TraceConnectWithoutContext("CongState", MakeCallback(&TraceState));
+  s->TraceConnectWithoutContext("RTO", MakeCallback(&TraceRto));
+}
 static void CountTx(Ptr<const Packet>) { ++g_bottleneckTx; }
 
 int main(int argc, char* argv[]) {
@@ -49,6 +70,9 @@ int main(int argc, char* argv[]) {
   uint32_t run = 1;
   uint32_t sockbuf = 1 << 24;
   uint32_t delack = 2;
+  uint32_t delackMs = 200;
+  bool sack = true;
+  int trace = -1;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail or red", queue);
   cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
@@ -62,6 +86,9 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("run", "RngRun", run);
   cmd.AddValue("sockbuf", "socket send/receive buffer [bytes]", sockbuf);
   cmd.AddValue("delack", "segments per delayed ACK (1 = ACK every segment)", delack);
+  cmd.AddValue("delack-timeout", "delayed-ACK timeout [ms]", delackMs);
+  cmd.AddValue("sack", "SACK on (NewReno + SACK) or off (plain NewReno)", sack);
+  cmd.AddValue("trace", "flow whose sender state is printed on every change (-1: none)", trace);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -70,13 +97,13 @@ int main(int argc, char* argv[]) {
   starts.resize(flows, 0.0);
 
   Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
   Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack));
-  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(delackMs)));
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockbuf));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockbuf));
   Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
@@ -107,7 +134,7 @@ int main(int argc, char* argv[]) {
   } else {
     tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"));
   }
-  tch.Install(bnDev.Get(0));
+  QueueDiscContainer discs = tch.Install(bnDev.Get(0));
   bnDev.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&CountTx));
 
   Ipv4AddressHelper addr;
@@ -150,11 +177,17 @@ int main(int argc, char* argv[]) {
     src.SetAttribute("SendSize", UintegerValue(1460));
     ApplicationContainer ca = src.Install(senders.Get(i));
     ca.Start(Seconds(starts[i]));
+    if (static_cast<int>(i) == trace) {
+      Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(ca.Get(0));
+      Simulator::Schedule(Seconds(starts[i]) + MicroSeconds(1), &HookTrace, app);
+    }
   }
 
   std::vector<uint64_t> atWarmup(flows, 0);
+  uint64_t dropsAtWarmup = 0;
   Simulator::Schedule(Seconds(warmup), [&]() {
     for (uint32_t i = 0; i < flows; ++i) atWarmup[i] = sinks[i]->GetTotalRx();
+    dropsAtWarmup = discs.Get(0)->GetStats().nTotalDroppedPackets;
   });
   Simulator::Stop(Seconds(duration));
   auto t0 = std::chrono::steady_clock::now();
@@ -165,6 +198,8 @@ int main(int argc, char* argv[]) {
     std::cout << "flow " << i << " rtt_ms " << rtts[i % rtts.size()] << " goodput_bps " << g << "\n";
   }
   std::cout << "bottleneck_packets " << g_bottleneckTx << "\n";
+  std::cout << "bottleneck_drops "
+            << discs.Get(0)->GetStats().nTotalDroppedPackets - dropsAtWarmup << "\n";
   std::cout << "wall_s " << wall << "\n";
   Simulator::Destroy();
   return 0;

@@ -4,7 +4,7 @@
 
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
 use crate::packet::NodeId;
-use crate::tcp::{TcpReceiver, TcpSender};
+use crate::tcp::{TcpReceiver, TcpSender, TcpState};
 use crate::time::SimTime;
 
 /// A flow's application and transport state.
@@ -53,8 +53,8 @@ pub struct TcpFlow {
     pub snd_armed: SimTime,
     /// Time of the receiver's pending timer event (NEVER if none).
     pub rcv_armed: SimTime,
-    /// Last traced (cwnd, ssthresh), to record only changes.
-    pub last_trace: (u32, u32),
+    /// Last traced (cwnd, ssthresh, state), to record only changes.
+    pub last_trace: (u32, u32, TcpState),
 }
 
 impl FlowApp {

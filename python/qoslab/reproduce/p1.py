@@ -92,9 +92,13 @@ def dumbbell(
                     "variant": "sack",
                     "max_window": 2000,
                     "initial_window": 1,
-                    # ns-2 2.1b6 (the paper's, §4.1): tcpTick_ = 100 ms, whole-tick RTO.
+                    # ns-2 2.1b6 (the paper's, §4.1): tcpTick_ = 100 ms, whole-tick RTO;
+                    # no limited transmit (RFC 3042 came later); ssthresh halves the
+                    # window (ns-2's min(cwnd, rwnd)), as the TRC's drop spacing assumes.
                     "granularity": "100ms",
                     "rto_estimator": "ns2",
+                    "limited_transmit": False,
+                    "halve": "window",
                 },
             }
         )

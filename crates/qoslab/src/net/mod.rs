@@ -165,6 +165,9 @@ pub struct Iface {
     pub rate: Rate,
     /// Propagation delay.
     pub delay: Dur,
+    /// Bytes of link-layer framing added to every packet on the wire (serialisation
+    /// time only; packet sizes, queues and counters stay in IP bytes).
+    pub framing: u32,
     /// The output queue.
     pub queue: AnyQueue,
     /// Conditioners applied before the queue (router egress).

@@ -195,6 +195,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 peer: to,
                 rate,
                 delay: l.delay,
+                framing: l.framing,
                 egress: Hook::default(),
                 loss,
                 busy_until: SimTime::ZERO,
@@ -305,7 +306,7 @@ fn flows<'a>(
                     traced,
                     snd_armed: SimTime::NEVER,
                     rcv_armed: SimTime::NEVER,
-                    last_trace: (0, 0),
+                    last_trace: Default::default(),
                 }))
             }
             (None, Some(c), None) => {

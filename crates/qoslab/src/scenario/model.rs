@@ -94,6 +94,9 @@ pub struct LinkSpec {
     pub rate_b_to_a: Option<Rate>,
     /// One-way propagation delay.
     pub delay: Dur,
+    /// Link-layer framing bytes added to every packet on the wire; default 0.
+    #[serde(default)]
+    pub framing: u32,
     /// Output queue in both directions (default DropTail, 100 packets).
     #[serde(default)]
     pub queue: Option<QueueConfig>,

@@ -93,25 +93,54 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
                 .collect(),
         ),
     );
-    // TCP sender counters (whole run) and final state; zeros / NaN for UDP flows.
-    let tcp: Vec<Option<(&crate::tcp::TcpSenderStats, crate::tcp::TcpProbe)>> = w
+    // TCP sender counters after the warm-up (as goodput and drops), the same over the
+    // whole run in `*_whole_run` columns, and the final state; zeros / NaN for UDP flows.
+    let tcp: Vec<Option<(crate::tcp::TcpSenderStats, crate::tcp::TcpProbe)>> = w
         .flows
         .iter()
         .map(|f| match &f.app {
-            FlowApp::Tcp(t) => Some((t.snd.stats(), t.snd.probe())),
+            FlowApp::Tcp(t) => Some((*t.snd.stats(), t.snd.probe())),
             _ => None,
         })
         .collect();
-    let int = |g: &dyn Fn(&crate::tcp::TcpSenderStats) -> u64| {
-        Column::Int(
-            tcp.iter()
-                .map(|x| x.map_or(0, |(s, _)| g(s) as i64))
-                .collect(),
-        )
-    };
-    t.push("retransmits", int(&|s| s.retransmits));
-    t.push("fast_retransmits", int(&|s| s.fast_retransmits));
-    t.push("timeouts", int(&|s| s.timeouts));
+    let measured_tcp: Vec<Option<crate::tcp::TcpSenderStats>> = tcp
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x.map(|(s, _)| w.warm.tcp.get(i).map_or(s, |e| s.since(e))))
+        .collect();
+    type Get = fn(&crate::tcp::TcpSenderStats) -> u64;
+    let counters: [(&str, &str, Get); 5] = [
+        ("retransmits", "retransmits_whole_run", |s| s.retransmits),
+        ("fast_retransmits", "fast_retransmits_whole_run", |s| {
+            s.fast_retransmits
+        }),
+        ("timeouts", "timeouts_whole_run", |s| s.timeouts),
+        ("dupacks", "dupacks_whole_run", |s| s.dupacks),
+        ("ecn_reductions", "ecn_reductions_whole_run", |s| {
+            s.ecn_reductions
+        }),
+    ];
+    for (name, _, g) in counters {
+        t.push(
+            name,
+            Column::Int(
+                measured_tcp
+                    .iter()
+                    .map(|x| x.as_ref().map_or(0, |s| g(s) as i64))
+                    .collect(),
+            ),
+        );
+    }
+    for (_, name, g) in counters {
+        t.push(
+            name,
+            Column::Int(
+                tcp.iter()
+                    .map(|x| x.as_ref().map_or(0, |(s, _)| g(s) as i64))
+                    .collect(),
+            ),
+        );
+    }
     t.push(
         "acks_sent",
         Column::Int(c.iter().map(|x| x.acks_sent as i64).collect()),
@@ -170,6 +199,22 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     t.push(
         "in_flight",
         Column::Int(tr.iter().map(|x| x.2.in_flight as i64).collect()),
+    );
+    t.push(
+        "state",
+        names(tr.iter().map(|x| x.2.state.name()).collect()),
+    );
+    t.push(
+        "dupacks",
+        Column::Int(tr.iter().map(|x| x.2.dupacks as i64).collect()),
+    );
+    t.push(
+        "pipe",
+        Column::Float(
+            tr.iter()
+                .map(|x| x.2.pipe.map_or(f64::NAN, |p| p as f64))
+                .collect(),
+        ),
     );
     r.tables.insert("traces".into(), t);
 

@@ -43,10 +43,10 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use crate::error::ScenarioError;
+use crate::config::ScenarioError;
 use crate::packet::MAX_SACK_BLOCKS;
-use crate::scenario::Bytes;
 use crate::time::{Dur, SimTime};
+use crate::units::Bytes;
 
 /// Loss-recovery flavour of the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -73,6 +73,31 @@ pub enum RtoEstimator {
     /// ns-2's `tcp.cc` estimator in whole ticks of `granularity` (`tcpTick_`): samples
     /// rounded to ticks (≥ 1), integer SRTT/RTTVAR, RTO = SRTT + 4·RTTVAR ≥ 2 ticks.
     Ns2,
+}
+
+/// How a SACK sender paces its sending during fast recovery.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// RFC 6675 §5: cwnd = ssthresh at once; send while `pipe` < cwnd.
+    #[default]
+    Rfc6675,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB): cwnd falls to ssthresh in
+    /// proportion to the data delivered during recovery (Linux's and ns-3's default).
+    Prr,
+}
+
+/// What ssthresh halves after a loss or congestion signal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Halve {
+    /// The data really in the network, never above cwnd: RFC 5681 FlightSize for Tahoe,
+    /// Reno and NewReno; RFC 6675 `pipe` for SACK (as ns-3's `BytesInFlight`).
+    #[default]
+    Flight,
+    /// The window: min(cwnd, advertised window), cwnd before fast-recovery inflation
+    /// (ns-2's `window()`, Linux's `snd_cwnd`).
+    Window,
 }
 
 /// Which congestion-control algorithm drives the window (see [`cc`]).
@@ -172,7 +197,8 @@ impl<'de> Deserialize<'de> for CcConfig {
 /// segments (RFC 5681 §3.1), no delayed ACKs (as ns-2's `TCPSink`), delayed-ACK timeout
 /// 200 ms, RTO min 200 ms / initial 1 s (RFC 6298 §2.1) / max 60 s, timer granularity
 /// 10 ms (ns-2's `tcpTick_` since 2004), no ECN,
-/// infinite receive buffer, 3 SACK blocks, no handshake, Reno AIMD.
+/// infinite receive buffer, 3 SACK blocks, no handshake, Reno AIMD, limited transmit for
+/// NewReno and SACK (RFC 3042), RFC 6675 recovery pacing for SACK.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
@@ -211,6 +237,13 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// Congestion control.
     pub cc: CcConfig,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate
+    /// ACKs. `None`: on for NewReno and SACK (as Linux and ns-3), off for Tahoe and Reno.
+    pub limited_transmit: Option<bool>,
+    /// Fast-recovery pacing of the SACK variant: `"rfc6675"` (default) or `"prr"`.
+    pub recovery: Recovery,
+    /// What ssthresh halves after a loss: `"flight"` (default) or `"window"` (ns-2).
+    pub halve: Halve,
 }
 
 impl Default for TcpConfig {
@@ -232,6 +265,9 @@ impl Default for TcpConfig {
             sack_blocks: MAX_SACK_BLOCKS as u8,
             handshake: false,
             cc: CcConfig::Reno,
+            limited_transmit: None,
+            recovery: Recovery::Rfc6675,
+            halve: Halve::Flight,
         }
     }
 }
@@ -306,6 +342,12 @@ impl TcpConfig {
             "expected 1 to {MAX_SACK_BLOCKS} blocks, found {}",
             self.sack_blocks
         );
+        crate::ensure_scenario!(
+            self.recovery == Recovery::Rfc6675 || self.variant == Variant::Sack,
+            "recovery",
+            "expected \"prr\" only with variant = \"sack\" (PRR paces recovery by SACKed data), found variant {:?}",
+            self.variant
+        );
         match self.cc {
             CcConfig::Reno => {}
             CcConfig::MulTcp { w } => crate::ensure_scenario!(
@@ -322,6 +364,13 @@ impl TcpConfig {
         Ok(())
     }
 
+    /// Whether limited transmit is on: the `limited_transmit` key, or the variant's
+    /// default (NewReno and SACK).
+    pub fn limited_transmit(&self) -> bool {
+        self.limited_transmit
+            .unwrap_or(matches!(self.variant, Variant::NewReno | Variant::Sack))
+    }
+
     /// The window cap [bytes]: `max_window` segments of `mss` bytes.
     pub fn max_window_bytes(&self) -> u32 {
         self.max_window.saturating_mul(self.mss)
@@ -336,6 +385,9 @@ pub enum TcpState {
     /// Sending normally (slow start or congestion avoidance).
     #[default]
     Open,
+    /// Open, but duplicate ACKs or SACKed data show reordering or loss, not yet enough
+    /// to enter recovery (Linux's `TCP_CA_Disorder`; only reported by probes).
+    Disorder,
     /// Fast recovery (Reno, NewReno) or SACK recovery.
     Recovery,
     /// After a retransmission timeout, until everything sent before it is acknowledged.
@@ -344,8 +396,22 @@ pub enum TcpState {
     Done,
 }
 
+impl TcpState {
+    /// Lower-case name as in the `traces` table: `open`, `disorder`, `recovery`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpState::SynSent => "syn_sent",
+            TcpState::Open => "open",
+            TcpState::Disorder => "disorder",
+            TcpState::Recovery => "recovery",
+            TcpState::Loss => "loss",
+            TcpState::Done => "done",
+        }
+    }
+}
+
 /// Counters of one sender.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpSenderStats {
     /// Segments sent (data, SYN, FIN, window probes; retransmissions included).
     pub segments_sent: u64,
@@ -369,6 +435,24 @@ pub struct TcpSenderStats {
     pub bytes_acked: u64,
 }
 
+impl TcpSenderStats {
+    /// Counters accumulated since `earlier` (e.g. the end of the warm-up).
+    pub fn since(&self, earlier: &TcpSenderStats) -> TcpSenderStats {
+        TcpSenderStats {
+            segments_sent: self.segments_sent - earlier.segments_sent,
+            bytes_sent: self.bytes_sent - earlier.bytes_sent,
+            retransmits: self.retransmits - earlier.retransmits,
+            fast_retransmits: self.fast_retransmits - earlier.fast_retransmits,
+            timeouts: self.timeouts - earlier.timeouts,
+            dupacks: self.dupacks - earlier.dupacks,
+            ecn_reductions: self.ecn_reductions - earlier.ecn_reductions,
+            quench_reductions: self.quench_reductions - earlier.quench_reductions,
+            rtt_samples: self.rtt_samples - earlier.rtt_samples,
+            bytes_acked: self.bytes_acked - earlier.bytes_acked,
+        }
+    }
+}
+
 /// A snapshot of the sender for traces.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TcpProbe {
@@ -390,6 +474,10 @@ pub struct TcpProbe {
     pub snd_max: u64,
     /// Life-cycle and recovery state.
     pub state: TcpState,
+    /// Duplicate ACKs counted since the last new ACK.
+    pub dupacks: u32,
+    /// RFC 6675 `pipe` [bytes] (SACK only; `None` for the other variants).
+    pub pipe: Option<u64>,
 }
 
 /// Earliest of two optional deadlines.

@@ -320,7 +320,7 @@ mod tests {
     #[test]
     fn finite_buffer_shrinks_window_drops_overflow_and_updates() {
         let c = TcpConfig {
-            rcv_buffer: Some(crate::scenario::Bytes(3000)),
+            rcv_buffer: Some(crate::units::Bytes(3000)),
             ..cfg()
         };
         let mut r = TcpReceiver::new(&c);

@@ -120,6 +120,20 @@ impl Scoreboard {
         }
     }
 
+    /// Bytes of outstanding segments the receiver has SACKed.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.recs
+            .iter()
+            .filter(|r| r.sacked)
+            .map(|r| r.len as u64)
+            .sum()
+    }
+
+    /// Does the receiver hold any outstanding segment (SACKed above a hole)?
+    pub fn any_sacked(&self) -> bool {
+        self.recs.iter().any(|r| r.sacked)
+    }
+
     /// Is the first outstanding segment deemed lost?
     pub fn first_lost(&self) -> bool {
         self.recs.front().is_some_and(|r| r.lost)

@@ -13,7 +13,9 @@
 use super::cc::{AckSample, AnyCc, CongestionControl};
 use super::rto::RttEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
-use super::{earliest, RtoEstimator, TcpConfig, TcpProbe, TcpSenderStats, TcpState, Variant};
+use super::{
+    earliest, Halve, Recovery, RtoEstimator, TcpConfig, TcpProbe, TcpSenderStats, TcpState, Variant,
+};
 use crate::packet::{tcp_flags, TcpHeader};
 use crate::time::SimTime;
 
@@ -58,6 +60,19 @@ pub struct TcpSender {
     fin_acked: bool,
     syn_sent_at: SimTime,
     syn_retransmitted: bool,
+    /// RFC 3042 limited transmit on.
+    limited_transmit: bool,
+    /// PRR (RFC 6937) paces SACK recovery.
+    prr: bool,
+    /// What ssthresh halves.
+    halve: Halve,
+    /// PRR state of the current recovery: `prr_delivered`, `prr_out`, `RecoverFS` [bytes].
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    /// `snd_una` at the last retransmission timeout (a further timeout with the same
+    /// `snd_una` is a backoff of the same segment).
+    rto_head: Option<u64>,
     /// The timed segment: (one past its last byte, when it was sent).
     timing: Option<(u64, SimTime)>,
     rto_at: Option<SimTime>,
@@ -107,6 +122,13 @@ impl TcpSender {
             fin_acked: false,
             syn_sent_at: SimTime::ZERO,
             syn_retransmitted: false,
+            rto_head: None,
+            limited_transmit: cfg.limited_transmit(),
+            prr: cfg.variant == Variant::Sack && cfg.recovery == Recovery::Prr,
+            halve: cfg.halve,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             timing: None,
             rto_at: None,
             persist_at: None,
@@ -152,6 +174,10 @@ impl TcpSender {
             }
             _ => {}
         }
+        // RFC 6937 DeliveredData = Δsnd_una + ΔSACKed bytes (PRR only: O(window)).
+        let before = self
+            .prr
+            .then(|| self.snd_una as i64 + self.sb.sacked_bytes() as i64);
         if self.variant == Variant::Sack && ack.nsack > 0 {
             let n = (ack.nsack as usize).min(ack.sack.len());
             self.sb.sack(&ack.sack[..n], self.mss);
@@ -174,6 +200,10 @@ impl TcpSender {
         }
         if ece {
             self.congestion_signal(true);
+        }
+        if let (Some(b), TcpState::Recovery) = (before, self.state) {
+            let after = self.snd_una as i64 + self.sb.sacked_bytes() as i64;
+            self.prr_update((after - b).max(0) as u64);
         }
         if self.state != TcpState::Done {
             self.send_available(now, out);
@@ -254,7 +284,12 @@ impl TcpSender {
             in_flight: self.snd_max - self.snd_una,
             snd_una: self.snd_una,
             snd_max: self.snd_max,
-            state: self.state,
+            state: match self.state {
+                TcpState::Open if self.dupacks > 0 || self.sb.any_sacked() => TcpState::Disorder,
+                st => st,
+            },
+            dupacks: self.dupacks,
+            pipe: (self.variant == Variant::Sack).then(|| self.sb.pipe()),
         }
     }
 
@@ -276,9 +311,24 @@ impl TcpSender {
 // ---------------------------------------------------------------- sending
 
 impl TcpSender {
-    /// Usable window [bytes]: min(cwnd, advertised window, max_window).
+    /// Usable window [bytes]: min(cwnd, advertised window, max_window). With limited
+    /// transmit (RFC 3042), each of the first two duplicate ACKs outside recovery lets
+    /// one more segment out: outstanding data may reach cwnd + 2·SMSS, never beyond the
+    /// receiver's window; cwnd itself does not change.
     fn window(&self) -> u64 {
-        self.cc.cwnd().min(self.peer_wnd).min(self.cap) as u64
+        let lt = if self.limited_transmit
+            && self.state == TcpState::Open
+            && (1..DUP_THRESH).contains(&self.dupacks)
+        {
+            self.dupacks * self.mss
+        } else {
+            0
+        };
+        self.cc
+            .cwnd()
+            .saturating_add(lt)
+            .min(self.peer_wnd)
+            .min(self.cap) as u64
     }
 
     /// Sends whatever the window and the application allow.
@@ -442,6 +492,9 @@ impl TcpSender {
     ) {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
+        if self.state == TcpState::Recovery {
+            self.prr_out += len as u64;
+        }
         out.push(TcpHeader {
             seq,
             ack: 0,
@@ -532,7 +585,7 @@ impl TcpSender {
                     self.cc.on_ack(&s);
                 }
             }
-            TcpState::SynSent | TcpState::Done => {}
+            TcpState::SynSent | TcpState::Done | TcpState::Disorder => {}
         }
 
         // RFC 6298 §5.2 / §5.3. During NewReno recovery this restarts the timer on every
@@ -576,8 +629,7 @@ impl TcpSender {
 impl TcpSender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
         self.stats.fast_retransmits += 1;
-        let flight = (self.snd_max - self.snd_una) as u32;
-        let ss = self.cc.ssthresh_after_loss(flight);
+        let ss = self.cc.ssthresh_after_loss(self.loss_flight());
         self.recover = self.snd_max;
         self.sb.clear_rtx();
         match self.variant {
@@ -597,23 +649,81 @@ impl TcpSender {
             }
             Variant::Sack => {
                 // RFC 6675 §5 step 4: retransmit the first segment, then NextSeg by pipe.
+                // With PRR (RFC 6937) cwnd is set from the data delivered on each ACK
+                // instead; the fast retransmit counts in `prr_out`.
                 self.cc.set_window(ss, ss);
                 self.state = TcpState::Recovery;
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.recover_fs = self.snd_max - self.snd_una;
                 self.retransmit(now, 0, out);
             }
         }
         self.rto_at = Some(now + self.rtt.rto());
     }
 
+    /// RFC 6937 §3 on an ACK during recovery that delivered `delivered` bytes:
+    /// proportional reduction while `pipe` > ssthresh, then slow start back up to it
+    /// (PRR-SSRB) but never more than one segment beyond what was delivered.
+    fn prr_update(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let ss = self.cc.ssthresh() as u64;
+        let pipe = self.sb.pipe();
+        let sndcnt = if pipe > ss {
+            let target = (self.prr_delivered * ss).div_ceil(self.recover_fs.max(1));
+            target.saturating_sub(self.prr_out)
+        } else {
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered)
+                + self.mss as u64;
+            (ss - pipe).min(limit)
+        };
+        let cwnd = (pipe + sndcnt).min(u32::MAX as u64) as u32;
+        self.cc.set_window(cwnd, ss as u32);
+    }
+
     fn exit_recovery(&mut self) {
-        // RFC 6582 §3.2 step 6 (option 2) / RFC 5681 step 6: deflate to ssthresh.
-        if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+        // RFC 6582 §3.2 step 6 (option 2) / RFC 5681 step 6: deflate to ssthresh (and
+        // RFC 6937 §3: cwnd = ssthresh at the end of PRR).
+        if matches!(self.variant, Variant::Reno | Variant::NewReno) || self.prr {
             let s = self.cc.ssthresh();
             self.cc.set_window(s, s);
         }
         self.state = TcpState::Open;
         self.dupacks = 0;
         self.sb.clear_rtx();
+    }
+
+    /// What a congestion event halves [bytes]. `halve = "flight"`: for non-SACK variants
+    /// RFC 5681's FlightSize, `snd_max − snd_una`, but never above the window (after a
+    /// recovery that sent new data, or a timeout's go-back, `snd_max − snd_una` can be
+    /// many windows, and limited transmit's segments must not count); for SACK RFC 6675's
+    /// `pipe`, which leaves out what the receiver holds and what is deemed lost, also
+    /// capped by the window (as ns-3's `BytesInFlight`). `halve = "window"`: the window
+    /// itself, min(cwnd, rwnd) as ns-2's `window()`. The window of Reno/NewReno in fast
+    /// recovery is the one before inflation by duplicate ACKs, i.e. ssthresh.
+    fn loss_flight(&self) -> u32 {
+        self.flight_or_window(self.halve)
+    }
+
+    /// [`TcpSender::loss_flight`] under the rule `halve`.
+    fn flight_or_window(&self, halve: Halve) -> u32 {
+        let cwnd = if self.state == TcpState::Recovery
+            && matches!(self.variant, Variant::Reno | Variant::NewReno)
+        {
+            self.cc.ssthresh()
+        } else {
+            self.cc.cwnd()
+        };
+        let wnd = cwnd.min(self.peer_wnd).min(self.cap) as u64;
+        let flight = match (halve, self.variant) {
+            (Halve::Window, _) => wnd,
+            (Halve::Flight, Variant::Sack) => self.sb.pipe(),
+            (Halve::Flight, _) => self.snd_max - self.snd_una,
+        };
+        flight.min(wnd) as u32
     }
 
     /// Go-back-N: the next segment to send is the first unacknowledged one.
@@ -651,8 +761,19 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        let flight = (self.snd_max - self.snd_una) as u32;
-        let ss = self.cc.ssthresh_after_loss(flight);
+        // RFC 5681 §3.1: eq. 4 only when the segment was not already resent by the timer;
+        // a backed-off retransmission of the same segment keeps ssthresh (as Linux and
+        // ns-3 do), so repeated timeouts do not shrink it to 2 segments. ns-2 halves its
+        // window of one segment again (`halve = "window"`).
+        let ss = if self.halve == Halve::Flight
+            && self.state == TcpState::Loss
+            && self.rto_head == Some(self.snd_una)
+        {
+            self.cc.ssthresh()
+        } else {
+            self.cc.ssthresh_after_loss(self.loss_flight())
+        };
+        self.rto_head = Some(self.snd_una);
         // RFC 5681 §3.1: loss window of one segment.
         self.cc.set_window(self.mss, ss);
         self.recover = self.snd_max;
@@ -695,8 +816,12 @@ impl TcpSender {
         if self.state != TcpState::Open || self.signal_recover.is_some_and(|r| self.snd_una <= r) {
             return;
         }
-        let flight = (self.snd_max - self.snd_una) as u32;
-        let ss = self.cc.ssthresh_after_signal(flight);
+        // The data in flight (RFC 3168 §6.1.2 refers to RFC 5681's loss response), whatever
+        // `halve` says: nothing is lost, so FlightSize and the window differ only when the
+        // sender is not window-limited, and halving the window would not slow it.
+        let ss = self
+            .cc
+            .ssthresh_after_signal(self.flight_or_window(Halve::Flight));
         self.cc.set_window(ss, ss);
         self.signal_recover = Some(self.snd_max);
         if ecn {

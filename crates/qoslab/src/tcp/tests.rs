@@ -94,7 +94,7 @@ fn every_variant_delivers_every_byte_once_under_burst_loss() {
 fn finite_receive_buffer_with_a_slow_reader_delivers_everything() {
     for v in ALL {
         let c = TcpConfig {
-            rcv_buffer: Some(crate::scenario::Bytes(8 * MSS as u64)),
+            rcv_buffer: Some(crate::units::Bytes(8 * MSS as u64)),
             ..cfg(v)
         };
         let mut path = Path::delay(5);
@@ -275,6 +275,131 @@ fn newreno_halves_once_for_several_losses_in_one_window() {
     let w = one_window_run(Variant::NewReno, &[40, 43, 47]);
     // Window was capped at 20 segments: ssthresh = 20/2.
     assert_eq!(w.snd.probe().ssthresh, 10 * MSS);
+}
+
+// ------------------------------------------------------------------ hand-driven sender
+
+/// An ACK of everything below `ack` with a SACK block `[sack_from, sack_to)` if
+/// `sack_to > sack_from`, advertising a 64-segment window.
+fn ack_hdr(ack: u64, sack: Option<(u64, u64)>) -> TcpHeader {
+    let mut h = TcpHeader {
+        ack,
+        flags: tcp_flags::ACK,
+        wnd: 64 * MSS,
+        ..Default::default()
+    };
+    if let Some((start, end)) = sack {
+        h.sack[0] = crate::packet::SackBlock { start, end };
+        h.nsack = 1;
+    }
+    h
+}
+
+/// The data segments in `out` as (segment number, retransmission).
+fn segs_of(out: &[TcpHeader]) -> Vec<(u64, bool)> {
+    out.iter()
+        .filter(|h| h.len > 0)
+        .map(|h| (h.seq / MSS as u64, h.retransmit))
+        .collect()
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks() {
+    // IW 3 segments (0, 1, 2); segment 0 is lost, 1 and 2 bring duplicate ACKs.
+    // By hand (RFC 3042 + RFC 5681 §3.2): dupack 1 → new segment 3, dupack 2 → new
+    // segment 4 (outstanding 5 ≤ cwnd 3 + 2); dupack 3 (from 3) → fast retransmit of 0,
+    // ssthresh = max(min(FlightSize 5, cwnd 3)/2, 2) = 2 segments (segments sent by limited
+    // transmit do not count, RFC 5681 §3.2 note), cwnd = 2 + 3 = 5 = outstanding, so
+    // nothing new; dupack 4 (from 4) → cwnd 6 → new segment 5.
+    // Without limited transmit only two dupacks ever come back: nothing is sent.
+    for lt in [true, false] {
+        let c = TcpConfig {
+            initial_window: 3,
+            limited_transmit: Some(lt),
+            ..cfg(Variant::NewReno)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(100);
+        s.start(SimTime::ZERO, &mut out);
+        assert_eq!(segs_of(&out), [(0, false), (1, false), (2, false)]);
+        let mut sent = Vec::new();
+        for _ in 0..(if lt { 4 } else { 2 }) {
+            out.clear();
+            s.on_ack(t, &ack_hdr(0, None), &mut out);
+            sent.push(segs_of(&out));
+        }
+        if lt {
+            assert_eq!(
+                sent,
+                [
+                    vec![(3, false)],
+                    vec![(4, false)],
+                    vec![(0, true)],
+                    vec![(5, false)]
+                ]
+            );
+            assert_eq!(s.probe().ssthresh, 2 * MSS);
+            assert_eq!(s.probe().cwnd, 6 * MSS);
+        } else {
+            assert_eq!(sent, [vec![], vec![]]);
+            assert_eq!(s.probe().state, TcpState::Disorder);
+        }
+    }
+    // Tahoe and Reno default to off, NewReno and SACK to on.
+    assert!(!cfg(Variant::Reno).limited_transmit());
+    assert!(cfg(Variant::Sack).limited_transmit());
+}
+
+#[test]
+fn prr_spreads_recovery_sends_in_proportion_to_delivered_data() {
+    // IW 20, no limited transmit, segment 0 lost; dupack k (k = 1..19) SACKs segments
+    // 1..=k. At dupack 3 recovery starts: pipe = 20 − 3 SACKed − 1 lost = 16 segments,
+    // ssthresh = 16/2 = 8, RecoverFS = 20, the fast retransmit is prr_out = 1.
+    // By hand (RFC 6937, in segments): dupack k delivered prr_delivered = k − 2 and
+    // pipe = (19 − k) + 1 (retransmission) + new segments sent. While pipe > 8,
+    // sndcnt = ⌈(k − 2)·8/20⌉ − prr_out: ≥ 1 at k = 7 (2 − 1), 10 (3.2 − 2), 12 (4 − 3);
+    // then pipe ≤ 8 (PRR-SSRB): sndcnt = min(8 − pipe, …): 0 at k = 13–15, 1 at 16–19.
+    // RFC 6675 instead keeps cwnd = 8 and sends only once pipe < 8: k = 13..19.
+    let run = |recovery: Recovery| {
+        let c = TcpConfig {
+            initial_window: 20,
+            limited_transmit: Some(false),
+            recovery,
+            ..cfg(Variant::Sack)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        assert_eq!(out.len(), 20);
+        let mut new_at = Vec::new();
+        for k in 1..20u64 {
+            out.clear();
+            let h = ack_hdr(0, Some((MSS as u64, (k + 1) * MSS as u64)));
+            s.on_ack(SimTime::from_millis(100), &h, &mut out);
+            let segs = segs_of(&out);
+            if k == 3 {
+                assert_eq!(segs, [(0, true)], "{recovery:?}: fast retransmit");
+                assert_eq!(s.probe().ssthresh, 8 * MSS);
+            } else if !segs.is_empty() {
+                assert_eq!(segs.len(), 1, "{recovery:?} k={k}: {segs:?}");
+                assert!(!segs[0].1);
+                new_at.push(k);
+            }
+        }
+        // The retransmission arrives: everything is acknowledged, cwnd = ssthresh.
+        out.clear();
+        s.on_ack(
+            SimTime::from_millis(200),
+            &ack_hdr(20 * MSS as u64, None),
+            &mut out,
+        );
+        assert_eq!(s.probe().state, TcpState::Open, "{recovery:?}");
+        assert_eq!(s.probe().cwnd, 8 * MSS, "{recovery:?}");
+        new_at
+    };
+    assert_eq!(run(Recovery::Prr), [7, 10, 12, 16, 17, 18, 19]);
+    assert_eq!(run(Recovery::Rfc6675), [13, 14, 15, 16, 17, 18, 19]);
 }
 
 // ------------------------------------------------------------------ RTO
@@ -508,7 +633,7 @@ fn multcp_weight_one_behaves_exactly_like_reno_on_the_wire() {
         let mut w = Wire::new(&c, Some(1_000_000), path);
         w.start();
         w.run(SimTime::from_secs(100));
-        (w.cwnd_log.clone(), w.snd.stats().clone())
+        (w.cwnd_log.clone(), *w.snd.stats())
     };
     let a = run(CcConfig::Reno);
     let b = run(CcConfig::MulTcp { w: 1.0 });
@@ -586,8 +711,14 @@ fn config_defaults_and_serde() {
     assert_eq!(c.variant, Variant::Sack);
     assert_eq!(c.mss, 536);
     assert_eq!(c.delack_timeout, Dur::from_millis(100));
-    assert_eq!(c.rcv_buffer, Some(crate::scenario::Bytes(64_000)));
+    assert_eq!(c.rcv_buffer, Some(crate::units::Bytes(64_000)));
     assert_eq!(c.cc, CcConfig::MulTcp { w: 4.0 });
+    assert!(c.limited_transmit());
+    assert_eq!(c.recovery, Recovery::Rfc6675);
+    let c: TcpConfig =
+        toml::from_str("variant = \"sack\"\nlimited_transmit = false\nrecovery = \"prr\"").unwrap();
+    assert!(!c.limited_transmit());
+    assert_eq!(c.recovery, Recovery::Prr);
     let c: TcpConfig = toml::from_str("cc = \"reno\"").unwrap();
     assert_eq!(c.cc, CcConfig::Reno);
     let c: TcpConfig =
@@ -650,6 +781,12 @@ fn config_errors_name_the_key() {
         .key,
         "sack_blocks"
     );
+    let e = bad(TcpConfig {
+        recovery: Recovery::Prr,
+        ..Default::default()
+    });
+    assert_eq!(e.key, "recovery");
+    assert!(e.message.contains("only with variant"), "{}", e.message);
     assert_eq!(
         bad(TcpConfig {
             cc: CcConfig::MulTcp { w: 0.5 },
@@ -668,7 +805,7 @@ fn config_errors_name_the_key() {
     );
     assert_eq!(
         bad(TcpConfig {
-            rcv_buffer: Some(crate::scenario::Bytes(10)),
+            rcv_buffer: Some(crate::units::Bytes(10)),
             ..Default::default()
         })
         .key,

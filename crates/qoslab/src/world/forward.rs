@@ -87,7 +87,8 @@ impl World {
         let f = &mut self.ifaces[fi];
         f.counters.departed += 1;
         f.counters.departed_bytes += pkt.size as u64;
-        let tx = f.rate.tx_time(pkt.size);
+        // The link also carries its framing overhead (0 unless the scenario sets it).
+        let tx = f.rate.tx_time(pkt.size + f.framing);
         let done = now + tx;
         let lost = f.loss > 0.0 && f.loss_rng.bernoulli(f.loss);
         let arrive = done + f.delay;

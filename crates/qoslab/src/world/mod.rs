@@ -15,7 +15,7 @@ use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKi
 use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
 use crate::packet::{FlowId, Header, NodeId, Packet, Proto, UdpHeader};
 use crate::queue::{DropCause, Drops, Queue};
-use crate::tcp::TcpProbe;
+use crate::tcp::{TcpProbe, TcpSenderStats};
 use crate::time::{Dur, SimTime};
 
 mod forward;
@@ -99,7 +99,7 @@ pub struct Recorded {
     pub series: Vec<(u32, u64, u64)>,
     /// (iface, t [ns], packets, bytes, average).
     pub queue_samples: Vec<(u32, u64, u32, u64, f64)>,
-    /// (flow, t [ns], TCP sender probe) on every change of cwnd or ssthresh.
+    /// (flow, t [ns], TCP sender probe) on every change of cwnd, ssthresh or state.
     pub traces: Vec<(u32, u64, TcpProbe)>,
 }
 
@@ -112,6 +112,8 @@ pub struct Snapshot {
     pub ifaces: Vec<IfaceCounters>,
     /// Per flow.
     pub flows: Vec<FlowCounters>,
+    /// Per flow: the TCP sender's counters (zeros for UDP flows).
+    pub tcp: Vec<TcpSenderStats>,
 }
 
 /// A built network with its flows, ready to run.
@@ -219,6 +221,14 @@ impl World {
             nodes: self.nodes.iter().map(|n| n.counters).collect(),
             ifaces: self.ifaces.iter().map(|f| f.counters).collect(),
             flows: self.flows.iter().map(|f| f.counters).collect(),
+            tcp: self
+                .flows
+                .iter()
+                .map(|f| match &f.app {
+                    FlowApp::Tcp(t) => *t.snd.stats(),
+                    _ => TcpSenderStats::default(),
+                })
+                .collect(),
         }
     }
 

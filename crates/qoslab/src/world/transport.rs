@@ -133,7 +133,7 @@ impl World {
         self.tcp_rearm(flow, receiver);
     }
 
-    /// Records the sender's state if traced and cwnd or ssthresh changed.
+    /// Records the sender's state if traced and cwnd, ssthresh or the state changed.
     pub(super) fn trace(&mut self, now: SimTime, flow: FlowId) {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
@@ -142,8 +142,8 @@ impl World {
             return;
         }
         let p = t.snd.probe();
-        if (p.cwnd, p.ssthresh) != t.last_trace {
-            t.last_trace = (p.cwnd, p.ssthresh);
+        if (p.cwnd, p.ssthresh, p.state) != t.last_trace {
+            t.last_trace = (p.cwnd, p.ssthresh, p.state);
             self.recorded.traces.push((flow.0, now.as_nanos(), p));
         }
     }

@@ -16,10 +16,7 @@ const FLOORS: &[&[&str]] = &[
 ];
 
 /// Upward imports still to be switched (module file, the path it names).
-const KNOWN: &[(&str, &str)] = &[
-    // `scenario` re-exports `units::Bytes`; the TCP files still name it there.
-    ("tcp", "crate::scenario::Bytes"),
-];
+const KNOWN: &[(&str, &str)] = &[];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

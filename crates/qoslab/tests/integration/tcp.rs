@@ -109,9 +109,13 @@ fn traces_record_cwnd_changes_of_the_named_flow_only() {
     let tr = &w.recorded.traces;
     assert!(tr.len() > 50, "{}", tr.len());
     assert!(tr.iter().all(|x| x.0 == 1));
+    let key = |p: &qoslab::tcp::TcpProbe| (p.cwnd, p.ssthresh, p.state);
+    assert!(tr.windows(2).all(|p| key(&p[0].2) != key(&p[1].2)));
+    // The sender's state is in the trace: it went through recovery and back.
     assert!(tr
-        .windows(2)
-        .all(|p| (p[0].2.cwnd, p[0].2.ssthresh) != (p[1].2.cwnd, p[1].2.ssthresh)));
+        .iter()
+        .any(|x| x.2.state == qoslab::tcp::TcpState::Recovery));
+    assert!(tr.iter().any(|x| x.2.state == qoslab::tcp::TcpState::Open));
 }
 
 #[test]
@@ -201,4 +205,155 @@ fn conditioner_placement_errors() {
     .unwrap_err()
     .to_string();
     assert!(e.starts_with("conditioner[0].stages[0].pir"), "{e}");
+}
+
+/// A dumbbell of TCP flows with the given base RTTs [ms] behind 100 Mb/s access links,
+/// every flow traced, starts drawn from [0, 1) s.
+fn rtt_dumbbell(rtts: &[u32], bottleneck_queue: &str, tcp: &str, duration: &str) -> String {
+    let mut s = format!("duration = \"{duration}\"\n[record]\ntraces = [");
+    s += &(0..rtts.len())
+        .map(|i| format!("\"f{i}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    s += "]\n[[node]]\nname = \"r1\"\nkind = \"router\"\n[[node]]\nname = \"r2\"\nkind = \"router\"\n";
+    for (i, rtt) in rtts.iter().enumerate() {
+        let access = *rtt as f64 / 2.0 - 3.0;
+        s += &format!("[[node]]\nname = \"s{i}\"\n[[node]]\nname = \"d{i}\"\n");
+        s += &format!("[[link]]\na = \"s{i}\"\nb = \"r1\"\nrate = \"100Mbps\"\ndelay = \"{access}ms\"\nqueue = {{ kind = \"droptail\", limit = 1000 }}\n");
+        s += &format!("[[link]]\na = \"r2\"\nb = \"d{i}\"\nrate = \"100Mbps\"\ndelay = \"1ms\"\nqueue = {{ kind = \"droptail\", limit = 1000 }}\n");
+        s += &format!("[[flow]]\nname = \"f{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\nstart_jitter = \"1s\"\ntcp = {tcp}\n");
+    }
+    s += &format!("[[link]]\na = \"r1\"\nb = \"r2\"\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue = {bottleneck_queue}\n");
+    s
+}
+
+#[test]
+fn sack_timeout_in_recovery_halves_at_most_the_window() {
+    // SACK flows, 10–270 ms, RED: retransmissions get dropped and time out in
+    // recovery. ssthresh must come from the data really in the network (RFC 6675 pipe,
+    // never above cwnd), not from everything between snd_una and snd_max, which once
+    // gave ssthresh of hundreds of segments and a slow start that overflowed RED.
+    let tcp = "{ variant = \"sack\", mss = 1000, max_window = 4194, initial_window = 10, delayed_ack = true, min_rto = \"200ms\", granularity = \"1ms\" }";
+    let red = "{ kind = \"red\", limit = 100, min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true, mean_pkt_size = 1040, wait = true }";
+    let rtts = [10, 50, 90, 130, 170, 210, 250, 270];
+    let mut checked = 0;
+    for seed in 1..=2 {
+        let text = format!("seed = {seed}\n{}", rtt_dumbbell(&rtts, red, tcp, "4s"));
+        let w = run_world(&text);
+        let mut prev: std::collections::HashMap<u32, qoslab::tcp::TcpProbe> = Default::default();
+        for (f, t, p) in &w.recorded.traces {
+            if let Some(q) = prev.get(f) {
+                if q.state == qoslab::tcp::TcpState::Recovery
+                    && p.state == qoslab::tcp::TcpState::Loss
+                {
+                    checked += 1;
+                    assert!(
+                        p.ssthresh <= (q.cwnd / 2).max(2000),
+                        "seed {seed} flow {f} at {t} ns: timeout in recovery with cwnd {} gave ssthresh {}",
+                        q.cwnd,
+                        p.ssthresh
+                    );
+                }
+            }
+            prev.insert(*f, *p);
+        }
+    }
+    assert!(
+        checked > 0,
+        "no timeout in recovery happened: the test checks nothing"
+    );
+}
+
+#[test]
+fn newreno_leaves_recovery_within_a_bounded_number_of_rtts() {
+    // 4 NewReno flows × 50 ms, DropTail 51 packets, 10 Mb/s, IW 10, delayed ACKs, 4 MB
+    // windows. Halving snd_max − snd_una after a recovery that sent new data set
+    // ssthresh to ~800 segments; the next recovery then lasted tens of seconds at a
+    // crawl with the window at its cap.
+    let tcp = "{ variant = \"newreno\", mss = 1000, max_window = 4194, initial_window = 10, delayed_ack = true }";
+    let dt = "{ kind = \"droptail\", limit = 51 }";
+    let text = format!("seed = 3\n{}", rtt_dumbbell(&[50; 4], dt, tcp, "30s"));
+    let w = run_world(&text);
+    let end = w.end.as_nanos();
+    let mut since: std::collections::HashMap<u32, u64> = Default::default();
+    let mut prev: std::collections::HashMap<u32, qoslab::tcp::TcpProbe> = Default::default();
+    let mut longest = 0u64;
+    let mut episodes = 0;
+    for (f, t, p) in &w.recorded.traces {
+        let was = prev.get(f).map(|q| q.state);
+        if p.state == qoslab::tcp::TcpState::Recovery && was != Some(p.state) {
+            since.insert(*f, *t);
+            episodes += 1;
+            // RFC 5681 FlightSize never above cwnd: ssthresh ≤ half the window.
+            let q = prev[f];
+            assert!(
+                p.ssthresh <= (q.cwnd / 2).max(2000),
+                "flow {f}: entered recovery at cwnd {} with ssthresh {}",
+                q.cwnd,
+                p.ssthresh
+            );
+        } else if p.state != qoslab::tcp::TcpState::Recovery {
+            if let Some(s) = since.remove(f) {
+                longest = longest.max(t - s);
+            }
+        }
+        prev.insert(*f, *p);
+    }
+    for s in since.values() {
+        longest = longest.max(end - s);
+    }
+    assert!(episodes > 20, "only {episodes} recoveries");
+    // 6 s = 120 RTTs: the first recovery after slow start repairs its holes one per RTT.
+    assert!(
+        longest < 6_000_000_000,
+        "a recovery lasted {:.1} s",
+        longest as f64 / 1e9
+    );
+}
+
+#[test]
+fn tcp_counters_count_after_the_warm_up_and_over_the_whole_run() {
+    // Slow start overshoots and loses in the first seconds; the warm-up excludes that.
+    let tcp = "{ variant = \"sack\", max_window = 200 }";
+    let flows: String = (0..2).map(|i| tcp_flow(i, tcp, "")).collect();
+    let text = dumbbell(
+        2,
+        "2Mbps",
+        "{ kind = \"droptail\", limit = 20 }",
+        &flows,
+        "warmup = \"3s\"\n",
+    ) + "[record]\ntraces = [\"f0\"]\n";
+    let r = qoslab::run(&parse(&text)).unwrap();
+    let f = &r.tables["flows"];
+    let col = |n: &str| match f.get(n) {
+        Some(qoslab::stats::Column::Int(v)) => v.clone(),
+        _ => panic!("no int column {n}"),
+    };
+    for c in [
+        "retransmits",
+        "fast_retransmits",
+        "timeouts",
+        "dupacks",
+        "ecn_reductions",
+    ] {
+        let (after, whole) = (col(c), col(&format!("{c}_whole_run")));
+        assert!(after.iter().zip(&whole).all(|(a, w)| a <= w), "{c}");
+    }
+    let (fr, fr_all) = (col("fast_retransmits"), col("fast_retransmits_whole_run"));
+    assert!(fr.iter().sum::<i64>() > 0);
+    assert!(fr.iter().sum::<i64>() < fr_all.iter().sum::<i64>());
+    // Traces carry the recovery state, duplicate ACKs and, for SACK, pipe.
+    let t = &r.tables["traces"];
+    let states: Vec<&str> = (0..t.rows())
+        .filter_map(|i| t.get("state").and_then(|c| c.str_at(i)))
+        .collect();
+    assert!(states.contains(&"recovery") && states.contains(&"open"));
+    let Some(qoslab::stats::Column::Float(pipe)) = t.get("pipe") else {
+        panic!("pipe column")
+    };
+    assert!(pipe.iter().all(|p| p.is_finite()) && pipe.iter().any(|&p| p > 0.0));
+    let Some(qoslab::stats::Column::Int(d)) = t.get("dupacks") else {
+        panic!("dupacks column")
+    };
+    assert!(d.iter().any(|&x| x >= 3));
 }

@@ -26,7 +26,8 @@ fn trc_scenario(bw: &str, q: u32, rates: &[&str], trc_extra: &str, tcp_extra: &s
         }
         s += &format!(
             "[[flow]]\nname = \"f{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\n\
-             tcp = {{ variant = \"sack\", max_window = 2000, initial_window = 1, granularity = \"10ms\"{tcp_extra} }}\n"
+             tcp = {{ variant = \"sack\", max_window = 2000, initial_window = 1, granularity = \"10ms\", \
+             limited_transmit = false, halve = \"window\"{tcp_extra} }}\n"
         );
         s += &format!(
             "[[conditioner]]\nat = \"s{i}\"\nstages = [{{ kind = \"trc\", flow = \"f{i}\", rate = \"{r}\"{trc_extra} }}]\n"

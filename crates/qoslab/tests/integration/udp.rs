@@ -68,3 +68,29 @@ fn pareto_source_runs() {
     assert!(w.flows[0].counters.pkts_delivered > 0);
     assert_eq!(w.flows[0].counters.drops, 0);
 }
+
+#[test]
+fn framing_overhead_takes_link_time_per_packet() {
+    // 986-byte CBR packets at 2 Mb/s into a 1 Mb/s link: the link sends 1e6/8/986 =
+    // 126.8 packets/s, or with 14 bytes of framing 1e6/8/1000 = 125 packets/s.
+    let rate = |framing: u32| {
+        let text = dumbbell(
+            1,
+            "1Mbps",
+            "{ kind = \"droptail\", limit = 50 }",
+            &cbr(0, "2Mbps", 986, 0.0),
+            "warmup = \"2s\"\n",
+        )
+        .replace(
+            "delay = \"10ms\"\n",
+            &format!("delay = \"10ms\"\nframing = {framing}\n"),
+        );
+        let w = run_world(&text);
+        let i = w.ifaces.iter().position(|f| f.name == "r1->r2").unwrap();
+        let c = w.ifaces[i].counters.since(&w.warm.ifaces[i]);
+        c.departed as f64 / 8.0
+    };
+    let (plain, framed) = (rate(0), rate(14));
+    assert!((plain - 126.8).abs() < 0.5, "{plain}");
+    assert!((framed - 125.0).abs() < 0.5, "{framed}");
+}
