@@ -28,7 +28,8 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eef}
 td.l,th.l{text-align:left}img{max-width:100%;display:block;margin:.5em 0}
 pre{background:#f6f6f6;padding:.5em;overflow:auto;font-size:.8em}
-.failed{color:#a00}.ok{color:#070}.muted{color:#777}
+.failed{color:#a00}.ok{color:#070}.expl{color:#a60}.muted{color:#777}
+tr.v-outside td{background:#fdd}tr.v-outside-explained td{background:#ffe9c6}
 """
 
 
@@ -137,12 +138,56 @@ def _sweep_section(d: Path, level: int = 2) -> str:
     return "\n".join(parts)
 
 
+def _comparisons_table(comps: list[dict[str, Any]]) -> str:
+    head = "".join(
+        f"<th{' class=l' if c in ('quantity', 'reference', 'verdict', 'why') else ''}>{c}</th>"
+        for c in ("quantity", "ours", "unit", "reference", "deviation %", "verdict", "why")
+    )
+    rows = []
+    for c in comps:
+        dev = c.get("deviation")
+        if dev is None and c.get("paper") not in (None, 0) and "deviation" not in c:
+            dev = (c["ours"] - c["paper"]) / abs(c["paper"])
+        verdict = c.get("verdict", "info")
+        ex = c.get("explanation") or {}
+        why = ""
+        if verdict == "outside-explained" and ex:
+            why = _esc(ex.get("why", "")) + f' (<a href="{_esc(ex.get("doc", ""))}">'
+            why += f"{_esc(ex.get('doc', ''))}</a>"
+            why += f"; <code>{_esc(ex['script'])}</code>)" if ex.get("script") else ")"
+        elif c.get("note"):
+            why = f"<span class=muted>{_esc(c['note'])}</span>"
+        ref = c.get("reference") or ("" if c.get("paper") is None else _fmt(c["paper"]))
+        rows.append(
+            f"<tr class=v-{_esc(verdict)}><td class=l>{_esc(c['quantity'])}</td>"
+            f"<td>{_fmt(c['ours'])}</td><td>{_esc(c.get('unit', ''))}</td>"
+            f"<td class=l>{_esc(ref or '—')}</td>"
+            f"<td>{'—' if dev is None else f'{100 * dev:+.2f}'}</td>"
+            f"<td class=l>{_esc(verdict)}</td><td class=l>{why}</td></tr>"
+        )
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
 def _reproduce_section(d: Path) -> str:
+    from qoslab.reproduce import count_verdicts, experiment_status, summarize
+
     idx = json.loads((d / "reproduce.json").read_text())
     exps = idx.get("experiments", [])
     n_reg = len(idx.get("registered", []))
     mode = "quick" if idx.get("quick") else "full"
-    parts = [f"<p>Mode: {mode}; {len(exps)} experiment(s) run of {n_reg} registered.</p>"]
+    summ = summarize(idx)
+    st, cv = summ["experiments"], summ["comparisons"]
+    parts = [
+        f"<p>Mode: {mode}; {len(exps)} experiment(s) run of {n_reg} registered.</p>",
+        "<table class=verdicts><tr><th class=l></th><th>within</th><th>outside, explained</th>"
+        "<th>outside</th><th>failed</th><th>no reference</th></tr>"
+        f"<tr><th class=l>experiments</th><td>{st['within']}</td>"
+        f"<td>{st['outside-explained']}</td><td>{st['outside']}</td><td>{st['failed']}</td>"
+        "<td>—</td></tr>"
+        f"<tr><th class=l>comparisons</th><td>{cv['within']}</td>"
+        f"<td>{cv['outside-explained']}</td><td>{cv['outside']}</td><td>—</td>"
+        f"<td>{cv['info']}</td></tr></table>",
+    ]
     if not idx.get("registered"):
         parts.append(
             "<p><b>No experiments are registered yet.</b> Paper reproductions are added as "
@@ -150,25 +195,22 @@ def _reproduce_section(d: Path) -> str:
             "<code>qoslab.reproduce.register</code>.</p>"
         )
     for e in exps:
-        cls = "ok" if e.get("status") == "done" else "failed"
+        status = experiment_status(e)
+        cls = {"within": "ok", "outside-explained": "expl"}.get(status, "failed")
+        n = count_verdicts(e.get("comparisons") or [])
+        counts = ", ".join(f"{v} {k}" for k, v in n.items() if v)
         parts.append(
             f"<h2>{_esc(e['name'])}: {_esc(e.get('title', ''))} "
-            f"<span class={cls}>[{_esc(e.get('status'))}]</span></h2>"
+            f"<span class={cls}>[{_esc(status)}{': ' if counts else ''}{_esc(counts)}]</span></h2>"
         )
         if e.get("paper"):
             parts.append(f"<p class=muted>{_esc(e['paper'])}</p>")
-        if e.get("status") != "done":
+        if e.get("status") == "failed":
             parts.append(f"<pre class=failed>{_esc(e.get('error'))}</pre>")
             continue
         comps = e.get("comparisons") or []
         if comps:
-            df = pl.DataFrame(comps, infer_schema_length=None)
-            if any(c.get("paper") is not None for c in comps):
-                diff = 100 * (pl.col("ours") - pl.col("paper")) / pl.col("paper")
-                # No percentage of a paper value of 0 (or none): left empty, not NaN.
-                diff = pl.when(pl.col("paper") != 0).then(diff)
-                df = df.with_columns(diff.alias("diff_%"))
-            parts.append("<h3>Ours beside the paper's</h3>" + _table(df))
+            parts.append("<h3>Ours beside the paper's</h3>" + _comparisons_table(comps))
         if e.get("notes"):
             parts.append(f"<p>{_esc(e['notes'])}</p>")
         for t in e.get("tables", []):
