@@ -51,6 +51,14 @@ def _fail(e: BaseException, verbose: bool) -> int:
 
 
 class _Group(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Every error message says "use --verbose": accept it after the subcommand too
+        # (up to a "--" separator), as if it had been given before it.
+        end = args.index("--") if "--" in args else len(args)
+        flags = [a for a in args[:end] if a in ("--verbose", "-v")]
+        rest = [a for a in args[:end] if a not in ("--verbose", "-v")] + args[end:]
+        return super().parse_args(ctx, flags[:1] + rest)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -89,7 +97,9 @@ _set_opt = click.option(
 
 
 @click.group(cls=_Group)
-@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks on errors.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Show tracebacks on errors (also after the command)."
+)
 @click.version_option(package_name="qoslab")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
