@@ -110,6 +110,16 @@ def sweep2(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def dumbbell_page(dumbbell_run):
+    return write_report(dumbbell_run)
+
+
+@pytest.fixture(scope="module")
+def sweep_page(sweep2):
+    return write_report(sweep2)
+
+
 @pytest.fixture
 def repro(tmp_path):
     saved = dict(reproduce.REGISTRY)
@@ -135,12 +145,12 @@ def _cells(html: str) -> list[str]:
     return re.findall(r"<td[^>]*>(.*?)</td>", html, re.S)
 
 
-def test_run_report_draws_every_expected_figure(dumbbell_run):
+def test_run_report_draws_every_expected_figure(dumbbell_run, dumbbell_page):
     r = qoslab.load(dumbbell_run)
     want = expected_figures(r)
     # goodput per interval and cumulative, the traced flow's sender state, the queue, drops
     assert want == ["goodput", "cumulative", "sender-rtt20", "queues", "drops"]
-    html = write_report(dumbbell_run).read_text()
+    html = dumbbell_page.read_text()
     for slug in want:
         for ext in ("svg", "png"):
             f = dumbbell_run / "figures" / f"{slug}.{ext}"
@@ -158,9 +168,9 @@ def test_run_report_draws_every_expected_figure(dumbbell_run):
     assert "ssthresh" in svg and "srtt" in svg
 
 
-def test_tables_have_units_and_no_empty_cells(dumbbell_run, sweep2):
-    for d in (dumbbell_run, sweep2):
-        html = write_report(d).read_text()
+def test_tables_have_units_and_no_empty_cells(dumbbell_run, dumbbell_page, sweep_page):
+    for page in (dumbbell_page, sweep_page):
+        html = page.read_text()
         cells = _cells(html)
         assert cells and not any(c.strip() in ("None", "nan", "NaN", "null") for c in cells)
         assert '<div class="scroll"><table>' in html
@@ -171,8 +181,8 @@ def test_tables_have_units_and_no_empty_cells(dumbbell_run, sweep2):
     assert "{{" not in html and "{%" not in html
 
 
-def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2):
-    html = write_report(sweep2).read_text()
+def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page):
+    html = sweep_page.read_text()
     assert "goodput vs link.2.rate" in html and "goodput vs link.2.delay" in html
     svg = (sweep2 / "figures" / "goodput-vs-link.2.rate.svg").read_text()
     # One panel per delay, the rate in Mb/s on a numeric axis, offered rates as references.
@@ -202,14 +212,13 @@ def test_report_reproduction_counts_verdicts(repro):
     assert "a known cause" in html and "docs/papers/p1.md#t1-queueing" in html
 
 
-def test_pages_in_chromium_with_screenshots(dumbbell_run, sweep2, repro):
+def test_pages_in_chromium_with_screenshots(dumbbell_page, sweep_page, repro):
     _need_chromium()
-    for d, name, min_imgs in (
-        (dumbbell_run, "run-tcp-dumbbell", 5),
-        (sweep2, "sweep-two-parameters", 2 + 4),
-        (repro, "reproduce", 0),
+    for page, name, min_imgs in (
+        (dumbbell_page, "run-tcp-dumbbell", 5),
+        (sweep_page, "sweep-two-parameters", 2 + 4),
+        (write_report(repro), "reproduce", 0),
     ):
-        page = write_report(d)
         total, ok, scrolling = _images_loaded(page)
         assert total >= min_imgs and ok == total, (name, total, ok)
         assert scrolling >= 1  # wide tables scroll instead of being clipped
@@ -222,3 +231,98 @@ def test_chromium_probe_can_fail(tmp_path):
     f = tmp_path / "broken.html"
     f.write_text('<html><body><img src="data:image/png;base64,AAAA"></body></html>')
     assert _images_loaded(f) == (1, 0, 0)
+
+
+def test_paper_figure_hook_draws_and_saves(tmp_path):
+    import polars as pl
+
+    from qoslab import plot
+    from qoslab.reproduce import FIGURES, discover, figure
+
+    discover()
+    saved_reg, saved_figs = dict(reproduce.REGISTRY), dict(FIGURES)
+
+    @register("t-fig", title="with a paper figure")
+    def exp(ctx):
+        return Outcome(tables={"curve": pl.DataFrame({"x": [1.0, 2.0], "y": [1.0, 1.9]})})
+
+    @figure("t-fig")
+    def draw(saved):
+        t = saved.table("curve")
+        fig, ax = plot.new_figure()
+        ax.plot(t["x"], t["y"], "o-", label="ours")
+        plot.overlay_paper(ax, [1.0, 2.0], [1.0, 2.0])
+        plot.paper_band(ax, [1.5], [1.2], [1.6])
+        ax.legend()
+        return fig
+
+    @register("t-fig-broken", title="figure raises")
+    def exp2(ctx):
+        return Outcome(comparisons=[Comparison("x", 1.0, paper=1.0)])
+
+    @figure("t-fig-broken")
+    def broken(saved):
+        raise ValueError("no such table")
+
+    try:
+        run_experiments(["t-fig", "t-fig-broken"], tmp_path / "rep", log=lambda s: None)
+        html = write_report(tmp_path / "rep").read_text()
+    finally:
+        reproduce.REGISTRY.clear()
+        reproduce.REGISTRY.update(saved_reg)
+        FIGURES.clear()
+        FIGURES.update(saved_figs)
+    for ext in ("svg", "png"):
+        assert (tmp_path / "rep" / "t-fig" / "figures" / f"paper-figure.{ext}").is_file()
+    svg = (tmp_path / "rep" / "t-fig" / "figures" / "paper-figure.svg").read_text()
+    assert "paper" in svg and "ours" in svg
+    assert "figures/paper-figure.svg" in html
+    assert "The paper figure could not be drawn: ValueError: no such table" in html
+
+
+def test_p1_paper_figures_draw_from_tables_shaped_as_p1_writes_them(tmp_path):
+    import polars as pl
+
+    from qoslab.reproduce import Saved, p1, p1_figures
+
+    draw = {
+        "p1-f6b": p1_figures.f6b,
+        "p1-f7a": p1_figures.f7a,
+        "p1-f7b": p1_figures.f7b,
+        "p1-t1": p1_figures.t1,
+        "p1-t2": p1_figures.t2,
+        "p1-t3t4": p1_figures.t3t4,
+    }
+    rows = []
+    for run in ("r1", "r2"):
+        for r in p1.RATES:
+            rows.append({"run": run, "requested": r, "goodput_bps": r * 1.06, "ratio": 1.06,
+                         "link.0.delay": "1.5ms", "access_ms": 1.5})  # fmt: skip
+    flows = pl.DataFrame(rows)
+    mm = p1._minmax(flows, ["requested"])
+    mm_delay = p1._minmax(flows, ["link.0.delay", "requested"])
+    mm_access = p1._minmax(flows, ["access_ms"])
+    f7a = pl.DataFrame({"ecn": [False, True], "requested": [5e4, 1e6],
+                        "vs_target": [0.99, 1.01]})  # fmt: skip
+    f7b = pl.DataFrame({"link.0.delay": ["0.5ms", "3ms"] * 2, "requested": [5e4, 5e4, 1e7, 1e7],
+                        "goodput_bps": [5.3e4, 5.2e4, 1.06e7, 9.6e6], "rtt_dev": [0.0, 0.005] * 2,
+                        "error": [0.0, 0.02, 0.0, 0.024]})  # fmt: skip
+    tables = {
+        "p1-f6b": {"f6b-drop": mm, "f6b-ecn": mm},
+        "p1-f7a": {"f7a": f7a},
+        "p1-f7b": {"f7b-drop": f7b},
+        "p1-t1": {"t1-2mbps-drop": mm_delay, "t1-50mbps-ecn": mm_delay},
+        "p1-t2": {"t2-2mbps-100k-drop": mm_access, "t2-bias-by-rtt": mm_access},
+        "p1-t3t4": {"t3-drop": mm, "t4-drop": mm, "t4-ecn": mm},
+    }
+    for name, ts in tables.items():
+        d = tmp_path / name
+        d.mkdir()
+        for t, df in ts.items():
+            df.write_parquet(d / f"table-{t}.parquet")
+        figs = draw[name](Saved(d, {"name": name, "tables": list(ts)}, True))
+        figs = figs if isinstance(figs, list) else [figs]
+        assert figs and all(f is not None and f.axes for f in figs), name
+        labels = [t.get_text() for f in figs for ax in f.axes if ax.get_legend()
+                  for t in ax.get_legend().get_texts()]  # fmt: skip
+        assert any("paper" in x for x in labels), (name, labels)

@@ -39,7 +39,7 @@ def test_registered_experiments_run_and_report(registry, small, tmp_path):
     assert by["t-share"]["status"] == "done" and by["t-broken"]["status"] == "failed"
     assert "boom" in by["t-broken"]["error"]
     html = write_report(tmp_path / "rep").read_text()
-    assert "Ours beside the paper" in html and "flow a share" in html and "deviation %" in html
+    assert "Ours beside the paper" in html and "flow a share" in html and "deviation [%]" in html
     assert html.count("<img") >= 2  # run throughput + sweep goodput-vs-rate at least
     assert "boom" in html
 

@@ -410,9 +410,25 @@ def paper_band(
     hi: Iterable[float],
     label: str = "paper (min–max)",
 ) -> None:
-    """The paper's min–max per x as vertical black bars on ``ax``."""
-    xs, los, his = list(x), list(lo), list(hi)
-    ax.vlines(xs, los, his, colors="k", lw=3, alpha=0.6, label=label, zorder=4)
+    """The paper's min–max per x as hollow black diamonds (at the middle) with bars."""
+    xs, los, his = list(x), [float(v) for v in lo], [float(v) for v in hi]
+    mid = [(a + b) / 2 for a, b in zip(los, his, strict=True)]
+    ax.errorbar(
+        xs,
+        mid,
+        yerr=[
+            [m - a for m, a in zip(mid, los, strict=True)],
+            [b - m for m, b in zip(mid, his, strict=True)],
+        ],
+        fmt="D",
+        mfc="none",
+        mec="k",
+        ecolor="k",
+        ms=6,
+        capsize=3,
+        label=label,
+        zorder=5,
+    )
 
 
 # --------------------------------------------------------------------------- output
