@@ -326,3 +326,19 @@ def test_p1_paper_figures_draw_from_tables_shaped_as_p1_writes_them(tmp_path):
         labels = [t.get_text() for f in figs for ax in f.axes if ax.get_legend()
                   for t in ax.get_legend().get_texts()]  # fmt: skip
         assert any("paper" in x for x in labels), (name, labels)
+
+
+def test_reference_lines_the_scenario_implies():
+    from qoslab.report import _references
+
+    tcp = {"tcp": {"variant": "sack"}}
+    links = [{"rate": "100Mbps"}, {"rate": 10_000_000}, {"rate": "100Mbps"}]
+    dumbbell = {"link": links, "flow": [{"name": f"f{i}", **tcp} for i in range(4)]}
+    assert _references(dumbbell) == {"fair share (slowest link / 4)": 2.5e6}
+    cbr = {"link": links, "flow": [{"name": "a", "cbr": {"rate": "800kbps"}}]}
+    assert _references(cbr) == {"offered a": 8e5}
+    trc = {
+        **dumbbell,
+        "conditioner": [{"stages": [{"kind": "trc", "flow": "f1", "rate": "1Mbps"}]}],
+    }
+    assert _references(trc) == {"requested f1": 1e6}

@@ -99,3 +99,26 @@ def test_readme_sql_command_works_after_setup(tmp_path):
         text=True,
     )
     assert bad.returncode == 2 and "nope: not found" in bad.stderr
+
+
+def test_sweep_progress_uses_tqdm_auto(monkeypatch, small, tmp_path):
+    import tqdm.auto
+
+    made = []
+
+    class Bar:
+        def __init__(self, *a, **kw):
+            made.append(kw.get("total"))
+
+        def update(self, n=1):
+            pass
+
+        def set_postfix_str(self, *a, **kw):
+            pass
+
+        def __getattr__(self, name):
+            return lambda *a, **kw: None
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    qoslab.run_sweep(small, tmp_path / "sw", seeds=2, workers=1, progress=True)
+    assert made == [2]  # the notebook-aware bar (tqdm.auto), not the terminal-only one
