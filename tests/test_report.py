@@ -190,9 +190,9 @@ def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page
     assert "link.2.rate [Mb/s]" in svg and "goodput [Mb/s]" in svg
     assert "offered a" in svg and "offered b" in svg
     # SQL orders the rates numerically through the companion column.
-    from qoslab.sql import connect
+    import duckdb
 
-    con = connect(sweep2)
+    con = duckdb.connect(str(sweep2 / "catalog.duckdb"), read_only=True)
     try:
         rows = con.sql(
             'SELECT DISTINCT "link.2.rate", "link.2.rate_bps" FROM summary ORDER BY 2'

@@ -1,14 +1,11 @@
 """Using qoslab from notebooks and the shell: the example notebook runs, results show as
 HTML, pandas works, help() explains arguments, py.typed ships, --verbose goes anywhere,
-and the README's SQL command works after set-up."""
+sweep progress is notebook-aware."""
 
 from __future__ import annotations
 
 import inspect
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -69,36 +66,6 @@ def test_verbose_after_the_subcommand(tmp_path):
         assert "Traceback" in r.output and "Use --verbose" not in r.output, args
     r = CliRunner().invoke(cli, ["run", str(bad)])
     assert "Traceback" not in r.output and "Use --verbose" in r.output
-
-
-def test_readme_sql_command_works_after_setup(tmp_path):
-    from qoslab.sweep import run_sweep
-
-    readme = (ROOT / "README.md").read_text()
-    m = re.search(r"^(python -m qoslab\.sql [^\n]*\\\n[^\n]*)$", readme, re.M)
-    assert m, "the README shows the SQL example as `python -m qoslab.sql …`"
-    argv = shlex.split(m.group(1).replace("\\\n", " "))
-    sweep_dir = tmp_path / "two-cbr-sweep"
-    run_sweep(
-        ROOT / "scenarios/examples/two_cbr.toml",
-        sweep_dir,
-        seeds=1,
-        overrides={"duration": "3s", "warmup": "1s"},
-        grid={"link.2.rate": ["1Mbps", "2Mbps"]},
-        workers=1,
-        progress=False,
-    )
-    assert argv[3] == "results/two-cbr-sweep"
-    argv[3] = str(sweep_dir)
-    p = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, check=True)
-    lines = [ln for ln in p.stdout.splitlines() if "Mbps" in ln]
-    assert len(lines) == 4 and "1Mbps" in lines[0] and "2Mbps" in lines[-1]
-    bad = subprocess.run(
-        [sys.executable, "-m", "qoslab.sql", str(tmp_path / "nope"), "SELECT 1"],
-        capture_output=True,
-        text=True,
-    )
-    assert bad.returncode == 2 and "nope: not found" in bad.stderr
 
 
 def test_sweep_progress_uses_tqdm_auto(monkeypatch, small, tmp_path):
