@@ -191,6 +191,9 @@ _NAMED = {
     "w_max": "packets",
     "drop_every": "packets",
     "min_kbps": "kb/s",
+    "requested": "bit/s",
+    "rtt_dev": "s",
+    "g0": "bit/s",
     "max_kbps": "kb/s",
 }
 
