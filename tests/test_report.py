@@ -197,9 +197,13 @@ def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page
         rows = con.sql(
             'SELECT DISTINCT "link.2.rate", "link.2.rate_bps" FROM summary ORDER BY 2'
         ).fetchall()
+        runs = con.sql(
+            'SELECT DISTINCT "link.2.rate", "link.2.rate_bps" FROM runs ORDER BY 2 DESC'
+        ).fetchall()
     finally:
         con.close()
     assert rows == [("500kbps", 5e5), ("1Mbps", 1e6), ("2Mbps", 2e6)]
+    assert [r[0] for r in runs] == ["2Mbps", "1Mbps", "500kbps"]
 
 
 def test_report_reproduction_counts_verdicts(repro):

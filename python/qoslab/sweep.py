@@ -471,12 +471,15 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     (absolute paths: after moving a sweep directory, rerun the sweep to rebuild it)."""
     import duckdb
 
+    from qoslab.tables import numeric_companions
+
     out = Path(out)
     tasks = _load_tasks(out) if tasks is None else tasks
     rows = []
     for t in tasks:
         row: dict[str, Any] = {"run": t.key, "seed": t.seed, "status": "pending", "error": None}
         row.update({k: _param_value(v) for k, v in t.params.items()})
+        row.update(numeric_companions(t.params))  # link.2.rate_bps …: ORDER BY by value
         if is_complete(out / "runs" / t.key):
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
             row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))
