@@ -119,9 +119,19 @@ def run_resolved(sc: Scenario, seed: int, pcap_dir: Path | None = None) -> Resul
 
 
 def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
-    """Validates a scenario without running it, its ``name`` (a folder name) and its
-    ``[sweep]`` table included (every grid point is resolved and checked); returns the
-    loaded ``Scenario``."""
+    """Validates a scenario without running it; returns the loaded ``Scenario``.
+
+    The scenario's ``name`` (a folder name) and its ``[sweep]`` table are checked too:
+    every grid point is resolved and validated.
+
+    Args:
+      scenario: a TOML file path, a dict with the same structure, or a ``Scenario``.
+      overrides: ``{key path: value}`` applied first, as for :func:`run`.
+
+    Raises:
+      ScenarioError: the scenario (or an override) is not valid; the message names the
+        file and the key path.
+    """
     sc = load(scenario).with_overrides(overrides)
     safe_name(sc.name, file=sc.file)
     check_seed(sc.data.get("seed", 1), sc.file)  # the engine reads it as a u64 too
