@@ -78,7 +78,16 @@ def run_resolved(sc: Scenario, seed: int) -> Result:
 
 
 def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
-    """Validates a scenario without running it; returns the loaded ``Scenario``."""
+    """Validates a scenario without running it; returns the loaded ``Scenario``.
+
+    Args:
+      scenario: a TOML file path, a dict with the same structure, or a ``Scenario``.
+      overrides: ``{key path: value}`` applied first, as for :func:`run`.
+
+    Raises:
+      ScenarioError: the scenario (or an override) is not valid; the message names the
+        file and the key path.
+    """
     sc = load(scenario).with_overrides(overrides)
     try:
         _core.check(to_json(sc.data), "json")

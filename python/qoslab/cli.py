@@ -51,6 +51,14 @@ def _fail(e: BaseException, verbose: bool) -> int:
 
 
 class _Group(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Every error message says "use --verbose": accept it after the subcommand too
+        # (up to a "--" separator), as if it had been given before it.
+        end = args.index("--") if "--" in args else len(args)
+        flags = [a for a in args[:end] if a in ("--verbose", "-v")]
+        rest = [a for a in args[:end] if a not in ("--verbose", "-v")] + args[end:]
+        return super().parse_args(ctx, flags[:1] + rest)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -89,7 +97,9 @@ _set_opt = click.option(
 
 
 @click.group(cls=_Group)
-@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks on errors.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Show tracebacks on errors (also after the command)."
+)
 @click.version_option(package_name="qoslab")
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
@@ -214,7 +224,10 @@ def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, re
 @click.option("--workers", "-j", type=int, default=None)
 @click.option("--ray", default=None, metavar="auto|local|ADDRESS")
 def reproduce(names, all_, quick, out, workers, ray) -> None:
-    """Reproduce paper experiments (NAMES, or --all) and write the report."""
+    """Reproduce paper experiments (NAMES, or --all) and write the report.
+
+    Exits with 1 when an experiment fails or a comparison lies outside its reference
+    without an explanation."""
     from qoslab.report import write_report
     from qoslab.reproduce import discover, run_experiments
 
@@ -230,14 +243,18 @@ def reproduce(names, all_, quick, out, workers, ray) -> None:
         None if all_ else list(names), out, quick=quick, workers=workers, ray=ray, log=click.echo
     )
     _print_comparisons(idx["experiments"])
-    failed = [e["name"] for e in idx["experiments"] if e["status"] != "done"]
-    ok = len(idx["experiments"]) - len(failed)
+    from qoslab.reproduce import summarize
+
+    summ = summarize(idx)
+    st, cv = summ["experiments"], summ["comparisons"]
     click.echo(
-        f"{ok} experiment(s) reproduced, {len(failed)} failed"
-        + (f": {', '.join(failed)}" if failed else "")
+        f"experiments: {st['within']} within, {st['outside-explained']} outside but explained, "
+        f"{st['outside']} outside, {st['failed']} failed; comparisons: {cv['within']} within, "
+        f"{cv['outside-explained']} outside-explained, {cv['outside']} outside, "
+        f"{cv['info']} without reference"
     )
     click.echo(f"report: {write_report(out).resolve()}")
-    if failed:
+    if not summ["ok"]:
         sys.exit(1)
 
 
@@ -248,20 +265,41 @@ def _fmt(x: object) -> str:
 
 
 def _print_comparisons(experiments: list[dict]) -> None:
-    """Our numbers beside the paper's, one block per experiment, on the terminal."""
+    """Our numbers beside what they are compared against, with verdicts, one block per
+    experiment, on the terminal."""
+    from qoslab.reproduce import count_verdicts, experiment_status
+
     for e in experiments:
         rows = e.get("comparisons") or []
-        click.echo(f"\n{e['name']} — {e.get('title', '')} [{e['status']}]")
+        n = count_verdicts(rows)
+        status = experiment_status(e)
+        counts = ", ".join(f"{v} {k}" for k, v in n.items() if v)
+        click.echo(
+            f"\n{e['name']} — {e.get('title', '')} [{status}{': ' if counts else ''}{counts}]"
+        )
+        if e.get("status") == "failed":
+            click.echo(f"  {e.get('error', '')}")
         if not rows:
             continue
-        width = min(70, max(len(r["quantity"]) for r in rows))
-        click.echo(f"  {'quantity':<{width}}  {'ours':>10}  {'paper':>10}  unit")
+        width = min(60, max(len(r["quantity"]) for r in rows))
+        refw = min(36, max(len(r.get("reference") or _fmt(r.get("paper"))) for r in rows))
+        click.echo(f"  {'quantity':<{width}}  {'ours':>10}  {'reference':<{refw}}  unit  verdict")
         for r in rows:
             q = r["quantity"] if len(r["quantity"]) <= width else r["quantity"][: width - 1] + "…"
+            ref = r.get("reference") or _fmt(r.get("paper"))
+            ref = ref if len(ref) <= refw else ref[: refw - 1] + "…"
+            verdict = r.get("verdict", "info")
             click.echo(
-                f"  {q:<{width}}  {_fmt(r['ours']):>10}  {_fmt(r.get('paper')):>10}  "
-                f"{r.get('unit', '')}"
+                f"  {q:<{width}}  {_fmt(r['ours']):>10}  {ref:<{refw}}  "
+                f"{r.get('unit', '') or '-'}  {verdict}"
             )
+            ex = r.get("explanation")
+            if verdict == "outside-explained" and ex:
+                click.echo(
+                    f"      why: {ex['why']} (see {ex['doc']}"
+                    + (f"; {ex['script']}" if ex.get("script") else "")
+                    + ")"
+                )
     click.echo("")
 
 

@@ -1,90 +1,144 @@
-"""Figures in the papers' styles, drawn from result tables (never from in-memory runs).
+"""Figures drawn from result tables (never from in-memory runs).
 
 Each function takes polars DataFrames as ``qoslab.load`` / ``qoslab.sweep.gather``
-return them and gives a matplotlib ``Figure`` (Agg backend; no display needed), or
-``None`` when the table has nothing to draw.
+return them and gives a matplotlib :class:`~matplotlib.figure.Figure` (or a list of
+them), or ``None`` when the table has nothing to draw. Figures are built directly as
+``Figure`` objects: importing this module neither imports ``pyplot`` nor changes
+matplotlib's backend, so it is safe in Jupyter (a ``Figure`` displays itself there).
 """
 
 from __future__ import annotations
 
 import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["cum_throughput", "cwnd_traces", "drops_by_place", "goodput_vs_param", "png_bytes"]
+__all__ = [
+    "QFigure",
+    "cum_throughput",
+    "cwnd_traces",
+    "drops_by_place",
+    "flow_names",
+    "goodput_over_time",
+    "goodput_vs_param",
+    "new_figure",
+    "overlay_paper",
+    "paper_band",
+    "png_bytes",
+    "queue_over_time",
+    "save_figure",
+    "sender_state",
+    "svg_bytes",
+]
+
+#: Columns of the ``traces`` table that are not sender state.
+_TRACE_KEYS = ("flow", "name", "t")
 
 
-def _first(df: pl.DataFrame, *names: str) -> str | None:
-    return next((n for n in names if n in df.columns), None)
+class QFigure(Figure):
+    """A matplotlib ``Figure`` that notebooks display as PNG by itself (no pyplot,
+    ``%matplotlib`` or backend needed)."""
+
+    def _repr_png_(self) -> bytes:
+        return png_bytes(self)
 
 
-def cum_throughput(series: pl.DataFrame, title: str = "") -> Figure | None:
+def new_figure(
+    width: float = 7.0, height: float = 4.0, nrows: int = 1, ncols: int = 1, **kw: Any
+) -> tuple[Figure, Any]:
+    """A new ``Figure`` of ``width`` × ``height`` inches with ``nrows`` × ``ncols`` axes
+    (``Figure.subplots`` keywords in ``kw``, e.g. ``sharex=True``); returns (figure,
+    axes) without touching pyplot or the backend."""
+    fig = QFigure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots(nrows, ncols, squeeze=True, **kw)
+
+
+def flow_names(flows: pl.DataFrame | None) -> dict[int, str]:
+    """Flow index → flow name, from a ``flows`` table (empty without one)."""
+    if flows is None or flows.is_empty() or not {"flow", "name"} <= set(flows.columns):
+        return {}
+    return dict(zip(flows["flow"].to_list(), flows["name"].to_list(), strict=True))
+
+
+def _label_col(df: pl.DataFrame, flows: pl.DataFrame | None) -> tuple[pl.DataFrame, str]:
+    """``df`` with a ``_label`` column: the flow's name where known, else its index."""
+    names = flow_names(flows)
+    if "name" in df.columns:
+        return df.with_columns(pl.col("name").cast(pl.String).alias("_label")), "_label"
+    if "flow" in df.columns:
+        lab = pl.col("flow").map_elements(
+            lambda i: names.get(i, f"flow {i}"), return_dtype=pl.String
+        )
+        return df.with_columns(lab.alias("_label")), "_label"
+    return df.with_columns(pl.lit("all").alias("_label")), "_label"
+
+
+def _legend(ax: Axes, n: int) -> None:
+    if n:
+        ax.legend(fontsize="small", ncols=1 if n <= 8 else 2)
+
+
+def cum_throughput(
+    series: pl.DataFrame, title: str = "", flows: pl.DataFrame | None = None
+) -> Figure | None:
     """Cumulative data delivered per flow over time, with the total (P0's figures)."""
     if series.is_empty() or not {"t", "cum_bytes"} <= set(series.columns):
         return None
-    label = _first(series, "name", "flow")
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for key, g in series.sort("t").group_by(label, maintain_order=True):
+    df, label = _label_col(series.sort("t"), flows)
+    fig, ax = new_figure()
+    n = 0
+    for key, g in df.group_by(label, maintain_order=True):
         ax.plot(g["t"], g["cum_bytes"] * 8 / 1e6, label=str(key[0]))
+        n += 1
     total = series.group_by("t").agg(pl.col("cum_bytes").sum()).sort("t")
     ax.plot(total["t"], total["cum_bytes"] * 8 / 1e6, "k--", lw=2, label="total")
     ax.set_xlabel("time [s]")
-    ax.set_ylabel("cumulative goodput [Mbit]")
-    ax.set_title(title or "Cumulative throughput per flow")
+    ax.set_ylabel("data delivered [Mbit]")
+    ax.set_title(title or "Cumulative goodput per flow")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    _legend(ax, n + 1)
     return fig
 
 
-def goodput_vs_param(
-    summary: pl.DataFrame, param: str, metric: str = "goodput_bps", title: str = ""
+def goodput_over_time(
+    series: pl.DataFrame, title: str = "", flows: pl.DataFrame | None = None
 ) -> Figure | None:
-    """Mean ``metric`` per flow vs a swept parameter, with 95 % CI bands."""
-    mean, ci = f"{metric}_mean", f"{metric}_ci95"
-    if summary.is_empty() or param not in summary.columns or mean not in summary.columns:
+    """Goodput per flow in each recording interval (the ``series`` table), in Mb/s."""
+    if series.is_empty() or not {"t", "goodput_bps"} <= set(series.columns):
         return None
-    xs = list(dict.fromkeys(summary[param].to_list()))
-    numeric = all(isinstance(x, (int, float)) for x in xs)
-    pos = {x: (x if numeric else i) for i, x in enumerate(xs)}
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for key, g in summary.group_by("name", maintain_order=True):
-        g = g.with_columns(pl.col(param).replace_strict(pos, return_dtype=pl.Float64).alias("_x"))
-        g = g.sort("_x")
-        x = g["_x"].to_numpy()
-        y = g[mean].to_numpy() / 1e6
-        ax.plot(x, y, marker="o", label=str(key[0]))
-        if ci in g.columns:
-            e = g[ci].fill_null(0).fill_nan(0).to_numpy() / 1e6
-            ax.fill_between(x, y - e, y + e, alpha=0.2)
-    if not numeric:
-        ax.set_xticks(range(len(xs)), [str(x) for x in xs])
-    ax.set_xlabel(param)
-    ax.set_ylabel(f"{metric} [M]" if metric.endswith("bps") else metric)
-    ax.set_title(title or f"{metric} vs {param} (mean, 95 % CI)")
+    df, label = _label_col(series.sort("t"), flows)
+    fig, ax = new_figure()
+    n = 0
+    for key, g in df.group_by(label, maintain_order=True):
+        ax.step(g["t"], g["goodput_bps"] / 1e6, where="pre", label=str(key[0]))
+        n += 1
+    ax.set_xlabel("time [s] (end of interval)")
+    ax.set_ylabel("goodput [Mb/s]")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or "Goodput per flow and interval")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    _legend(ax, n)
     return fig
 
 
 def drops_by_place(drops: pl.DataFrame, title: str = "") -> Figure | None:
     """Dropped packets per place, stacked by cause."""
-    place = _first(drops, "place", "where", "node", "iface")
-    count = _first(drops, "packets", "drops", "count", "pkts")
+    place = next((c for c in ("place", "iface", "node") if c in drops.columns), None)
+    count = next((c for c in ("packets", "drops") if c in drops.columns), None)
     if drops.is_empty() or place is None or count is None:
         return None
-    cause = _first(drops, "cause")
+    cause = "cause" if "cause" in drops.columns else None
     piv = drops.group_by([place, *([cause] if cause else [])], maintain_order=True).agg(
         pl.col(count).sum()
     )
     places = list(dict.fromkeys(piv[place].to_list()))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = new_figure(7, 3.5)
     bottom = [0.0] * len(places)
     groups = piv.group_by(cause, maintain_order=True) if cause else [(("all",), piv)]
     for key, g in groups:
@@ -95,35 +149,312 @@ def drops_by_place(drops: pl.DataFrame, title: str = "") -> Figure | None:
     ax.set_xticks(range(len(places)), [str(p) for p in places], rotation=30, ha="right")
     ax.set_ylabel("packets dropped")
     ax.set_title(title or "Drops by place and cause")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    ax.legend(fontsize="small", title="cause")
     return fig
 
 
-def cwnd_traces(traces: pl.DataFrame, title: str = "") -> Figure | None:
-    """Congestion window over time per traced flow."""
-    var = _first(traces, "variable", "var")
-    label = _first(traces, "name", "flow")
-    if traces.is_empty() or var is None or label is None or "value" not in traces.columns:
+def _is_long_traces(traces: pl.DataFrame) -> bool:
+    return any(c in traces.columns for c in ("variable", "var")) and "value" in traces.columns
+
+
+def _wide_traces(traces: pl.DataFrame) -> pl.DataFrame:
+    """Traces in the wide form (one column per variable), whichever form they come in."""
+    if not _is_long_traces(traces):
+        return traces
+    var = "variable" if "variable" in traces.columns else "var"
+    key = "name" if "name" in traces.columns else "flow"
+    return traces.pivot(on=var, index=[key, "t"], values="value", aggregate_function="last")
+
+
+def sender_state(
+    traces: pl.DataFrame, title: str = "", flows: pl.DataFrame | None = None
+) -> list[Figure]:
+    """Per traced flow, one figure of its sender state over time: cwnd, ssthresh and
+    bytes in flight [kB]; SRTT and RTO [ms]; and one panel per further state column
+    (numbers as steps, text as categories). ssthresh's initial "infinite" value is cut
+    off above the largest cwnd."""
+    if traces.is_empty() or "t" not in traces.columns:
+        return []
+    wide, label = _label_col(_wide_traces(traces).sort("t"), flows)
+    window = [c for c in ("cwnd", "ssthresh", "in_flight") if c in wide.columns]
+    timers = [c for c in ("srtt", "rto") if c in wide.columns]
+    extra = [
+        c for c in wide.columns if c not in (*_TRACE_KEYS, label, *window, *timers, "flow_name")
+    ][:4]
+    panels = [p for p in ([window] if window else []) + ([timers] if timers else [])]
+    panels += [[c] for c in extra]
+    if not panels:
+        return []
+    figs = []
+    for key, g in wide.group_by(label, maintain_order=True):
+        name = str(key[0])
+        fig, axes = new_figure(7, 1.3 + 1.7 * len(panels), len(panels), 1, sharex=True)
+        axes = [axes] if len(panels) == 1 else list(axes)
+        t = g["t"].to_numpy()
+        for ax, cols in zip(axes, panels, strict=True):
+            if cols is window:
+                top = 0.0
+                for c in cols:
+                    y = g[c].cast(pl.Float64).to_numpy() / 1e3
+                    style = {"cwnd": {"lw": 1.6, "zorder": 3}, "ssthresh": {"lw": 1.2}}
+                    ax.step(t, y, where="post", label=c, **style.get(c, {"lw": 0.8, "ls": ":"}))
+                    if c != "ssthresh" and len(y):
+                        top = max(top, float(y.max()))
+                if top > 0:
+                    ax.set_ylim(0, top * 1.15)
+                ax.set_ylabel("[kB]")
+            elif cols is timers:
+                for c in cols:
+                    ax.step(t, g[c].cast(pl.Float64).to_numpy() * 1e3, where="post", label=c)
+                ax.set_ylabel("[ms]")
+                ax.set_ylim(bottom=0)
+            else:
+                c = cols[0]
+                col = g[c]
+                if col.dtype.is_numeric() or col.dtype == pl.Boolean:
+                    ax.step(t, col.cast(pl.Float64).to_numpy(), where="post", label=c)
+                else:
+                    cats = list(dict.fromkeys(col.cast(pl.String).to_list()))
+                    codes = [cats.index(v) for v in col.cast(pl.String).to_list()]
+                    ax.step(t, codes, where="post", label=c)
+                    ax.set_yticks(range(len(cats)), [str(x) for x in cats])
+                ax.set_ylabel(c)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize="small", loc="upper right")
+        axes[-1].set_xlabel("time [s]")
+        axes[0].set_title(title.format(flow=name) if title else f"Sender state of {name}")
+        figs.append(fig)
+    return figs
+
+
+def cwnd_traces(
+    traces: pl.DataFrame, title: str = "", flows: pl.DataFrame | None = None
+) -> Figure | None:
+    """Congestion window over time of every traced flow in one figure [kB]."""
+    if traces.is_empty() or "t" not in traces.columns:
         return None
-    cw = traces.filter(pl.col(var) == "cwnd").sort("t")
-    if cw.is_empty():
+    wide, label = _label_col(_wide_traces(traces).sort("t"), flows)
+    if "cwnd" not in wide.columns:
         return None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for key, g in cw.group_by(label, maintain_order=True):
-        ax.step(g["t"], g["value"] / 1000, where="post", label=str(key[0]))
+    fig, ax = new_figure()
+    n = 0
+    for key, g in wide.group_by(label, maintain_order=True):
+        ax.step(g["t"], g["cwnd"].cast(pl.Float64) / 1e3, where="post", label=str(key[0]))
+        n += 1
     ax.set_xlabel("time [s]")
     ax.set_ylabel("cwnd [kB]")
     ax.set_title(title or "Congestion window")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    _legend(ax, n)
     return fig
 
 
+def queue_over_time(samples: pl.DataFrame, title: str = "", max_queues: int = 8) -> Figure | None:
+    """Per recorded queue (``queue_samples``), its length [packets] over time and, for
+    the RED family, the average queue the RED computes; one panel per queue."""
+    if samples.is_empty() or not {"t", "iface"} <= set(samples.columns):
+        return None
+    length = next((c for c in ("packets", "len", "length") if c in samples.columns), None)
+    if length is None:
+        return None
+    ifaces = list(dict.fromkeys(samples["iface"].to_list()))[:max_queues]
+    fig, axes = new_figure(7, 1.2 + 1.8 * len(ifaces), len(ifaces), 1, sharex=True)
+    axes = [axes] if len(ifaces) == 1 else list(axes)
+    for ax, iface in zip(axes, ifaces, strict=True):
+        g = samples.filter(pl.col("iface") == iface).sort("t")
+        ax.step(g["t"], g[length], where="post", lw=0.8, label="length")
+        if "avg" in g.columns:
+            avg = g["avg"].cast(pl.Float64).fill_nan(None)
+            if avg.null_count() < len(avg):
+                ax.plot(g["t"], avg.to_numpy(), lw=1.5, label="RED average")
+        ax.set_ylabel("[packets]")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"queue {iface}", fontsize="medium", loc="left")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="upper right")
+    axes[-1].set_xlabel("time [s]")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# --------------------------------------------------------------------------- sweeps
+
+_SCALE = {"_bps": (1e6, "Mb/s"), "_s": (1e-3, "ms"), "_bytes": (1e3, "kB")}
+
+
+def _x_axis(summary: pl.DataFrame, param: str) -> tuple[str | None, float, str]:
+    """The numeric column to put on the x axis for ``param`` (itself if numeric, else
+    its companion), its scale and its unit; (None, 1, "") if it is not numeric."""
+    if summary[param].dtype.is_numeric():
+        return param, 1.0, ""
+    for suf, (scale, unit) in _SCALE.items():
+        if f"{param}{suf}" in summary.columns:
+            return f"{param}{suf}", scale, unit
+    return None, 1.0, ""
+
+
+def _y_unit(metric: str) -> tuple[float, str]:
+    if metric.endswith("_bps"):
+        return 1e6, "Mb/s"
+    if metric.endswith("_bytes") or metric in ("bytes_sent",):
+        return 1e6, "MB"
+    if metric.endswith("_s"):
+        return 1e-3, "ms"
+    if metric in ("drops", "packets") or metric.endswith("_packets"):
+        return 1.0, "packets"
+    return 1.0, ""
+
+
+def goodput_vs_param(
+    summary: pl.DataFrame,
+    param: str,
+    metric: str = "goodput_bps",
+    title: str = "",
+    others: Sequence[str] | None = None,
+    references: Mapping[str, Any] | None = None,
+    max_facets: int = 12,
+) -> Figure | None:
+    """Mean ``metric`` per flow vs the swept parameter ``param`` with 95 % CI bars (the
+    sweep summary's ``…_ci95``: Student t across seeds). One panel per combination of
+    the ``others`` grid parameters (default: every other parameter column), one line per
+    flow in it, so points of different settings are never joined. A parameter given with
+    units goes on a numeric axis through its companion column (``link.2.rate_bps``).
+    ``references`` = {label: value or {x: value}} draws horizontal (or per-x) reference
+    lines in the metric's unit, e.g. the fair share or a requested rate."""
+    mean, ci = f"{metric}_mean", f"{metric}_ci95"
+    if summary.is_empty() or param not in summary.columns or mean not in summary.columns:
+        return None
+    xcol, xscale, xunit = _x_axis(summary, param)
+    xs = list(dict.fromkeys(summary[param].to_list()))
+    if others is None:
+        skip = {param, "name", "n", "flow", "run", "seed"}
+        others = [
+            c
+            for c in summary.columns
+            if c not in skip
+            and not c.startswith(tuple(f"{m}_" for m in ("goodput", "bytes", "drops", "packets")))
+            and not any(c.endswith(s) for s in (*_SCALE, "_mean", "_std", "_ci95"))
+        ]
+    others = [o for o in others if o in summary.columns]
+    combos = (
+        [dict(zip(others, k, strict=True)) for k in dict.fromkeys(summary.select(others).rows())]
+        if others
+        else [{}]
+    )
+    shown = combos[:max_facets]
+    ncols = 1 if len(shown) == 1 else 2 if len(shown) <= 4 else 3
+    nrows = math.ceil(len(shown) / ncols)
+    fig, axes = new_figure(7 if ncols == 1 else 4 * ncols, 1 + 3 * nrows, nrows, ncols)
+    flat = list(axes.flat) if hasattr(axes, "flat") else [axes]
+    yscale, yunit = _y_unit(metric)
+    for ax, combo in zip(flat, shown, strict=False):
+        sub = summary
+        for k, v in combo.items():
+            sub = sub.filter(pl.col(k) == v)
+        if xcol is None:
+            pos = {x: float(i) for i, x in enumerate(xs)}
+            sub = sub.with_columns(
+                pl.col(param).replace_strict(pos, return_dtype=pl.Float64).alias("_x")
+            )
+        else:
+            sub = sub.with_columns((pl.col(xcol).cast(pl.Float64) / xscale).alias("_x"))
+        for key, g in sub.sort("_x").group_by("name", maintain_order=True):
+            y = g[mean].cast(pl.Float64).to_numpy() / yscale
+            err = g[ci].cast(pl.Float64).fill_nan(0).fill_null(0).to_numpy() / yscale if (
+                ci in g.columns
+            ) else None  # fmt: skip
+            ax.errorbar(g["_x"].to_numpy(), y, yerr=err, marker="o", capsize=3, label=str(key[0]))
+        for i, (lab, ref) in enumerate((references or {}).items()):
+            style = dict(color="0.3", lw=1, ls=("--", ":", "-.")[i % 3])
+            if isinstance(ref, Mapping):
+                pts = sorted(
+                    ((float(xv) / xscale if xcol else xs.index(xk)), float(yv) / yscale)
+                    for xk, (xv, yv) in ref.items()
+                )
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=lab, **style)
+            else:
+                ax.axhline(float(ref) / yscale, label=lab, **style)
+        if xcol is None:
+            ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+        ax.set_xlabel(f"{param} [{xunit}]" if xunit else param)
+        ax.set_ylabel(f"{metric.removesuffix('_bps')} [{yunit}]" if yunit else metric)
+        if combo:
+            ax.set_title(", ".join(f"{k} = {v}" for k, v in combo.items()), fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    for ax in flat[len(shown) :]:
+        ax.set_visible(False)
+    more = f" (first {max_facets} of {len(combos)} settings)" if len(combos) > max_facets else ""
+    what = metric.removesuffix("_bps")
+    fig.suptitle((title or f"{what} vs {param} (mean, 95 % CI)") + more)
+    return fig
+
+
+# --------------------------------------------------------------------------- papers
+
+
+def overlay_paper(
+    ax: Axes, x: Iterable[float], y: Iterable[float], label: str = "paper", **kw: Any
+) -> None:
+    """The paper's values as hollow black markers on ``ax`` (same units as ours)."""
+    style = dict(ls="none", marker="D", mfc="none", mec="k", ms=7, zorder=5)
+    style.update(kw)
+    ax.plot(list(x), list(y), label=label, **style)
+
+
+def paper_band(
+    ax: Axes,
+    x: Iterable[float],
+    lo: Iterable[float],
+    hi: Iterable[float],
+    label: str = "paper (min–max)",
+) -> None:
+    """The paper's min–max per x as hollow black diamonds (at the middle) with bars."""
+    xs, los, his = list(x), [float(v) for v in lo], [float(v) for v in hi]
+    mid = [(a + b) / 2 for a, b in zip(los, his, strict=True)]
+    ax.errorbar(
+        xs,
+        mid,
+        yerr=[
+            [m - a for m, a in zip(mid, los, strict=True)],
+            [b - m for m, b in zip(mid, his, strict=True)],
+        ],
+        fmt="D",
+        mfc="none",
+        mec="k",
+        ecolor="k",
+        ms=6,
+        capsize=3,
+        label=label,
+        zorder=5,
+    )
+
+
+# --------------------------------------------------------------------------- output
+
+
 def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes; closes it."""
+    """The figure as PNG bytes."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
-    plt.close(fig)
     return buf.getvalue()
+
+
+def svg_bytes(fig: Figure) -> bytes:
+    """The figure as SVG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg")
+    return buf.getvalue()
+
+
+def save_figure(fig: Figure, stem: str | Path, dpi: int = 100) -> list[Path]:
+    """Writes ``stem.svg`` and ``stem.png``; returns both paths."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for ext, data in (("svg", svg_bytes(fig)), ("png", png_bytes(fig, dpi))):
+        p = stem.with_name(f"{stem.name}.{ext}")
+        p.write_bytes(data)
+        out.append(p)
+    return out

@@ -1,5 +1,7 @@
-"""``qoslab report DIR``: one self-contained HTML page (figures embedded as base64 PNG)
-for a run directory, a sweep directory or a reproduction directory.
+"""``qoslab report DIR``: one self-contained HTML page (figures embedded as PNG) for a
+run directory, a sweep directory or a reproduction directory, rendered from the Jinja2
+template ``templates/report.html.j2`` (autoescaped). Every figure is also written as SVG
+and PNG under ``DIR/figures/``.
 
 Everything is read from the files under ``DIR``; nothing needs the engine.
 """
@@ -8,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
 import json
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,86 +21,198 @@ import polars as pl
 from qoslab import plot
 from qoslab.exceptions import ResultsError
 from qoslab.store import load
+from qoslab.tables import column_unit, fmt_cell, with_numeric_companions
 
-__all__ = ["write_report"]
-
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{border-bottom:2px solid #446}h2{margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:.5em 0;font-size:.85em}
-td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eef}
-td.l,th.l{text-align:left}img{max-width:100%;display:block;margin:.5em 0}
-pre{background:#f6f6f6;padding:.5em;overflow:auto;font-size:.8em}
-.failed{color:#a00}.ok{color:#070}.muted{color:#777}
-"""
+__all__ = ["expected_figures", "result_html", "write_report"]
 
 
-def _esc(x: Any) -> str:
-    return html.escape(str(x))
+# --------------------------------------------------------------------------- pieces
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return _esc(v)
+@dataclass
+class _Figures:
+    """Where a page's figures go: ``dir/<prefix><slug>.svg|png``; remembers them."""
+
+    dir: Path
+    prefix: str = ""
+    written: list[Path] = field(default_factory=list)
+
+    def sub(self, prefix: str) -> _Figures:
+        return _Figures(self.dir, f"{self.prefix}{prefix}-", self.written)
+
+    def add(self, fig: Any, slug: str, title: str) -> dict[str, str] | None:
+        if fig is None:
+            return None
+        slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{self.prefix}{slug}").strip("_")
+        svg, png = plot.save_figure(fig, self.dir / slug)
+        self.written += [svg, png]
+        return {
+            "title": title,
+            "alt": title,
+            "png_b64": base64.b64encode(png.read_bytes()).decode(),
+            "files": f"figures/{svg.name}, figures/{png.name}",
+        }
+
+    def add_all(self, figs: Any, slug: str, title: str) -> list[dict[str, str]]:
+        if figs is None:
+            return []
+        if not isinstance(figs, (list, tuple)):
+            figs = [figs]
+        out = []
+        for i, f in enumerate(figs):
+            s = slug if len(figs) == 1 else f"{slug}-{i + 1}"
+            t = title if len(figs) == 1 else f"{title} ({i + 1})"
+            fig = self.add(f, s, _fig_title(f) or t)
+            if fig:
+                out.append(fig)
+        return out
 
 
-def _table(df: pl.DataFrame, max_rows: int = 50) -> str:
-    if df.is_empty():
-        return "<p class=muted>(empty)</p>"
-    head = "".join(f"<th>{_esc(c)}</th>" for c in df.columns)
-    rows = []
-    for r in df.head(max_rows).iter_rows():
-        rows.append("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in r) + "</tr>")
-    more = f"<p class=muted>{df.height - max_rows} more rows</p>" if df.height > max_rows else ""
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>{more}"
-
-
-def _kv(d: dict[str, Any]) -> str:
-    rows = "".join(
-        f"<tr><th class=l>{_esc(k)}</th><td class=l>{_fmt(v)}</td></tr>"
-        for k, v in d.items()
-        if not isinstance(v, (dict, list))
-    )
-    return f"<table>{rows}</table>"
-
-
-def _img(fig, alt: str) -> str:
-    if fig is None:
+def _fig_title(fig: Any) -> str:
+    try:
+        t = fig.axes[0].get_title() if fig.axes else ""
+        st = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) else ""
+    except Exception:  # a figure from a paper module that is not a plain matplotlib one
         return ""
-    b64 = base64.b64encode(plot.png_bytes(fig)).decode()
-    return f'<img alt="{_esc(alt)}" src="data:image/png;base64,{b64}">'
+    return st or t
 
 
-def _run_section(d: Path, level: int = 2) -> str:
-    r = load(d)
-    h = f"h{level}"
-    title = r.summary.get("name") or d.name
-    parts = [
-        f"<{h}>Run {_esc(title)} (seed {_esc(r.summary.get('seed'))})</{h}>",
-        f"<p class=muted>{_esc(d)}</p>",
-        _kv(r.summary),
+def _table(df: pl.DataFrame | None, max_rows: int = 50, source: str = "") -> dict[str, Any]:
+    """A table for the template: header (name, unit, text?) and formatted rows."""
+    if df is None or df.is_empty():
+        return {"header": [], "rows": [], "more": 0, "source": source}
+    header = [
+        {
+            "name": c,
+            "unit": column_unit(c) if df[c].dtype.is_numeric() else "",
+            "text": not df[c].dtype.is_numeric(),
+        }
+        for c in df.columns
     ]
-    parts.append(
-        _img(plot.cum_throughput(r.series, f"{title}: cumulative throughput"), "throughput")
+    rows = [{"cells": [fmt_cell(v) for v in r], "cls": ""} for r in df.head(max_rows).iter_rows()]
+    return {"header": header, "rows": rows, "more": max(0, df.height - max_rows), "source": source}
+
+
+def _summary_items(d: dict[str, Any]) -> list[tuple[str, str]]:
+    units = {"duration": "s", "warmup": "s", "wall_s": "s", "call_s": "s"}
+    out = []
+    for k, v in d.items():
+        if isinstance(v, (dict, list)):
+            continue
+        u = units.get(k)
+        if k.endswith("_at") and isinstance(v, (int, float)):  # a Unix time stamp
+            v = _dt.datetime.fromtimestamp(v, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        out.append((f"{k} [{u}]" if u else k, fmt_cell(v)))
+    return out
+
+
+def expected_figures(r: Any) -> list[str]:
+    """The figure slugs a run report draws for a loaded run ``r``: goodput per interval
+    and cumulative (with a ``series``), sender state per traced flow, queue length per
+    recorded queue, drops by place and cause."""
+    out = []
+    if "series" in r.tables and not r.series.is_empty():
+        out += ["goodput", "cumulative"]
+    traces = r.tables.get("traces")
+    if traces is not None and not traces.is_empty():
+        names = plot.flow_names(r.tables.get("flows"))
+        key = "name" if "name" in traces.columns else "flow"
+        for f in dict.fromkeys(traces[key].to_list()):
+            out.append(f"sender-{names.get(f, f) if key == 'flow' else f}")
+    qs = r.tables.get("queue_samples")
+    if qs is not None and not qs.is_empty():
+        out.append("queues")
+    if "drops" in r.tables and not r.tables["drops"].is_empty():
+        out.append("drops")
+    return out
+
+
+def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
+    r = load(d)
+    title = r.summary.get("name") or d.name
+    flows = r.tables.get("flows")
+    f: list[dict[str, str]] = []
+    series = r.tables.get("series", pl.DataFrame())
+    f += figs.add_all(
+        plot.goodput_over_time(series, f"{title}: goodput per flow and interval", flows),
+        "goodput",
+        "goodput per interval",
     )
-    parts.append(_img(plot.drops_by_place(r.drops, f"{title}: drops"), "drops"))
-    parts.append(_img(plot.cwnd_traces(r.traces, f"{title}: cwnd"), "cwnd"))
-    for name in ("flows", "drops", "queues"):
-        if name in r.tables:
-            parts.append(f"<h{level + 1}>{name}</h{level + 1}>{_table(r.tables[name])}")
-    if r.scenario is not None:
-        parts.append(
-            f"<details><summary>scenario</summary><pre>"
-            f"{_esc(json.dumps(r.scenario, indent=2))}</pre></details>"
-        )
-    return "\n".join(parts)
+    f += figs.add_all(
+        plot.cum_throughput(series, f"{title}: data delivered per flow", flows),
+        "cumulative",
+        "cumulative goodput",
+    )
+    traces = r.tables.get("traces")
+    if traces is not None and not traces.is_empty():
+        for fig in plot.sender_state(traces, f"{title}: sender state of {{flow}}", flows):
+            name = _fig_title(fig).rsplit(" of ", 1)[-1]
+            f += figs.add_all(fig, f"sender-{name}", f"sender state of {name}")
+    qs = r.tables.get("queue_samples")
+    if qs is not None:
+        f += figs.add_all(plot.queue_over_time(qs, f"{title}: queues"), "queues", "queues")
+    f += figs.add_all(
+        plot.drops_by_place(r.tables.get("drops", pl.DataFrame()), f"{title}: drops"),
+        "drops",
+        "drops by place and cause",
+    )
+    tables = [
+        (name, _table(r.tables[name], source=f"{d}/{name}.parquet"))
+        for name in ("flows", "drops", "queues")
+        if name in r.tables
+    ]
+    return {
+        "title": title,
+        "seed": r.summary.get("seed"),
+        "path": str(d),
+        "summary": _summary_items(r.summary),
+        "warnings": list(r.summary.get("warnings") or []),
+        "figures": f,
+        "tables": tables,
+        "scenario": json.dumps(r.scenario, indent=2) if r.scenario is not None else "",
+    }
 
 
-def _sweep_section(d: Path, level: int = 2) -> str:
+# --------------------------------------------------------------------------- sweeps
+
+
+def _rate(v: Any) -> float | None:
+    from qoslab.tables import numeric_companions
+
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        c = numeric_companions({"x": v})
+        return c.get("x_bps")
+    return None
+
+
+def _references(sc: dict[str, Any]) -> dict[str, float]:
+    """Reference goodputs [bit/s] a scenario implies: each CBR flow's offered rate, each
+    TRC's requested rate, and for TCP flows sharing the slowest link the fair share
+    (its rate / number of flows). At most four lines, to stay readable."""
+    flows = sc.get("flow") or []
+    refs: dict[str, float] = {}
+    for c in sc.get("conditioner") or []:
+        for st in c.get("stages") or []:
+            if st.get("kind") == "trc" and _rate(st.get("rate")) is not None:
+                refs[f"requested {st.get('flow')}"] = _rate(st.get("rate"))  # type: ignore[assignment]
+    for fl in flows:
+        cbr = fl.get("cbr")
+        if isinstance(cbr, dict) and _rate(cbr.get("rate")) is not None:
+            refs[f"offered {fl.get('name')}"] = _rate(cbr.get("rate"))  # type: ignore[assignment]
+    tcp = [fl for fl in flows if "tcp" in fl]
+    rates = [_rate(link.get("rate")) for link in sc.get("link") or []]
+    rates = [r for r in rates if r]
+    if len(tcp) >= 2 and len(tcp) == len(flows) and rates and not refs:
+        refs[f"fair share (slowest link / {len(tcp)})"] = min(rates) / len(tcp)
+    return refs if len(refs) <= 4 else {}
+
+
+def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
+    from qoslab.store import is_complete
     from qoslab.sweep import _load_tasks, build_catalog
 
-    h = f"h{level}"
     spec = json.loads((d / "sweep.json").read_text())
     tasks = _load_tasks(d)
     if not (d / "catalog.duckdb").is_file():
@@ -109,101 +224,218 @@ def _sweep_section(d: Path, level: int = 2) -> str:
         runs = pl.from_arrow(con.sql("SELECT * FROM runs").to_arrow_table())
     finally:
         con.close()
-    n_done = runs.filter(pl.col("status") == "done").height
-    n_failed = runs.filter(pl.col("status") == "failed").height
-    parts = [
-        f"<{h}>Sweep {_esc(spec.get('name'))}</{h}>",
-        f"<p class=muted>{_esc(d)}</p>",
-        f"<p>{len(tasks)} runs: <span class=ok>{n_done} done</span>, "
-        f"<span class=failed>{n_failed} failed</span>; grid "
-        f"<code>{_esc(json.dumps(spec['spec']['grid']))}</code>, "
-        f"seeds {_esc(spec['spec']['seeds'])}</p>",
-    ]
+    assert isinstance(runs, pl.DataFrame)
+    grid = spec["spec"].get("grid") or {}
+    params = list(grid)
+    ctx: dict[str, Any] = {
+        "name": spec.get("name"),
+        "path": str(d),
+        "n_runs": len(tasks),
+        "n_done": runs.filter(pl.col("status") == "done").height,
+        "n_failed": runs.filter(pl.col("status") == "failed").height,
+        "grid": json.dumps(grid),
+        "seeds": spec["spec"].get("seeds"),
+        "figures": [],
+        "summary": None,
+        "failed": None,
+        "first_run": None,
+    }
+    done = [t for t in tasks if is_complete(d / "runs" / t.key)]
     if (d / "summary.parquet").is_file():
-        summary = pl.read_parquet(d / "summary.parquet")
-        for param in spec["spec"]["grid"]:
-            parts.append(_img(plot.goodput_vs_param(summary, param), f"goodput vs {param}"))
-        parts.append(f"<h{level + 1}>Summary (mean and 95 % CI across seeds)</h{level + 1}>")
-        parts.append(_table(summary))
+        summary = with_numeric_companions(pl.read_parquet(d / "summary.parquet"), params)
+        for param in params:
+            refs: dict[str, dict[Any, tuple[float, float]]] = {}
+            xcol = next(
+                (f"{param}{s}" for s in ("_bps", "_s", "_bytes") if f"{param}{s}" in summary),
+                None,
+            )
+            for t in done:
+                x = t.params.get(param)
+                sc_file = d / "runs" / t.key / "scenario.json"
+                if x is None or not sc_file.is_file():
+                    continue
+                xv = summary.filter(pl.col(param) == x)[xcol][0] if xcol else x
+                for lab, y in _references(json.loads(sc_file.read_text())).items():
+                    refs.setdefault(lab, {}).setdefault(x, (xv, y))
+            references: dict[str, Any] = {}
+            for lab, pts in refs.items():
+                ys = {y for _, y in pts.values()}
+                references[lab] = ys.pop() if len(ys) == 1 else pts
+            others = [p for p in params if p != param]
+            fig = plot.goodput_vs_param(summary, param, others=others, references=references)
+            ctx["figures"] += figs.add_all(fig, f"goodput-vs-{param}", f"goodput vs {param}")
+        ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet")
     failed = runs.filter(pl.col("status") == "failed")
     if failed.height:
-        parts.append(f"<h{level + 1} class=failed>Failed runs</h{level + 1}>{_table(failed)}")
-    first = next(
-        (d / "runs" / t.key for t in tasks if (d / "runs" / t.key / "summary.json").is_file()), None
+        ctx["failed"] = _table(failed)
+    if done:
+        ctx["first_run"] = _run_context(d / "runs" / done[0].key, figs.sub("first-run"))
+    return ctx
+
+
+# --------------------------------------------------------------------------- reproduce
+
+
+def _doc_href(doc: str) -> str:
+    """A repository path with an anchor as a link that opens from the report."""
+    path, _, anchor = doc.partition("#")
+    f = Path(__file__).resolve().parents[2] / path  # the repository, in a clone
+    if f.is_file():
+        return f.resolve().as_uri() + (f"#{anchor}" if anchor else "")
+    return doc
+
+
+def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
+    dev = c.get("deviation")
+    if "deviation" not in c and c.get("paper") not in (None, 0):
+        dev = (c["ours"] - c["paper"]) / abs(c["paper"])
+    verdict = c.get("verdict", "info")
+    ex = c.get("explanation") or {}
+    explained = verdict == "outside-explained" and ex
+    ref = c.get("reference") or ("—" if c.get("paper") is None else fmt_cell(c["paper"], 6))
+    return {
+        "quantity": c["quantity"],
+        "ours": fmt_cell(c["ours"], 5),
+        "unit": c.get("unit") or "",
+        "reference": ref,
+        "deviation": "—" if dev is None else f"{100 * dev:+.2f}",
+        "verdict": verdict,
+        "why": ex.get("why", "") if explained else "",
+        "doc": ex.get("doc", ""),
+        "doc_href": _doc_href(ex.get("doc", "")) if explained else "",
+        "script": ex.get("script", "") if explained else "",
+        "note": c.get("note", ""),
+    }
+
+
+def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
+    from qoslab.reproduce import (
+        FIGURES,
+        Saved,
+        count_verdicts,
+        discover,
+        experiment_status,
+        summarize,
     )
-    if first is not None:
-        parts.append(f"<h{level + 1}>First finished run</h{level + 1}>")
-        parts.append(_run_section(first, level + 2))
-    return "\n".join(parts)
 
-
-def _reproduce_section(d: Path) -> str:
     idx = json.loads((d / "reproduce.json").read_text())
     exps = idx.get("experiments", [])
-    n_reg = len(idx.get("registered", []))
-    mode = "quick" if idx.get("quick") else "full"
-    parts = [f"<p>Mode: {mode}; {len(exps)} experiment(s) run of {n_reg} registered.</p>"]
-    if not idx.get("registered"):
-        parts.append(
-            "<p><b>No experiments are registered yet.</b> Paper reproductions are added as "
-            "modules <code>python/qoslab/reproduce/p0.py … p4.py</code> that call "
-            "<code>qoslab.reproduce.register</code>.</p>"
-        )
+    summ = summarize(idx)
+    if exps:
+        discover()  # the paper modules register their figures
+    out = []
     for e in exps:
-        cls = "ok" if e.get("status") == "done" else "failed"
-        parts.append(
-            f"<h2>{_esc(e['name'])}: {_esc(e.get('title', ''))} "
-            f"<span class={cls}>[{_esc(e.get('status'))}]</span></h2>"
+        status = experiment_status(e)
+        n = count_verdicts(e.get("comparisons") or [])
+        ectx: dict[str, Any] = {
+            "name": e["name"],
+            "title": e.get("title", ""),
+            "paper": e.get("paper", ""),
+            "status": status,
+            "cls": {"within": "ok", "outside-explained": "expl"}.get(status, "failed"),
+            "counts": ", ".join(f"{v} {k}" for k, v in n.items() if v),
+            "error": e.get("error") if e.get("status") == "failed" else "",
+            "figures": [],
+            "figure_error": "",
+            "comparisons": [_comparison_row(c) for c in e.get("comparisons") or []],
+            "notes": e.get("notes", ""),
+            "tables": [],
+            "sweeps": [],
+            "runs": [],
+        }
+        if e.get("status") != "failed":
+            efigs = _Figures(d / e["name"] / "figures")
+            if e["name"] in FIGURES:
+                saved = Saved(d / e["name"], e, bool(idx.get("quick")))
+                try:
+                    drawn = FIGURES[e["name"]](saved)
+                    ectx["figures"] = efigs.add_all(drawn, "paper-figure", f"{e['name']}")
+                except Exception as ex:  # a broken figure must not hide the numbers
+                    ectx["figure_error"] = f"{type(ex).__name__}: {ex}"
+            for t in e.get("tables", []):
+                f = d / e["name"] / f"table-{t}.parquet"
+                ectx["tables"].append((t, _table(pl.read_parquet(f), source=str(f))))
+            for i, s in enumerate(e.get("sweeps", [])):
+                ectx["sweeps"].append(_sweep_context(Path(s), efigs.sub(f"sweep{i}")))
+            for i, r in enumerate(e.get("runs", [])):
+                ectx["runs"].append(_run_context(Path(r), efigs.sub(f"run{i}")))
+            figs.written += efigs.written
+        out.append(ectx)
+    return {
+        "mode": "quick" if idx.get("quick") else "full",
+        "n_run": len(exps),
+        "n_registered": len(idx.get("registered", [])),
+        "st": summ["experiments"],
+        "cv": summ["comparisons"],
+        "experiments": out,
+    }
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _env():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("qoslab", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+    )
+
+
+def result_html(r: Any) -> str:
+    """A :class:`~qoslab.Result` as HTML (name, seed, table sizes, the flows table), as
+    notebooks show it."""
+    return (
+        _env()
+        .get_template("result.html.j2")
+        .render(
+            name=r.summary.get("name", ""),
+            seed=r.summary.get("seed"),
+            path=str(r.path) if getattr(r, "path", None) else "",
+            shapes=[(k, v.height) for k, v in r.tables.items()],
+            flows=_table(r.tables.get("flows"), 20),
         )
-        if e.get("paper"):
-            parts.append(f"<p class=muted>{_esc(e['paper'])}</p>")
-        if e.get("status") != "done":
-            parts.append(f"<pre class=failed>{_esc(e.get('error'))}</pre>")
-            continue
-        comps = e.get("comparisons") or []
-        if comps:
-            df = pl.DataFrame(comps, infer_schema_length=None)
-            if any(c.get("paper") is not None for c in comps):
-                diff = 100 * (pl.col("ours") - pl.col("paper")) / pl.col("paper")
-                # No percentage of a paper value of 0 (or none): left empty, not NaN.
-                diff = pl.when(pl.col("paper") != 0).then(diff)
-                df = df.with_columns(diff.alias("diff_%"))
-            parts.append("<h3>Ours beside the paper's</h3>" + _table(df))
-        if e.get("notes"):
-            parts.append(f"<p>{_esc(e['notes'])}</p>")
-        for t in e.get("tables", []):
-            parts.append(f"<h3>{_esc(t)}</h3>")
-            parts.append(_table(pl.read_parquet(d / e["name"] / f"table-{t}.parquet")))
-        for s in e.get("sweeps", []):
-            parts.append(_sweep_section(Path(s), 3))
-        for r in e.get("runs", []):
-            parts.append(_run_section(Path(r), 3))
-    return "\n".join(parts)
+    )
 
 
 def write_report(src: str | Path, out: str | Path | None = None) -> Path:
     """Writes the HTML report for ``src`` (a run, sweep or reproduction directory) to
-    ``out`` (default ``src/report.html``) and returns its path."""
+    ``out`` (default ``src/report.html``), and every figure as SVG and PNG under
+    ``src/figures/`` (a reproduction: ``src/<experiment>/figures/``); returns the
+    page's path. Raises :class:`~qoslab.ResultsError` if ``src`` is not a results
+    directory."""
+    import qoslab
+
     d = Path(src)
+    figs = _Figures(d / "figures")
+    ctx: dict[str, Any] = {"run": None, "sweep": None, "repro": None}
     if (d / "reproduce.json").is_file():
-        kind, body = "Reproduction", _reproduce_section(d)
+        kind = "reproduction"
+        ctx["repro"] = _reproduce_context(d, figs)
     elif (d / "sweep.json").is_file():
-        kind, body = "Sweep", _sweep_section(d)
+        kind = "sweep"
+        ctx["sweep"] = _sweep_context(d, figs)
     elif (d / "summary.json").is_file():
-        kind, body = "Run", _run_section(d)
+        kind = "run"
+        ctx["run"] = _run_context(d, figs)
     else:
         raise ResultsError(
             f"{d}: not a qoslab results directory (expected summary.json, sweep.json or "
             "reproduce.json in it)"
         )
-    import qoslab
-
-    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     page = (
-        "<!doctype html><html><head><meta charset=utf-8>"
-        f"<title>qoslab report: {_esc(d.name)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>qoslab {kind.lower()} report: {_esc(d.name)}</h1>"
-        f"<p class=muted>qoslab {_esc(qoslab.__version__)}, {stamp}</p>{body}</body></html>"
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            kind=kind,
+            name=d.resolve().name,
+            version=qoslab.__version__,
+            stamp=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            **ctx,
+        )
     )
     out = Path(out) if out else d / "report.html"
     out.write_text(page, encoding="utf-8")

@@ -42,7 +42,8 @@ _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 @dataclass
 class Scenario:
     """A scenario as data: ``data`` is what the engine gets, ``sweep`` the stripped
-    ``[sweep]`` table (``None`` if absent), ``file`` where it came from."""
+    ``[sweep]`` table (``None`` if absent), ``file`` where it came from, ``overrides``
+    the ``{key path: value}`` applied to it so far (see :meth:`with_overrides`)."""
 
     data: dict[str, Any]
     file: str | None = None

@@ -32,7 +32,15 @@ TMP_MARK = ".tmp-"
 
 class Result:
     """What a run produced: ``summary`` (dict), ``tables`` (polars DataFrames) and the
-    resolved ``scenario`` it ran. ``to_arrow(name)`` gives a pyarrow table."""
+    resolved ``scenario`` it ran. ``to_arrow(name)`` gives a pyarrow table,
+    ``r.flows.to_pandas()`` a pandas one; in a notebook a Result shows itself as HTML.
+
+    Args:
+      summary: engine summary plus scenario hash, seed, versions and wall time.
+      tables: table name → polars DataFrame (``flows``, ``series``, ``drops``, …).
+      scenario: the resolved scenario (dict) the engine ran, if known.
+      path: the run folder it was loaded from or saved to, if any.
+    """
 
     def __init__(
         self,
@@ -82,6 +90,12 @@ class Result:
         shapes = ", ".join(f"{k}={v.height}" for k, v in self.tables.items())
         name, seed = self.summary.get("name", ""), self.summary.get("seed")
         return f"<qoslab.Result {name!r} seed={seed} {shapes}>"
+
+    def _repr_html_(self) -> str:
+        """A summary and the flows table as HTML, for notebooks."""
+        from qoslab.report import result_html
+
+        return result_html(self)
 
 
 _DTYPES = {"i64": (np.int64, pl.Int64), "f64": (np.float64, pl.Float64)}
@@ -146,8 +160,15 @@ def is_complete(path: Path) -> bool:
 
 
 def load(results_dir: str | Path) -> Result:
-    """Reads a run directory back; a missing or corrupt file raises
-    :class:`~qoslab.ResultsError` naming it."""
+    """Reads a run directory back as a :class:`Result`.
+
+    Args:
+      results_dir: a run's folder as ``Result.save`` or ``qoslab run -o`` wrote it
+        (``summary.json``, ``scenario.json`` and one Parquet file per table).
+
+    Raises:
+      ResultsError: a missing or corrupt file; the message names it.
+    """
     d = Path(results_dir)
     sfile = d / "summary.json"
     if not sfile.is_file():

@@ -323,7 +323,7 @@ def run_sweep(
     engine_s = call_s = 0.0
     bar = None
     if progress and todo:
-        from tqdm import tqdm
+        from tqdm.auto import tqdm
 
         bar = tqdm(total=len(tasks), initial=skipped, unit="run", desc=sc.name, file=sys.stderr)
     pool: _LocalPool | _RayPool | None = None
@@ -424,51 +424,20 @@ def _load_tasks(out: Path) -> list[RunTask]:
     return [RunTask(r["key"], r["seed"], r["params"], {}, None) for r in plan_["runs"]]
 
 
-# Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
-_T95 = [
-    12.706,
-    4.303,
-    3.182,
-    2.776,
-    2.571,
-    2.447,
-    2.365,
-    2.306,
-    2.262,
-    2.228,
-    2.201,
-    2.179,
-    2.160,
-    2.145,
-    2.131,
-    2.120,
-    2.110,
-    2.101,
-    2.093,
-    2.086,
-    2.080,
-    2.074,
-    2.069,
-    2.064,
-    2.060,
-    2.056,
-    2.052,
-    2.048,
-    2.045,
-    2.042,
-]
-
-
 def t95(df: int) -> float:
-    """The two-sided 95 % Student t quantile for ``df`` degrees of freedom."""
+    """The two-sided 95 % Student t quantile for ``df`` degrees of freedom (exact)."""
+    from qoslab.tables import t_quantile
+
     if df < 1:
         return math.nan
-    return _T95[df - 1] if df <= len(_T95) else 1.96
+    return t_quantile(0.975, df)
 
 
 def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFrame | None:
     """Mean and 95 % CI half-width across seeds of each flow metric, per grid point and
     flow; written to ``summary.parquet``. ``None`` if no run has finished."""
+    from qoslab.tables import with_numeric_companions
+
     out = Path(out)
     tasks = _load_tasks(out) if tasks is None else tasks
     flows = gather(out, "flows", tasks)
@@ -485,6 +454,7 @@ def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFra
             pl.col(m).cast(pl.Float64).std().alias(f"{m}_std"),
         ]
     s = flows.group_by(by, maintain_order=True).agg(aggs)
+    s = with_numeric_companions(s, by)  # e.g. link.2.rate "2Mbps" → link.2.rate_bps 2e6
     tq = pl.col("n").map_elements(lambda n: t95(n - 1), return_dtype=pl.Float64)
     s = s.with_columns(
         [(tq * pl.col(f"{m}_std") / pl.col("n").sqrt()).alias(f"{m}_ci95") for m in metrics]
@@ -501,12 +471,15 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     (absolute paths: after moving a sweep directory, rerun the sweep to rebuild it)."""
     import duckdb
 
+    from qoslab.tables import numeric_companions
+
     out = Path(out)
     tasks = _load_tasks(out) if tasks is None else tasks
     rows = []
     for t in tasks:
         row: dict[str, Any] = {"run": t.key, "seed": t.seed, "status": "pending", "error": None}
         row.update({k: _param_value(v) for k, v in t.params.items()})
+        row.update(numeric_companions(t.params))  # link.2.rate_bps …: ORDER BY by value
         if is_complete(out / "runs" / t.key):
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
             row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))

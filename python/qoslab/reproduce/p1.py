@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from qoslab.reproduce import Comparison, Context, Outcome, register, scenarios_dir
+from qoslab.reproduce import Comparison, Context, Explanation, Outcome, register, scenarios_dir
 
 RATES = [50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6]
 MSS = 1460
@@ -321,27 +321,52 @@ def _paper_range(s: str) -> tuple[float, float]:
     return float(lo), float(hi or lo)
 
 
-def _acceptance(comps: list[Comparison], name: str, df: pl.DataFrame) -> None:
+#: Ours against the paper's goodputs (kb/s): ±3 %, the paper's own model error (§4.3,
+#: "at most 3 % higher"); ours follows the fitted model within 0–1.7 % (docs/papers/p1.md).
+PAPER_RTOL = 0.03
+DOC = "docs/papers/p1.md"
+#: T1 at 2 Mb/s, 1.5 ms: the largest request misses by up to 2 % (bottleneck queueing).
+T1_QUEUEING = Explanation(
+    "at 2 Mb/s the bottleneck's mean queue (9.6–11.6 ms) already uses the whole RTT_dev "
+    "= 10 ms the TRC absorbs; RTT_dev = 30 ms brings every flow to its request",
+    doc=f"{DOC}#t1-queueing",
+    script="python3 validation/p1_t1_rtt_dev.py",
+    covers=(0.98, 1.0),
+)
+ECN_BUFFER = Explanation(
+    "an ECN window can peak one packet above W_max, so a few arrivals find the ⌈W_max⌉ "
+    "delay buffer full",
+    doc=f"{DOC}#ecn-buffer-full",
+)
+
+
+def _acceptance(
+    comps: list[Comparison], name: str, df: pl.DataFrame, worst: Explanation | None = None
+) -> None:
     for ecn in df["ecn"].unique().to_list() if "ecn" in df.columns else [None]:
         d = df if ecn is None else df.filter(pl.col("ecn") == ecn)
         m = "" if ecn is None else (" ecn" if ecn else " drop")
         if name.endswith(m):  # the caller already named the mode (F6b)
             m = ""
         comps.append(
-            Comparison(f"{name}{m}: TRC buffer-full drops (all runs)", d["buffer_full"].sum(), 0,
-                       "packets", f"max held {d['max_held'].max()} of ⌈W_max⌉ buffers")
+            Comparison(f"{name}{m}: TRC buffer-full drops (all runs)", d["buffer_full"].sum(),
+                       unit="packets", at_most=0, against="a ⌈W_max⌉ buffer suffices, §4.5",
+                       note=f"max held {d['max_held'].max()} of ⌈W_max⌉ buffers",
+                       explanation=ECN_BUFFER if ecn else None)
         )  # fmt: skip
         comps.append(
             Comparison(f"{name}{m}: drops inside the network (all runs)",
-                       d.unique("run")["network_drops"].sum(), 0, "packets")
+                       d.unique("run")["network_drops"].sum(), unit="packets", at_most=0,
+                       against="only the TRC drops")
         )  # fmt: skip
     comps.append(
-        Comparison(f"{name}: worst achieved / requested", df["ratio"].min(), 1.0, "×",
-                   "every flow must reach its request (paper: yes)")
+        Comparison(f"{name}: worst achieved / requested", df["ratio"].min(), unit="×",
+                   at_least=1.0, against="the request", explanation=worst,
+                   note="every flow must reach its request (paper: yes)")
     )  # fmt: skip
     comps.append(
-        Comparison(f"{name}: best achieved / requested", df["ratio"].max(), None, "×",
-                   "issue 7 asks ≤ 1.10")
+        Comparison(f"{name}: best achieved / requested", df["ratio"].max(), unit="×",
+                   at_most=1.10, against="10 % above the request")
     )  # fmt: skip
 
 
@@ -361,10 +386,24 @@ def f6b(ctx: Context) -> Outcome:
         _acceptance(comps, f"F6b {m}", df)
         # Against the model (the target = requested × 1.06): paper ≤ 1.03.
         comps.append(
-            Comparison(f"F6b {m}: max achieved / target (R·1.06)", df["ratio"].max() / 1.06, 1.03,
-                       "×", F6B_NOTE)
+            Comparison(f"F6b {m}: max achieved / target (R·1.06)", df["ratio"].max() / 1.06,
+                       unit="×", note=F6B_NOTE, at_most=1.03, against="3 % above the model")
         )  # fmt: skip
     return Outcome(comparisons=comps, tables=tables)
+
+
+F7A_RTO = Explanation(
+    "at 50 and 66 kb/s RTT_TRC (0.64–0.85 s) exceeds the slow-start RTO (0.6–0.7 s), so "
+    "the RTO fires: the paper's few RTO outliers in the lower left corner",
+    doc=f"{DOC}#f7a-rto",
+    script="python3 validation/p1_f7a_rto.py",
+    covers=(0.6, 0.98),
+)
+F7A_ECN = Explanation(
+    "ECN runs at ≤ 0.8 Mb/s: the 3 ms RTT_net lets the window grow before pacing binds",
+    doc=f"{DOC}#f7a-ecn",
+    covers=(1.03, 1.11),
+)
 
 
 @register("p1-f7a", title="TRC slow-start control, run to the 2nd drop", paper="P1 Fig. 7a")
@@ -408,9 +447,13 @@ def f7a(ctx: Context) -> Outcome:
     for ecn in (False, True):
         d = df.filter(pl.col("ecn") == ecn)
         m = "ecn" if ecn else "drop"
-        comps.append(Comparison(f"F7a {m}: min goodput / target", d["vs_target"].min(), 0.98, "×",
-                                "paper: 0.98–1.03 apart from a few RTO outliers"))  # fmt: skip
-        comps.append(Comparison(f"F7a {m}: max goodput / target", d["vs_target"].max(), 1.03, "×"))
+        comps.append(Comparison(f"F7a {m}: min goodput / target", d["vs_target"].min(), unit="×",
+                                at_least=0.98, against="paper Fig. 7a",
+                                note="paper: 0.98–1.03 apart from a few RTO outliers",
+                                explanation=None if ecn else F7A_RTO))  # fmt: skip
+        comps.append(Comparison(f"F7a {m}: max goodput / target", d["vs_target"].max(), unit="×",
+                                at_most=1.03, against="paper Fig. 7a",
+                                explanation=F7A_ECN if ecn else None))  # fmt: skip
     return Outcome(comparisons=comps, tables={"f7a": df})
 
 
@@ -441,8 +484,9 @@ def f7b(ctx: Context) -> Outcome:
         for d in F7B_DEVS[1:]:
             big = dev.filter((pl.col("rtt_dev") - d).abs() < 1e-9, pl.col("requested") == 10e6)
             q = f"F7b {m}: error of the 10 Mb/s flow, RTT_dev {d * 1e3:g} ms"
-            note = "paper: ≈ RTT_dev / RTT_min"
-            comps.append(Comparison(q, big["error"][0], d / 0.2, "", note))
+            note = "exact: RTT_dev / (RTT + RTT_dev), RTT = 200.7 ms"
+            comps.append(Comparison(q, big["error"][0], d / 0.2, "", note, rtol=0.10,
+                                    against="paper: ≈ RTT_dev / RTT_min"))  # fmt: skip
     return Outcome(comparisons=comps, tables=tables)
 
 
@@ -465,10 +509,11 @@ def _vs_paper(comps, label: str, t: pl.DataFrame, paper: dict[int, str], key: st
     for row in t.iter_rows(named=True):
         k = round(row[key] / 1e3) if key == "requested" else row[key]
         if k in paper:
-            lo, _hi = _paper_range(paper[k])
-            note = f"ours max {row['max_kbps']:.3f}; paper {paper[k]}"
+            note = f"ours max {row['max_kbps']:.3f}"
             q = f"{label}, {k} kb/s: achieved min"
-            comps.append(Comparison(q, row["min_kbps"], lo, "kb/s", note))
+            comps.append(Comparison(q, row["min_kbps"], unit="kb/s", note=note,
+                                    interval=_paper_range(paper[k]), rtol=PAPER_RTOL,
+                                    against="paper's min–max"))  # fmt: skip
 
 
 @register(
@@ -495,12 +540,13 @@ def t1(ctx: Context) -> Outcome:
                     sub = t.filter(pl.col("link.0.delay") == delay)
                     _vs_paper(comps, f"T1 {bw} Mb/s {d:g} ms", sub, paper, "requested")
     df = pl.concat(allf, how="diagonal_relaxed")
-    _acceptance(comps, "T1", df)
+    _acceptance(comps, "T1", df, worst=T1_QUEUEING)
     bias = df.group_by("requested").agg(pl.col("ratio").mean()).sort("requested")
     tables["t1-bias-by-rate"] = bias
     comps.append(Comparison("T1: spread of mean ratio across requested rates (max − min)",
-                            bias["ratio"].max() - bias["ratio"].min(), None, "×",
-                            "no bias by rate: small spread"))  # fmt: skip
+                            bias["ratio"].max() - bias["ratio"].min(), unit="×", at_most=0.03,
+                            against="paper Table 1: 0.028",
+                            note="no bias by rate: small spread"))  # fmt: skip
     return Outcome(comparisons=comps, tables=tables)
 
 
@@ -537,16 +583,18 @@ def t2(ctx: Context) -> Outcome:
             paper = PAPER_T2.get((int(bw / 1e6), int(r / 1e3)))
             if paper and not ecn:
                 for row, p in zip(t.iter_rows(named=True), paper, strict=True):
-                    lo, _ = _paper_range(p)
                     q = f"T2 {bw / 1e6:g} Mb/s, {r / 1e3:g} kb/s, {row['access_ms']:g} ms: min"
-                    note = f"ours max {row['max_kbps']:.3f}; paper {p}"
-                    comps.append(Comparison(q, row["min_kbps"], lo, "kb/s", note))
+                    note = f"ours max {row['max_kbps']:.3f}"
+                    comps.append(Comparison(q, row["min_kbps"], unit="kb/s", note=note,
+                                            interval=_paper_range(p), rtol=PAPER_RTOL,
+                                            against="paper's min–max"))  # fmt: skip
     df = pl.concat(allf, how="diagonal_relaxed")
     _acceptance(comps, "T2", df)
     bias = df.group_by("access_ms").agg(pl.col("ratio").mean()).sort("access_ms")
     tables["t2-bias-by-rtt"] = bias
     comps.append(Comparison("T2: spread of mean ratio across access delays (max − min)",
-                            bias["ratio"].max() - bias["ratio"].min(), None, "×"))  # fmt: skip
+                            bias["ratio"].max() - bias["ratio"].min(), unit="×", at_most=0.015,
+                            against="paper Table 2: at most 0.014"))  # fmt: skip
     return Outcome(comparisons=comps, tables=tables)
 
 

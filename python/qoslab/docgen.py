@@ -1,0 +1,280 @@
+"""Result tables in the documentation, generated from reproduction outputs.
+
+A reproduction's outputs are committed as data (``export``): its comparisons with their
+verdicts and every table an experiment returned, as one JSON file, e.g.
+``docs/papers/data/p1-quick.json``. A Markdown page holds generated blocks between
+markers; the text between them is rewritten from the data (``update``), and ``check``
+fails when the committed page and the data disagree (a test runs it)::
+
+    <!-- qoslab:table comparisons data=data/p1-quick.json experiment=p1-f6b -->
+    …generated, never edited by hand…
+    <!-- qoslab:end -->
+
+The first word after ``qoslab:table`` names a renderer; ``key=value`` pairs (values
+without spaces, or in double quotes) are its arguments; ``data`` is a path relative to
+the page. Built-in renderers: ``comparisons`` (``experiment``, optional ``match``: a
+substring of the quantity) and ``table`` (``experiment``, ``table``, optional
+``columns`` = comma-separated, ``digits``). A paper module adds its own with
+:func:`renderer` (looked up after :func:`qoslab.reproduce.discover`)::
+
+    @docgen.renderer("p1-t1-ranges")
+    def t1_ranges(data: dict, **args: str) -> str: ...   # returns Markdown
+
+Command line::
+
+    python -m qoslab.docgen export results/reproduce docs/papers/data/p1-quick.json
+    python -m qoslab.docgen update docs/papers/p1.md     # rewrite the blocks
+    python -m qoslab.docgen check docs                   # exit 1 if any page is stale
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "RENDERERS",
+    "check",
+    "export",
+    "generate",
+    "main",
+    "md_table",
+    "renderer",
+    "update",
+]
+
+Renderer = Callable[..., str]
+RENDERERS: dict[str, Renderer] = {}
+
+_BLOCK = re.compile(
+    r"(?P<open><!-- qoslab:table (?P<spec>.*?) -->\n)(?P<body>.*?)(?P<close><!-- qoslab:end -->)",
+    re.S,
+)
+
+
+def renderer(name: str) -> Callable[[Renderer], Renderer]:
+    """Decorator registering ``fn(data: dict, **args: str) -> str`` (Markdown) as the
+    renderer ``name`` of ``<!-- qoslab:table name … -->`` blocks."""
+
+    def deco(fn: Renderer) -> Renderer:
+        RENDERERS[name] = fn
+        return fn
+
+    return deco
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def export(results: str | Path, out: str | Path, names: list[str] | None = None) -> Path:
+    """Writes the outputs of the reproduction in ``results`` (its ``reproduce.json`` and
+    ``table-*.parquet`` files) to the JSON file ``out``: per experiment its status,
+    verdicts, comparisons and tables (columns and rows). ``names`` limits the
+    experiments; returns ``out``."""
+    import polars as pl
+
+    from qoslab.exceptions import ResultsError
+
+    src = Path(results)
+    index_file = src / "reproduce.json"
+    if not index_file.is_file():
+        raise ResultsError(f"{src}: no reproduce.json (run `qoslab reproduce` first)")
+    idx = json.loads(index_file.read_text())
+    exps: dict[str, Any] = {}
+    for e in idx.get("experiments", []):
+        if names and e["name"] not in names:
+            continue
+        tables = {}
+        for t in e.get("tables", []):
+            df = pl.read_parquet(src / e["name"] / f"table-{t}.parquet")
+            tables[t] = {
+                "columns": df.columns,
+                "rows": [[_jsonable(v) for v in r] for r in df.iter_rows()],
+            }
+        exps[e["name"]] = {
+            "title": e.get("title", ""),
+            "paper": e.get("paper", ""),
+            "status": e.get("status"),
+            "verdict": e.get("verdict"),
+            "verdicts": e.get("verdicts"),
+            "comparisons": [
+                {k: _jsonable(v) for k, v in c.items()} for c in e.get("comparisons", [])
+            ],
+            "tables": tables,
+        }
+    data = {"quick": bool(idx.get("quick")), "experiments": exps}
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return out
+
+
+def fmt(v: Any, digits: int = 4) -> str:
+    """One cell: floats with ``digits`` significant digits, None as an em dash."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "—"
+        return f"{v:.{digits}g}"
+    return str(v).replace("|", "\\|")
+
+
+def md_table(header: list[str], rows: list[list[Any]], digits: int = 4) -> str:
+    """A Markdown table (cells through :func:`fmt`)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(v, digits) for v in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _experiment(data: dict[str, Any], name: str) -> dict[str, Any]:
+    try:
+        return data["experiments"][name]
+    except KeyError:
+        raise KeyError(f"experiment {name!r} is not in the data") from None
+
+
+@renderer("comparisons")
+def _comparisons(data: dict[str, Any], experiment: str, match: str = "", **_: str) -> str:
+    """Ours, the reference and the verdict of each comparison of ``experiment``."""
+    rows = []
+    for c in _experiment(data, experiment)["comparisons"]:
+        if match and match not in c["quantity"]:
+            continue
+        unit = f" {c['unit']}" if c.get("unit") and c["unit"] != "×" else ""
+        ref = c.get("reference") or "—"
+        rows.append([c["quantity"], f"{fmt(c['ours'])}{unit}", ref, c.get("verdict", "info")])
+    return md_table(["quantity", "ours", "compared with", "verdict"], rows)
+
+
+@renderer("table")
+def _table(
+    data: dict[str, Any],
+    experiment: str,
+    table: str,
+    columns: str = "",
+    digits: str = "4",
+    **_: str,
+) -> str:
+    """A table ``experiment`` returned, optionally only some ``columns``."""
+    t = _experiment(data, experiment)["tables"][table]
+    cols = columns.split(",") if columns else t["columns"]
+    idx = [t["columns"].index(c) for c in cols]
+    return md_table(cols, [[r[i] for i in idx] for r in t["rows"]], int(digits))
+
+
+def _parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    words = shlex.split(spec)
+    if not words:
+        raise ValueError("empty qoslab:table marker")
+    args = {}
+    for w in words[1:]:
+        k, sep, v = w.partition("=")
+        if not sep:
+            raise ValueError(f"expected key=value in qoslab:table marker, got {w!r}")
+        args[k] = v
+    return words[0], args
+
+
+def generate(page: str | Path) -> str:
+    """The text of Markdown ``page`` with every generated block rendered from its data."""
+    from qoslab.reproduce import discover
+
+    discover()  # paper modules register their renderers
+    page = Path(page)
+    text = page.read_text()
+    cache: dict[Path, dict[str, Any]] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        name, args = _parse_spec(m.group("spec"))
+        where = f"{page}: block `{m.group('spec')}`"
+        if name not in RENDERERS:
+            raise ValueError(f"{where}: unknown renderer {name!r} (known: {sorted(RENDERERS)})")
+        if "data" not in args:
+            raise ValueError(f"{where}: no data=… file")
+        f = (page.parent / args.pop("data")).resolve()
+        if f not in cache:
+            if not f.is_file():
+                raise ValueError(f"{where}: data file {f} does not exist")
+            cache[f] = json.loads(f.read_text())
+        try:
+            body = RENDERERS[name](cache[f], **args)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{where}: {e}") from e
+        if not body.endswith("\n"):
+            body += "\n"
+        return m.group("open") + body + m.group("close")
+
+    return _BLOCK.sub(sub, text)
+
+
+def _pages(paths: list[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out += sorted(p.rglob("*.md")) if p.is_dir() else [p]
+    return [p for p in out if "<!-- qoslab:table " in p.read_text()]
+
+
+def update(paths: list[str | Path]) -> list[Path]:
+    """Rewrites the generated blocks of the pages (files or folders of ``*.md``); returns
+    the pages that changed."""
+    changed = []
+    for p in _pages(paths):
+        new = generate(p)
+        if new != p.read_text():
+            p.write_text(new)
+            changed.append(p)
+    return changed
+
+
+def check(paths: list[str | Path]) -> list[Path]:
+    """The pages whose generated blocks disagree with their data (empty: all current)."""
+    return [p for p in _pages(paths) if generate(p) != p.read_text()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m qoslab.docgen export|update|check …`` (see the module docstring)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m qoslab.docgen", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    ex = sub.add_parser("export", help="reproduction outputs → a JSON data file")
+    ex.add_argument("results")
+    ex.add_argument("out")
+    ex.add_argument("--experiment", "-e", action="append", default=None)
+    up = sub.add_parser("update", help="rewrite the generated blocks of Markdown pages")
+    up.add_argument("paths", nargs="+")
+    ck = sub.add_parser("check", help="exit 1 when a page disagrees with its data")
+    ck.add_argument("paths", nargs="+")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "export":
+            print(export(a.results, a.out, a.experiment))
+        elif a.cmd == "update":
+            for p in update(a.paths):
+                print(f"updated {p}")
+        else:
+            stale = check(a.paths)
+            for p in stale:
+                print(f"stale: {p} (run `python -m qoslab.docgen update {p}`)", file=sys.stderr)
+            return 1 if stale else 0
+    except (ValueError, OSError) as e:
+        print(f"qoslab.docgen: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Documentation tables generated from reproduction outputs, and the staleness check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from qoslab import docgen, reproduce
+from qoslab.reproduce import Comparison, Outcome, register, run_experiments
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def results(tmp_path):
+    saved = dict(reproduce.REGISTRY)
+
+    @register("t-doc", title="doc table")
+    def exp(ctx):
+        return Outcome(
+            comparisons=[
+                Comparison("share", 0.661, paper=2 / 3, rtol=0.02, unit="Mb/s"),
+                Comparison("worst", 0.99, at_least=1.0, against="the request"),
+            ],
+            tables={"rates": pl.DataFrame({"rate_kbps": [50, 100], "ratio": [1.061, None]})},
+        )
+
+    run_experiments(["t-doc"], tmp_path / "rep", log=lambda s: None)
+    yield tmp_path / "rep"
+    reproduce.REGISTRY.clear()
+    reproduce.REGISTRY.update(saved)
+
+
+PAGE = """# Results
+
+<!-- qoslab:table comparisons data=data/x.json experiment=t-doc -->
+stale text typed by hand
+<!-- qoslab:end -->
+
+Between blocks.
+
+<!-- qoslab:table table data=data/x.json experiment=t-doc table=rates digits=3 -->
+<!-- qoslab:end -->
+"""
+
+
+def test_export_update_check(results, tmp_path):
+    data = docgen.export(results, tmp_path / "docs" / "data" / "x.json")
+    d = json.loads(data.read_text())
+    assert d["experiments"]["t-doc"]["tables"]["rates"]["rows"] == [[50, 1.061], [100, None]]
+    page = tmp_path / "docs" / "page.md"
+    page.write_text(PAGE)
+    assert docgen.check([tmp_path / "docs"]) == [page]
+    assert docgen.update([page]) == [page]
+    text = page.read_text()
+    assert "stale text" not in text and "Between blocks." in text
+    assert "| share | 0.661 Mb/s | 0.666667 ± 2 % | within |" in text
+    assert "| worst | 0.99 | ≥ 1 (the request) | outside |" in text
+    assert "| 100 | — |" in text  # no None cells
+    assert docgen.check([tmp_path / "docs"]) == []
+    # The data changes (a new reproduction): the committed page is now stale.
+    d["experiments"]["t-doc"]["comparisons"][0]["ours"] = 0.5
+    data.write_text(json.dumps(d))
+    assert docgen.check([page]) == [page]
+    assert docgen.main(["check", str(page)]) == 1
+
+
+def test_bad_marker_names_page_and_block(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("<!-- qoslab:table nosuch data=x.json -->\n<!-- qoslab:end -->\n")
+    with pytest.raises(ValueError, match=r"p\.md: block .*unknown renderer 'nosuch'"):
+        docgen.generate(page)
+    assert docgen.main(["check", str(page)]) == 2
+
+
+def test_committed_docs_agree_with_their_data():
+    stale = docgen.check([ROOT / "docs", ROOT / "README.md"])
+    assert not stale, f"regenerate with `python -m qoslab.docgen update {stale[0]}`"
