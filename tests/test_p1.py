@@ -176,3 +176,34 @@ def test_one_trc_per_flow(tmp_path):
     ]
     with pytest.raises(qoslab.ScenarioError, match="one TRC"):
         qoslab.run(sc)
+
+
+def test_tables_2_to_4_run_at_the_papers_load():
+    # ρ = 0.85 (§5.5): the table's flows, then copies of them up to 0.85·BW.
+    fl = [(100e3, d) for d in p1.T2_DELAYS]
+    out = p1.loaded(fl, 2e6)
+    assert out[:7] == fl and set(out) == set(fl)
+    assert sum(r for r, _ in out) == pytest.approx(1.7e6)
+    t3 = p1.specs()["p1/t3-rho85.toml"]
+    total = sum(p1._requested(t3).values())
+    assert 0.85 * 50e6 - 50e3 < total <= 0.85 * 50e6  # within the smallest request
+    light = p1.specs()["p1/t3.toml"]
+    assert t3["flow"][:9] == light["flow"] and t3["link"][:9] == light["link"][:9]
+
+
+def test_claims_of_section_4_3_and_fig_5(tmp_path):
+    # Cheap experiments (a few seconds): W_max = even + 0.5 vs others, Fig. 5 vs none.
+    from qoslab.reproduce import run_experiments
+
+    idx = run_experiments(["p1-wmax", "p1-slow-start"], tmp_path, quick=True, log=lambda s: None)
+    for e in idx["experiments"]:
+        assert e["status"] == "done", e.get("error")
+        assert {c["verdict"] for c in e["comparisons"]} == {"within"}, e["comparisons"]
+    ss = pl.read_parquet(tmp_path / "p1-slow-start" / "table-slow-start.parquet")
+    assert ss.filter(~pl.col("control"))["buffer_full"].sum() > 0  # none overflows
+    # The paper-form figures: measured ÷ model over W_max, a cwnd sawtooth, Fig. 4.
+    from qoslab.report import write_report
+
+    html = write_report(tmp_path).read_text()
+    assert "could not be drawn" not in html
+    assert len(list((tmp_path / "p1-wmax" / "figures").glob("paper-figure-*.png"))) == 3
