@@ -592,9 +592,7 @@ def f7a(ctx: Context) -> Outcome:
 def f7b(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
-    for ecn, df in _sweep_both(
-        ctx, "p1/f7b.toml", "f7b", modes=(False,) if ctx.quick else (False, True)
-    ):
+    for ecn, df in _sweep_both(ctx, "p1/f7b.toml", "f7b"):
         m = "ecn" if ecn else "drop"
         g = df.group_by(["link.0.delay", "requested"]).agg(pl.col("goodput_bps").mean())
         dev = g.with_columns(
