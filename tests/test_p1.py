@@ -192,10 +192,12 @@ def test_tables_2_to_4_run_at_the_papers_load():
 
 
 def test_claims_of_section_4_3_and_fig_5(tmp_path):
-    # Cheap experiments (a few seconds): W_max = even + 0.5 vs others, Fig. 5 vs none.
+    # Cheap experiments (a few seconds): W_max = even + 0.5 vs others, Fig. 5 vs none,
+    # ρ and the core-queue rule violated.
     from qoslab.reproduce import run_experiments
 
-    idx = run_experiments(["p1-wmax", "p1-slow-start"], tmp_path, quick=True, log=lambda s: None)
+    names = ["p1-wmax", "p1-slow-start", "p1-violations"]
+    idx = run_experiments(names, tmp_path, quick=True, log=lambda s: None)
     for e in idx["experiments"]:
         assert e["status"] == "done", e.get("error")
         assert {c["verdict"] for c in e["comparisons"]} == {"within"}, e["comparisons"]

@@ -17,7 +17,7 @@ The paper's tables are means with their intervals (:func:`_paper_cell`); every c
 compared as our mean against the paper's (±3 %). Tables 1–4 also run under the paper's
 eq. 1 (``model = "paper"``), Tables 2–4 also at the paper's load ρ = 0.85
 (``*-rho85.toml``, :func:`loaded`); ``p1-heldout`` checks the fitted model off its fit
-grid, ``p1-wmax`` and ``p1-slow-start`` the claims of §4.3 and Fig. 5.
+grid, ``p1-wmax``, ``p1-violations`` and ``p1-slow-start`` the claims of §4.3 and Fig. 5.
 """
 
 from __future__ import annotations
@@ -1023,6 +1023,44 @@ def wmax(ctx: Context) -> Outcome:
                    unit="×", at_most=0.98, against="§4.3: other values deviate (below)"),
     ]  # fmt: skip
     return Outcome(comparisons=comps, tables={"wmax": df, "sawtooth": saw, "fig4": fig4})
+
+
+@register("p1-violations", title="Violating ρ or the core-queue rule (§4.3)", paper="P1 §4.3")
+def violations(ctx: Context) -> Outcome:
+    """Table 2's 2 Mb/s flows at ρ = 0.85 as built (the rules kept), then with three more
+    flows admitted at ρ = 1.0 (Σ R_req = BW), then with a 5-packet core queue instead of
+    50 + W_max/2: the assurance holds only with both rules kept."""
+    from qoslab.api import run
+
+    fl = [(100e3, d) for d in T2_DELAYS]
+    rows = []
+    for case in ("rules kept", "rho 1.0", "core queue 5"):
+        flows = loaded(fl, 2e6) + (fl[:3] if case == "rho 1.0" else [])
+        sc = dumbbell(f"p1-{case.replace(' ', '-')}", flows, bottleneck=2e6, access=100e6)
+        sc.pop("sweep")
+        for c in sc["conditioner"]:
+            for st in c["stages"]:
+                st["rho"] = 1.0 if case == "rho 1.0" else RHO
+        if case == "core queue 5":
+            core = next(lk for lk in sc["link"] if (lk["a"], lk["b"]) == ("r0", "r1"))
+            core["queue"] = {"kind": "droptail", "limit": 5}
+        res = run(sc)
+        req = _requested(sc)
+        f = res.flows
+        ratio = [g / req[n] for n, g in zip(f["name"], f["goodput_bps"], strict=True)]
+        rows.append({"case": case, "flows": len(flows), "worst": min(ratio),
+                     "best": max(ratio)})  # fmt: skip
+    df = pl.DataFrame(rows)
+    w = dict(zip(df["case"], df["worst"], strict=True))
+    comps = [
+        Comparison("rules kept (ρ = 0.85, core 50 + W_max/2): worst achieved / requested",
+                   w["rules kept"], unit="×", at_least=1.0, against="the request"),
+        Comparison("ρ = 1.0 admitted: worst achieved / requested", w["rho 1.0"], unit="×",
+                   at_most=0.99, against="§4.3: the assurance is lost"),
+        Comparison("core queue 5 packets: worst achieved / requested", w["core queue 5"],
+                   unit="×", at_most=0.99, against="§4.3: the assurance is lost"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"violations": df})
 
 
 @docgen.renderer("p1-means")
