@@ -190,9 +190,11 @@ def _parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 def generate(page: str | Path) -> str:
     """The text of Markdown ``page`` with every generated block rendered from its data."""
+    import qoslab.docgen as registry  # not __main__'s copy under `python -m qoslab.docgen`
     from qoslab.reproduce import discover
 
-    discover()  # paper modules register their renderers
+    discover()  # paper modules register their renderers (in qoslab.docgen)
+    renderers = {**RENDERERS, **registry.RENDERERS}
     page = Path(page)
     text = page.read_text()
     cache: dict[Path, dict[str, Any]] = {}
@@ -200,8 +202,8 @@ def generate(page: str | Path) -> str:
     def sub(m: re.Match[str]) -> str:
         name, args = _parse_spec(m.group("spec"))
         where = f"{page}: block `{m.group('spec')}`"
-        if name not in RENDERERS:
-            raise ValueError(f"{where}: unknown renderer {name!r} (known: {sorted(RENDERERS)})")
+        if name not in renderers:
+            raise ValueError(f"{where}: unknown renderer {name!r} (known: {sorted(renderers)})")
         if "data" not in args:
             raise ValueError(f"{where}: no data=… file")
         f = (page.parent / args.pop("data")).resolve()
@@ -210,7 +212,7 @@ def generate(page: str | Path) -> str:
                 raise ValueError(f"{where}: data file {f} does not exist")
             cache[f] = json.loads(f.read_text())
         try:
-            body = RENDERERS[name](cache[f], **args)
+            body = renderers[name](cache[f], **args)
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{where}: {e}") from e
         if not body.endswith("\n"):

@@ -406,13 +406,26 @@ def discover() -> dict[str, Experiment]:
 
 
 def scenarios_dir() -> Path:
-    """The repository's ``scenarios/`` folder (``QOSLAB_SCENARIOS`` overrides)."""
+    """The packaged scenarios (``qoslab/scenarios``, package data read through
+    :mod:`importlib.resources`; ``QOSLAB_SCENARIOS`` overrides).
+
+    In a clone ``python/qoslab/scenarios`` is a symbolic link to the repository's
+    ``scenarios/`` folder, the one copy; building the wheel copies the files in."""
     import os
+    from importlib.resources import files
 
     env = os.environ.get("QOSLAB_SCENARIOS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "scenarios"
+    res = files("qoslab") / "scenarios"
+    if not isinstance(res, Path):  # e.g. imported from a zip file
+        from qoslab.exceptions import QoslabError
+
+        raise QoslabError(
+            f"qoslab's packaged scenarios are not on the file system ({res}); "
+            "install qoslab as an ordinary (unzipped) package or set QOSLAB_SCENARIOS"
+        )
+    return res
 
 
 class Context:

@@ -12,6 +12,12 @@ first 10 s. 1100 s runs, the first 100 s discarded, 100 seeds in full mode.
 
 Quick mode keeps the 1100 s (a 10 Mb/s flow's TRC cycle is 25 s: shorter runs measure
 part of a cycle) but runs 2 seeds (1 with ECN) and fewer Table 1 rows.
+
+The paper's tables are means with their intervals (:func:`_paper_cell`); every cell is
+compared as our mean against the paper's (±3 %). Tables 1–4 also run under the paper's
+eq. 1 (``model = "paper"``), Tables 2–4 also at the paper's load ρ = 0.85
+(``*-rho85.toml``, :func:`loaded`); ``p1-heldout`` checks the fitted model off its fit
+grid, ``p1-wmax``, ``p1-violations`` and ``p1-slow-start`` the claims of §4.3 and Fig. 5.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from qoslab import docgen
 from qoslab.reproduce import Comparison, Context, Explanation, Outcome, register, scenarios_dir
 
 RATES = [50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6]
@@ -139,6 +146,24 @@ F7B_DEVS = [0.0, 0.005, 0.010, 0.020]
 F7B_RTT_NET = 0.003 + 3 * 8 * (MSS + 40 + 40) / 200e6
 
 
+#: §5.5: "ρ is set to 0.85" — the tables run at the admission limit, Σ R_req = ρ·BW.
+RHO = 0.85
+
+
+def loaded(flows: list[tuple[float, float]], bottleneck: float) -> list[tuple[float, float]]:
+    """``flows`` followed by copies of them (same requests at the same access delays, in
+    order, skipping any that no longer fits) until Σ requests reaches ρ·BW = 0.85·BW:
+    the table's flows at the paper's load, the added ones measured alike."""
+    out = list(flows)
+    room = RHO * bottleneck * (1 + 1e-9) - sum(r for r, _ in out)
+    while any(r <= room for r, _ in flows):
+        for f in flows:
+            if f[0] <= room:
+                out.append(f)
+                room -= f[0]
+    return out
+
+
 def specs() -> dict[str, dict[str, Any]]:
     """Every P1 scenario file: relative path → scenario data."""
     s: dict[str, dict[str, Any]] = {}
@@ -158,17 +183,19 @@ def specs() -> dict[str, dict[str, Any]]:
             sweep={"link.0.delay": [_ms(d) for d in T1_DELAYS]},
         )  # fmt: skip
     for bw, r in T2_ROWS:
-        s[f"p1/t2-{bw / 1e6:g}mbps-{r / 1e3:g}k.toml"] = dumbbell(
-            f"p1-t2-{bw / 1e6:g}mbps-{r / 1e3:g}k", [(r, d) for d in T2_DELAYS],
-            bottleneck=bw, access=100e6,
-        )  # fmt: skip
+        name = f"t2-{bw / 1e6:g}mbps-{r / 1e3:g}k"
+        fl = [(r, d) for d in T2_DELAYS]
+        s[f"p1/{name}.toml"] = dumbbell(f"p1-{name}", fl, bottleneck=bw, access=100e6)
+        s[f"p1/{name}-rho85.toml"] = dumbbell(
+            f"p1-{name}-rho85", loaded(fl, bw), bottleneck=bw, access=100e6
+        )
     acc = [rtt / 2 - 0.001 for rtt in T3_RTT]
-    s["p1/t3.toml"] = dumbbell(
-        "p1-t3", list(zip(RATES, acc, strict=True)), bottleneck=50e6, access=100e6
-    )
-    s["p1/t4.toml"] = dumbbell(
-        "p1-t4", list(zip(RATES, acc[::-1], strict=True)), bottleneck=50e6, access=100e6
-    )
+    for tab, delays in (("t3", acc), ("t4", acc[::-1])):
+        fl = list(zip(RATES, delays, strict=True))
+        s[f"p1/{tab}.toml"] = dumbbell(f"p1-{tab}", fl, bottleneck=50e6, access=100e6)
+        s[f"p1/{tab}-rho85.toml"] = dumbbell(
+            f"p1-{tab}-rho85", loaded(fl, 50e6), bottleneck=50e6, access=100e6
+        )
     return s
 
 
@@ -264,9 +291,26 @@ def _seeds(ctx: Context, ecn: bool) -> int:
     return (1 if ecn else 2) if ctx.quick else 100
 
 
-def _sweep_both(ctx: Context, rel: str, label: str, grid: dict | None = None, modes=(False, True)):
+def _model_overrides(data: dict[str, Any], model: str) -> dict[str, Any]:
+    return {
+        f"conditioner.{i}.stages.{j}.model": model
+        for i, c in enumerate(data["conditioner"])
+        for j in range(len(c["stages"]))
+    }
+
+
+def _sweep_both(
+    ctx: Context,
+    rel: str,
+    label: str,
+    grid: dict | None = None,
+    modes=(False, True),
+    model: str = "fitted",
+):
     """Sweeps ``rel`` without and with ECN; returns [(ecn, flows DataFrame)] with the
-    requested rate and achieved/requested ratio per flow and run."""
+    requested rate and achieved/requested ratio per flow and run. ``model = "paper"``
+    runs every TRC with the paper's eq. 1 instead of the fitted model (label ``-eq1``;
+    quick mode: 1 seed)."""
     from qoslab.scenario import load
     from qoslab.sweep import gather
 
@@ -275,9 +319,15 @@ def _sweep_both(ctx: Context, rel: str, label: str, grid: dict | None = None, mo
     out = []
     for ecn in modes:
         ov = _ecn_overrides(sc.data) if ecn else {}
+        seeds = _seeds(ctx, ecn)
+        suffix = "ecn" if ecn else "drop"
+        if model != "fitted":
+            ov |= _model_overrides(sc.data, model)
+            seeds, suffix = (1 if ctx.quick else seeds), "eq1"
+        if rel.endswith("-rho85.toml") and ctx.quick:
+            seeds = 1
         sw = ctx.sweep(
-            sc, label=f"{label}-{'ecn' if ecn else 'drop'}", seeds=_seeds(ctx, ecn),
-            overrides=ov, grid=grid,
+            sc, label=f"{label}-{suffix}", seeds=seeds, overrides=ov, grid=grid,
         )  # fmt: skip
         if sw.failed:
             raise RuntimeError(f"{rel}: {sw.failed} runs failed: {sw.failures[0].get('error')}")
@@ -303,26 +353,59 @@ def _sweep_both(ctx: Context, rel: str, label: str, grid: dict | None = None, mo
 
 
 def _minmax(df: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    return (
+    """Per group: min, max, mean and 95 % CI half-width (Student t over the flows and
+    seeds of the group) of the goodput [kb/s], and min/max of achieved ÷ requested."""
+    from qoslab.sweep import t95
+
+    t = (
         df.group_by(by, maintain_order=True)
         .agg(
             (pl.col("goodput_bps").min() / 1e3).alias("min_kbps"),
             (pl.col("goodput_bps").max() / 1e3).alias("max_kbps"),
+            (pl.col("goodput_bps").mean() / 1e3).alias("mean_kbps"),
+            (pl.col("goodput_bps").std() / 1e3).alias("_std"),
             pl.col("ratio").min().alias("ratio_min"),
             pl.col("ratio").max().alias("ratio_max"),
             pl.len().alias("runs"),
         )
         .sort(by)
     )
+    tq = pl.col("runs").map_elements(lambda n: t95(n - 1), return_dtype=pl.Float64)
+    return t.with_columns(
+        (tq * pl.col("_std") / pl.col("runs").sqrt()).fill_nan(None).alias("ci95_kbps")
+    ).drop("_std")
 
 
 def _ms_col(name: str) -> pl.Expr:
     return pl.col(name).str.replace("ms", "").cast(pl.Float64)
 
 
+def _paper_cell(s: str) -> tuple[float, float | None, float | None]:
+    """A cell of the paper's Tables 1–4 as ``(mean, lo, hi)``.
+
+    The tables print a mean line and, below it, that mean's (confidence) interval
+    ``lo-hi``: every mean with an interval below it is its exact midpoint (29 of 29
+    cells; docs/papers/p1.md#reading-the-tables). We write ``"mean|lo-hi"`` for both,
+    ``"mean"`` for a mean printed without interval, ``"lo-hi"`` for an interval printed
+    without mean (its mean is then the midpoint)."""
+    if "|" in s:
+        m, r = s.split("|")
+    elif "-" in s:
+        m, r = "", s
+    else:
+        m, r = s, ""
+    lo = hi = None
+    if r:
+        a, b = r.split("-")
+        lo, hi = float(a), float(b)
+    mean = float(m) if m else (lo + hi) / 2  # type: ignore[operator]
+    return mean, lo, hi
+
+
 def _paper_range(s: str) -> tuple[float, float]:
-    lo, _, hi = s.partition("-")
-    return float(lo), float(hi or lo)
+    """The paper's interval of a cell (the mean twice where it prints none)."""
+    mean, lo, hi = _paper_cell(s)
+    return (mean, mean) if lo is None or hi is None else (lo, hi)
 
 
 #: Ours against the paper's goodputs (kb/s): ±3 %, the paper's own model error (§4.3,
@@ -337,6 +420,14 @@ T1_QUEUEING = Explanation(
     script="python3 validation/p1_t1_rtt_dev.py",
     covers=(0.98, 1.0),
 )
+#: Paper cells of large requests below the TRC's target (validation/p1_paper_vs_target.py).
+LARGE_BELOW_TARGET = Explanation(
+    "the paper's large requests get 0.97–0.996 × the TRC's target R·1.06 (T3 10 Mb/s: "
+    "0.975, its lowest cell at 50 Mb/s), below its own model's estimate; ours get 1.00–1.03 "
+    "× the target, the band §4.3 promises, so ours lie that much higher",
+    doc=f"{DOC}#large-requests",
+    script="python3 validation/p1_paper_vs_target.py",
+)
 ECN_BUFFER = Explanation(
     "an ECN window can peak one packet above W_max, so a few arrivals find the ⌈W_max⌉ "
     "delay buffer full",
@@ -344,8 +435,45 @@ ECN_BUFFER = Explanation(
 )
 
 
+#: Tables 2–4 at ρ = 0.85: the core queue overflows now and then.
+RHO_CORE = Explanation(
+    "at ρ = 0.85 with 42 flows of 1 Mb/s (Table 2, 50 Mb/s) the 82-packet core queue "
+    "(50 + W_max/2, §4.3) overflows a few packets per 1000 s: the rule sizes the queue for "
+    "one flow's window, not for many flows' coincident bursts",
+    doc=f"{DOC}#rho-core",
+    covers=(0, 10),
+)
+
+
+#: ECN runs at 2 Mb/s queue more (1.9 packets against 1.6), the Table 1 queueing case.
+ECN_QUEUEING = Explanation(
+    "at 2 Mb/s the ECN runs' bottleneck queue is longer (1.9 packets against 1.6 with "
+    "drops), eating more of the RTT_dev = 10 ms the TRC absorbs; RTT_dev = 30 ms evens it",
+    doc=f"{DOC}#ecn-vs-drops",
+    script="python3 validation/p1_t1_rtt_dev.py",
+    covers=(0.0, 0.03),
+)
+
+
+def _ecn_vs_drop(
+    comps: list[Comparison], name: str, drop: pl.DataFrame, ecn: pl.DataFrame, keys: list[str],
+    why: Explanation | None = None,
+) -> None:  # fmt: skip
+    """§5: "with and without ECN, equal results": the largest relative difference of
+    our means (same cells), ≤ 1 %."""
+    j = drop.join(ecn, on=keys, suffix="_ecn")
+    d = (j["mean_kbps_ecn"] / j["mean_kbps"] - 1).abs().max()
+    comps.append(Comparison(f"{name}: largest |ECN ÷ drops − 1| of the cell means", d,
+                            unit="×", at_most=0.01, explanation=why,
+                            against="§5: equal results with and without ECN"))  # fmt: skip
+
+
 def _acceptance(
-    comps: list[Comparison], name: str, df: pl.DataFrame, worst: Explanation | None = None
+    comps: list[Comparison],
+    name: str,
+    df: pl.DataFrame,
+    worst: Explanation | None = None,
+    network: Explanation | None = None,
 ) -> None:
     for ecn in df["ecn"].unique().to_list() if "ecn" in df.columns else [None]:
         d = df if ecn is None else df.filter(pl.col("ecn") == ecn)
@@ -359,9 +487,10 @@ def _acceptance(
                        explanation=ECN_BUFFER if ecn else None)
         )  # fmt: skip
         comps.append(
-            Comparison(f"{name}{m}: drops inside the network (all runs)",
-                       d.unique("run")["network_drops"].sum(), unit="packets", at_most=0,
-                       against="only the TRC drops")
+            Comparison(f"{name}{m}: drops inside the network, most in one run",
+                       d.unique("run")["network_drops"].max(), unit="packets", at_most=0,
+                       against="only the TRC drops", explanation=network,
+                       note=f"all runs: {d.unique('run')['network_drops'].sum()}")
         )  # fmt: skip
     comps.append(
         Comparison(f"{name}: worst achieved / requested", df["ratio"].min(), unit="×",
@@ -387,6 +516,8 @@ def f6b(ctx: Context) -> Outcome:
         m = "ecn" if ecn else "drop"
         t = _minmax(df, ["requested"])
         tables[f"f6b-{m}"] = t
+        if ecn:
+            _ecn_vs_drop(comps, "F6b", tables["f6b-drop"], t, ["requested"])
         _acceptance(comps, f"F6b {m}", df)
         # Against the model (the target = requested × 1.06): paper ≤ 1.03.
         comps.append(
@@ -465,9 +596,7 @@ def f7a(ctx: Context) -> Outcome:
 def f7b(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
-    for ecn, df in _sweep_both(
-        ctx, "p1/f7b.toml", "f7b", modes=(False,) if ctx.quick else (False, True)
-    ):
+    for ecn, df in _sweep_both(ctx, "p1/f7b.toml", "f7b"):
         m = "ecn" if ecn else "drop"
         g = df.group_by(["link.0.delay", "requested"]).agg(pl.col("goodput_bps").mean())
         dev = g.with_columns(
@@ -494,30 +623,99 @@ def f7b(ctx: Context) -> Outcome:
     return Outcome(comparisons=comps, tables=tables)
 
 
-#: Paper Table 1 (kb/s; "a-b" = min–max over 100 runs, one number where they agree).
+#: Every table runs under both TRC models: the one fitted to qoslab's TCP (the
+#: default) and the paper's eq. 1 (drops only; quick mode 1 seed).
+MODELS = ("fitted", "paper")
+MODEL_TAG = {"fitted": "", "paper": " [eq. 1]"}
+#: Tables 2–4 also run at the paper's load (``*-rho85.toml``): drops, fitted model;
+#: quick mode 1 seed, full mode adds ECN.
+RHO_TAG = " [ρ = 0.85]"
+
+
+def _variants(ctx: Context, name: str) -> list[tuple[str, str, str, str]]:
+    """(model, quantity tag, scenario, sweep-label suffix) for a table of ``name``: the
+    light-load scenario under both models, then the ρ = 0.85 one (fitted)."""
+    rel = f"p1/{name}.toml"
+    out = [(m, MODEL_TAG[m], rel, "") for m in MODELS]
+    return [*out, ("fitted", RHO_TAG, f"p1/{name}-rho85.toml", "-rho85")]
+
+
+def _modes(model: str, sfx: str = "", ctx: Context | None = None) -> tuple[bool, ...]:
+    if model != "fitted" or (sfx and ctx is not None and ctx.quick):
+        return (False,)
+    return (False, True)
+
+
+def _mode(ecn: bool, model: str, sfx: str = "") -> str:
+    """The table-name suffix: drop / ecn / eq1 / rho85 / rho85ecn."""
+    if sfx:
+        return sfx.removeprefix("-") + ("ecn" if ecn else "")
+    return "eq1" if model != "fitted" else ("ecn" if ecn else "drop")
+
+
+#: Paper Table 1 (kb/s), one entry per scenario row: "mean|lo-hi", "mean" or "lo-hi"
+#: (see :func:`_paper_cell`). In the paper's text the 50 Mb/s rows take two lines each
+#: (means, then intervals), so the line labelled "50 124" is the 1.5 ms row's intervals
+#: and the 124 ms row is the two unlabelled lines below it.
 PAPER_T1 = {
     (2, 1.5): {50: "53.222-53.237", 100: "105.64", 500: "517.38", 1000: "1024.87"},
     (10, 1.5): {50: "53.516-53.519", 100: "106.345-106.361", 250: "265.035", 500: "526.374",
                 750: "786.818", 1000: "1043.61", 5000: "5156.98"},
     (10, 124): {50: "53.475", 100: "106.238", 250: "266.73", 500: "525.35", 750: "787.662",
                 1000: "1047.22", 5000: "5179.03"},
-    (50, 1.5): {50: "53.746", 100: "107.234", 250: "268.824", 500: "533.844", 750: "799.138",
-                1000: "1063.5", 2500: "2638.91", 5000: "5261.22", 10000: "10495.9"},
-    (50, 124): {50: "53.743-53.75", 100: "107.217-107.251", 250: "268.753-268.895",
-                500: "533.690-533.998", 750: "798.9-799.376", 1000: "1063.18-1063.82",
-                2500: "2638.08-2639.74", 5000: "5259.42-5263.02", 10000: "10492.4-10499.4"},
+    (50, 1.5): {50: "53.746|53.743-53.75", 100: "107.234|107.217-107.251",
+                250: "268.824|268.753-268.895", 500: "533.844|533.690-533.998",
+                750: "799.138|798.9-799.376", 1000: "1063.5|1063.18-1063.82",
+                2500: "2638.91|2638.08-2639.74", 5000: "5261.22|5259.42-5263.02",
+                # The paper prints "1049.24-10499.4": a typo for 10492.4-10499.4 (the mean
+                # 10495.9 is the midpoint of that; 1049.24 is a tenth of the request).
+                10000: "10495.9|10492.4-10499.4"},
+    (50, 124): {50: "53.713-53.723", 100: "108.037-108.073", 250: "270.133-270.263",
+                500: "532.422|532.195-532.649", 750: "798.072|797.839-798.305",
+                1000: "1061.36|1061.07-1061.65", 2500: "2639|2638.23-2639.77",
+                5000: "5263.32|5261.77-5264.87", 10000: "10504.5|10500.8-10508.2"},
 }  # fmt: skip
+#: The widest interval the paper prints for an assigned cell, as a fraction of its mean
+#: (Table 3, 10 Mb/s: 10270.3–10405.5); ours must be as tight in full mode.
+PAPER_CI_MAX = 0.0066
 
 
-def _vs_paper(comps, label: str, t: pl.DataFrame, paper: dict[int, str], key: str) -> None:
+def _vs_paper(
+    comps: list[Comparison], label: str, t: pl.DataFrame, paper: dict[int, str], key: str
+) -> None:
+    """Our mean over seeds (and flows) beside the paper's mean, ±3 %; the notes give both
+    intervals (ours: 95 % CI)."""
     for row in t.iter_rows(named=True):
         k = round(row[key] / 1e3) if key == "requested" else row[key]
         if k in paper:
-            note = f"ours max {row['max_kbps']:.3f}"
-            q = f"{label}, {k} kb/s: achieved min"
-            comps.append(Comparison(q, row["min_kbps"], unit="kb/s", note=note,
-                                    interval=_paper_range(paper[k]), rtol=PAPER_RTOL,
-                                    against="paper's min–max"))  # fmt: skip
+            comps.append(_mean_comparison(f"{label}, {k} kb/s: mean", row, paper[k], k))
+
+
+def _mean_comparison(q: str, row: dict[str, Any], cell: str, req_kbps: float) -> Comparison:
+    """Our mean beside the paper's cell (±3 %). Where the paper's mean is below the TRC's
+    target R·1.06, a result of ours inside the §4.3 band (target … +3 %) is explained."""
+    from dataclasses import replace
+
+    mean, lo, hi = _paper_cell(cell)
+    target = 1.06 * req_kbps
+    why = replace(LARGE_BELOW_TARGET, covers=(target, 1.03 * target)) if mean < target else None
+    ci = row.get("ci95_kbps")
+    ours = f"ours {row['mean_kbps']:.3f}" + (
+        f" ± {ci:.3f} (95 % CI, n = {row['runs']})" if ci is not None else f" (n = {row['runs']})"
+    )
+    theirs = f"paper {mean:g}" + (f" [{lo:g}–{hi:g}]" if lo is not None else " (no interval)")
+    return Comparison(q, row["mean_kbps"], paper=mean, unit="kb/s", rtol=PAPER_RTOL,
+                      note=f"{ours}; {theirs}", explanation=why)  # fmt: skip
+
+
+def _ci_comparison(comps: list[Comparison], ctx: Context, label: str, t: pl.DataFrame) -> None:
+    """Full mode only (quick mode has 1–2 seeds): our widest 95 % CI, relative."""
+    if ctx.quick or "ci95_kbps" not in t.columns:
+        return
+    w = (t["ci95_kbps"] / t["mean_kbps"]).max()
+    comps.append(Comparison(f"{label}: widest 95 % CI half-width ÷ mean", w, unit="×",
+                            at_most=PAPER_CI_MAX,
+                            against="the paper's widest interval (T3, 10 Mb/s)"))  # fmt: skip
 
 
 @register(
@@ -532,33 +730,66 @@ def t1(ctx: Context) -> Outcome:
     bws = [2, 50] if ctx.quick else [2, 10, 50]
     for bw in bws:
         grid = {"link.0.delay": ["1.5ms"]} if ctx.quick and bw == 50 else None
-        for ecn, df in _sweep_both(ctx, f"p1/t1-{bw}mbps.toml", f"t1-{bw}mbps", grid=grid):
-            m = "ecn" if ecn else "drop"
-            t = _minmax(df, ["link.0.delay", "requested"])
-            tables[f"t1-{bw}mbps-{m}"] = t
-            allf.append(df.with_columns(pl.lit(bw).alias("bw_mbps")))
-            for delay in t["link.0.delay"].unique().to_list():
-                d = float(delay.removesuffix("ms"))
-                paper = PAPER_T1.get((bw, d))
-                if paper and not ecn:
-                    sub = t.filter(pl.col("link.0.delay") == delay)
-                    _vs_paper(comps, f"T1 {bw} Mb/s {d:g} ms", sub, paper, "requested")
+        for model in MODELS:
+            for ecn, df in _sweep_both(ctx, f"p1/t1-{bw}mbps.toml", f"t1-{bw}mbps", grid=grid,
+                                       modes=_modes(model), model=model):  # fmt: skip
+                m = _mode(ecn, model)
+                t = _minmax(df, ["link.0.delay", "requested"])
+                tables[f"t1-{bw}mbps-{m}"] = t
+                if ecn:
+                    _ecn_vs_drop(comps, f"T1 {bw} Mb/s", tables[f"t1-{bw}mbps-drop"], t,
+                                 ["link.0.delay", "requested"],
+                                 ECN_QUEUEING if bw == 2 else None)  # fmt: skip
+                if model == "fitted":
+                    allf.append(df.with_columns(pl.lit(bw).alias("bw_mbps")))
+                for delay in t["link.0.delay"].unique().to_list():
+                    d = float(delay.removesuffix("ms"))
+                    paper = PAPER_T1.get((bw, d))
+                    if paper and not ecn:
+                        sub = t.filter(pl.col("link.0.delay") == delay)
+                        label = f"T1 {bw} Mb/s {d:g} ms{MODEL_TAG[model]}"
+                        _vs_paper(comps, label, sub, paper, "requested")
+                        _ci_comparison(comps, ctx, label, sub)
     df = pl.concat(allf, how="diagonal_relaxed")
     _acceptance(comps, "T1", df, worst=T1_QUEUEING)
-    bias = df.group_by("requested").agg(pl.col("ratio").mean()).sort("requested")
+    # Bias by rate within each scenario row (bandwidth, access delay), drops, fitted
+    # model, against the same row of the paper: the paper's rows themselves fall by up to
+    # 4 % from the smallest to the largest request (2 and 10 Mb/s), so "no bias" means
+    # no more spread than the paper's.
+    bias = (
+        df.filter(~pl.col("ecn"))
+        .group_by(["bw_mbps", "link.0.delay", "requested"])
+        .agg(pl.col("ratio").mean())
+        .sort(["bw_mbps", "link.0.delay", "requested"])
+    )
     tables["t1-bias-by-rate"] = bias
-    comps.append(Comparison("T1: spread of mean ratio across requested rates (max − min)",
-                            bias["ratio"].max() - bias["ratio"].min(), unit="×", at_most=0.03,
-                            against="paper Table 1: 0.028",
-                            note="no bias by rate: small spread"))  # fmt: skip
+    for (bw, delay), g in bias.group_by(["bw_mbps", "link.0.delay"], maintain_order=True):
+        paper = PAPER_T1.get((bw, float(delay.removesuffix("ms"))))
+        if not paper:
+            continue
+        pr = [_paper_cell(c)[0] / k for k, c in paper.items()]
+        comps.append(Comparison(f"T1 {bw} Mb/s {delay}: spread of mean achieved/requested "
+                                "across rates", g["ratio"].max() - g["ratio"].min(), unit="×",
+                                at_most=max(pr) - min(pr), atol=0.01,
+                                against="the paper's spread in this row (+ 0.01)",
+                                note="no bias by rate: no more than the paper's row"))  # fmt: skip
     return Outcome(comparisons=comps, tables=tables)
 
 
+#: Paper Table 2 (kb/s) per (bottleneck, request), cells as in PAPER_T1. Its rows in the
+#: text: means (labelled "2 100") with intervals below them (labelled "10 100"), a mean
+#: line (labelled "10 1000": 107 kb/s, so a 100 kb/s request), means (labelled "50 100")
+#: with intervals below (labelled "50 1000": 1048 kb/s, the 1000 kb/s request), and an
+#: unlabelled line of wide intervals (99.9–111.2) that is no other line's interval; we
+#: leave it unassigned. Three scenarios: 2 Mb/s / 100 k, 10 Mb/s / 100 k, 50 Mb/s / 1 M.
 PAPER_T2 = {
-    (2, 100): ["105.231", "105.225", "105.225", "105.225", "105.222", "105.217", "106.601"],
-    (10, 100): ["105.179-105.283", "105.172-105.278", "105.172-105.278", "105.172-105.278",
-                "105.169-105.275", "105.165-105.269", "106.566-106.636"],
-    (50, 1000): ["1048.22", "1048.22", "1048.21", "1048.19", "1048.21", "1049.13", "1052.94"],
+    (2, 100): ["105.231|105.179-105.283", "105.225|105.172-105.278", "105.225|105.172-105.278",
+               "105.225|105.172-105.278", "105.222|105.169-105.275", "105.217|105.165-105.269",
+               "106.601|106.566-106.636"],
+    (10, 100): ["107.263", "107.256", "107.257", "107.256", "107.254", "107.249", "108.101"],
+    (50, 1000): ["1048.22|1047.7-1048.74", "1048.22|1047.7-1048.74", "1048.21|1047.69-1048.73",
+                 "1048.19|1047.68-1048.7", "1048.21|1047.7-1048.74", "1049.13|1048.52-1049.74",
+                 "1052.94|1052.06-1053.82"],
 }  # fmt: skip
 
 
@@ -571,29 +802,35 @@ def t2(ctx: Context) -> Outcome:
     allf = []
     rows = T2_ROWS[::2] if ctx.quick else T2_ROWS
     for bw, r in rows:
-        rel = f"p1/t2-{bw / 1e6:g}mbps-{r / 1e3:g}k.toml"
-        for ecn, df in _sweep_both(ctx, rel, f"t2-{bw / 1e6:g}mbps-{r / 1e3:g}k"):
-            m = "ecn" if ecn else "drop"
-            df = df.with_columns(
-                pl.col("name").str.strip_prefix("f").cast(pl.Int64).alias("i")
-            ).with_columns(
-                pl.col("i")
-                .map_elements(lambda i: T2_DELAYS[i - 1] * 1e3, return_dtype=pl.Float64)
-                .alias("access_ms")
-            )  # fmt: skip
-            t = _minmax(df, ["access_ms"])
-            tables[f"t2-{bw / 1e6:g}mbps-{r / 1e3:g}k-{m}"] = t
-            allf.append(df)
-            paper = PAPER_T2.get((int(bw / 1e6), int(r / 1e3)))
-            if paper and not ecn:
-                for row, p in zip(t.iter_rows(named=True), paper, strict=True):
-                    q = f"T2 {bw / 1e6:g} Mb/s, {r / 1e3:g} kb/s, {row['access_ms']:g} ms: min"
-                    note = f"ours max {row['max_kbps']:.3f}"
-                    comps.append(Comparison(q, row["min_kbps"], unit="kb/s", note=note,
-                                            interval=_paper_range(p), rtol=PAPER_RTOL,
-                                            against="paper's min–max"))  # fmt: skip
+        name = f"t2-{bw / 1e6:g}mbps-{r / 1e3:g}k"
+        for model, tag, rel, sfx in _variants(ctx, name):
+            for ecn, df in _sweep_both(ctx, rel, f"{name}{sfx}", modes=_modes(model, sfx, ctx),
+                                       model=model):  # fmt: skip
+                m = _mode(ecn, model, sfx)
+                df = df.with_columns(
+                    pl.col("name").str.strip_prefix("f").cast(pl.Int64).alias("i")
+                ).with_columns(
+                    pl.col("i")
+                    .map_elements(lambda i: T2_DELAYS[(i - 1) % len(T2_DELAYS)] * 1e3,
+                                  return_dtype=pl.Float64)
+                    .alias("access_ms")
+                )  # fmt: skip
+                t = _minmax(df, ["access_ms"])
+                tables[f"{name}-{m}"] = t
+                if ecn and not sfx:
+                    _ecn_vs_drop(comps, f"T2 {bw / 1e6:g} Mb/s", tables[f"{name}-drop"], t,
+                                 ["access_ms"], ECN_QUEUEING if bw == 2e6 else None)  # fmt: skip
+                if model == "fitted":
+                    allf.append(df)
+                paper = PAPER_T2.get((int(bw / 1e6), int(r / 1e3)))
+                if paper and not ecn:
+                    label = f"T2 {bw / 1e6:g} Mb/s, {r / 1e3:g} kb/s{tag}"
+                    for row, p in zip(t.iter_rows(named=True), paper, strict=True):
+                        q = f"{label}, {row['access_ms']:g} ms: mean"
+                        comps.append(_mean_comparison(q, row, p, r / 1e3))
+                    _ci_comparison(comps, ctx, label, t)
     df = pl.concat(allf, how="diagonal_relaxed")
-    _acceptance(comps, "T2", df)
+    _acceptance(comps, "T2", df, network=RHO_CORE)
     bias = df.group_by("access_ms").agg(pl.col("ratio").mean()).sort("access_ms")
     tables["t2-bias-by-rtt"] = bias
     comps.append(Comparison("T2: spread of mean ratio across access delays (max − min)",
@@ -602,6 +839,7 @@ def t2(ctx: Context) -> Outcome:
     return Outcome(comparisons=comps, tables=tables)
 
 
+#: Paper Tables 3 and 4 (kb/s): intervals only; their means are the midpoints.
 PAPER_T3 = ["53.712-53.725", "107.086-107.144", "268.078-268.342", "532.531-533.087",
             "797.078-797.938", "1060.62-1061.76", "2629.49-2632.61", "5252.28-5260.66",
             "10270.3-10405.5"]  # fmt: skip
@@ -618,21 +856,253 @@ def t3t4(ctx: Context) -> Outcome:
     tables = {}
     allf = []
     for tab, paper in (("t3", PAPER_T3), ("t4", PAPER_T4)):
-        for ecn, df in _sweep_both(ctx, f"p1/{tab}.toml", tab):
-            m = "ecn" if ecn else "drop"
-            t = _minmax(df, ["requested"])
-            tables[f"{tab}-{m}"] = t
-            allf.append(df)
-            if not ecn:
-                _vs_paper(
-                    comps,
-                    tab.upper(),
-                    t,
-                    dict(zip([int(r / 1e3) for r in RATES], paper, strict=True)),
-                    "requested",
-                )
-    _acceptance(comps, "T3/T4", pl.concat(allf, how="diagonal_relaxed"))
+        cells = dict(zip([int(r / 1e3) for r in RATES], paper, strict=True))
+        for model, tag, rel, sfx in _variants(ctx, tab):
+            for ecn, df in _sweep_both(ctx, rel, f"{tab}{sfx}", modes=_modes(model, sfx, ctx),
+                                       model=model):  # fmt: skip
+                m = _mode(ecn, model, sfx)
+                t = _minmax(df, ["requested"])
+                tables[f"{tab}-{m}"] = t
+                if ecn and not sfx:
+                    _ecn_vs_drop(comps, tab.upper(), tables[f"{tab}-drop"], t, ["requested"])
+                if model == "fitted":
+                    allf.append(df)
+                if not ecn:
+                    label = f"{tab.upper()}{tag}"
+                    _vs_paper(comps, label, t, cells, "requested")
+                    _ci_comparison(comps, ctx, label, t)
+    _acceptance(comps, "T3/T4", pl.concat(allf, how="diagonal_relaxed"), network=RHO_CORE)
     return Outcome(comparisons=comps, tables=tables)
+
+
+#: Held-out requests and access delays for the fitted model: none is in its fit grid
+#: (validation/trc_model_fit.py: W_max 6.5–200.5 at RTT 50/200/800 ms, i.e. the 200 ms
+#: RTT_min branch or 50/800 ms); 12 Mb/s at RTT_min 200 ms needs W_max ≈ 206, above it.
+HELDOUT_RATES = [70e3, 180e3, 420e3, 1.3e6, 3.3e6, 7.7e6, 12e6]
+HELDOUT_DELAYS = [0.004, 0.037, 0.16]
+
+
+def heldout_scenario() -> dict[str, Any]:
+    """21 TRC flows (every held-out rate at every access delay), 200 Mb/s dumbbell."""
+    flows = [(r, d) for d in HELDOUT_DELAYS for r in HELDOUT_RATES]
+    return dumbbell("p1-heldout", flows, bottleneck=200e6, access=200e6)
+
+
+@register(
+    "p1-heldout",
+    title="Fitted TRC model on requests and RTTs outside its fit grid",
+    paper="P1 §4.3, §5.2",
+)
+def heldout(ctx: Context) -> Outcome:
+    from qoslab.sweep import gather
+
+    data = heldout_scenario()
+    data.pop("sweep")
+    req = _requested(data)
+    delays = {
+        f["name"]: HELDOUT_DELAYS[i // len(HELDOUT_RATES)] for i, f in enumerate(data["flow"])
+    }
+    sw = ctx.sweep(data, label="heldout", seeds=1 if ctx.quick else 10)
+    if sw.failed:
+        raise RuntimeError(f"held-out runs failed: {sw.failures[0].get('error')}")
+    df = (
+        gather(sw.out, "flows")
+        .with_columns(
+            pl.col("name").replace_strict(req, return_dtype=pl.Float64).alias("requested"),
+            (pl.col("name").replace_strict(delays, return_dtype=pl.Float64) * 1e3).alias(
+                "access_ms"
+            ),
+        )
+        .with_columns((pl.col("goodput_bps") / pl.col("requested")).alias("ratio"))
+    )
+    t = _minmax(df, ["access_ms", "requested"])
+    comps = [
+        Comparison("held-out: worst achieved / requested", df["ratio"].min(), unit="×",
+                   at_least=1.0, against="the request (§5.2: each flow reaches it)"),
+        Comparison("held-out: max achieved / target (R·1.06)", df["ratio"].max() / 1.06,
+                   unit="×", at_most=1.03, against="3 % above the model (§4.3)"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"heldout": t})
+
+
+#: Fig. 5 against none: requests, and seconds from the first packet.
+SS_RATES = [50e3, 200e3, 1e6, 5e6, 10e6]
+SS_DURATION = 20.0
+
+
+def slow_start_run(rate: float, control: bool) -> dict[str, Any]:
+    """One flow in the F7a setting (200 Mb/s, RTT_net 3 ms) from t = 0 through a TRC
+    with (``control``) or without Fig. 5's slow-start control, for 20 s: when the mean
+    goodput since the start stays at or above the request (``reach_s``, None: not by
+    the end), goodput over the first 5 s ÷ request, over 20 s ÷ target, the TRC's drops,
+    delay-buffer-full drops, timeouts and retransmissions."""
+    from qoslab.api import run
+    from qoslab.scenario import load
+
+    sc = load(scenarios_dir() / "p1" / "f6b.toml").data
+    sc.pop("sweep", None)
+    sc = {**sc, "duration": SS_DURATION, "warmup": 0, "record": {"interval": "0.1s"}}
+    sc["flow"] = [{**sc["flow"][0], "start_jitter": "0s"}]
+    stage = {"kind": "trc", "flow": "f1", "rate": rate, "slow_start": control}
+    sc["conditioner"] = [{"at": "s", "stages": [stage]}]
+    res = run(sc)
+    f = res.flows.row(0, named=True)
+    trc = res.table("trc").row(0, named=True)
+    pts = res.series.select("t", "cum_bytes").rows()
+    below = [t for t, b in pts if b * 8 < rate * t]
+    reach = None if below and below[-1] >= pts[-1][0] else (below[-1] + 0.1 if below else 0.1)
+    first5 = next(b for t, b in pts if t >= 5.0 - 1e-9) * 8 / 5.0
+    return {
+        "requested": rate,
+        "control": control,
+        "reach_s": reach,
+        "first5": first5 / rate,
+        "vs_target": f["goodput_bps"] / trc["target_bps"],
+        "trc_drops": trc["dropped"],
+        "buffer_full": trc["buffer_full"],
+        "timeouts": f["timeouts"],
+        "retransmits": f["retransmits"],
+    }
+
+
+@register("p1-slow-start", title="TRC slow-start control (Fig. 5) against none", paper="P1 §4.5")
+def slow_start(ctx: Context) -> Outcome:
+    df = pl.DataFrame([slow_start_run(r, c) for r in SS_RATES for c in (True, False)])
+    on, off = df.filter(pl.col("control")), df.filter(~pl.col("control"))
+    gain = (on["first5"] - off["first5"]).min()
+    comps = [
+        Comparison("Fig. 5: delay-buffer-full drops, all requests", on["buffer_full"].sum(),
+                   unit="packets", at_most=0, against="none: the control paces ⌊W_max⌋",
+                   note=f"without control: {off['buffer_full'].sum()}"),
+        Comparison("Fig. 5: timeouts, all requests", on["timeouts"].sum(), unit="",
+                   at_most=float(off["timeouts"].sum()), against="without control"),
+        Comparison("Fig. 5: smallest gain in goodput ÷ request over the first 5 s",
+                   gain, unit="×", at_least=0.0, against="without control: no gain"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"slow-start": df})
+
+
+#: §4.3: W_max = even + 0.5 gets at least the model's estimate and at most 3 % more;
+#: other values deviate. Fixed W_max, RTT 200 ms, the paper's eq. 1.
+WMAX_EVEN_HALF = [6.5, 8.5, 10.5, 12.5]
+WMAX_OTHER = [5.5, 6.0, 7.5, 8.0, 9.5]
+
+
+@register("p1-wmax", title="W_max = even + 0.5 against other values (§4.3)", paper="P1 §4.3")
+def wmax(ctx: Context) -> Outcome:
+    from qoslab.api import run
+    from qoslab.scenario import load
+
+    base = load(ctx.scenario("p1/f6b.toml")).data
+    base.pop("sweep", None)
+    rows = []
+    for w in [5.0, *sorted(WMAX_EVEN_HALF + WMAX_OTHER)]:
+        sc = {**base, "duration": "600s", "warmup": "100s"}
+        sc["flow"] = [{**base["flow"][0], "start_jitter": "0s"}]
+        stage = {"kind": "trc", "flow": "f1", "w_max": w, "rtt_trc": "0.2s", "model": "paper"}
+        sc["conditioner"] = [{"at": "s", "stages": [stage]}]
+        res = run(sc)
+        t = res.table("trc").row(0, named=True)
+        rows.append({"w_max": w, "p": t["p"], "goodput_bps": res.flows["goodput_bps"][0],
+                     "vs_estimate": res.flows["goodput_bps"][0] / t["predicted_bps"]})  # fmt: skip
+    df = pl.DataFrame(rows)
+    # One cwnd sawtooth (W_max 8.5, 60 s) for the figure, and the Fig. 4 parameter table.
+    sc = {**base, "duration": "60s", "warmup": 0, "record": {"interval": 0, "traces": ["f1"]}}
+    sc["flow"] = [{**base["flow"][0], "start_jitter": "0s"}]
+    stage = {"kind": "trc", "flow": "f1", "w_max": 8.5, "rtt_trc": "0.2s", "model": "paper"}
+    sc["conditioner"] = [{"at": "s", "stages": [stage]}]
+    saw = run(sc).table("traces").filter(pl.col("t").is_between(20, 35))
+    saw = saw.select("t", (pl.col("cwnd") / MSS).alias("cwnd_pkts"), pl.lit(8.5).alias("w_max"))
+    from qoslab.trc import fig4_table
+
+    fig4 = fig4_table().select("rate_kbps", "w_max", "p", "rtt_trc_ms", "branch")
+    even = df.filter(pl.col("w_max").is_in(WMAX_EVEN_HALF))["vs_estimate"]
+    other = df.filter(pl.col("w_max").is_in(WMAX_OTHER))["vs_estimate"]
+    comps = [
+        Comparison("W_max even + 0.5: lowest measured ÷ eq. 1 estimate", even.min(), unit="×",
+                   at_least=1.0, against="§4.3: at least the estimate"),
+        Comparison("W_max even + 0.5: highest measured ÷ eq. 1 estimate", even.max(),
+                   unit="×", at_most=1.03, against="§4.3: at most 3 % more"),
+        Comparison("W_max 5.5, 6, 7.5, 8, 9.5: lowest measured ÷ eq. 1 estimate", other.min(),
+                   unit="×", at_most=0.98, against="§4.3: other values deviate (below)"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"wmax": df, "sawtooth": saw, "fig4": fig4})
+
+
+@register("p1-violations", title="Violating ρ or the core-queue rule (§4.3)", paper="P1 §4.3")
+def violations(ctx: Context) -> Outcome:
+    """Table 2's 2 Mb/s flows at ρ = 0.85 as built (the rules kept), then with three more
+    flows admitted at ρ = 1.0 (Σ R_req = BW), then with a 5-packet core queue instead of
+    50 + W_max/2: the assurance holds only with both rules kept."""
+    from qoslab.api import run
+
+    fl = [(100e3, d) for d in T2_DELAYS]
+    rows = []
+    for case in ("rules kept", "rho 1.0", "core queue 5"):
+        flows = loaded(fl, 2e6) + (fl[:3] if case == "rho 1.0" else [])
+        sc = dumbbell(f"p1-{case.replace(' ', '-')}", flows, bottleneck=2e6, access=100e6)
+        sc.pop("sweep")
+        for c in sc["conditioner"]:
+            for st in c["stages"]:
+                st["rho"] = 1.0 if case == "rho 1.0" else RHO
+        if case == "core queue 5":
+            core = next(lk for lk in sc["link"] if (lk["a"], lk["b"]) == ("r0", "r1"))
+            core["queue"] = {"kind": "droptail", "limit": 5}
+        res = run(sc)
+        req = _requested(sc)
+        f = res.flows
+        ratio = [g / req[n] for n, g in zip(f["name"], f["goodput_bps"], strict=True)]
+        rows.append({"case": case, "flows": len(flows), "worst": min(ratio),
+                     "best": max(ratio)})  # fmt: skip
+    df = pl.DataFrame(rows)
+    w = dict(zip(df["case"], df["worst"], strict=True))
+    comps = [
+        Comparison("rules kept (ρ = 0.85, core 50 + W_max/2): worst achieved / requested",
+                   w["rules kept"], unit="×", at_least=1.0, against="the request"),
+        Comparison("ρ = 1.0 admitted: worst achieved / requested", w["rho 1.0"], unit="×",
+                   at_most=0.99, against="§4.3: the assurance is lost"),
+        Comparison("core queue 5 packets: worst achieved / requested", w["core queue 5"],
+                   unit="×", at_most=0.99, against="§4.3: the assurance is lost"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"violations": df})
+
+
+@docgen.renderer("p1-means")
+def _means_doc(data: dict, experiment: str, match: str = "", **_: str) -> str:
+    """Our mean per paper cell under the fitted model, under eq. 1 and (Tables 2–4) at
+    ρ = 0.85, beside the paper's mean and interval, with the ±3 % verdicts."""
+    comps = data["experiments"][experiment]["comparisons"]
+    by_q = {c["quantity"]: c for c in comps}
+    tags = [MODEL_TAG["paper"]] + ([RHO_TAG] if any(RHO_TAG in q for q in by_q) else [])
+    rows = []
+    for c in comps:
+        q = c["quantity"]
+        if not q.endswith(": mean") or any(t in q for t in tags) or match not in q:
+            continue
+        ours, _, theirs = (c.get("note") or "").partition("; ")
+        row = [q.removesuffix(": mean"), theirs.removeprefix("paper "),
+               ours.removeprefix("ours "), _pct(c), _verdict(c)]  # fmt: skip
+        head, _, cell = q.rpartition(", ")
+        for tag in tags:
+            e = by_q.get(f"{head}{tag}, {cell}")
+            row += [e["ours"], _pct(e), _verdict(e)] if e else [None, None, "not run"]
+        rows.append(row)
+    header = ["cell", "paper: mean [interval]", "fitted: ours (95 % CI)", "Δ %", "verdict",
+              "eq. 1: ours", "Δ %", "verdict"]  # fmt: skip
+    if len(tags) > 1:
+        header += ["ρ = 0.85: ours", "Δ %", "verdict"]
+    return docgen.md_table(header, rows, digits=6)
+
+
+def _verdict(c: dict) -> str:
+    v = c.get("verdict") or "info"
+    return "explained" if v == "outside-explained" else v
+
+
+def _pct(c: dict | None) -> str | None:
+    if not c or not c.get("paper"):
+        return None
+    return f"{(c['ours'] / c['paper'] - 1) * 100:+.2f}"
 
 
 if __name__ == "__main__":  # pragma: no cover

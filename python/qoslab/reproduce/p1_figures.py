@@ -200,3 +200,48 @@ def t3t4(saved: Saved):
         _vs_paper_panel(ax, ours, dict(zip(rates, paper, strict=True)), f"Table {tab[1]}")
     fig.suptitle("P1 Tables 3 and 4: 50 Mb/s, rates and RTTs mixed")
     return fig
+
+
+@figure("p1-wmax")
+def wmax(saved: Saved):
+    """§4.3 and Figs. 2/4: measured goodput ÷ eq. 1's estimate over W_max (the band the
+    paper promises for even + 0.5), one cwnd sawtooth against W_max and W_max/2, and
+    Fig. 4 (p and RTT_TRC over the requested rate, RTT_net = 0, RTT_min = 200 ms)."""
+    figs = []
+    t = saved.table("wmax").sort("w_max")
+    fig, ax = plot.new_figure()
+    even = t.filter(((pl.col("w_max") - 0.5) % 2).abs() < 1e-9)
+    ax.plot(t["w_max"], t["vs_estimate"], "o", color="0.5", label="ours, any W_max")
+    ax.plot(even["w_max"], even["vs_estimate"], "s", label="ours, W_max = even + 0.5")
+    ax.axhspan(1.0, 1.03, color="0.85", zorder=0, label="paper: estimate … +3 % (§4.3)")
+    ax.set_xlabel("W_max [packets]")
+    ax.set_ylabel("measured ÷ eq. 1 estimate")
+    ax.set_title("P1 §4.3: W_avg against the model, RTT 200 ms")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    figs.append(fig)
+    if "sawtooth" in saved.entry.get("tables", []):
+        s = saved.table("sawtooth")
+        w = s["w_max"][0]
+        fig, ax = plot.new_figure(7, 3)
+        ax.step(s["t"], s["cwnd_pkts"], where="post", label="cwnd")
+        ax.axhline(w, color="C3", ls="--", label="W_max")
+        ax.axhline(w / 2, color="C2", ls=":", label="W_max / 2")
+        ax.set_xlabel("time [s]")
+        ax.set_ylabel("cwnd [packets]")
+        ax.set_title(f"cwnd under a TRC with W_max = {w:g} (congestion avoidance)")
+        ax.legend(fontsize="small")
+        figs.append(fig)
+    if "fig4" in saved.entry.get("tables", []):
+        f = saved.table("fig4").sort("rate_kbps")
+        fig, (a, b) = plot.new_figure(7, 5, 2, 1, sharex=True)
+        a.plot(f["rate_kbps"], f["p"], "o-")
+        a.set_ylabel("p")
+        b.plot(f["rate_kbps"], f["rtt_trc_ms"], "o-")
+        b.set_ylabel("RTT_TRC [ms]")
+        b.set_xlabel("requested rate [kb/s]")
+        a.set_title("P1 Fig. 4: TRC parameters (RTT_net 0, RTT_dev 10 ms)")
+        for x in (a, b):
+            x.grid(alpha=0.3)
+        figs.append(fig)
+    return figs

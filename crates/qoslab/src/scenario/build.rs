@@ -396,6 +396,8 @@ fn routes(sc: &Scenario, w: &mut World, dests: &[NodeId]) -> Result<(), Scenario
 fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioError> {
     let resolve = |name: &str| names.nodes.get(name).copied();
     let mut trcs = Vec::new();
+    // P1 §3: one TRC per flow (two would each drop and delay by the full model).
+    let mut trc_of: HashMap<String, String> = HashMap::new();
     for (i, c) in sc.conditioner.iter().enumerate() {
         let key = |k: &str| format!("conditioner[{i}].{k}");
         // TRC stages are bound to their flow and path first (P1).
@@ -408,6 +410,16 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         for (j, s) in stages.iter_mut().enumerate() {
             if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
                 let k = format!("conditioner[{i}].stages[{j}]");
+                if let Some(first) = trc_of.insert(t.flow.clone(), k.clone()) {
+                    return Err(ScenarioError::new(
+                        format!("{k}.flow"),
+                        format!(
+                            "flow `{}` already has a TRC at {first}; a flow gets one TRC \
+                             (P1 §3), remove one of them",
+                            t.flow
+                        ),
+                    ));
+                }
                 trcs.push(trc::bind(t, &k, place, w, sc)?);
             }
         }
