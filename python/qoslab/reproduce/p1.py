@@ -570,7 +570,7 @@ def f7a(ctx: Context) -> Outcome:
                 "conditioner": [
                     {"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": r, "ecn": ecn}]}
                 ],
-                "record": {"interval": 0},
+                "record": {"interval": "10s"},
             }
             data.pop("sweep", None)
             res = run(data)
@@ -1007,7 +1007,7 @@ def wmax(ctx: Context) -> Outcome:
                      "vs_estimate": res.flows["goodput_bps"][0] / t["predicted_bps"]})  # fmt: skip
     df = pl.DataFrame(rows)
     # One cwnd sawtooth (W_max 8.5, 60 s) for the figure, and the Fig. 4 parameter table.
-    sc = {**base, "duration": "60s", "warmup": 0, "record": {"interval": 0, "traces": ["f1"]}}
+    sc = {**base, "duration": "60s", "warmup": 0, "record": {"interval": "10s", "traces": ["f1"]}}
     sc["flow"] = [{**base["flow"][0], "start_jitter": "0s"}]
     stage = {"kind": "trc", "flow": "f1", "w_max": 8.5, "rtt_trc": "0.2s", "model": "paper"}
     sc["conditioner"] = [{"at": "s", "stages": [stage]}]
