@@ -130,7 +130,10 @@ def run_ns3(
     sack=True,
     drops=False,
     delack_ms=200,
+    stats=False,
 ):
+    """Runs the ns-3 peer: goodputs with (wall, hops[, drops]), or with ``stats`` the
+    goodputs and every "name value" line the peer prints after the warm-up counters."""
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
     # Socket buffers: 4× a flow's fair share of (bottleneck BDP at 200 ms + the queue),
     # at least 256 KiB, so no window is capped, without BulkSend filling gigabytes.
@@ -156,15 +159,19 @@ def run_ns3(
     t0 = time.perf_counter()
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
-    good, hops, dropped = [], 0, 0
+    good, hops, dropped, counts = [], 0, 0, {}
     for line in out.splitlines():
         p = line.split()
+        if p[0] != "trace" and len(p) == 2:
+            counts[p[0]] = float(p[1])
         if p[0] == "flow":
             good.append(float(p[5]))
         elif p[0] == "bottleneck_packets":
             hops = int(p[1])
         elif p[0] == "bottleneck_drops":
             dropped = int(p[1])
+    if stats:
+        return good, counts
     if drops:
         return good, wall, hops, dropped
     return good, wall, hops

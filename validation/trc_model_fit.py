@@ -53,6 +53,10 @@ def scenario(w_max: float, rtt_trc: float, duration: float, ecn: bool) -> dict:
         "initial_window": 1,
         "ecn": ecn,
         "granularity": "10ms",
+        # the TCP of the P1 experiments: ns-2's SACK had no limited transmit and halved
+        # the window (see python/qoslab/reproduce/p1.py)
+        "limited_transmit": False,
+        "halve": "window",
     }
     if NS2_TIMERS:
         tcp.update({"granularity": "100ms", "rto_estimator": "ns2"})
@@ -65,7 +69,7 @@ def scenario(w_max: float, rtt_trc: float, duration: float, ecn: bool) -> dict:
         "link": links,
         "flow": [{"name": "f", "from": "s", "to": "d", "tcp": tcp}],
         "conditioner": [{"at": "s", "stages": [stage]}],
-        "record": {"interval": 0},
+        "record": {"interval": duration},
     }
 
 

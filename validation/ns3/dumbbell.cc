@@ -9,9 +9,13 @@
 //
 // Prints one line per flow: "flow <i> rtt_ms <r> goodput_bps <g>" over [warmup, end],
 // then "bottleneck_packets <n>", "bottleneck_drops <d>" (queue-disc drops after the
-// warm-up) and "wall_s <t>". `--sack=0` runs plain NewReno.
+// warm-up), "measured_packets <m>" (bottleneck transmissions after the warm-up),
+// "retransmitted <r>" (segments the senders sent again, i.e. below their highest sequence
+// sent, after the warm-up), "fast_recoveries <f>" and "timeouts <o>" (entries into
+// CA_RECOVERY and CA_LOSS after the warm-up, all senders) and "wall_s <t>". `--sack=0` runs plain NewReno.
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -56,6 +60,33 @@ static void HookTrace(Ptr<BulkSendApplication> app) {
   s->TraceConnectWithoutContext("RTO", MakeCallback(&TraceRto));
 }
 static void CountTx(Ptr<const Packet>) { ++g_bottleneckTx; }
+
+// Retransmissions: a segment whose sequence lies below the highest sequence its socket
+// has sent (one counter for all senders, one high-water mark per sender).
+static uint64_t g_retx = 0;
+static void CountSegment(std::shared_ptr<SequenceNumber32> high, Ptr<const Packet> p,
+                         const TcpHeader& h, Ptr<const TcpSocketBase>) {
+  if (p->GetSize() == 0) return;
+  if (h.GetSequenceNumber() < *high) {
+    ++g_retx;
+  } else {
+    *high = h.GetSequenceNumber() + p->GetSize();
+  }
+}
+// Entries into fast recovery and into loss recovery (RTO), all senders together.
+static uint64_t g_recoveries = 0;
+static uint64_t g_losses = 0;
+static void CountState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t s) {
+  if (s == TcpSocketState::CA_RECOVERY) ++g_recoveries;
+  if (s == TcpSocketState::CA_LOSS) ++g_losses;
+}
+static void HookRetx(Ptr<BulkSendApplication> app) {
+  Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
+  if (!s) return;
+  auto high = std::make_shared<SequenceNumber32>(0);
+  s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&CountSegment, high));
+  s->TraceConnectWithoutContext("CongState", MakeCallback(&CountState));
+}
 
 int main(int argc, char* argv[]) {
   std::string queue = "droptail";
@@ -177,6 +208,8 @@ int main(int argc, char* argv[]) {
     src.SetAttribute("SendSize", UintegerValue(1460));
     ApplicationContainer ca = src.Install(senders.Get(i));
     ca.Start(Seconds(starts[i]));
+    Simulator::Schedule(Seconds(starts[i]) + MicroSeconds(1), &HookRetx,
+                        DynamicCast<BulkSendApplication>(ca.Get(0)));
     if (static_cast<int>(i) == trace) {
       Ptr<BulkSendApplication> app = DynamicCast<BulkSendApplication>(ca.Get(0));
       Simulator::Schedule(Seconds(starts[i]) + MicroSeconds(1), &HookTrace, app);
@@ -185,7 +218,15 @@ int main(int argc, char* argv[]) {
 
   std::vector<uint64_t> atWarmup(flows, 0);
   uint64_t dropsAtWarmup = 0;
+  uint64_t txAtWarmup = 0;
+  uint64_t retxAtWarmup = 0;
+  uint64_t recoveriesAtWarmup = 0;
+  uint64_t lossesAtWarmup = 0;
   Simulator::Schedule(Seconds(warmup), [&]() {
+    recoveriesAtWarmup = g_recoveries;
+    lossesAtWarmup = g_losses;
+    txAtWarmup = g_bottleneckTx;
+    retxAtWarmup = g_retx;
     for (uint32_t i = 0; i < flows; ++i) atWarmup[i] = sinks[i]->GetTotalRx();
     dropsAtWarmup = discs.Get(0)->GetStats().nTotalDroppedPackets;
   });
@@ -200,6 +241,10 @@ int main(int argc, char* argv[]) {
   std::cout << "bottleneck_packets " << g_bottleneckTx << "\n";
   std::cout << "bottleneck_drops "
             << discs.Get(0)->GetStats().nTotalDroppedPackets - dropsAtWarmup << "\n";
+  std::cout << "measured_packets " << g_bottleneckTx - txAtWarmup << "\n";
+  std::cout << "retransmitted " << g_retx - retxAtWarmup << "\n";
+  std::cout << "fast_recoveries " << g_recoveries - recoveriesAtWarmup << "\n";
+  std::cout << "timeouts " << g_losses - lossesAtWarmup << "\n";
   std::cout << "wall_s " << wall << "\n";
   Simulator::Destroy();
   return 0;
