@@ -36,7 +36,7 @@ for r in rates:
         "warmup": 0,
         "flow": [{**flow, "start_jitter": "0s", "tcp": {**flow["tcp"], **tcp_extra}}],
         "conditioner": [{"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": r}]}],
-        "record": {"interval": 0, "traces": ["f1"]},
+        "record": {"interval": dur, "traces": ["f1"]},
     }
     data.pop("sweep", None)
     res = run(data)
