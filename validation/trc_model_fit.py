@@ -8,7 +8,7 @@ a 200 Mb/s dumbbell (0.5 ms links) through a TRC with *fixed* W_max and RTT_TRC
 after a warm-up, hence the time per cycle T = (1/p) / W_avg [RTTs], and fit
 T = a + b · W_max by least squares. The paper's eq. 1 is a = 5/2, b = 1/2.
 
-    python3 validation/trc_model_fit.py            # → docs/validation/trc-model.md
+    python3 validation/trc_model_fit.py            # → docs/validation/trc-model.md (+ .svg)
     python3 validation/trc_model_fit.py --ns2-timers
         # the same with the P1 experiments' TCP timers (ns-2 whole-tick RTO, 100 ms
         # tick) → docs/validation/trc-model-ns2-timers.md, to show the fit does not
@@ -125,6 +125,35 @@ def predicted(w: float, rtt: float, a: float, b: float) -> float:
     return data_per_cycle(w) / (a + b * w) * MSS * 8 / rtt
 
 
+def figure(rows: list[dict], law: dict[bool, tuple[float, float]], path: Path) -> None:
+    """Measured W_avg against W_max beside both models' curves, one panel per mode."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+    ws = [W_GRID[0] + (W_GRID[-1] - W_GRID[0]) * i / 200 for i in range(201)]
+    for ax, ecn in zip(axes, (False, True), strict=True):
+        for rtt, marker in zip(RTT_GRID, "os^", strict=True):
+            pts = [r for r in rows if r["ecn"] == ecn and abs(r["rtt"] - rtt) < 0.01]
+            ax.plot([r["w_max"] for r in pts], [r["w_avg"] for r in pts], marker,
+                    fillstyle="none", label=f"measured, RTT {rtt * 1e3:.0f} ms")  # fmt: skip
+        for (a, b), style, name in (((2.5, 0.5), "--", "paper eq. 1"), (law[ecn], "-", "fitted")):
+            ax.plot(ws, [data_per_cycle(w) / (a + b * w) for w in ws], style,
+                    label=f"{name}: T = {a:.3g} + {b:.3g}·W_max")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("W_max [packets]")
+        ax.set_title("ECN marks (E = 0)" if ecn else "drops (E = 1)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("W_avg [packets]")
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+
+
 def main() -> None:
     jobs = [(w, r, ecn) for ecn in (False, True) for r in RTT_GRID for w in W_GRID]
     t0 = time.perf_counter()
@@ -159,6 +188,8 @@ def main() -> None:
         "fitted model then never promises more than the flow gets, the property the "
         "paper asked of its own model (§4.3).",
         "",
+        f"![W_avg against W_max, measured and both models]({OUT.with_suffix('.svg').name})",
+        "",
         "## Measurements and both models' predictions",
         "",
         "Ratio = measured goodput / model goodput (≥ 1 means the flow gets at least what "
@@ -189,6 +220,7 @@ def main() -> None:
     print(f"FITTED drop a={a:.6f} b={b:.6f}; ecn a={a_e:.6f} b={b_e:.6f}", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines))
+    figure(rows, law, OUT.with_suffix(".svg"))
     print("\n".join(lines))
 
 
