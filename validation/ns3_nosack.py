@@ -74,6 +74,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--delack-timeout", type=int, default=100)
+    ap.add_argument("--cases", default=",".join(PAIRS), help="comma-separated cases")
     ap.add_argument("--out", default=str(peer.ROOT / "docs" / "validation" / "ns3-nosack.md"))
     args = ap.parse_args()
     if not peer.NS3.exists():
@@ -88,15 +89,19 @@ def main() -> int:
         ("timeouts", "timeouts", "{:.0f}"),
     ]
     lines = [
-        "# Without SACK: where ns-3's goodput goes",
+        "# Without SACK: where ns-3's goodput goes"
+        if args.cases == ",".join(PAIRS)
+        else "# Retransmissions, recoveries and timeouts in both simulators",
         "",
         f"Made by `python3 validation/ns3_nosack.py --seeds {args.seeds} --delack-timeout "
-        f"{args.delack_timeout}` (cases of [ns3-cases.md](ns3-cases.md), the `-sack` twins "
+        f"{args.delack_timeout}"
+        + ("" if args.cases == ",".join(PAIRS) else f" --cases {args.cases}")
+        + "` (cases of [ns3-cases.md](ns3-cases.md), the `-sack` twins "
         "with SACK on; all counts after the warm-up, summed over the flows; mean "
         "[min–max] over the seeds on each side).",
         "",
     ]
-    for name in PAIRS:
+    for name in args.cases.split(","):
         rows = [run(name, s, args.delack_timeout) for s in range(1, args.seeds + 1)]
         lines += [f"## {name}", "", "| | qoslab | ns-3 |", "|---|---|---|"]
         for k, label, fmt in keys:
