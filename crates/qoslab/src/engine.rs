@@ -29,12 +29,6 @@ struct Entry<E> {
 }
 
 impl<E> Entry<E> {
-    /// True if `self` runs before `o`: earlier time, or same time and scheduled first.
-    #[inline(always)]
-    fn before(&self, o: &Self) -> bool {
-        self.key < o.key
-    }
-
     fn time(&self) -> SimTime {
         SimTime::from_nanos((self.key >> 64) as u64)
     }
@@ -153,53 +147,78 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Appends `e` and moves it up to its place.
+    /// Appends `e` and moves it up to its place: parents that run later move down one
+    /// level each, and `e` is written once, where it belongs.
     #[inline]
     fn push(&mut self, e: Entry<E>) {
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        // Swap the new entry up while its parent runs later.
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if self.heap[i].before(&self.heap[parent]) {
-                self.heap.swap(i, parent);
-                i = parent;
+        let mut hole = self.heap.len();
+        self.heap.push(Entry { key: 0, ev: None });
+        while hole > 0 {
+            let parent = (hole - 1) / ARITY;
+            if e.key < self.heap[parent].key {
+                self.move_entry(parent, hole);
+                hole = parent;
             } else {
                 break;
             }
         }
+        self.heap[hole] = e;
     }
 
-    /// Removes the root (the heap is not empty) and restores the heap below it.
+    /// Moves the entry at `from` to `to`, leaving an empty entry at `from`.
+    #[inline(always)]
+    fn move_entry(&mut self, from: usize, to: usize) {
+        let ev = self.heap[from].ev.take();
+        self.heap[to].key = self.heap[from].key;
+        self.heap[to].ev = ev;
+    }
+
+    /// Removes the root (the heap is not empty) and restores the heap.
+    ///
+    /// Bottom-up (Floyd's variant): the hole left by the root sinks along the earliest
+    /// children to a leaf, with no comparison against the last entry on the way; the last
+    /// entry then goes into the hole and rises (it usually belongs near the bottom, as
+    /// most new events are scheduled later than the ones waiting).
     #[inline]
     fn pop_root(&mut self) -> Entry<E> {
         let last = self.heap.pop().expect("pop_root on a non-empty heap");
-        if self.heap.is_empty() {
+        let n = self.heap.len();
+        if n == 0 {
             return last;
         }
-        let root = std::mem::replace(&mut self.heap[0], last);
-        // Sift the moved entry down: swap it with its earliest child while that runs first.
-        let n = self.heap.len();
-        let mut i = 0;
+        let root = Entry {
+            key: self.heap[0].key,
+            ev: self.heap[0].ev.take(),
+        };
+        let mut hole = 0;
         loop {
-            let first = i * ARITY + 1;
+            let first = hole * ARITY + 1;
             if first >= n {
                 break;
             }
             let end = (first + ARITY).min(n);
             let mut best = first;
+            let mut best_key = self.heap[first].key;
             for c in first + 1..end {
-                if self.heap[c].before(&self.heap[best]) {
+                let k = self.heap[c].key;
+                if k < best_key {
                     best = c;
+                    best_key = k;
                 }
             }
-            if self.heap[best].before(&self.heap[i]) {
-                self.heap.swap(i, best);
-                i = best;
+            self.move_entry(best, hole);
+            hole = best;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / ARITY;
+            if last.key < self.heap[parent].key {
+                self.move_entry(parent, hole);
+                hole = parent;
             } else {
                 break;
             }
         }
+        self.heap[hole] = last;
         root
     }
 }
