@@ -120,7 +120,7 @@ def profile(name, top=12):
     for line in out.splitlines():
         m = re.match(r"\s+([\d.]+)%\s+\[[.k]\]\s+(.*)$", line)
         if m and len(rows) < top:
-            rows.append((float(m.group(1)), re.sub(r"(\s+-)+$", "", m.group(2)).strip()))
+            rows.append((float(m.group(1)), re.sub(r"(\s+-)+\s*$", "", m.group(2)).strip()))
     lines = [
         f"Where qoslab's time goes on `{name}` ({secs * 10:g} simulated s; "
         "`perf record -F 4999` + `perf report --no-children --sort symbol`; self time):",
@@ -178,15 +178,15 @@ def main() -> int:
             return 2
         write_profile(pathlib.Path(args.out), args.profile)
         return 0
-    for b in (QOSLAB, NS3):
-        if not b.exists():
-            print(f"missing {b}: see the usage line", file=sys.stderr)
-            return 2
     only = [x for x in args.only.split(",") if x]
     unknown = [x for x in only if x not in CASES]
     if unknown:
         print(f"--only: unknown case {unknown[0]!r} (cases: {', '.join(CASES)})", file=sys.stderr)
         return 2
+    for b in (QOSLAB, NS3):
+        if not b.exists():
+            print(f"missing {b}: see the usage line", file=sys.stderr)
+            return 2
     names = only or [c for c in CASES if c not in SLOW]
     rows = []
     for name in names:
