@@ -1,23 +1,33 @@
 #!/usr/bin/env python3
 """Speed of qoslab against ns-3.44 on TCP dumbbells, measured in the same run.
 
-Scenarios (issue 3): 8 flows at 10 Mb/s, 64 flows at 10 Mb/s, 16 flows at 100 Mb/s,
-1000 flows at 1 Gb/s; RTTs 20/40/80/160 ms cycling; access links 10× the bottleneck;
-DropTail; SACK, delayed ACKs, IW 10. Each simulator runs the same scenario (same
-start times) once; the table gives wall times, qoslab's events per wall second, the
-bottleneck packets each forwards per wall second, and the speed ratio.
+Cases: small dumbbells of 2–12 flows with mixed RTTs under DropTail and RED at 10 and
+20 Mb/s; 8 and 64 flows at 10 Mb/s, 16 and 256 flows at 100 Mb/s, 1000 flows at 1 Gb/s
+(RTTs 20/40/80/160 ms cycling). Access links are 10× the bottleneck; SACK, delayed
+ACKs, IW 10. Per case both simulators run the same scenario (same start times),
+alternately, `--repeat` times; the table gives the least wall time of each (whole
+processes: start-up, scenario reading and result output included), their ratio, the
+ratio of CPU times (user + system, less disturbed by other work on a shared machine),
+qoslab's events per bottleneck packet, and bottleneck packets per wall second of each.
 
-Usage: python3 validation/ns3_bench.py [--scale K] [--only N,...]
+Usage: python3 validation/ns3_bench.py [--repeat N] [--scale K] [--only NAME,...]
+       python3 validation/ns3_bench.py --profile-only [--profile NAME]
 Needs: cargo build --release --bin qoslab-run; validation/ns3/build.sh
-Writes docs/validation/ns3-speed.md.
+Writes docs/validation/ns3-speed.md. With `perf` (Debian: linux-perf) installed it also
+profiles qoslab on one case (`--profile`, 10× its simulated time) and writes where the
+time goes, by function, into the same page; `--profile-only` redoes just that part.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import random
+import re
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,75 +36,219 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ns3_peer import NS3, QOSLAB, ROOT, qoslab_scenario, run_ns3
 
-CASES = [  # flows, bottleneck, access, queue limit [packets], simulated seconds
-    (8, "10Mbps", "100Mbps", 100, 60),
-    (64, "10Mbps", "100Mbps", 200, 60),
-    (16, "100Mbps", "1Gbps", 500, 20),
-    (1000, "1Gbps", "10Gbps", 2000, 10),
-]
+# name → flows, RTTs cycled [ms], queue (ns3_peer.QUEUES), bottleneck, queue limit
+# [packets], simulated seconds. Access links run at 10× the bottleneck.
+CASES = {
+    "2-droptail-10M": (2, [40, 80], "droptail", "10Mbps", 100, 60),
+    "4-droptail-10M-50ms": (4, [50], "droptail", "10Mbps", 100, 60),
+    "4-red-10M": (4, [20, 200], "red", "10Mbps", 100, 60),
+    "6-red-10M": (6, [10, 30, 90, 150, 270], "red", "10Mbps", 100, 60),
+    "8-droptail-20M": (8, [10, 270], "droptail", "20Mbps", 100, 60),
+    "12-red-20M": (12, [10, 30, 90, 150, 270], "red", "20Mbps", 100, 60),
+    "12-droptail-20M": (12, [10, 30, 90, 150, 270], "droptail", "20Mbps", 100, 60),
+    "8-droptail-10M": (8, [20, 40, 80, 160], "droptail", "10Mbps", 100, 60),
+    "64-droptail-10M": (64, [20, 40, 80, 160], "droptail", "10Mbps", 200, 60),
+    "16-droptail-100M": (16, [20, 40, 80, 160], "droptail", "100Mbps", 500, 20),
+    "256-droptail-100M": (256, [20, 40, 80, 160], "droptail", "100Mbps", 500, 20),
+    "1000-droptail-1G": (1000, [20, 40, 80, 160], "droptail", "1Gbps", 2000, 10),
+}
+# ns-3 needs about 12 minutes for the last one: it runs only when named in --only.
+SLOW = {"1000-droptail-1G"}
+
+
+def tenfold(rate):
+    num = rate.removesuffix("bps")
+    unit = num[-1] if num[-1] in "kMG" else ""
+    v = float(num.removesuffix(unit)) * 10
+    if unit == "M" and v >= 1000:
+        return f"{v / 1000:g}Gbps"
+    if unit == "G":
+        return f"{v:g}Gbps"
+    return f"{v:g}{unit}bps"
+
+
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def run_qoslab_timed(text):
+    """(wall, cpu, events, bottleneck packets) of one whole qoslab-run process."""
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
-    t0 = time.perf_counter()
-    out = subprocess.run([str(QOSLAB), f.name], check=True, capture_output=True, text=True).stdout
-    wall = time.perf_counter() - t0
+    try:
+        c0, t0 = child_cpu(), time.perf_counter()
+        out = subprocess.run(
+            [str(QOSLAB), f.name], check=True, capture_output=True, text=True
+        ).stdout
+        wall, cpu = time.perf_counter() - t0, child_cpu() - c0
+    finally:
+        os.unlink(f.name)
     r = json.loads(out)
     q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
     hops = q["departed"][q["iface"].index("r1->r2")]
-    return wall, r["summary"]["events"], hops, r["summary"]["wall_s"]
+    return wall, cpu, r["summary"]["events"], hops
+
+
+def run_ns3_timed(*args, **kw):
+    """(wall, cpu, bottleneck packets) of one whole ns-3 process."""
+    c0 = child_cpu()
+    _, wall, hops = run_ns3(*args, **kw)
+    return wall, child_cpu() - c0, hops
+
+
+PROFILE_BEGIN = "<!-- ns3_bench profile -->"
+PROFILE_END = "<!-- ns3_bench profile end -->"
+
+
+def profile(name, top=12):
+    """Markdown: qoslab's self time by function on case `name` (perf, 10× its length)."""
+    if shutil.which("perf") is None:
+        return ""
+    n, rtts, queue, bn, limit, secs = CASES[name]
+    rnd = random.Random(n)
+    starts = [round(rnd.random(), 6) for _ in range(n)]
+    text = qoslab_scenario(n, queue, starts, secs * 10, 0.0, 1, bn, tenfold(bn), limit, rtts=rtts)
+    with tempfile.TemporaryDirectory() as tmp:
+        sc, data = pathlib.Path(tmp) / "case.toml", pathlib.Path(tmp) / "perf.data"
+        sc.write_text(text)
+        rec = ["perf", "record", "-q", "-F", "4999", "-o", str(data), str(QOSLAB), str(sc)]
+        subprocess.run(rec, check=True, capture_output=True)
+        rep = ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "symbol"]
+        out = subprocess.run(rep, check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+\[[.k]\]\s+(.*)$", line)
+        if m and len(rows) < top:
+            rows.append((float(m.group(1)), re.sub(r"(\s+-)+\s*$", "", m.group(2)).strip()))
+    lines = [
+        f"Where qoslab's time goes on `{name}` ({secs * 10:g} simulated s; "
+        "`perf record -F 4999` + `perf report --no-children --sort symbol`; self time):",
+        "",
+        "| share | function |",
+        "|---|---|",
+    ]
+    lines += [f"| {pct:.1f} % | `{sym.replace('|', '∣')}` |" for pct, sym in rows]
+    lines += [
+        "",
+        "`EventQueue::pop_root` and `schedule` are the event heap (one entry per busy link, "
+        "armed timer and held packet); `__memmove…` is copying packets (144 bytes each: into "
+        "and out of a queue, onto and off a link); `World::resume` is the event loop with "
+        "the packet handlers inlined into it; the rest is per-packet work of the queues, "
+        "TCP and the conditioner hooks.",
+    ]
+    return "\n".join(lines)
+
+
+def write_profile(out, name):
+    block = profile(name)
+    if not block:
+        print("perf not found: no profile written", file=sys.stderr)
+        return
+    text = out.read_text() if out.exists() else ""
+    new = f"{PROFILE_BEGIN}\n{block}\n{PROFILE_END}"
+    if PROFILE_BEGIN in text:
+        text = re.sub(
+            re.escape(PROFILE_BEGIN) + ".*?" + re.escape(PROFILE_END),
+            lambda _: new,
+            text,
+            flags=re.S,
+        )
+    else:
+        text = text.rstrip("\n") + "\n\n" + new + "\n"
+    out.write_text(text)
+    print(f"wrote the profile of {name} into {out}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every case's simulated time")
-    ap.add_argument("--only", default="", help="comma-separated flow counts to run")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per simulator; the least counts")
+    ap.add_argument("--only", default="", help="comma-separated case names (default: all fast)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "validation" / "ns3-speed.md"))
+    ap.add_argument("--profile", default="12-red-20M", help="case to profile with perf")
+    ap.add_argument("--profile-only", action="store_true", help="only redo the profile")
     args = ap.parse_args()
+    if args.profile not in CASES:
+        print(f"--profile: unknown case {args.profile!r}", file=sys.stderr)
+        return 2
+    if args.profile_only:
+        if not QOSLAB.exists():
+            print(f"missing {QOSLAB}: see the usage line", file=sys.stderr)
+            return 2
+        write_profile(pathlib.Path(args.out), args.profile)
+        return 0
+    only = [x for x in args.only.split(",") if x]
+    unknown = [x for x in only if x not in CASES]
+    if unknown:
+        print(f"--only: unknown case {unknown[0]!r} (cases: {', '.join(CASES)})", file=sys.stderr)
+        return 2
     for b in (QOSLAB, NS3):
         if not b.exists():
             print(f"missing {b}: see the usage line", file=sys.stderr)
             return 2
-    only = {int(x) for x in args.only.split(",") if x}
-    rows = []  # (flows, bottleneck, simulated s, qoslab wall, engine wall, events, …)
-    for n, bn, acc, limit, secs in CASES:
-        if only and n not in only:
-            continue
+    names = only or [c for c in CASES if c not in SLOW]
+    rows = []
+    for name in names:
+        n, rtts, queue, bn, limit, secs = CASES[name]
         duration = secs * args.scale
         rnd = random.Random(n)
         starts = [round(rnd.random(), 6) for _ in range(n)]
-        text = qoslab_scenario(n, "droptail", starts, duration, 0.0, 1, bn, acc, limit)
-        qw, ev, qh, engine_wall = run_qoslab_timed(text)
-        _, nw, nh = run_ns3(n, "droptail", starts, duration, 0.0, 1, limit, bn, acc)
-        rows.append((n, bn, duration, qw, engine_wall, ev, qh, nw, nh))
+        acc = tenfold(bn)
+        text = qoslab_scenario(n, queue, starts, duration, 0.0, 1, bn, acc, limit, rtts=rtts)
+        q_runs, n_runs = [], []
+        for _ in range(args.repeat):
+            q_runs.append(run_qoslab_timed(text))
+            n_runs.append(
+                run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
+            )
+        qw, qc = min(r[0] for r in q_runs), min(r[1] for r in q_runs)
+        _, _, ev, qh = q_runs[0]
+        nw, nc = min(r[0] for r in n_runs), min(r[1] for r in n_runs)
+        nh = n_runs[0][2]
+        row = (name, n, rtts, queue, bn, duration, qw, qc, ev, qh, nw, nc, nh)
+        rows.append(row)
         print(
-            f"{n:5} flows @ {bn:>8}: qoslab {qw:7.2f} s ({ev / engine_wall / 1e6:5.2f} M events/s, "
-            f"{qh / qw:9,.0f} pkt/s)  ns-3 {nw:7.2f} s ({nh / nw:7,.0f} pkt/s)  "
-            f"ratio {nw / qw:5.0f}x",
+            f"{name:>20}: qoslab {qw:6.3f} s wall {qc:6.3f} s cpu ({ev / qh:4.2f} events/pkt, "
+            f"{qh / qw:9,.0f} pkt/s)  ns-3 {nw:7.2f} s wall ({nh / nw:7,.0f} pkt/s)  "
+            f"wall ratio {nw / qw:4.0f}x  cpu ratio {nc / qc:4.0f}x",
             flush=True,
         )
+    cmd = "python3 validation/ns3_bench.py"
+    if args.repeat != 3:
+        cmd += f" --repeat {args.repeat}"
+    if args.scale != 1.0:
+        cmd += f" --scale {args.scale:g}"
+    if only:
+        cmd += f" --only {','.join(only)}"
     lines = [
         "# qoslab against ns-3.44: speed on TCP dumbbells",
         "",
-        f"Made by `python3 validation/ns3_bench.py --scale {args.scale:g}` on this project's "
-        "machine (2 cores; both simulators single-threaded, run one after the other in the same "
-        "invocation). Wall times are whole processes (start-up and result output included); "
-        "events/s is qoslab's engine alone.",
+        f"Made by `{cmd}` on this project's machine (2 cores, shared with other work; both "
+        "simulators single-threaded, run alternately in the same invocation, "
+        f"{args.repeat} times each; the least time counts). Both run the same scenario (same "
+        "start times; SACK, delayed ACKs, IW 10; access links 10× the bottleneck). Wall "
+        "times are whole processes (start-up, scenario reading and result output "
+        "included); CPU is user + system time of the process, less disturbed than wall "
+        "time by other work on the machine. Events per packet: qoslab's events per packet "
+        "through the bottleneck.",
         "",
-        "| flows | bottleneck | simulated (s) | qoslab wall (s) | qoslab events/s | "
-        "qoslab bottleneck pkt/s | ns-3 wall (s) | ns-3 bottleneck pkt/s | speed ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| case | flows | RTTs (ms) | queue | bottleneck | simulated (s) | qoslab wall (s) "
+        "| ns-3 wall (s) | wall ratio | CPU ratio | qoslab events / bottleneck pkt "
+        "| qoslab bottleneck pkt/s | ns-3 bottleneck pkt/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for n, bn, d, qw, ew, ev, qh, nw, nh in rows:
+    for name, n, rtts, queue, bn, d, qw, qc, ev, qh, nw, nc, nh in rows:
         lines.append(
-            f"| {n} | {bn} | {d:g} | {qw:.2f} | {ev / ew / 1e6:.2f} M | {qh / qw:,.0f} "
-            f"| {nw:.2f} | {nh / nw:,.0f} | {nw / qw:.0f}× |"
+            f"| {name} | {n} | {'/'.join(map(str, rtts))} | {queue} | {bn} | {d:g} | {qw:.3f} "
+            f"| {nw:.2f} | {nw / qw:.0f}× | {nc / qc:.0f}× | {ev / qh:.2f} | {qh / qw:,.0f} "
+            f"| {nh / nw:,.0f} |"
         )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
+    write_profile(out, args.profile)
     return 0
 
 

@@ -23,7 +23,7 @@ impl World {
         n.counters.received += 1;
         if pkt.dst == node {
             n.counters.delivered += 1;
-            self.deliver(now, node, pkt);
+            self.deliver(now, node, &pkt);
             return;
         }
         if n.kind == NodeKind::Router {
@@ -35,6 +35,7 @@ impl World {
         self.route_out(now, node, pkt);
     }
 
+    #[inline]
     pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, mut pkt: Packet) {
         let Some(iface) = self.routes.next_hop(node, pkt.dst) else {
             self.drop_at_node(node, &pkt, DropCause::NoRoute);
@@ -54,6 +55,7 @@ impl World {
         }
     }
 
+    #[inline]
     pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, pkt: Packet) {
         let fi = iface.0 as usize;
         let node = self.ifaces[fi].node;
@@ -78,11 +80,13 @@ impl World {
 
     pub(super) fn start_tx(&mut self, now: SimTime, iface: IfaceId) {
         let fi = iface.0 as usize;
-        let pkt = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
+        // The packet stays in `out` and is read by reference until its one move onto the
+        // wire: a packet is 144 bytes, and copies of it were a fifth of the run time.
+        let out = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
         self.account_queue_drops(iface);
-        let Some(pkt) = pkt else { return };
+        let Some(pkt) = out.as_ref() else { return };
         if let Some(c) = self.capture.as_deref_mut() {
-            c.on_tx(now, iface, &pkt, &self.routes);
+            c.on_tx(now, iface, pkt, &self.routes);
         }
         let f = &mut self.ifaces[fi];
         f.counters.departed += 1;
@@ -101,12 +105,15 @@ impl World {
             self.q.schedule_forget(done, Event::TxDone { iface });
         }
         if lost {
+            let size = pkt.size;
             self.ifaces[fi]
                 .counters
                 .drops
-                .add(DropCause::RandomLoss, pkt.size);
-            self.count_flow_drop(&pkt);
-        } else {
+                .add(DropCause::RandomLoss, size);
+            if let Some(p) = &out {
+                self.count_flow_drop(p);
+            }
+        } else if let Some(pkt) = out {
             // Packets on a link arrive in the order they were sent, so the link keeps
             // them in a FIFO and only its head has an event: the event heap holds one
             // entry per busy link instead of one per packet in flight.

@@ -172,7 +172,7 @@ impl World {
         self.tcp_rearm(flow, to_receiver);
     }
 
-    pub(super) fn deliver(&mut self, now: SimTime, node: NodeId, pkt: Packet) {
+    pub(super) fn deliver(&mut self, now: SimTime, node: NodeId, pkt: &Packet) {
         let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
             return;
         };
@@ -180,15 +180,14 @@ impl World {
             (FlowApp::Cbr { sink, .. }, Header::Udp(h))
             | (FlowApp::Pareto { sink, .. }, Header::Udp(h)) => {
                 f.counters.pkts_delivered += 1;
-                let new = sink.on_packet(now, &pkt, h.seq);
+                let new = sink.on_packet(now, pkt, h.seq);
                 f.counters.goodput_bytes += new;
             }
             (FlowApp::Tcp(_), Header::Tcp(h)) => {
                 if node == f.dst {
                     f.counters.pkts_delivered += 1;
                 }
-                let h = *h;
-                self.tcp_deliver(now, &pkt, &h);
+                self.tcp_deliver(now, pkt, h);
             }
             (FlowApp::Tcp(t), Header::Quench(_)) => t.snd.on_source_quench(now),
             _ => {}

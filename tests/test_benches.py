@@ -1,0 +1,78 @@
+"""The speed scripts: the ns-3 bench's cases are valid qoslab scenarios, the sweep
+overhead bench prints its split, and the P1 timing line lands between its markers."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+
+import qoslab
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(path.parent))
+    return mod
+
+
+def test_ns3_bench_cases_are_valid_scenarios():
+    b = _module(ROOT / "validation" / "ns3_bench.py")
+    assert {"4-droptail-10M-50ms", "12-red-20M", "256-droptail-100M"} <= set(b.CASES)
+    assert b.tenfold("20Mbps") == "200Mbps" and b.tenfold("100Mbps") == "1Gbps"
+    for name, (n, rtts, queue, bn, limit, _secs) in b.CASES.items():
+        if n > 256:
+            continue  # the 1000-flow case only takes longer to check
+        starts = [round(random.Random(n).random(), 6)] * n
+        text = b.qoslab_scenario(n, queue, starts, 1, 0.0, 1, bn, b.tenfold(bn), limit, rtts=rtts)
+        sc = qoslab.check(tomllib.loads(text))
+        assert sc.name, name
+
+
+def test_ns3_bench_names_an_unknown_case():
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "validation" / "ns3_bench.py"), "--only", "nope"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2
+    assert "unknown case 'nope'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_sweep_overhead_prints_the_split():
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benches" / "sweep_overhead.py"),
+            "--runs",
+            "2",
+            "--engine-s",
+            "0.01",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    line = next(x for x in r.stdout.splitlines() if x.startswith("per run:"))
+    for part in ("tables from Rust", "Parquet", "summary + catalog", "pool and Python"):
+        assert part in line
+
+
+def test_p1_timing_markers_exist_and_are_replaced():
+    t = _module(ROOT / "benches" / "p1_full_timing.py")
+    doc = (ROOT / "docs" / "papers" / "p1.md").read_text()
+    assert t.BLOCK.search(doc), "docs/papers/p1.md lost its p1-full-timing markers"
+    text = "a\n<!-- p1-full-timing -->\nold line\n<!-- p1-full-timing end -->\nb\n"
+    new = t.BLOCK.sub(lambda m: m.group(1) + "new line\n" + m.group(2), text)
+    assert new == "a\n<!-- p1-full-timing -->\nnew line\n<!-- p1-full-timing end -->\nb\n"
