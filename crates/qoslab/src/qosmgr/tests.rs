@@ -72,7 +72,9 @@ fn common_bucket_orders_waiting_connections_as_defined() {
         tick_until(&mut m, SimTime::from_millis(30), SimTime::from_secs(1))
     };
     let ms = |v: &[(SimTime, u32)]| -> Vec<(u64, u32)> {
-        v.iter().map(|(t, f)| (t.as_nanos() / 1_000_000, *f)).collect()
+        v.iter()
+            .map(|(t, f)| (t.as_nanos() / 1_000_000, *f))
+            .collect()
     };
     assert_eq!(
         ms(&run(Order::Sequential)),
