@@ -280,14 +280,15 @@ impl QosManager {
             out.push(pkt);
             return;
         }
-        if c.queue.is_empty() && self.triggers[Trigger::Send as usize] {
-            if self.share.conforms(now, i, size) {
-                self.share.take(i, size);
-                c.last_token = now;
-                c.counters.released[Trigger::Send as usize] += 1;
-                out.push(pkt);
-                return;
-            }
+        if c.queue.is_empty()
+            && self.triggers[Trigger::Send as usize]
+            && self.share.conforms(now, i, size)
+        {
+            self.share.take(i, size);
+            c.last_token = now;
+            c.counters.released[Trigger::Send as usize] += 1;
+            out.push(pkt);
+            return;
         }
         if c.queue.is_empty() {
             c.since = now;

@@ -146,7 +146,7 @@ fn the_shaper_with_only_the_periodic_timer_conforms_to_the_profile() {
             if let Some(n) = m.next_tick(t) {
                 next_tick = next_tick.min(n);
             }
-            t = t + Dur::from_millis(2);
+            t += Dur::from_millis(2);
         }
         assert!(releases.iter().all(|(t, _)| t % 15_000_000 == 0));
         let mut prefix = vec![0u64];
