@@ -445,6 +445,67 @@ def f11(ctx: Context) -> Outcome:
     return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
 
 
+#: Trigger sets compared by ``p0-triggers`` (the timer is always on).
+TRIGGER_SETS = {
+    "timer": [],
+    "timer+send": ["send"],
+    "timer+send+ack": ["send", "ack"],
+    "all": ["send", "ack", "idle_ack", "dupack"],
+}
+
+
+@register("p0-triggers", title="Shaping triggers: accuracy and fairness vs timer events",
+          paper="P0 §6.2–6.3")  # fmt: skip
+def triggers(ctx: Context) -> Outcome:
+    """Logical partitions and the LRU common bucket with each trigger set and a 15 or
+    50 ms timer; ns-2's window of 20 segments so that queues at the manager stay short."""
+    rows = []
+    for stem in ["f10-equal", "f7-lru"]:
+        shares = fair_shares(ROWS[stem][0], True)
+        for period in ["15ms", "50ms"]:
+            for tname, trig in TRIGGER_SETS.items():
+                ov: dict[str, Any] = {"qosmgr.0.triggers": trig, "qosmgr.0.period": period}
+                ov.update({f"flow.{i}.tcp.max_window": 20 for i in range(4)})
+                res = run(ctx.scenario(f"p0/{stem}.toml"), ov)
+                fl, q = res.tables["flows"], res.tables["qosmgr"]
+                thr = [g * PKT / MSS / DURATION for g in fl["goodput_bytes"]]
+                held = max(int(q["held"].sum()), 1)
+                row = {
+                    "scenario": stem, "period": period, "triggers": tname,
+                    "jain": jain([t / sh for t, sh in zip(thr, shares, strict=True)]),
+                    "total_pct": 100 * sum(thr) / RATE,
+                    "timer_events": int(q["timer_events"][0]),
+                    "mean_wait": float((q["mean_wait"] * q["held"]).sum() / held),
+                }  # fmt: skip
+                for c in q.columns:
+                    if c.startswith("released_"):
+                        row[c] = int(q[c].sum())
+                rows.append(row)
+    t = pl.DataFrame(rows)
+
+    def pick(stem: str, period: str, trig: str, col: str) -> float:
+        r = t.filter(
+            (pl.col("scenario") == stem) & (pl.col("period") == period)
+            & (pl.col("triggers") == trig)
+        )  # fmt: skip
+        return float(r[col][0])
+
+    comps = []
+    for stem in ["f10-equal", "f7-lru"]:
+        for period in ["15ms", "50ms"]:
+            comps.append(
+                Comparison(f"{stem}, {period}, timer only: total", pick(stem, period, "timer",
+                           "total_pct"), at_least=97.0, at_most=100.5, unit="% of rate",
+                           against="conforms to the profile and uses it")
+            )  # fmt: skip
+    worst = float(t.filter(pl.col("scenario") == "f10-equal")["jain"].min())  # type: ignore[arg-type]
+    comps.append(
+        Comparison("logical partitions: worst Jain over triggers and periods", worst,
+                   at_least=0.98, against="fair whatever the triggers")
+    )  # fmt: skip
+    return Outcome(comparisons=comps, tables={"triggers": t})
+
+
 # --------------------------------------------------------------------------- figures
 
 
