@@ -86,7 +86,7 @@ def test_a_bad_manager_is_a_user_error_naming_the_key(tmp_path):
 
 
 def test_doc_tables_render_from_the_committed_data():
-    data = json.loads((ROOT / "docs/papers/data/p0-quick.json").read_text())
+    data = json.loads((ROOT / "docs/papers/data/p0-full.json").read_text())
     md = docgen.RENDERERS["p0-all"](data)
     assert md.count("\n") == 2 + 16
     assert "| f10-unequal |" in md
