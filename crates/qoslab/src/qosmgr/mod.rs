@@ -16,7 +16,8 @@
 //!
 //! On a trigger that serves the whole aggregate, waiting connections are served in the
 //! scheme's order (P0 §4.2.2): `sequential` (list order), `fcfs` (earliest to become
-//! non-compliant first) or `lru` (least recently given a token first); a served
+//! non-compliant first; a connection served but still waiting becomes non-compliant
+//! again at that time) or `lru` (least recently given a token first); a served
 //! connection sends every waiting packet its tokens cover. The tokens come from a
 //! [`TokenShare`]: partitioned buckets, a common bucket or logical partitions.
 //!
@@ -350,13 +351,20 @@ impl QosManager {
         }
     }
 
-    /// Sends connection `i`'s waiting packets while its tokens cover the head.
+    /// Sends connection `i`'s waiting packets while its tokens cover the head. A
+    /// connection that sent some but still has packets waiting became non-compliant
+    /// again now: FCFS puts it behind those waiting longer.
     fn serve(&mut self, now: SimTime, i: usize, why: Trigger, out: &mut Vec<Packet>) {
         let c = &mut self.conns[i];
+        let mut sent = false;
         while let Some(&(t0, ref p)) = c.queue.front() {
             if !self.share.conforms(now, i, p.size) {
+                if sent {
+                    c.since = now;
+                }
                 return;
             }
+            sent = true;
             self.share.take(i, p.size);
             let (_, p) = c.queue.pop_front().expect("front exists");
             c.last_token = now;

@@ -51,20 +51,25 @@ impl TokenShare {
         weights: &[f64],
         peak: Option<(Rate, u64)>,
     ) -> Self {
+        Self::with_min_depth(scheme, rate, depth, weights, peak, 0)
+    }
+
+    /// As [`TokenShare::new`], but no connection's bucket is smaller than `min_depth`
+    /// bytes (one packet): connections whose share would be smaller get `min_depth` and
+    /// the rest of b is split among the others in proportion to their weights, so the
+    /// depths still add up to b. Needs b ≥ n·`min_depth` (checked by the builder).
+    pub fn with_min_depth(
+        scheme: Scheme,
+        rate: Rate,
+        depth: u64,
+        weights: &[f64],
+        peak: Option<(Rate, u64)>,
+        min_depth: u64,
+    ) -> Self {
         let b = depth as i128 * UNITS_PER_BYTE;
         let depths = match scheme {
             Scheme::Common => vec![b],
-            _ => {
-                let sum: f64 = weights.iter().sum();
-                let n = weights.len().max(1) as f64;
-                weights
-                    .iter()
-                    .map(|w| {
-                        let f = if sum > 0.0 { w / sum } else { 1.0 / n };
-                        (b as f64 * f).floor() as i128
-                    })
-                    .collect()
-            }
+            _ => split_depths(b, weights, min_depth as i128 * UNITS_PER_BYTE),
         };
         TokenShare {
             scheme,
@@ -177,6 +182,33 @@ impl TokenShare {
     }
 }
 
+/// b split in proportion to `weights` [units], each share at least `min` where b allows.
+fn split_depths(b: i128, weights: &[f64], min: i128) -> Vec<i128> {
+    let n = weights.len().max(1);
+    let w: Vec<f64> = if weights.iter().sum::<f64>() > 0.0 {
+        weights.to_vec()
+    } else {
+        vec![1.0; n]
+    };
+    let mut fixed = vec![false; w.len()];
+    loop {
+        let left = b - min * fixed.iter().filter(|f| **f).count() as i128;
+        let sum: f64 = (0..w.len()).filter(|&i| !fixed[i]).map(|i| w[i]).sum();
+        let share = |i: usize| (left as f64 * w[i] / sum).floor() as i128;
+        let low: Vec<usize> = (0..w.len())
+            .filter(|&i| !fixed[i] && share(i) < min)
+            .collect();
+        if low.is_empty() || low.len() == fixed.iter().filter(|f| !**f).count() {
+            return (0..w.len())
+                .map(|i| if fixed[i] { min } else { share(i) })
+                .collect();
+        }
+        for i in low {
+            fixed[i] = true;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +230,23 @@ mod tests {
         assert_eq!(d, vec![800.0, 4800.0, 4800.0, 9600.0]);
         let common = share(Scheme::Common, &[1.0; 4]);
         assert_eq!(common.depth_bytes(3), 20_000.0);
+    }
+
+    #[test]
+    fn a_connection_whose_rtt_share_is_below_one_packet_gets_one_packet() {
+        // 20 kB by RTTs 20/300/300/600 ms: the 20 ms share (329 B) is below 1 500 B, so
+        // it gets 1 500 B and 18 500 B are split 300:300:600 → 4 625, 4 625, 9 250.
+        let s = TokenShare::with_min_depth(
+            Scheme::Logical,
+            Rate::from_kbps(640),
+            20 * KB,
+            &[0.02, 0.3, 0.3, 0.6],
+            None,
+            1500,
+        );
+        let d: Vec<f64> = (0..4).map(|i| s.depth_bytes(i).round()).collect();
+        assert_eq!(d, vec![1500.0, 4625.0, 4625.0, 9250.0]);
+        assert!(d.iter().sum::<f64>() <= 20_000.0);
     }
 
     #[test]

@@ -85,6 +85,33 @@ fn common_bucket_orders_waiting_connections_as_defined() {
 }
 
 #[test]
+fn fcfs_sends_a_connection_still_waiting_after_service_to_the_back() {
+    // Common bucket of one packet, 8 kB/s. t = 0: connection 0 sends one packet and
+    // queues three more; t = 1 ms: connection 1 queues two. Tick 135 ms: connection 0
+    // (non-compliant since 0) sends one, still waits → non-compliant again at 135 ms,
+    // behind connection 1 (1 ms). The next ticks alternate: 1, 0, 1, 0.
+    let mut m = manager(
+        Scheme::Common,
+        Order::Fcfs,
+        Rate::from_kbps(64),
+        1000,
+        &[Trigger::Send],
+        PolicyAction::Shape,
+    );
+    let mut out = Vec::new();
+    for _ in 0..4 {
+        m.on_send(SimTime::ZERO, 0, pkt(0, 1000), &mut out);
+    }
+    for _ in 0..2 {
+        m.on_send(SimTime::from_millis(1), 1, pkt(1, 1000), &mut out);
+    }
+    assert_eq!(out.len(), 1);
+    let got = tick_until(&mut m, SimTime::from_millis(1), SimTime::from_secs(2));
+    let order: Vec<u32> = got.iter().map(|(_, f)| *f).collect();
+    assert_eq!(order, vec![0, 1, 0, 1, 0]);
+}
+
+#[test]
 fn a_connection_with_packets_waiting_does_not_overtake_them() {
     let mut m = manager(
         Scheme::Common,

@@ -117,26 +117,32 @@ pub fn build(
                 DepthSplit::Rtt => rtt.as_secs_f64(),
             })
             .collect();
-        let share = TokenShare::new(
+        // Every connection's bucket must hold one packet (L_m): its depth share is
+        // raised to L_m where needed (the others give up the difference).
+        let parts = if scheme == Scheme::Common {
+            1
+        } else {
+            flows.len() as u64
+        };
+        if p.burst.0 < parts * p.mtu.0 {
+            return Err(err(
+                "profile.burst",
+                format!(
+                    "a burst of {} B cannot give each of the {parts} bucket(s) one packet (mtu {} B); increase the burst to at least {} B",
+                    p.burst.0,
+                    p.mtu.0,
+                    parts * p.mtu.0
+                ),
+            ));
+        }
+        let share = TokenShare::with_min_depth(
             scheme,
             p.rate,
             p.burst.0,
             &weights,
             p.peak.map(|r| (r, p.mtu.0)),
+            p.mtu.0,
         );
-        for (c, (fl, _)) in flows.iter().enumerate() {
-            if share.depth_bytes(c) < p.mtu.0 as f64 {
-                return Err(err(
-                    "profile.burst",
-                    format!(
-                        "flow {:?} gets a bucket of {:.0} B, less than one packet (mtu {} B); increase the burst",
-                        w.flows[fl.0 as usize].name,
-                        share.depth_bytes(c),
-                        p.mtu.0
-                    ),
-                ));
-            }
-        }
         managers.push(QosManager::new(
             m.name.clone().unwrap_or_else(|| format!("qosmgr{i}")),
             m.action,
@@ -230,12 +236,12 @@ mod tests {
             "{HEAD}{p}action = \"police\"\nsharing = \"common\""
         ));
         assert_eq!(k, "qosmgr[0].action");
-        // RTT split of 2 kB: the 50 ms flow gets 2 000·60/380 ≈ 316 B < one 1 500 B mtu.
+        // 2 kB cannot give two buckets one 1 500 B packet each.
         let (k, m) = err(&format!(
             "{HEAD}profile = {{ rate = \"320kbps\", burst = \"2KB\" }}\naction = \"shape\"\nsharing = \"logical\""
         ));
         assert_eq!(k, "qosmgr[0].profile.burst");
-        assert!(m.contains("\"a\""), "{m}");
+        assert!(m.contains("3000 B"), "{m}");
         let (k, _) = err(&format!(
             "{HEAD}{p}action = \"shape\"\nsharing = \"common\"\n[[qosmgr]]\nat = \"s\"\n{p}action = \"shape\"\nsharing = \"common\""
         ));
