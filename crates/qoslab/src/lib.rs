@@ -44,6 +44,7 @@ pub mod error;
 pub mod flow;
 pub mod net;
 pub mod packet;
+pub mod qosmgr;
 pub mod queue;
 pub mod rng;
 pub mod scenario;

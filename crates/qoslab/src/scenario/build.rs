@@ -69,6 +69,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let dests = flows(sc, &mut w, &mut names)?;
     routes(sc, &mut w, &dests)?;
     conditioners(sc, &mut w, &names)?;
+    super::qosmgr::build(sc, &mut w, &|n| names.nodes.get(n).copied())?;
     record(sc, &mut w, &names)?;
     w.capture_plan = crate::capture::resolve(&sc.capture, &w.ifaces, &w.flows)?;
     Ok(w)

@@ -6,6 +6,7 @@
 
 mod build;
 mod model;
+mod qosmgr;
 mod trc;
 
 pub use crate::units::{self, Bytes};

@@ -47,6 +47,9 @@ pub struct Scenario {
     /// Packet captures to pcap files (written when the run is given an output directory).
     #[serde(default)]
     pub capture: Vec<crate::capture::CaptureSpec>,
+    /// Server-side QoS managers for TCP aggregates (P0).
+    #[serde(default)]
+    pub qosmgr: Vec<crate::qosmgr::QosMgrConfig>,
 }
 
 /// A conditioner chain placed in the network: at a node (a host's egress or a

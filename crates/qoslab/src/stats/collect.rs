@@ -376,6 +376,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::trc::table(w) {
         r.tables.insert("trc".into(), t);
     }
+    if let Some(t) = super::qosmgr::table(w) {
+        r.tables.insert("qosmgr".into(), t);
+    }
 
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));

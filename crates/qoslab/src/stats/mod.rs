@@ -3,6 +3,7 @@
 
 mod collect;
 pub mod fairness;
+mod qosmgr;
 mod table;
 mod trc;
 

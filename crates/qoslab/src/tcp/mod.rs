@@ -116,6 +116,11 @@ pub enum CcConfig {
         /// Average RTT of the aggregate (the host may update it with `set_rtt_av`).
         rtt_av: Dur,
     },
+    /// Constant Rate increase (paper 000 §5, its ref. [7]): +c·rtt² segments per RTT.
+    ConstantRate {
+        /// c [segments/s²]: the rate grows by c segments/s per second.
+        c: f64,
+    },
 }
 
 /// Congestion control as a table: `{ kind = "multcp", w = 4 }`.
@@ -125,11 +130,15 @@ struct CcTable {
     kind: String,
     w: Option<f64>,
     rtt_av: Option<Dur>,
+    c: Option<f64>,
 }
 
 impl CcTable {
     fn into_config<E: de::Error>(self) -> Result<CcConfig, E> {
         let extra = |k: &str| E::custom(format!("key `{k}` does not apply to cc `{}`", self.kind));
+        if self.c.is_some() && self.kind != "constant_rate" {
+            return Err(extra("c"));
+        }
         match self.kind.as_str() {
             "reno" => {
                 if self.w.is_some() {
@@ -158,8 +167,20 @@ impl CcTable {
                     .ok_or_else(|| E::custom("cc `aggregate_fair` needs `rtt_av`"))?;
                 Ok(CcConfig::AggregateFair { rtt_av })
             }
+            "constant_rate" => {
+                if self.w.is_some() {
+                    return Err(extra("w"));
+                }
+                if self.rtt_av.is_some() {
+                    return Err(extra("rtt_av"));
+                }
+                let c = self
+                    .c
+                    .ok_or_else(|| E::custom("cc `constant_rate` needs `c` [segments/s²]"))?;
+                Ok(CcConfig::ConstantRate { c })
+            }
             other => Err(E::custom(format!(
-                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\""
+                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\", \"constant_rate\""
             ))),
         }
     }
@@ -178,6 +199,7 @@ impl<'de> Deserialize<'de> for CcConfig {
                     kind: v.to_string(),
                     w: None,
                     rtt_av: None,
+                    c: None,
                 }
                 .into_config()
             }
@@ -359,6 +381,11 @@ impl TcpConfig {
                 rtt_av > Dur::ZERO,
                 "cc.rtt_av",
                 "expected a positive average RTT"
+            ),
+            CcConfig::ConstantRate { c } => crate::ensure_scenario!(
+                c.is_finite() && c > 0.0,
+                "cc.c",
+                "expected a positive constant c [segments/s²], found {c}"
             ),
         }
         Ok(())

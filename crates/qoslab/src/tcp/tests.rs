@@ -729,6 +729,15 @@ fn config_defaults_and_serde() {
             rtt_av: Dur::from_millis(80)
         }
     );
+    let c: TcpConfig = toml::from_str("cc = { kind = \"constant_rate\", c = 100 }").unwrap();
+    assert_eq!(c.cc, CcConfig::ConstantRate { c: 100.0 });
+    assert!(c.validate().is_ok());
+    let e = toml::from_str::<TcpConfig>("cc = { kind = \"reno\", c = 1 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not apply"), "{e}");
+    let c: TcpConfig = toml::from_str("cc = { kind = \"constant_rate\", c = -1 }").unwrap();
+    assert_eq!(c.validate().unwrap_err().key, "cc.c");
 }
 
 #[test]

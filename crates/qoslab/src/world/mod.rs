@@ -20,7 +20,10 @@ use crate::time::{Dur, SimTime};
 
 mod forward;
 mod hooks;
+mod qos;
 mod transport;
+
+pub use qos::QosSet;
 
 pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpFlow};
 
@@ -64,6 +67,8 @@ enum Event {
     Source { flow: FlowId },
     /// A TCP endpoint's timer (sender or receiver) may be due.
     TcpTimer { flow: FlowId, receiver: bool },
+    /// A QoS manager's shaping timer (P0).
+    QosTimer { mgr: u32 },
     /// The warm-up ends: totals start here.
     WarmupEnd,
     /// Record the per-flow goodput series.
@@ -150,6 +155,8 @@ pub struct World {
     pub capture: Option<Box<crate::capture::Capturer>>,
     /// Warnings about the scenario found while building it (e.g. P1's core-queue rule).
     pub warnings: Vec<String>,
+    /// P0's server-side QoS managers, if the scenario has any.
+    pub qos: Option<Box<QosSet>>,
     next_uid: u64,
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
@@ -204,6 +211,7 @@ impl World {
             capture_plan: Vec::new(),
             capture: None,
             warnings: Vec::new(),
+            qos: None,
             next_uid: 0,
             drops: Drops::default(),
             tcp_out: Vec::new(),
@@ -310,6 +318,7 @@ impl World {
             Event::CondTimer { at } => self.cond_timer(now, at),
             Event::Source { flow } => self.source(now, flow),
             Event::TcpTimer { flow, receiver } => self.tcp_timer(now, flow, receiver),
+            Event::QosTimer { mgr } => self.qos_timer(now, mgr),
             Event::WarmupEnd => {
                 self.warm = self.snapshot();
                 for f in &mut self.flows {

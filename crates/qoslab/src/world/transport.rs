@@ -84,6 +84,10 @@ impl World {
             if ecn && data && !reverse {
                 pkt.ecn = Ecn::Ect;
             }
+            if data && !reverse && self.qos.is_some() {
+                self.qos_send(now, pkt);
+                continue;
+            }
             self.send_from_host(now, pkt);
         }
     }
@@ -153,6 +157,7 @@ impl World {
         let mut out = std::mem::take(&mut self.tcp_out);
         let f = &mut self.flows[flow.0 as usize];
         let to_receiver = pkt.dst == f.dst;
+        let mut dup = false;
         if let FlowApp::Tcp(t) = &mut f.app {
             if to_receiver {
                 let new = t.rcv.on_segment(now, h, pkt.ecn == Ecn::Ce, &mut out);
@@ -161,8 +166,14 @@ impl World {
                 }
                 f.counters.goodput_bytes += new;
             } else {
+                let dupacks = t.snd.stats().dupacks;
                 t.snd.on_ack(now, h, &mut out);
+                dup = t.snd.stats().dupacks > dupacks;
             }
+        }
+        if !to_receiver && self.qos.is_some() {
+            let sent = out.iter().any(|h| h.len > 0);
+            self.qos_ack(now, flow, dup, sent);
         }
         self.tcp_send(now, flow, to_receiver, &mut out);
         self.tcp_out = out;

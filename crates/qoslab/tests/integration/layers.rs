@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 const FLOORS: &[&[&str]] = &[
     &["time", "packet", "rng", "engine"],
     &["config", "units", "stats"],
-    &["queue", "cond", "app", "tcp"],
+    &["queue", "cond", "app", "tcp", "qosmgr"],
     &["net"],
     &["flow"],
     &["capture"],
     &["world"],
-    &["scenario", "stats/collect", "stats/trc"],
+    &["scenario", "stats/collect", "stats/trc", "stats/qosmgr"],
 ];
 
 /// Upward imports still to be switched (module file, the path it names).

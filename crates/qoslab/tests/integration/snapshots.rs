@@ -1,4 +1,4 @@
-//! Guards against silent change: the shipped scenarios (examples and P1, cut short) give
+//! Guards against silent change: the shipped scenarios (examples, P0, P1, cut short) give
 //! the same result tables byte for byte, and bad scenarios the same error (key and
 //! message), as recorded in `tests/snapshots/`.
 //!
@@ -55,7 +55,7 @@ fn compare(name: &str, got: &str) {
 
 #[test]
 fn shipped_scenarios_give_the_recorded_tables() {
-    let mut files: Vec<PathBuf> = ["scenarios/examples", "scenarios/p1"]
+    let mut files: Vec<PathBuf> = ["scenarios/examples", "scenarios/p0", "scenarios/p1"]
         .iter()
         .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
         .map(|e| e.unwrap().path())

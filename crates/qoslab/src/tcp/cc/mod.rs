@@ -12,10 +12,12 @@
 //! it floored to whole bytes and sends only whole segments that fit.
 
 mod aggregate_fair;
+mod constant_rate;
 mod multcp;
 mod reno;
 
 pub use aggregate_fair::AggregateFair;
+pub use constant_rate::ConstantRate;
 pub use multcp::MulTcp;
 pub use reno::Reno;
 
@@ -134,6 +136,8 @@ pub enum AnyCc {
     MulTcp(MulTcp),
     /// Aggregate-fair increase.
     AggregateFair(AggregateFair),
+    /// Constant Rate increase.
+    ConstantRate(ConstantRate),
 }
 
 impl AnyCc {
@@ -147,6 +151,7 @@ impl AnyCc {
             CcConfig::AggregateFair { rtt_av } => {
                 AnyCc::AggregateFair(AggregateFair::new(w, rtt_av))
             }
+            CcConfig::ConstantRate { c } => AnyCc::ConstantRate(ConstantRate::new(w, c)),
         }
     }
 }
@@ -157,6 +162,7 @@ macro_rules! dispatch {
             AnyCc::Reno($c) => $e,
             AnyCc::MulTcp($c) => $e,
             AnyCc::AggregateFair($c) => $e,
+            AnyCc::ConstantRate($c) => $e,
         }
     };
 }
