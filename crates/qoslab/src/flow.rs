@@ -112,6 +112,10 @@ pub struct Flow {
     pub src_port: u16,
     /// Destination port (classification).
     pub dst_port: u16,
+    /// DSCP of the packets the source sends.
+    pub dscp: u8,
+    /// DSCP of the packets the destination sends back.
+    pub ack_dscp: u8,
     /// When the source starts.
     pub start: SimTime,
     /// Application and transport.

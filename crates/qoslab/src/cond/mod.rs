@@ -30,7 +30,9 @@ mod chain;
 mod check;
 pub mod classify;
 mod delay;
+pub mod dscp;
 pub mod policy;
+mod remark;
 mod srtcm;
 mod token_bucket;
 pub mod trc;
@@ -41,9 +43,11 @@ pub use action::{Codepoints, ColourName, MeterAction, ShapeTimer};
 pub use chain::Chain;
 pub use classify::{Filter, FilterConfig};
 pub use delay::{DelayConfig, FixedDelay};
+pub use dscp::{DscpColours, DscpMapEntry, DscpSet, DscpTable};
 pub use policy::{
     Aggregate, Policy, PolicyAction, PolicyConfig, PolicyRule, PolicyRuleConfig, ProfileConfig,
 };
+pub use remark::{SetDscp, SetDscpConfig};
 pub use srtcm::{Srtcm, SrtcmConfig, SrtcmSettings};
 pub use token_bucket::{
     TbAction, TbActionName, TokenBucket, TokenBucketConfig, TokenBucketSettings,
@@ -105,6 +109,8 @@ pub enum AnyConditioner {
     Policy(Policy),
     /// TCP rate controller (P1).
     Trc(Trc),
+    /// Set the DSCP (re-marking).
+    SetDscp(SetDscp),
 }
 
 macro_rules! dispatch {
@@ -118,6 +124,7 @@ macro_rules! dispatch {
             AnyConditioner::Tsw3cm($c) => $e,
             AnyConditioner::Policy($c) => $e,
             AnyConditioner::Trc($c) => $e,
+            AnyConditioner::SetDscp($c) => $e,
         }
     };
 }
@@ -168,6 +175,8 @@ pub enum ConditionerConfig {
     Policy(PolicyConfig),
     /// TCP rate controller for one flow (P1); see `cond::trc`.
     Trc(TrcConfig),
+    /// Set the DSCP of every packet, or of those carrying listed codepoints.
+    SetDscp(SetDscpConfig),
 }
 
 impl crate::config::Tagged for ConditionerConfig {
@@ -181,6 +190,7 @@ impl crate::config::Tagged for ConditionerConfig {
         "delay",
         "policy",
         "trc",
+        "set_dscp",
     ];
     fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         ConditionerConfig::deserialize(d)
@@ -215,6 +225,7 @@ impl ConditionerConfig {
             ConditionerConfig::Delay(_) => Ok(()),
             ConditionerConfig::Policy(c) => c.validate(),
             ConditionerConfig::Trc(c) => c.validate(),
+            ConditionerConfig::SetDscp(c) => c.validate(),
         }
     }
 
@@ -238,7 +249,22 @@ impl ConditionerConfig {
             ConditionerConfig::Delay(c) => AnyConditioner::FixedDelay(FixedDelay::new(c.delay)),
             ConditionerConfig::Policy(c) => AnyConditioner::Policy(c.build(resolve, rng)?),
             ConditionerConfig::Trc(c) => AnyConditioner::Trc(c.build()?),
+            ConditionerConfig::SetDscp(c) => AnyConditioner::SetDscp(c.build()),
         })
+    }
+
+    /// Binds flow names in filters (`filter = { flow = "…" }`) to flows through
+    /// `lookup`; keys are relative to this conditioner's table.
+    pub fn bind_flows(
+        &mut self,
+        lookup: &dyn Fn(&str) -> Option<crate::packet::FlowId>,
+    ) -> Result<(), ScenarioError> {
+        if let ConditionerConfig::Policy(p) = self {
+            for (i, r) in p.rules.iter_mut().enumerate() {
+                r.filter.bind_flow(&format!("rules[{i}].filter"), lookup)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -122,7 +122,12 @@ fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(
                 format!("duplicate node name {:?}", n.name),
             ));
         }
+        let dscp = crate::cond::DscpTable::with_overrides(&n.dscp_map).map_err(|e| {
+            let key = crate::config::join(&format!("node[{i}].dscp_map"), &e.key);
+            ScenarioError::new(key, e.message)
+        })?;
         w.nodes.push(Node {
+            dscp,
             name: n.name.clone(),
             kind: n.kind,
             ifaces: Vec::new(),
@@ -344,14 +349,19 @@ fn flows<'a>(
                 ));
             }
         };
+        for (k, d) in [("dscp", f.dscp), ("ack_dscp", f.ack_dscp)] {
+            crate::cond::dscp::check_dscp(&key(k), d)?;
+        }
         dests.push(dst);
         dests.push(src);
         w.flows.push(Flow {
             name: f.name.clone(),
             src,
             dst,
-            src_port: 1024 + (i % 60_000) as u16,
-            dst_port: 5001,
+            src_port: f.src_port.unwrap_or(1024 + (i % 60_000) as u16),
+            dst_port: f.dst_port.unwrap_or(5001),
+            dscp: f.dscp,
+            ack_dscp: f.ack_dscp,
             start: SimTime::ZERO
                 + f.start
                 + if f.start_jitter > crate::time::Dur::ZERO {
@@ -407,7 +417,12 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             (None, Some(f)) => names.ifaces.get(f.as_str()).map(|&id| Place::Iface(id)),
             _ => None, // reported below
         };
+        let flow_id = |n: &str| names.flows.get(n).map(|&k| crate::packet::FlowId(k as u32));
         for (j, s) in stages.iter_mut().enumerate() {
+            s.bind_flows(&flow_id).map_err(|e| {
+                let key = crate::config::join(&format!("conditioner[{i}].stages[{j}]"), &e.key);
+                ScenarioError::new(key, e.message)
+            })?;
             if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
                 let k = format!("conditioner[{i}].stages[{j}]");
                 if let Some(first) = trc_of.insert(t.flow.clone(), k.clone()) {
@@ -429,6 +444,16 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             RngStream::derive(sc.seed, &format!("conditioner/{i}")),
         )
         .map_err(|e| ScenarioError::new(format!("conditioner[{i}].stages{}", e.key), e.message))?;
+        // Stages read drop precedences through the hosting node's DSCP table.
+        let host = match place {
+            Some(Place::Node(n)) => Some(n),
+            Some(Place::Iface(f)) => Some(w.ifaces[f.0 as usize].node),
+            None => None,
+        };
+        let chain = match host {
+            Some(n) => chain.with_colours(w.nodes[n.0 as usize].dscp.colours),
+            None => chain,
+        };
         let hook = match (&c.at, &c.iface) {
             (Some(n), None) => {
                 let id = names.node(key("at"), n)?;

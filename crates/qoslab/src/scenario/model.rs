@@ -77,6 +77,9 @@ pub struct NodeSpec {
     /// `"host"` (default) or `"router"`.
     #[serde(default)]
     pub kind: NodeKind,
+    /// Overrides of the RFC DSCP → (class, drop precedence) table at this node.
+    #[serde(default)]
+    pub dscp_map: Vec<crate::cond::DscpMapEntry>,
 }
 
 /// A duplex link between nodes `a` and `b`.
@@ -149,6 +152,18 @@ pub struct FlowSpec {
     /// Bytes to transfer (finite TCP transfers); default: unlimited.
     #[serde(default)]
     pub bytes: Option<Bytes>,
+    /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
+    #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
+    pub dscp: u8,
+    /// DSCP of the packets the destination sends back (TCP ACKs); default 0 (BE).
+    #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
+    pub ack_dscp: u8,
+    /// Source port; default 1024 + the flow's index in the file.
+    #[serde(default)]
+    pub src_port: Option<u16>,
+    /// Destination port; default 5001.
+    #[serde(default)]
+    pub dst_port: Option<u16>,
 }
 
 /// What a run records beyond the per-flow and per-place totals.

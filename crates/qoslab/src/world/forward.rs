@@ -54,10 +54,13 @@ impl World {
         }
     }
 
-    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, pkt: Packet) {
+    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, mut pkt: Packet) {
         let fi = iface.0 as usize;
         let node = self.ifaces[fi].node;
-        self.nodes[node.0 as usize].counters.forwarded += 1;
+        let n = &mut self.nodes[node.0 as usize];
+        n.counters.forwarded += 1;
+        // Queues act on the drop precedence the node's table gives the DSCP on the wire.
+        pkt.colour = n.dscp.colour(pkt.dscp);
         let f = &mut self.ifaces[fi];
         f.counters.arrived += 1;
         f.counters.arrived_bytes += pkt.size as u64;

@@ -40,13 +40,13 @@ impl World {
         reverse: bool,
     ) -> Packet {
         let f = &mut self.flows[flow.0 as usize];
-        let (src, dst, src_port, dst_port) = if reverse {
+        let (src, dst, src_port, dst_port, dscp) = if reverse {
             f.counters.acks_sent += 1;
-            (f.dst, f.src, f.dst_port, f.src_port)
+            (f.dst, f.src, f.dst_port, f.src_port, f.ack_dscp)
         } else {
             f.counters.pkts_sent += 1;
             f.counters.bytes_sent += size as u64;
-            (f.src, f.dst, f.src_port, f.dst_port)
+            (f.src, f.dst, f.src_port, f.dst_port, f.dscp)
         };
         let uid = self.next_uid;
         self.next_uid += 1;
@@ -60,6 +60,7 @@ impl World {
             proto,
             size,
             created: now,
+            dscp,
             hdr,
             ..Default::default()
         }

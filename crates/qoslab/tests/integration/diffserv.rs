@@ -5,11 +5,17 @@ use super::common::*;
 /// Two Poisson flows of 0.8 Mb/s into 1 Mb/s; flow 0 is marked by a trTCM whose CIR
 /// covers its whole rate (all green), flow 1 by one with a small CIR/PIR (mostly red).
 fn marked(queue: &str) -> qoslab::world::World {
+    marked_with(queue, "", "")
+}
+
+/// As [`marked`], with `codepoints` (e.g. `, dscp = { green = 0 }`) added to both markers
+/// and `nodes` (e.g. a router's `dscp_map`) to the scenario's top-level tables.
+fn marked_with(queue: &str, codepoints: &str, nodes: &str) -> qoslab::world::World {
     let poisson = |i, r| cbr(i, r, 1000, 0.0).replace("jitter = 0", "poisson = true");
     let flows = poisson(0, "0.8Mbps") + &poisson(1, "0.8Mbps");
     let cond = |host: &str, cir: &str, pir: &str| {
         format!(
-            "[[conditioner]]\nat = \"{host}\"\nstages = [ {{ kind = \"trtcm\", cir = \"{cir}\", cbs = 3000, pir = \"{pir}\", pbs = 3000 }} ]\n"
+            "[[conditioner]]\nat = \"{host}\"\nstages = [ {{ kind = \"trtcm\", cir = \"{cir}\", cbs = 3000, pir = \"{pir}\", pbs = 3000{codepoints} }} ]\n"
         )
     };
     let text = dumbbell(
@@ -19,7 +25,11 @@ fn marked(queue: &str) -> qoslab::world::World {
         &(flows + &cond("s0", "2Mbps", "3Mbps") + &cond("s1", "100kbps", "200kbps")),
         "warmup = \"2s\"\n",
     )
-    .replace("duration = \"10s\"", "duration = \"60s\"");
+    .replace("duration = \"10s\"", "duration = \"60s\"")
+    .replace(
+        "name = \"r1\"\nkind = \"router\"\n",
+        &format!("name = \"r1\"\nkind = \"router\"\n{nodes}"),
+    );
     run_world(&text)
 }
 
@@ -38,4 +48,95 @@ fn rio_protects_green_traffic_droptail_does_not() {
     let (d0, d1) = (goodput(&dt, 0), goodput(&dt, 1));
     // DropTail ignores colour: equal offered loads share about equally.
     assert!((d0 / d1 - 1.0).abs() < 0.1, "{d0} {d1}");
+}
+
+#[test]
+fn rio_acts_on_the_dscp_on_the_wire() {
+    // Both markers write DSCP 0 for every colour: on the wire the two flows look the
+    // same (best effort, green), so RIO-C must treat them alike, as DropTail does.
+    let same = marked_with(
+        "{ kind = \"rio_c\", limit = 100 }",
+        ", dscp = { green = 0, yellow = 0, red = \"BE\" }",
+        "",
+    );
+    let (a, b) = (goodput(&same, 0), goodput(&same, 1));
+    assert!((a / b - 1.0).abs() < 0.1, "{a} {b}");
+    // The bottleneck router's table swaps AF11 and AF13: the flow marked green (AF11)
+    // is now dropped first, and the mostly-red flow (AF13) is protected.
+    let swapped = marked_with(
+        "{ kind = \"rio_c\", limit = 100 }",
+        "",
+        "dscp_map = [ { dscp = \"AF11\", colour = \"red\" }, { dscp = 14, colour = \"green\" } ]\n",
+    );
+    let (a, b) = (goodput(&swapped, 0), goodput(&swapped, 1));
+    assert!(a < 0.6 * b, "AF11 flow {a}, AF13 flow {b}");
+}
+
+/// Two Poisson flows of 0.8 Mb/s into 1 Mb/s RIO-C, with `keys` added to flow `i`'s
+/// table and `extra` (conditioners) appended; returns the world after 60 s.
+fn two_flows(keys: [&str; 2], queue: &str, extra: &str) -> qoslab::world::World {
+    let flow = |i: usize| {
+        cbr(i, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true") + keys[i] + "\n"
+    };
+    let text = dumbbell(
+        2,
+        "1Mbps",
+        queue,
+        &(flow(0) + &flow(1) + extra),
+        "warmup = \"2s\"\n",
+    )
+    .replace("duration = \"10s\"", "duration = \"60s\"");
+    run_world(&text)
+}
+
+#[test]
+fn flow_dscp_key_and_set_dscp_stage_drive_rio() {
+    let rio = "{ kind = \"rio_c\", limit = 100 }";
+    // Sources write the DSCP: AF13 (red) loses to AF11 (green).
+    let w = two_flows(["dscp = \"AF13\"", "dscp = 10"], rio, "");
+    let (red, green) = (goodput(&w, 0), goodput(&w, 1));
+    assert!(
+        green > 0.95 * 777_600.0 && red < 0.3 * 777_600.0,
+        "{red} {green}"
+    );
+    // A re-marking stage at s0's egress turns AF13 into AF11 and the other host's
+    // AF11 into AF13 (only listed codepoints change): the roles swap.
+    let remark = "[[conditioner]]\nat = \"s0\"\nstages = [ { kind = \"set_dscp\", dscp = \"AF11\", only = [\"AF13\"] } ]\n\
+                  [[conditioner]]\nat = \"s1\"\nstages = [ { kind = \"set_dscp\", dscp = \"AF13\" } ]\n";
+    let w = two_flows(["dscp = \"AF13\"", "dscp = 10"], rio, remark);
+    let (a, b) = (goodput(&w, 0), goodput(&w, 1));
+    assert!(a > 0.95 * 777_600.0 && b < 0.3 * 777_600.0, "{a} {b}");
+}
+
+#[test]
+fn filters_by_flow_name_port_and_dscp_set() {
+    // A policer at r1 drops everything a rule takes (1 kb/s, one packet of burst).
+    let police = |filter: &str| {
+        format!(
+            "[[conditioner]]\nat = \"r1\"\nstages = [ {{ kind = \"policy\", rules = [ {{ filter = {filter}, \
+             profile = {{ rate = \"1kbps\", burst = 1000 }}, action = \"police\" }} ] }} ]\n"
+        )
+    };
+    let dt = "{ kind = \"droptail\", limit = 100 }";
+    let keys = [
+        "src_port = 7000\ndst_port = 80\ndscp = \"EF\"",
+        "ack_dscp = \"CS1\"",
+    ];
+    for (filter, hit) in [
+        ("{ flow = \"f1\" }", 1),
+        ("{ src_port = 7000, dst_port = 80 }", 0),
+        ("{ src_port = 1025 }", 1), // the default: 1024 + index in the file
+        ("{ dscp = [\"EF\", \"CS7\"] }", 0),
+        ("{ dscp = [\"AF11\", 8] }", 2), // neither flow's packets
+    ] {
+        let w = two_flows(keys, dt, &police(filter));
+        for i in 0..2 {
+            let g = goodput(&w, i);
+            if i == hit {
+                assert!(g < 10_000.0, "{filter}: flow {i} passed {g}");
+            } else {
+                assert!(g > 300_000.0, "{filter}: flow {i} policed {g}");
+            }
+        }
+    }
 }

@@ -192,7 +192,7 @@ fn values_inside_queue_and_stage_tables_are_named_exactly() {
         "{ kind = \"token_bucket\", rate = \"1Mbps\", depth = 10, dscp = { green = 99999 } }",
     ));
     assert_eq!(k, "conditioner[0].stages[1].dscp.green");
-    assert!(m.contains("whole number from 0 to 255"), "{m}");
+    assert!(m.contains("0–63") && m.contains("PHB name"), "{m}");
 }
 
 #[test]
@@ -274,4 +274,40 @@ fn sizes_take_units_rates_in_bytes_are_bytes_and_a_bom_is_ignored() {
     let bom = format!("\u{feff}{}", base());
     qoslab::check_str(&bom, Format::Toml).unwrap();
     qoslab::check_str("\u{feff}{\"duration\": 1}", Format::Json).unwrap();
+}
+
+#[test]
+fn diffserv_keys_name_the_key() {
+    let flow = |k: &str| base().replace("to = \"d0\"\n", &format!("to = \"d0\"\n{k}\n"));
+    let (k, m) = err(&flow("dscp = 64"));
+    assert_eq!(k, "flow[0].dscp");
+    assert!(m.contains("0–63"), "{m}");
+    let (k, m) = err(&flow("ack_dscp = \"AF14\""));
+    assert_eq!(k, "flow[0].ack_dscp");
+    assert!(m.contains("PHB name"), "{m}");
+    let (k, _) = err(&flow("src_port = 70000"));
+    assert_eq!(k, "flow[0].src_port");
+    let router = |k: &str| {
+        base().replace(
+            "name = \"r1\"\nkind = \"router\"\n",
+            &format!("name = \"r1\"\nkind = \"router\"\n{k}\n"),
+        )
+    };
+    let (k, m) = err(&router(
+        "dscp_map = [ { dscp = 10 }, { dscp = 99, colour = \"red\" } ]",
+    ));
+    assert_eq!(k, "node[0].dscp_map[1].dscp");
+    assert!(m.contains("0–63"), "{m}");
+    let (k, _) = err(&router("dscp_map = [ { dscp = 10, colour = \"blue\" } ]"));
+    assert_eq!(k, "node[0].dscp_map[0].colour");
+    let cond = |s: &str| format!("{}[[conditioner]]\nat = \"r1\"\nstages = [ {s} ]\n", base());
+    let (k, m) = err(&cond(
+        "{ kind = \"policy\", rules = [ { filter = { flow = \"nope\" }, profile = { rate = 1000, burst = 1000 }, action = \"police\" } ] }",
+    ));
+    assert_eq!(k, "conditioner[0].stages[0].rules[0].filter.flow");
+    assert!(m.contains("nope"), "{m}");
+    let (k, _) = err(&cond("{ kind = \"set_dscp\", dscp = 70 }"));
+    assert_eq!(k, "conditioner[0].stages[0].dscp");
+    let (k, _) = err(&cond("{ kind = \"set_dscp\", dscp = 1, only = [\"XX\"] }"));
+    assert_eq!(k, "conditioner[0].stages[0].only[0]");
 }
