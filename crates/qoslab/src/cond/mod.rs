@@ -49,6 +49,7 @@ pub use policy::{
 };
 pub use remark::{SetDscp, SetDscpConfig};
 pub use srtcm::{Srtcm, SrtcmConfig, SrtcmSettings};
+pub(crate) use token_bucket::Bucket;
 pub use token_bucket::{
     TbAction, TbActionName, TokenBucket, TokenBucketConfig, TokenBucketSettings,
 };

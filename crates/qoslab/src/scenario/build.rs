@@ -9,7 +9,7 @@ use crate::cond::{Chain, ConditionerConfig};
 use crate::config::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
-use crate::queue::QueueConfig;
+use crate::queue::{ClassContext, QueueConfig};
 use crate::rng::RngStream;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
@@ -177,7 +177,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 (None, Some(q)) => (q.clone(), format!("link[{i}].queue")),
                 (None, None) => (QueueConfig::default(), format!("link[{i}].queue")),
             };
-            qcfg.validate().map_err(|e| at(qkey, e))?;
+            qcfg.validate().map_err(|e| at(qkey.clone(), e))?;
             let loss = loss_override.unwrap_or(l.loss);
             check_prob(format!("link[{i}].{loss_key}"), loss)?;
             let name = format!(
@@ -192,8 +192,25 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 ));
             }
             let seed = sc.seed;
+            let ctx = ClassContext {
+                table: &w.nodes[from.0 as usize].dscp,
+                nodes: &|n| names.nodes.get(n).copied(),
+                flows: &|n| {
+                    sc.flow
+                        .iter()
+                        .position(|f| f.name == n)
+                        .map(|k| crate::packet::FlowId(k as u32))
+                },
+            };
+            let queue = qcfg
+                .build_in(
+                    rate,
+                    RngStream::derive(seed, &format!("queue/{name}")),
+                    &ctx,
+                )
+                .map_err(|e| ScenarioError::new(crate::config::join(&qkey, &e.key), e.message))?;
             w.ifaces.push(Iface {
-                queue: qcfg.build(rate, RngStream::derive(seed, &format!("queue/{name}"))),
+                queue,
                 loss_rng: RngStream::derive(seed, &format!("loss/{name}")),
                 name,
                 node: from,

@@ -140,3 +140,43 @@ fn filters_by_flow_name_port_and_dscp_set() {
         }
     }
 }
+
+/// Three CBR flows of 0.6 Mb/s (EF, AF11, BE) into 1 Mb/s with per-class queues.
+fn three_classes(queue: &str) -> [f64; 3] {
+    let flows: String = ["dscp = \"EF\"", "dscp = \"AF11\"", ""]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| cbr(i, "0.6Mbps", 1000, 0.1) + k + "\n")
+        .collect();
+    let text = dumbbell(3, "1Mbps", queue, &flows, "warmup = \"2s\"\n")
+        .replace("duration = \"10s\"", "duration = \"30s\"");
+    let w = run_world(&text);
+    [0, 1, 2].map(|i| w.flows[i].counters_since(&w.warm, i).goodput_bytes as f64 * 8.0 / 28.0)
+}
+
+#[test]
+fn priority_and_weighted_classes_share_a_bottleneck() {
+    // Payload share of the wire: 972 of 1000 bytes.
+    let wire = 1e6 * 0.972;
+    for sched in ["drr", "wfq", "wrr"] {
+        let g = three_classes(&format!(
+            "{{ kind = \"classes\", scheduler = \"{sched}\", classes = [ \
+             {{ name = \"ef\", dscp = [\"EF\"], priority = true, queue = {{ kind = \"droptail\", limit = 10 }} }}, \
+             {{ name = \"af1\", phb = \"AF1\", weight = 3, queue = {{ kind = \"rio_c\" }} }}, \
+             {{ name = \"be\", weight = 1 }} ] }}"
+        ));
+        // EF gets all it offers; AF and BE split the remaining 0.4 Mb/s 3 : 1.
+        assert!((g[0] / (0.6 * wire) - 1.0).abs() < 0.01, "{sched} EF {g:?}");
+        assert!((g[1] / (0.3 * wire) - 1.0).abs() < 0.03, "{sched} AF {g:?}");
+        assert!((g[2] / (0.1 * wire) - 1.0).abs() < 0.05, "{sched} BE {g:?}");
+    }
+    // EF rate-limited to 0.2 Mb/s: the excess is policed, the rest shared 3 : 1.
+    let g = three_classes(
+        "{ kind = \"classes\", classes = [ \
+         { name = \"ef\", dscp = [\"EF\"], priority = true, rate = \"200kbps\", burst = 2000 }, \
+         { name = \"af1\", dscp = [\"AF11\"], weight = 3 }, { name = \"be\" } ] }",
+    );
+    assert!((g[0] / (0.2 * wire) - 1.0).abs() < 0.02, "EF {g:?}");
+    assert!((g[1] / (0.6 * wire) - 1.0).abs() < 0.02, "AF {g:?}");
+    assert!((g[2] / (0.2 * wire) - 1.0).abs() < 0.05, "BE {g:?}");
+}

@@ -311,3 +311,38 @@ fn diffserv_keys_name_the_key() {
     let (k, _) = err(&cond("{ kind = \"set_dscp\", dscp = 1, only = [\"XX\"] }"));
     assert_eq!(k, "conditioner[0].stages[0].only[0]");
 }
+
+#[test]
+fn class_queue_errors_name_the_key() {
+    let q = |classes: &str| {
+        dumbbell(
+            1,
+            "1Mbps",
+            &format!("{{ kind = \"classes\", classes = [ {classes} ] }}"),
+            &cbr(0, "100kbps", 500, 0.0),
+            "",
+        )
+    };
+    let (k, m) = err(&q("{ name = \"be\" }, { name = \"ef\", dscp = [\"EF\"] }"));
+    assert_eq!(k, "link[2].queue.classes[0].name");
+    assert!(m.contains("only the last class"), "{m}");
+    let (k, _) = err(&q("{ name = \"ef\", dscp = [\"EF\"] }"));
+    assert_eq!(k, "link[2].queue.classes[0].dscp");
+    let (k, m) = err(&q("{ name = \"x\", phb = \"AF9\" }, { name = \"be\" }"));
+    assert_eq!(k, "link[2].queue.classes[0].phb");
+    assert!(m.contains("AF9"), "{m}");
+    let (k, _) = err(&q(
+        "{ name = \"x\", filter = { src = \"mars\" } }, { name = \"be\" }",
+    ));
+    assert_eq!(k, "link[2].queue.classes[0].filter.src");
+    let (k, _) = err(&q(
+        "{ name = \"be\", queue = { kind = \"red\", max_p = 2 } }",
+    ));
+    assert_eq!(k, "link[2].queue.classes[0].queue.max_p");
+    let (k, _) = err(&q("{ name = \"be\", rate = \"1Mbps\" }"));
+    assert_eq!(k, "link[2].queue.classes[0].rate");
+    let (k, _) = err(&q("{ name = \"be\", weight = 0 }"));
+    assert_eq!(k, "link[2].queue.classes[0].weight");
+    let (k, _) = err(&q("{ name = \"be\", queue = { kind = \"lqd\" } }"));
+    assert_eq!(k, "link[2].queue.classes[0].queue.kind");
+}
