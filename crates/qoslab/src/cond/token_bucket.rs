@@ -10,6 +10,12 @@
 //! order holds and the released stream obeys the profile exactly (`timer = exact`). With a
 //! periodic timer of period T (P0 §4, 15 ms) a held packet leaves at the first tick
 //! ≥ `t_c`; the output then obeys the profile with one period of slack (`r·T` bytes).
+//!
+//! A packet larger than the depth b can never find b ≥ size tokens: it leaves (or is
+//! marked green) when the bucket is full, which takes the bucket to b − size < 0. The
+//! output then obeys (r, max(b, L)) with L the largest packet, not (r, b): it exceeds
+//! the (r, b) envelope by L − b. Give shapers a depth of at least the largest packet
+//! (`shaper_packet_larger_than_depth_leaves_when_the_bucket_is_full` shows the case).
 
 use std::collections::VecDeque;
 
@@ -322,6 +328,9 @@ impl TokenBucketConfig {
             }
             positive_size("mtu", self.mtu, "L_m (the peak bucket depth)")?;
         }
+        if self.action == TbActionName::Mark {
+            super::tsw::check_out_colour(self.out_colour)?;
+        }
         if self.action != TbActionName::Shape {
             if self.timer.is_some() {
                 return Err(ScenarioError::new(
@@ -593,6 +602,40 @@ pub(crate) mod tests {
         );
         // Coarse timers bunch releases: the profile holds with one period of slack.
         assert_within_profile(&out, rate, 16_000, period);
+    }
+
+    #[test]
+    fn shaper_packet_larger_than_depth_leaves_when_the_bucket_is_full() {
+        // Depth 1000 B, 1 Mb/s, three 3000 B packets at t = 0: the first leaves at once
+        // (full bucket, tokens → −2000 B), each of the next two reserves its 3000 B and
+        // leaves when the bucket is back to full (24 ms apart): the output obeys (r, 3000 B), the largest packet, not (r, 1000 B).
+        let action = TbAction::Shape {
+            timer: ShapeTimer::Exact,
+            buffer: None,
+        };
+        let rate = Rate::from_mbps(1);
+        let mut tb = TokenBucket::new(cfg(rate, 1000, action));
+        let arr: Vec<_> = (0..3).map(|_| (SimTime::ZERO, 3000)).collect();
+        let (out, _) = run_shaper(&mut tb, &arr);
+        let ms: Vec<u64> = out.iter().map(|o| o.0.as_nanos() / 1_000_000).collect();
+        assert_eq!(ms, vec![0, 24, 48]);
+        // All three reserved at arrival: 1000 − 3 · 3000.
+        assert_eq!(tb.tokens(), -8000.0);
+        assert_within_profile(&out, rate, 3000, Dur::ZERO);
+        // At t = 0 alone 3000 B left, 2000 B more than b = 1000 B allows.
+        assert!(out[0].1 as u64 > 1000);
+    }
+
+    #[test]
+    fn green_out_colour_is_rejected_when_marking() {
+        let c = |a: &str| -> TokenBucketConfig {
+            toml::from_str(&format!(
+                "rate = 1000\ndepth = 1000\nout_colour = \"green\"\naction = \"{a}\""
+            ))
+            .unwrap()
+        };
+        assert_eq!(c("mark").validate().unwrap_err().key, "out_colour");
+        c("police").validate().unwrap();
     }
 
     #[test]
