@@ -553,6 +553,9 @@ mod config_tests {
                 dp0: RedThresholds::new(40.0, 55.0, 0.02),
                 dp1: RedThresholds::new(25.0, 40.0, 0.05),
                 dp2: RedThresholds::new(8.0, 20.0, 0.2),
+                gentle: false,
+                ecn: false,
+                wait: false,
             })
         );
         let q =
