@@ -414,6 +414,52 @@ mod tests {
     }
 
     #[test]
+    fn zero_cir_is_a_legitimate_meter_profile() {
+        // CIR = 0: the committed bucket never refills. srTCM: CBS, then EBS worth of
+        // packets, then red for good; trTCM with PIR > 0: never green beyond CBS.
+        let mut m = parse("kind = \"srtcm\"\ncir = 0\ncbs = 1000\nebs = 1000")
+            .unwrap()
+            .build(&no_nodes, RngStream::from_seed(1))
+            .unwrap();
+        let colours: Vec<_> = (0..4u64)
+            .map(|s| {
+                let mut p = Packet {
+                    size: 1000,
+                    ..Default::default()
+                };
+                m.condition(SimTime::from_secs(s * 100), &mut p);
+                p.colour
+            })
+            .collect();
+        use crate::packet::Colour::{Green, Red, Yellow};
+        assert_eq!(colours, vec![Green, Yellow, Red, Red]);
+        for text in [
+            "kind = \"trtcm\"\ncir = \"0bps\"\ncbs = 100\npir = \"1Mbps\"\npbs = 100",
+            "kind = \"tsw2cm\"\ncir = 0",
+            "kind = \"tsw3cm\"\ncir = 0\npir = 1000",
+        ] {
+            parse(text).unwrap().validate().unwrap();
+        }
+        // A TSW2CM with CIR = 0 marks every packet out of profile.
+        let mut m = parse("kind = \"tsw2cm\"\ncir = 0")
+            .unwrap()
+            .build(&no_nodes, RngStream::from_seed(1))
+            .unwrap();
+        for i in 0..100 {
+            let mut p = Packet {
+                size: 500,
+                ..Default::default()
+            };
+            m.condition(SimTime::from_millis(i), &mut p);
+            assert_eq!(p.colour, Yellow);
+        }
+        // Negative or malformed rates are still errors; a zero peak rate too.
+        assert!(parse("kind = \"srtcm\"\ncir = -1\ncbs = 1\nebs = 1").is_err());
+        assert!(parse("kind = \"srtcm\"\ncir = \"0 parsecs\"\ncbs = 1\nebs = 1").is_err());
+        assert!(parse("kind = \"trtcm\"\ncir = 0\ncbs = 1\npir = 0\npbs = 1").is_err());
+    }
+
+    #[test]
     fn unknown_node_in_a_filter_is_an_error_naming_the_key() {
         let c = parse(
             "kind = \"policy\"\n[[rules]]\nfilter = { src = \"server\", dst = \"mars\" }\nprofile = { rate = 1000, burst = 10 }\naction = \"police\"",

@@ -15,7 +15,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::action::{mark, Codepoints, MeterAction};
-use super::check::positive_rate;
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
@@ -143,6 +142,7 @@ impl Conditioner for Srtcm {
 #[serde(deny_unknown_fields)]
 pub struct SrtcmConfig {
     /// Committed Information Rate.
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
     pub cir: Rate,
     /// Committed Burst Size.
     pub cbs: Bytes,
@@ -165,7 +165,6 @@ pub struct SrtcmConfig {
 impl SrtcmConfig {
     /// Checks the rate, that not both bursts are zero, and the codepoints.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive_rate("cir", self.cir)?;
         if self.cbs.0 == 0 && self.ebs.0 == 0 {
             return Err(ScenarioError::new(
                 "cbs",

@@ -223,6 +223,7 @@ fn check_window(w: Dur) -> Result<(), ScenarioError> {
 #[serde(deny_unknown_fields)]
 pub struct Tsw2cmConfig {
     /// Committed (target) rate.
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
     pub cir: Rate,
     /// Estimator window AVG_INTERVAL (default 1 s).
     #[serde(default = "default_window")]
@@ -241,7 +242,6 @@ pub struct Tsw2cmConfig {
 impl Tsw2cmConfig {
     /// Checks the rate, the window and the codepoints.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive_rate("cir", self.cir)?;
         check_window(self.window)?;
         check_out_colour(self.out_colour)?;
         self.dscp.validate()
@@ -268,6 +268,7 @@ impl Tsw2cmConfig {
 #[serde(deny_unknown_fields)]
 pub struct Tsw3cmConfig {
     /// Committed target rate (CTR).
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
     pub cir: Rate,
     /// Peak target rate (PTR, ≥ CIR).
     pub pir: Rate,
@@ -285,7 +286,6 @@ pub struct Tsw3cmConfig {
 impl Tsw3cmConfig {
     /// Checks the rates (PTR ≥ CTR, RFC 2859 §4), the window and the codepoints.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive_rate("cir", self.cir)?;
         positive_rate("pir", self.pir)?;
         check_pir(self.cir, self.pir, "RFC 2859 §4")?;
         check_window(self.window)?;
