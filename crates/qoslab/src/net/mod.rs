@@ -174,6 +174,9 @@ pub struct Iface {
     pub queue: AnyQueue,
     /// Conditioners applied before the queue (router egress).
     pub egress: Hook,
+    /// Conditioners applied to packets arriving over this interface at its peer
+    /// router, before the router's own ingress chain.
+    pub ingress: Hook,
     /// Probability that a packet put on the wire is lost (random loss model).
     pub loss: f64,
     /// The stream the loss model draws from.

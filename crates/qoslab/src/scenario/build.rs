@@ -219,6 +219,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 delay: l.delay,
                 framing: l.framing,
                 egress: Hook::default(),
+                ingress: Hook::default(),
                 loss,
                 busy_until: SimTime::ZERO,
                 tx_pending: false,
@@ -427,6 +428,10 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
     let mut trc_of: HashMap<String, String> = HashMap::new();
     for (i, c) in sc.conditioner.iter().enumerate() {
         let key = |k: &str| format!("conditioner[{i}].{k}");
+        if let Some(f) = &c.iface_in {
+            input_chain(sc, w, names, i, c, f)?;
+            continue;
+        }
         // TRC stages are bound to their flow and path first (P1).
         let mut stages = c.stages.clone();
         let place = match (&c.at, &c.iface) {
@@ -492,7 +497,7 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             _ => {
                 return Err(ScenarioError::new(
                     key("at"),
-                    "expected exactly one of `at` (a node) or `iface` (\"a->b\")",
+                    "expected exactly one of `at` (a node), `iface` or `iface_in` (\"a->b\")",
                 ))
             }
         };
@@ -505,6 +510,73 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         *hook = Hook::new(chain);
     }
     w.warnings = trc::admit(&trcs, w, sc)?;
+    Ok(())
+}
+
+/// A chain placed by input interface (`iface_in = "a->b"`): packets router b receives
+/// over that link.
+fn input_chain(
+    sc: &Scenario,
+    w: &mut World,
+    names: &Names,
+    i: usize,
+    c: &super::model::CondPlacement,
+    f: &str,
+) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("conditioner[{i}].{k}");
+    if c.at.is_some() || c.iface.is_some() {
+        return Err(ScenarioError::new(
+            key("iface_in"),
+            "expected exactly one of `at` (a node), `iface` or `iface_in` (\"a->b\")",
+        ));
+    }
+    let id = names.ifaces.get(f).copied().ok_or_else(|| {
+        ScenarioError::new(
+            key("iface_in"),
+            format!("no interface named {f:?} (interfaces are named \"a->b\")"),
+        )
+    })?;
+    let peer = w.ifaces[id.0 as usize].peer;
+    if w.nodes[peer.0 as usize].kind != NodeKind::Router {
+        return Err(ScenarioError::new(
+            key("iface_in"),
+            format!(
+                "{f:?} ends at host {:?}: input-interface chains sit at routers (a host's \
+                 chain is `at = \"host\"`, for what it sends)",
+                w.nodes[peer.0 as usize].name
+            ),
+        ));
+    }
+    let mut stages = c.stages.clone();
+    let flow_id = |n: &str| names.flows.get(n).map(|&k| crate::packet::FlowId(k as u32));
+    for (j, s) in stages.iter_mut().enumerate() {
+        let k = format!("conditioner[{i}].stages[{j}]");
+        if matches!(s, ConditionerConfig::Trc(_)) {
+            return Err(ScenarioError::new(
+                k,
+                "a TRC sits at a host, a router (`at`) or an interface (`iface`), not at \
+                 `iface_in`",
+            ));
+        }
+        s.bind_flows(&flow_id)
+            .map_err(|e| ScenarioError::new(crate::config::join(&k, &e.key), e.message))?;
+    }
+    let resolve = |name: &str| names.nodes.get(name).copied();
+    let chain = Chain::build(
+        &stages,
+        &resolve,
+        RngStream::derive(sc.seed, &format!("conditioner/{i}")),
+    )
+    .map_err(|e| ScenarioError::new(format!("conditioner[{i}].stages{}", e.key), e.message))?
+    .with_colours(w.nodes[peer.0 as usize].dscp.colours);
+    let hook = &mut w.ifaces[id.0 as usize].ingress;
+    if !hook.is_empty() {
+        return Err(ScenarioError::new(
+            format!("conditioner[{i}]"),
+            "a second conditioner chain at the same place; put all stages in one chain",
+        ));
+    }
+    *hook = Hook::new(chain);
     Ok(())
 }
 

@@ -60,6 +60,10 @@ pub struct CondPlacement {
     /// An interface (`"r1->r2"`): packets routed to it, before its queue.
     #[serde(default)]
     pub iface: Option<String>,
+    /// An input interface (`"r1->r2"`): packets router r2 receives over that link,
+    /// before r2's own ingress chain.
+    #[serde(default)]
+    pub iface_in: Option<String>,
     /// The stages, applied in order.
     pub stages: Vec<ConditionerConfig>,
 }

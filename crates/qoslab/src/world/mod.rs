@@ -47,6 +47,9 @@ pub enum HookAt {
     Ingress(NodeId),
     /// Packets routed to an interface, before its queue.
     Egress(IfaceId),
+    /// Packets a router receives over one interface (its peer's ingress), before the
+    /// router's own ingress chain.
+    IngressIface(IfaceId),
 }
 
 /// Something that happens at a point in simulated time.

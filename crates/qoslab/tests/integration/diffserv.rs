@@ -180,3 +180,33 @@ fn priority_and_weighted_classes_share_a_bottleneck() {
     assert!((g[1] / (0.6 * wire) - 1.0).abs() < 0.02, "AF {g:?}");
     assert!((g[2] / (0.2 * wire) - 1.0).abs() < 0.05, "BE {g:?}");
 }
+
+#[test]
+fn meters_by_input_interface_see_one_direction_only() {
+    // f0 sends s0 → d0 and f1 sends d1 → s1 (the reverse direction through r1), each
+    // 0.4 Mb/s. A 0.5 Mb/s policer `at = "r1"` sees both directions (0.8 Mb/s) and
+    // drops; the same policer on `iface_in = "s0->r1"` sees f0 only and drops nothing.
+    let flows = cbr(0, "0.4Mbps", 1000, 0.0)
+        + "[[flow]]\nname = \"f1\"\nfrom = \"d1\"\nto = \"s1\"\ncbr = { rate = \"0.4Mbps\", size = 1000 }\n";
+    let run = |place: &str| {
+        let cond = format!(
+            "[[conditioner]]\n{place}\nstages = [ {{ kind = \"token_bucket\", rate = \"0.5Mbps\", depth = 3000, action = \"police\" }} ]\n"
+        );
+        let text = dumbbell(
+            2,
+            "10Mbps",
+            "{ kind = \"droptail\" }",
+            &(flows.clone() + &cond),
+            "",
+        );
+        let w = run_world(&text);
+        (w.flows[0].counters.drops, w.flows[1].counters.drops)
+    };
+    let (a, b) = run("at = \"r1\"");
+    assert!(a > 50 && b > 50, "at r1: {a} {b}");
+    assert_eq!(run("iface_in = \"s0->r1\""), (0, 0));
+    // On the link the reverse flow arrives over, it sees f1 alone (0.4 Mb/s) and drops
+    // nothing either.
+    let (a, b) = run("iface_in = \"r2->r1\"");
+    assert_eq!((a, b), (0, 0));
+}

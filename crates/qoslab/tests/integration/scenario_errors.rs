@@ -346,3 +346,26 @@ fn class_queue_errors_name_the_key() {
     let (k, _) = err(&q("{ name = \"be\", queue = { kind = \"lqd\" } }"));
     assert_eq!(k, "link[2].queue.classes[0].queue.kind");
 }
+
+#[test]
+fn input_interface_placement_errors() {
+    let cond = |place: &str| {
+        format!(
+            "{}[[conditioner]]\n{place}\nstages = [ {{ kind = \"delay\", delay = \"1ms\" }} ]\n",
+            base()
+        )
+    };
+    let (k, m) = err(&cond("iface_in = \"r1->d0\""));
+    assert_eq!(k, "conditioner[0].iface_in");
+    assert!(m.contains("no interface"), "{m}");
+    let (k, m) = err(&cond("iface_in = \"r2->d0\""));
+    assert_eq!(k, "conditioner[0].iface_in");
+    assert!(m.contains("host"), "{m}");
+    let (k, _) = err(&cond("iface_in = \"s0->r1\"\nat = \"r1\""));
+    assert_eq!(k, "conditioner[0].iface_in");
+    let twice =
+        cond("iface_in = \"s0->r1\"") + "[[conditioner]]\niface_in = \"s0->r1\"\nstages = []\n";
+    let (k, m) = err(&twice);
+    assert_eq!(k, "conditioner[1]");
+    assert!(m.contains("second"), "{m}");
+}
