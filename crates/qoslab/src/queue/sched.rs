@@ -283,6 +283,25 @@ pub struct ClassCounters {
     pub dropped: u64,
     /// Bytes dropped.
     pub dropped_bytes: u64,
+    /// Packets dropped per drop precedence (green, yellow, red) as the node's DSCP
+    /// table gave it.
+    pub dropped_by_colour: [u64; 3],
+}
+
+impl ClassCounters {
+    /// The counts accumulated since the snapshot `e`.
+    pub fn since(&self, e: &ClassCounters) -> ClassCounters {
+        ClassCounters {
+            arrived: self.arrived - e.arrived,
+            arrived_bytes: self.arrived_bytes - e.arrived_bytes,
+            departed: self.departed - e.departed,
+            departed_bytes: self.departed_bytes - e.departed_bytes,
+            dropped: self.dropped - e.dropped,
+            dropped_bytes: self.dropped_bytes - e.dropped_bytes,
+            dropped_by_colour: [0, 1, 2]
+                .map(|k| self.dropped_by_colour[k] - e.dropped_by_colour[k]),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -408,6 +427,7 @@ impl Queue for Sched {
             if !b.has(pkt.size) {
                 c.counters.dropped += 1;
                 c.counters.dropped_bytes += pkt.size as u64;
+                c.counters.dropped_by_colour[pkt.colour.index()] += 1;
                 return drops.push(pkt, DropCause::Policed);
             }
             b.take(pkt.size);
@@ -418,6 +438,7 @@ impl Queue for Sched {
         for (p, _) in &drops.dropped[dropped_before..] {
             c.counters.dropped += 1;
             c.counters.dropped_bytes += p.size as u64;
+            c.counters.dropped_by_colour[p.colour.index()] += 1;
         }
         if c.queue.occupancy().packets == before {
             return; // dropped (class queues are FIFOs: they drop only the arrival)

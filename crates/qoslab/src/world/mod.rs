@@ -117,6 +117,8 @@ pub struct Snapshot {
     pub flows: Vec<FlowCounters>,
     /// Per flow: the TCP sender's counters (zeros for UDP flows).
     pub tcp: Vec<TcpSenderStats>,
+    /// Per interface: its classes' counters (empty unless it has per-class queues).
+    pub classes: Vec<Vec<crate::queue::ClassCounters>>,
 }
 
 /// A built network with its flows, ready to run.
@@ -230,6 +232,16 @@ impl World {
                 .map(|f| match &f.app {
                     FlowApp::Tcp(t) => *t.snd.stats(),
                     _ => TcpSenderStats::default(),
+                })
+                .collect(),
+            classes: self
+                .ifaces
+                .iter()
+                .map(|f| match &f.queue {
+                    crate::queue::AnyQueue::Classes(s) => {
+                        s.class_counters().map(|(_, c)| *c).collect()
+                    }
+                    _ => Vec::new(),
                 })
                 .collect(),
         }

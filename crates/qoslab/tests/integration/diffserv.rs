@@ -210,3 +210,53 @@ fn meters_by_input_interface_see_one_direction_only() {
     let (a, b) = run("iface_in = \"r2->r1\"");
     assert_eq!((a, b), (0, 0));
 }
+
+#[test]
+fn classes_table_counts_per_class_and_drops_by_colour() {
+    use qoslab::stats::Column;
+    // AF1 takes a trTCM-marked flow (mostly red) and an unmarked flow (AF11 at the
+    // source, green), both 0.8 Mb/s, into RIO-C; BE is idle. Only red is dropped.
+    let flows = cbr(0, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + &cbr(1, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + "dscp = \"AF11\"\n"
+        + "[[conditioner]]\nat = \"s0\"\nstages = [ { kind = \"trtcm\", cir = \"100kbps\", cbs = 3000, pir = \"200kbps\", pbs = 3000 } ]\n";
+    let queue = "{ kind = \"classes\", classes = [ { name = \"af1\", phb = \"AF1\", queue = { kind = \"rio_c\" } }, { name = \"be\" } ] }";
+    let text = dumbbell(2, "1Mbps", queue, &flows, "warmup = \"2s\"\n")
+        .replace("duration = \"10s\"", "duration = \"30s\"");
+    let r = qoslab::run(&parse(&text)).unwrap();
+    let t = &r.tables["classes"];
+    // `queue` sets both directions of the bottleneck: two classes each.
+    assert_eq!(t.rows(), 4);
+    assert_eq!(t.get("iface").unwrap().str_at(2), Some("r2->r1"));
+    let col = |n: &str| match t.get(n).unwrap() {
+        Column::Int(v) => v.clone(),
+        other => panic!("{n}: {other:?}"),
+    };
+    assert_eq!(t.get("iface").unwrap().str_at(0), Some("r1->r2"));
+    assert_eq!(t.get("class").unwrap().str_at(1), Some("be"));
+    let (arr, dep, drp) = (col("arrived"), col("departed"), col("dropped"));
+    // After the warm-up, at most the packets queued at either end are unaccounted.
+    assert!(
+        (arr[0] - dep[0] - drp[0]).abs() <= 100,
+        "{arr:?} {dep:?} {drp:?}"
+    );
+    assert_eq!((arr[1], drp[2], drp[3]), (0, 0, 0));
+    assert_eq!(col("dropped_green")[0], 0);
+    assert!(col("dropped_red")[0] > 100, "{:?}", col("dropped_red"));
+    assert_eq!(
+        col("dropped_green")[0] + col("dropped_yellow")[0] + col("dropped_red")[0],
+        drp[0]
+    );
+    // Runs without per-class queues have no such table.
+    let plain = dumbbell(
+        1,
+        "1Mbps",
+        "{ kind = \"droptail\" }",
+        &cbr(0, "100kbps", 500, 0.0),
+        "",
+    );
+    assert!(!qoslab::run(&parse(&plain))
+        .unwrap()
+        .tables
+        .contains_key("classes"));
+}
