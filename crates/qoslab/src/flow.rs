@@ -122,4 +122,6 @@ pub struct Flow {
     pub app: FlowApp,
     /// Counters since the start of the run.
     pub counters: FlowCounters,
+    /// One-way delays of its data packets (`record.delays`), since the warm-up.
+    pub delays: Option<Box<crate::stats::delay::DelayStats>>,
 }

@@ -391,6 +391,7 @@ fn flows<'a>(
                 },
             app,
             counters: FlowCounters::default(),
+            delays: sc.record.delays.then(Default::default),
         });
     }
     Ok(dests)

@@ -186,6 +186,9 @@ pub struct RecordSpec {
     /// TCP flows whose sender state (cwnd, ssthresh, srtt, RTO) is traced on change.
     #[serde(default)]
     pub traces: Vec<String>,
+    /// Per-packet one-way delay statistics of every flow's data packets.
+    #[serde(default)]
+    pub delays: bool,
 }
 
 fn default_interval() -> Dur {
@@ -202,6 +205,7 @@ impl Default for RecordSpec {
             queues: Vec::new(),
             queue_interval: default_queue_interval(),
             traces: Vec::new(),
+            delays: false,
         }
     }
 }

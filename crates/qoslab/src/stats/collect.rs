@@ -376,6 +376,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::trc::table(w) {
         r.tables.insert("trc".into(), t);
     }
+    if let Some(t) = delays_table(w) {
+        r.tables.insert("delays".into(), t);
+    }
     if let Some(t) = classes_table(w) {
         r.tables.insert("classes".into(), t);
     }
@@ -429,5 +432,42 @@ fn classes_table(w: &World) -> Option<Table> {
     t.push("dropped_green", int(&|c| c.dropped_by_colour[0]));
     t.push("dropped_yellow", int(&|c| c.dropped_by_colour[1]));
     t.push("dropped_red", int(&|c| c.dropped_by_colour[2]));
+    Some(t)
+}
+
+/// Per-flow one-way delay statistics of data packets after the warm-up
+/// (`record.delays`); `None` when not recorded.
+fn delays_table(w: &World) -> Option<Table> {
+    let rows: Vec<_> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.delays.as_deref().map(|d| (i, f, d)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let float = |g: &dyn Fn(&super::delay::DelayStats) -> f64| {
+        Column::Float(rows.iter().map(|r| g(r.2)).collect())
+    };
+    let mut t = Table::default();
+    t.push(
+        "flow",
+        Column::Int(rows.iter().map(|r| r.0 as i64).collect()),
+    );
+    t.push(
+        "name",
+        names(rows.iter().map(|r| r.1.name.as_str()).collect()),
+    );
+    t.push(
+        "packets",
+        Column::Int(rows.iter().map(|r| r.2.count() as i64).collect()),
+    );
+    t.push("mean", float(&|d| d.mean()));
+    t.push("p50", float(&|d| d.quantile(0.5)));
+    t.push("p95", float(&|d| d.quantile(0.95)));
+    t.push("p99", float(&|d| d.quantile(0.99)));
+    t.push("max", float(&|d| d.max()));
+    t.push("jitter", float(&|d| d.jitter()));
     Some(t)
 }

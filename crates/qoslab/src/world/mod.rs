@@ -331,6 +331,9 @@ impl World {
                     if let FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } = &mut f.app {
                         sink.reset_delay();
                     }
+                    if let Some(d) = &mut f.delays {
+                        **d = Default::default();
+                    }
                 }
             }
             Event::SeriesSample => {

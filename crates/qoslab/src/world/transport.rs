@@ -177,6 +177,17 @@ impl World {
         let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
             return;
         };
+        if let Some(d) = &mut f.delays {
+            // Data packets at the flow's destination (not ACKs, not quenches).
+            let data = match &pkt.hdr {
+                Header::Udp(_) => true,
+                Header::Tcp(h) => h.len > 0 && node == f.dst,
+                Header::Quench(_) => false,
+            };
+            if data {
+                d.add(now - pkt.created);
+            }
+        }
         match (&mut f.app, &pkt.hdr) {
             (FlowApp::Cbr { sink, .. }, Header::Udp(h))
             | (FlowApp::Pareto { sink, .. }, Header::Udp(h)) => {

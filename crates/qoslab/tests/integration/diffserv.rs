@@ -260,3 +260,45 @@ fn classes_table_counts_per_class_and_drops_by_colour() {
         .tables
         .contains_key("classes"));
 }
+
+#[test]
+fn worked_example_separates_ef_af_and_be() {
+    use qoslab::stats::Column;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/examples/diffserv_ef_af_be.toml"
+    );
+    let r = qoslab::run(&parse(&std::fs::read_to_string(path).unwrap())).unwrap();
+    let float = |t: &str, c: &str| match r.tables[t].get(c).unwrap() {
+        Column::Float(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    let int = |t: &str, c: &str| match r.tables[t].get(c).unwrap() {
+        Column::Int(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    // Flows: voice, af1-a, af1-b, af2-a, af2-b, bulk-a, bulk-b.
+    let (p50, p99, jitter) = (
+        float("delays", "p50"),
+        float("delays", "p99"),
+        float("delays", "jitter"),
+    );
+    // EF: propagation 16 ms plus at most a few packet times of queueing.
+    assert!(p99[0] < 0.025, "voice p99 {}", p99[0]);
+    assert!(jitter[0] < 0.003, "voice jitter {}", jitter[0]);
+    for (i, m) in p50.iter().enumerate().skip(1) {
+        assert!(
+            *m > 2.0 * p99[0],
+            "flow {i}: p50 {m} vs voice p99 {}",
+            p99[0]
+        );
+    }
+    // EF loses nothing; the AF classes drop no green packet.
+    let (drp, green) = (int("classes", "dropped"), int("classes", "dropped_green"));
+    assert_eq!(drp[0], 0);
+    assert_eq!((green[1], green[2]), (0, 0));
+    // WFQ 3 : 2 : 1 over what EF leaves: AF1 > AF2 > BE in goodput.
+    let g = float("flows", "goodput_bps");
+    let (af1, af2, be) = (g[1] + g[2], g[3] + g[4], g[5] + g[6]);
+    assert!(af1 > 1.2 * af2 && af2 > 1.5 * be, "{af1} {af2} {be}");
+}
