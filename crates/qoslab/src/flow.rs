@@ -112,10 +112,16 @@ pub struct Flow {
     pub src_port: u16,
     /// Destination port (classification).
     pub dst_port: u16,
+    /// DSCP of the packets the source sends.
+    pub dscp: u8,
+    /// DSCP of the packets the destination sends back.
+    pub ack_dscp: u8,
     /// When the source starts.
     pub start: SimTime,
     /// Application and transport.
     pub app: FlowApp,
     /// Counters since the start of the run.
     pub counters: FlowCounters,
+    /// One-way delays of its data packets (`record.delays`), since the warm-up.
+    pub delays: Option<Box<crate::stats::delay::DelayStats>>,
 }

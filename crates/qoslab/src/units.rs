@@ -186,6 +186,23 @@ impl<'de> Deserialize<'de> for Rate {
     }
 }
 
+/// Reads a rate that may be zero (a meter's committed rate: CIR = 0 is a legitimate
+/// profile, everything beyond the burst out of profile); serde `deserialize_with`.
+pub fn de_rate_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<Rate, D::Error> {
+    fn parse(s: &str) -> Result<Rate, String> {
+        match split_number(s) {
+            Some((v, unit)) if v == 0.0 && (unit.is_empty() || rate_unit(unit).is_some()) => {
+                Ok(Rate::from_bps(0))
+            }
+            _ => parse_rate(s),
+        }
+    }
+    d.deserialize_any(UnitVisitor {
+        what: "a rate ≥ 0: bit/s as a number, or a string like \"10Mbps\"",
+        parse,
+    })
+}
+
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(UnitVisitor {

@@ -18,10 +18,13 @@ pub(crate) const UNITS_PER_BYTE: i128 = 8_000_000_000;
 #[serde(deny_unknown_fields, default)]
 pub struct Codepoints {
     /// Codepoint of green (DP0) packets; AF11 = 10 by default.
+    #[serde(deserialize_with = "super::dscp::de_dscp")]
     pub green: u8,
     /// Codepoint of yellow (DP1) packets; AF12 = 12 by default.
+    #[serde(deserialize_with = "super::dscp::de_dscp")]
     pub yellow: u8,
     /// Codepoint of red (DP2) packets; AF13 = 14 by default.
+    #[serde(deserialize_with = "super::dscp::de_dscp")]
     pub red: u8,
 }
 

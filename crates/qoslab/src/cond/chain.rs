@@ -18,6 +18,7 @@
 //! when it actually leaves the earlier one, which is what a marker after a shaper must
 //! see. The chain itself holds no packets.
 
+use super::dscp::DscpColours;
 use super::ConditionerConfig;
 use super::{Action, AnyConditioner, Conditioner};
 use crate::config::ScenarioError;
@@ -29,12 +30,25 @@ use crate::time::SimTime;
 #[derive(Clone, Debug, Default)]
 pub struct Chain {
     stages: Vec<AnyConditioner>,
+    /// The hosting node's DSCP → drop precedence map: before each stage the packet's
+    /// colour is re-derived from its DSCP, so colour-aware meters act on the wire.
+    colours: DscpColours,
 }
 
 impl Chain {
     /// A chain of the given stages, applied first to last.
     pub fn new(stages: Vec<AnyConditioner>) -> Self {
-        Chain { stages }
+        Chain {
+            stages,
+            colours: DscpColours::default(),
+        }
+    }
+
+    /// The same chain, reading drop precedences through `colours` (the hosting node's
+    /// DSCP table) instead of the RFC defaults.
+    pub fn with_colours(mut self, colours: DscpColours) -> Self {
+        self.colours = colours;
+        self
     }
 
     /// Builds every stage; stage `i` gets its own stream derived from `rng` and `i`.
@@ -58,7 +72,7 @@ impl Chain {
             })?;
             stages.push(s);
         }
-        Ok(Chain { stages })
+        Ok(Chain::new(stages))
     }
 
     /// Number of stages.
@@ -89,6 +103,8 @@ impl Chain {
         pkt: &mut Packet,
     ) -> (Action, usize) {
         for (i, s) in self.stages.iter_mut().enumerate().skip(start) {
+            // The drop precedence is what the node's table says the DSCP on the wire is.
+            pkt.colour = self.colours.of(pkt.dscp);
             match s.condition(now, pkt) {
                 Action::Pass => {}
                 Action::Drop(c) => return (Action::Drop(c), i),
@@ -153,7 +169,7 @@ mod tests {
         assert_eq!(p.colour, Colour::Green);
         let mut q = Packet {
             size: 1000,
-            colour: Colour::Red,
+            dscp: 14, // AF13: red on the wire
             ..Default::default()
         };
         let t8 = SimTime::from_millis(8);
@@ -191,6 +207,34 @@ mod tests {
             (Action::Drop(DropCause::Policed), 0)
         );
         assert_eq!(q.dscp, 0, "the marker did not run");
+    }
+
+    #[test]
+    fn colour_aware_meters_read_the_dscp_through_the_table() {
+        // A colour-aware srTCM with plenty of tokens keeps a packet's colour: the colour
+        // it reads is what the table gives the DSCP, not the packet's colour field.
+        let text = r#"c = [ { kind = "srtcm", cir = "1Mbps", cbs = 10000, ebs = 10000, colour_aware = true } ]"#;
+        let mut p = Packet {
+            size: 100,
+            dscp: 14, // AF13: red in the RFC table
+            colour: Colour::Green,
+            ..Default::default()
+        };
+        chain(text).condition_from(0, SimTime::ZERO, &mut p);
+        assert_eq!((p.colour, p.dscp), (Colour::Red, 14));
+        // A node whose table says AF13 is green: the meter sees green.
+        let mut t = crate::cond::DscpTable::rfc();
+        t.colours.0[14] = Colour::Green;
+        let mut p = Packet {
+            size: 100,
+            dscp: 14,
+            colour: Colour::Red,
+            ..Default::default()
+        };
+        chain(text)
+            .with_colours(t.colours)
+            .condition_from(0, SimTime::ZERO, &mut p);
+        assert_eq!((p.colour, p.dscp), (Colour::Green, 10));
     }
 
     #[test]

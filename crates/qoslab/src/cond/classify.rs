@@ -10,8 +10,9 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
+use super::dscp::{check_dscp, DscpSet};
 use crate::config::ScenarioError;
-use crate::packet::{NodeId, Packet, Proto};
+use crate::packet::{FlowId, NodeId, Packet, Proto};
 
 /// A filter as written in a scenario file. Absent fields, `"*"` and `"any"` match
 /// anything (P0 Table 1's `*`).
@@ -37,9 +38,50 @@ pub struct FilterConfig {
     /// Transport protocol: "tcp", "udp" or "icmp".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto: Option<ProtoName>,
-    /// DSCP (0–63).
+    /// DSCP: one codepoint or a list (numbers or PHB names); matches any of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dscp: Option<u8>,
+    pub dscp: Option<DscpList>,
+    /// Flow name: the flow's packets in both directions (data and ACKs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<String>,
+    /// The flow `flow` names, bound by the scenario builder
+    /// ([`FilterConfig::bind_flow`]) before the filter is built.
+    #[serde(skip)]
+    pub flow_id: Option<FlowId>,
+}
+
+/// One DSCP or a list of them in a filter, as written (numbers or PHB names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DscpList(pub Vec<u8>);
+
+impl Serialize for DscpList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [one] => s.serialize_u8(*one),
+            many => s.collect_seq(many),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DscpList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct One(#[serde(deserialize_with = "super::dscp::de_dscp")] u8);
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            One(One),
+            Many(Vec<One>),
+        }
+        match Either::deserialize(d).map_err(|_| {
+            de::Error::custom(
+                "expected a DSCP (0–63 or a PHB name like \"EF\", \"AF11\") or a list of them",
+            )
+        })? {
+            Either::One(One(v)) => Ok(DscpList(vec![v])),
+            Either::Many(v) => Ok(DscpList(v.into_iter().map(|o| o.0).collect())),
+        }
+    }
 }
 
 /// A protocol name in a filter.
@@ -133,8 +175,10 @@ pub struct Filter {
     pub dst_port: Option<u16>,
     /// Protocol.
     pub proto: Option<Proto>,
-    /// DSCP.
-    pub dscp: Option<u8>,
+    /// DSCP set.
+    pub dscp: Option<DscpSet>,
+    /// Flow.
+    pub flow: Option<FlowId>,
 }
 
 impl Filter {
@@ -146,20 +190,39 @@ impl Filter {
             && !matches!(self.src_port, Some(v) if v != p.src_port)
             && !matches!(self.dst_port, Some(v) if v != p.dst_port)
             && !matches!(self.proto, Some(v) if v != p.proto)
-            && !matches!(self.dscp, Some(v) if v != p.dscp)
+            && !matches!(self.dscp, Some(v) if !v.contains(p.dscp))
+            && !matches!(self.flow, Some(v) if v != p.flow)
     }
 }
 
 impl FilterConfig {
     /// Checks field ranges; `key` is the path of this filter (e.g. `rules[0].filter`).
     pub fn validate(&self, key: &str) -> Result<(), ScenarioError> {
-        if let Some(d) = self.dscp {
-            if d > 63 {
+        if let Some(l) = &self.dscp {
+            for &d in &l.0 {
+                check_dscp(&format!("{key}.dscp"), d)?;
+            }
+            if l.0.is_empty() {
                 return Err(ScenarioError::new(
                     format!("{key}.dscp"),
-                    format!("a DSCP is 6 bits (0–63), found {d}"),
+                    "expected at least one DSCP (leave the key out to match any)",
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// Binds `flow` to its id through `lookup` (flow names → ids); an unknown name is an
+    /// error at `key.flow`.
+    pub fn bind_flow(
+        &mut self,
+        key: &str,
+        lookup: &dyn Fn(&str) -> Option<FlowId>,
+    ) -> Result<(), ScenarioError> {
+        if let Some(name) = &self.flow {
+            self.flow_id = Some(lookup(name).ok_or_else(|| {
+                ScenarioError::new(format!("{key}.flow"), format!("no flow named {name:?}"))
+            })?);
         }
         Ok(())
     }
@@ -189,7 +252,20 @@ impl FilterConfig {
             dst: node("dst", &self.dst)?,
             dst_port: self.dst_port.0,
             proto: self.proto.map(Proto::from),
-            dscp: self.dscp,
+            dscp: self
+                .dscp
+                .as_ref()
+                .map(|l| DscpSet(l.0.iter().fold(0u64, |m, &d| m | 1u64 << d))),
+            flow: match (&self.flow, self.flow_id) {
+                (None, _) => None,
+                (Some(_), Some(id)) => Some(id),
+                (Some(name), None) => {
+                    return Err(ScenarioError::new(
+                        format!("{key}.flow"),
+                        format!("no flow named {name:?} (flow filters need a scenario)"),
+                    ))
+                }
+            },
         })
     }
 }
@@ -250,6 +326,36 @@ mod tests {
         assert!(!f.matches(&p));
         p.dscp = 10;
         assert!(f.matches(&p));
+        // A set of codepoints, by name or number.
+        let f = filter("filter = { dscp = [\"EF\", \"AF11\", 40] }");
+        for (d, m) in [(46, true), (10, true), (40, true), (12, false), (0, false)] {
+            p.dscp = d;
+            assert_eq!(f.matches(&p), m, "dscp {d}");
+        }
+        let f = filter("filter = { dscp = \"AF12\" }");
+        p.dscp = 12;
+        assert!(f.matches(&p));
+    }
+
+    #[test]
+    fn flow_names_bind_to_flows() {
+        #[derive(Deserialize)]
+        struct T {
+            filter: FilterConfig,
+        }
+        let mut t: T = toml::from_str("filter = { flow = \"voice\" }").unwrap();
+        // Unbound (no scenario to name flows): an error naming the key.
+        assert_eq!(t.filter.build("f", &resolver).unwrap_err().key, "f.flow");
+        let lookup = |n: &str| (n == "voice").then_some(FlowId(3));
+        t.filter.bind_flow("f", &lookup).unwrap();
+        let f = t.filter.build("f", &resolver).unwrap();
+        let mut p = pkt(0, 0, 0, 0);
+        assert!(!f.matches(&p));
+        p.flow = FlowId(3);
+        assert!(f.matches(&p));
+        let mut t: T = toml::from_str("filter = { flow = \"video\" }").unwrap();
+        let e = t.filter.bind_flow("rules[2].filter", &lookup).unwrap_err();
+        assert_eq!(e.key, "rules[2].filter.flow");
     }
 
     #[test]
@@ -269,5 +375,8 @@ mod tests {
         assert!(toml::from_str::<T>("filter = { src_port = 70000 }").is_err());
         assert!(toml::from_str::<T>("filter = { src_port = \"http\" }").is_err());
         assert!(toml::from_str::<T>("filter = { sauce = \"x\" }").is_err());
+        assert!(toml::from_str::<T>("filter = { dscp = \"AF5\" }").is_err());
+        let fc: T = toml::from_str("filter = { dscp = [1, 64] }").unwrap();
+        assert_eq!(fc.filter.build("k", &resolver).unwrap_err().key, "k.dscp");
     }
 }

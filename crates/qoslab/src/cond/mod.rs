@@ -30,7 +30,9 @@ mod chain;
 mod check;
 pub mod classify;
 mod delay;
+pub mod dscp;
 pub mod policy;
+mod remark;
 mod srtcm;
 mod token_bucket;
 pub mod trc;
@@ -41,10 +43,13 @@ pub use action::{Codepoints, ColourName, MeterAction, ShapeTimer};
 pub use chain::Chain;
 pub use classify::{Filter, FilterConfig};
 pub use delay::{DelayConfig, FixedDelay};
+pub use dscp::{DscpColours, DscpMapEntry, DscpSet, DscpTable};
 pub use policy::{
     Aggregate, Policy, PolicyAction, PolicyConfig, PolicyRule, PolicyRuleConfig, ProfileConfig,
 };
+pub use remark::{SetDscp, SetDscpConfig};
 pub use srtcm::{Srtcm, SrtcmConfig, SrtcmSettings};
+pub(crate) use token_bucket::Bucket;
 pub use token_bucket::{
     TbAction, TbActionName, TokenBucket, TokenBucketConfig, TokenBucketSettings,
 };
@@ -105,6 +110,8 @@ pub enum AnyConditioner {
     Policy(Policy),
     /// TCP rate controller (P1).
     Trc(Trc),
+    /// Set the DSCP (re-marking).
+    SetDscp(SetDscp),
 }
 
 macro_rules! dispatch {
@@ -118,6 +125,7 @@ macro_rules! dispatch {
             AnyConditioner::Tsw3cm($c) => $e,
             AnyConditioner::Policy($c) => $e,
             AnyConditioner::Trc($c) => $e,
+            AnyConditioner::SetDscp($c) => $e,
         }
     };
 }
@@ -168,6 +176,8 @@ pub enum ConditionerConfig {
     Policy(PolicyConfig),
     /// TCP rate controller for one flow (P1); see `cond::trc`.
     Trc(TrcConfig),
+    /// Set the DSCP of every packet, or of those carrying listed codepoints.
+    SetDscp(SetDscpConfig),
 }
 
 impl crate::config::Tagged for ConditionerConfig {
@@ -181,6 +191,7 @@ impl crate::config::Tagged for ConditionerConfig {
         "delay",
         "policy",
         "trc",
+        "set_dscp",
     ];
     fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         ConditionerConfig::deserialize(d)
@@ -215,6 +226,7 @@ impl ConditionerConfig {
             ConditionerConfig::Delay(_) => Ok(()),
             ConditionerConfig::Policy(c) => c.validate(),
             ConditionerConfig::Trc(c) => c.validate(),
+            ConditionerConfig::SetDscp(c) => c.validate(),
         }
     }
 
@@ -238,7 +250,22 @@ impl ConditionerConfig {
             ConditionerConfig::Delay(c) => AnyConditioner::FixedDelay(FixedDelay::new(c.delay)),
             ConditionerConfig::Policy(c) => AnyConditioner::Policy(c.build(resolve, rng)?),
             ConditionerConfig::Trc(c) => AnyConditioner::Trc(c.build()?),
+            ConditionerConfig::SetDscp(c) => AnyConditioner::SetDscp(c.build()),
         })
+    }
+
+    /// Binds flow names in filters (`filter = { flow = "…" }`) to flows through
+    /// `lookup`; keys are relative to this conditioner's table.
+    pub fn bind_flows(
+        &mut self,
+        lookup: &dyn Fn(&str) -> Option<crate::packet::FlowId>,
+    ) -> Result<(), ScenarioError> {
+        if let ConditionerConfig::Policy(p) = self {
+            for (i, r) in p.rules.iter_mut().enumerate() {
+                r.filter.bind_flow(&format!("rules[{i}].filter"), lookup)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -384,6 +411,52 @@ mod tests {
         );
         // Serde already refuses a zero rate in a file; validate guards configs built in code.
         assert!(parse("kind = \"token_bucket\"\nrate = 0\ndepth = 10").is_err());
+    }
+
+    #[test]
+    fn zero_cir_is_a_legitimate_meter_profile() {
+        // CIR = 0: the committed bucket never refills. srTCM: CBS, then EBS worth of
+        // packets, then red for good; trTCM with PIR > 0: never green beyond CBS.
+        let mut m = parse("kind = \"srtcm\"\ncir = 0\ncbs = 1000\nebs = 1000")
+            .unwrap()
+            .build(&no_nodes, RngStream::from_seed(1))
+            .unwrap();
+        let colours: Vec<_> = (0..4u64)
+            .map(|s| {
+                let mut p = Packet {
+                    size: 1000,
+                    ..Default::default()
+                };
+                m.condition(SimTime::from_secs(s * 100), &mut p);
+                p.colour
+            })
+            .collect();
+        use crate::packet::Colour::{Green, Red, Yellow};
+        assert_eq!(colours, vec![Green, Yellow, Red, Red]);
+        for text in [
+            "kind = \"trtcm\"\ncir = \"0bps\"\ncbs = 100\npir = \"1Mbps\"\npbs = 100",
+            "kind = \"tsw2cm\"\ncir = 0",
+            "kind = \"tsw3cm\"\ncir = 0\npir = 1000",
+        ] {
+            parse(text).unwrap().validate().unwrap();
+        }
+        // A TSW2CM with CIR = 0 marks every packet out of profile.
+        let mut m = parse("kind = \"tsw2cm\"\ncir = 0")
+            .unwrap()
+            .build(&no_nodes, RngStream::from_seed(1))
+            .unwrap();
+        for i in 0..100 {
+            let mut p = Packet {
+                size: 500,
+                ..Default::default()
+            };
+            m.condition(SimTime::from_millis(i), &mut p);
+            assert_eq!(p.colour, Yellow);
+        }
+        // Negative or malformed rates are still errors; a zero peak rate too.
+        assert!(parse("kind = \"srtcm\"\ncir = -1\ncbs = 1\nebs = 1").is_err());
+        assert!(parse("kind = \"srtcm\"\ncir = \"0 parsecs\"\ncbs = 1\nebs = 1").is_err());
+        assert!(parse("kind = \"trtcm\"\ncir = 0\ncbs = 1\npir = 0\npbs = 1").is_err());
     }
 
     #[test]

@@ -329,6 +329,7 @@ fn rule_inner(r: &PolicyRuleConfig) -> Result<ConditionerConfig, ScenarioError> 
                 buffer: r.buffer,
                 dscp: Codepoints::default(),
                 out_colour: ColourName::Yellow,
+                coarse: false,
             }))
         }
     }

@@ -10,6 +10,12 @@
 //! order holds and the released stream obeys the profile exactly (`timer = exact`). With a
 //! periodic timer of period T (P0 §4, 15 ms) a held packet leaves at the first tick
 //! ≥ `t_c`; the output then obeys the profile with one period of slack (`r·T` bytes).
+//!
+//! A packet larger than the depth b can never find b ≥ size tokens: it leaves (or is
+//! marked green) when the bucket is full, which takes the bucket to b − size < 0. The
+//! output then obeys (r, max(b, L)) with L the largest packet, not (r, b): it exceeds
+//! the (r, b) envelope by L − b. Give shapers a depth of at least the largest packet
+//! (`shaper_packet_larger_than_depth_leaves_when_the_bucket_is_full` shows the case).
 
 use std::collections::VecDeque;
 
@@ -108,6 +114,9 @@ pub enum TbAction {
         timer: ShapeTimer,
         /// Most bytes held at once; beyond it arrivals are dropped (`CondBufferFull`).
         buffer: Option<u64>,
+        /// A real coarse-timer shaper (periodic timer only): tokens are taken when a
+        /// packet leaves, from buckets that never exceed their depth.
+        coarse: bool,
     },
 }
 
@@ -227,6 +236,55 @@ impl TokenBucket {
         self.held_bytes += size as u64;
         Action::DelayUntil(release)
     }
+
+    /// The coarse-timer shaper: a held packet leaves at the first tick at which the
+    /// buckets (refilled up to their depth, never negative) hold its size, after the
+    /// packets before it took theirs. Tokens are taken at departure, so the output obeys
+    /// the profile exactly and a tick releases at most `depth` bytes.
+    fn shape_coarse(
+        &mut self,
+        now: SimTime,
+        size: u32,
+        timer: ShapeTimer,
+        buffer: Option<u64>,
+    ) -> Action {
+        while let Some(&(t, s)) = self.held.front() {
+            if t > now {
+                break;
+            }
+            self.held.pop_front();
+            self.held_bytes -= s as u64;
+        }
+        let too_big =
+            size as u64 > self.cfg.depth || (self.peak.is_some() && size as u64 > self.cfg.mtu);
+        if too_big {
+            // Such a packet can never find enough tokens in a bucket capped at its depth.
+            return Action::Drop(DropCause::CondBufferFull);
+        }
+        // Departures are in order: this packet can leave no earlier than the last one.
+        let start = now.max(self.last_release);
+        self.refill(start);
+        if self.last_release <= now && self.conform(size) {
+            return Action::Pass;
+        }
+        if let Some(limit) = buffer {
+            if self.held_bytes + size as u64 > limit {
+                return Action::Drop(DropCause::CondBufferFull);
+            }
+        }
+        let wait = self
+            .committed
+            .wait_for(size)
+            .max(self.peak.as_ref().map_or(Dur::ZERO, |p| p.wait_for(size)));
+        let release = timer.release_at(start + wait);
+        self.refill(release);
+        let ok = self.conform(size);
+        debug_assert!(ok, "tokens at the release tick");
+        self.last_release = release;
+        self.held.push_back((release, size));
+        self.held_bytes += size as u64;
+        Action::DelayUntil(release)
+    }
 }
 
 impl Conditioner for TokenBucket {
@@ -249,7 +307,16 @@ impl Conditioner for TokenBucket {
                     Action::Drop(DropCause::Policed)
                 }
             }
-            TbAction::Shape { timer, buffer } => self.shape(now, pkt.size, timer, buffer),
+            TbAction::Shape {
+                timer,
+                buffer,
+                coarse: false,
+            } => self.shape(now, pkt.size, timer, buffer),
+            TbAction::Shape {
+                timer,
+                buffer,
+                coarse: true,
+            } => self.shape_coarse(now, pkt.size, timer, buffer),
         }
     }
 }
@@ -299,6 +366,9 @@ pub struct TokenBucketConfig {
     /// DSCP per colour when marking (default AF11/AF12/AF13).
     #[serde(default)]
     pub dscp: Codepoints,
+    /// Shape with a real coarse-timer shaper (needs a periodic `timer`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub coarse: bool,
     /// Colour of non-conforming packets when marking (default yellow).
     #[serde(default = "yellow")]
     pub out_colour: ColourName,
@@ -322,6 +392,9 @@ impl TokenBucketConfig {
             }
             positive_size("mtu", self.mtu, "L_m (the peak bucket depth)")?;
         }
+        if self.action == TbActionName::Mark {
+            super::tsw::check_out_colour(self.out_colour)?;
+        }
         if self.action != TbActionName::Shape {
             if self.timer.is_some() {
                 return Err(ScenarioError::new(
@@ -335,6 +408,13 @@ impl TokenBucketConfig {
                     "a buffer is only used with action = \"shape\"",
                 ));
             }
+        }
+        if self.coarse && !matches!(self.timer, Some(ShapeTimer::Periodic(_))) {
+            return Err(ScenarioError::new(
+                "coarse",
+                "a coarse-timer shaper needs action = \"shape\" and a periodic timer \
+                 (timer = \"periodic\" or a period)",
+            ));
         }
         if let Some(ShapeTimer::Periodic(p)) = self.timer {
             if p == Dur::ZERO {
@@ -360,6 +440,7 @@ impl TokenBucketConfig {
                 TbActionName::Shape => TbAction::Shape {
                     timer: self.timer.unwrap_or_default(),
                     buffer: self.buffer.map(|b| b.0),
+                    coarse: self.coarse,
                 },
             },
             codepoints: self.dscp,
@@ -551,6 +632,7 @@ pub(crate) mod tests {
             let action = TbAction::Shape {
                 timer: ShapeTimer::Exact,
                 buffer: None,
+                coarse: false,
             };
             let mut tb = TokenBucket::new(cfg(rate, depth, action));
             let arr = arrivals(&mut rng, 300);
@@ -574,6 +656,7 @@ pub(crate) mod tests {
         let action = TbAction::Shape {
             timer: ShapeTimer::Periodic(period),
             buffer: None,
+            coarse: false,
         };
         let mut tb = TokenBucket::new(cfg(rate, 16_000, action));
         let arr = arrivals(&mut rng, 1000);
@@ -596,12 +679,127 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn shaper_packet_larger_than_depth_leaves_when_the_bucket_is_full() {
+        // Depth 1000 B, 1 Mb/s, three 3000 B packets at t = 0: the first leaves at once
+        // (full bucket, tokens → −2000 B), each of the next two reserves its 3000 B and
+        // leaves when the bucket is back to full (24 ms apart): the output obeys (r, 3000 B), the largest packet, not (r, 1000 B).
+        let action = TbAction::Shape {
+            timer: ShapeTimer::Exact,
+            buffer: None,
+            coarse: false,
+        };
+        let rate = Rate::from_mbps(1);
+        let mut tb = TokenBucket::new(cfg(rate, 1000, action));
+        let arr: Vec<_> = (0..3).map(|_| (SimTime::ZERO, 3000)).collect();
+        let (out, _) = run_shaper(&mut tb, &arr);
+        let ms: Vec<u64> = out.iter().map(|o| o.0.as_nanos() / 1_000_000).collect();
+        assert_eq!(ms, vec![0, 24, 48]);
+        // All three reserved at arrival: 1000 − 3 · 3000.
+        assert_eq!(tb.tokens(), -8000.0);
+        assert_within_profile(&out, rate, 3000, Dur::ZERO);
+        // At t = 0 alone 3000 B left, 2000 B more than b = 1000 B allows.
+        assert!(out[0].1 as u64 > 1000);
+    }
+
+    #[test]
+    fn green_out_colour_is_rejected_when_marking() {
+        let c = |a: &str| -> TokenBucketConfig {
+            toml::from_str(&format!(
+                "rate = 1000\ndepth = 1000\nout_colour = \"green\"\naction = \"{a}\""
+            ))
+            .unwrap()
+        };
+        assert_eq!(c("mark").validate().unwrap_err().key, "out_colour");
+        c("police").validate().unwrap();
+    }
+
+    #[test]
+    fn coarse_timer_shaper_releases_at_most_depth_per_tick() {
+        // 2 Mb/s, b = 3000 B, 15 ms ticks (r·T = 3750 B > b), bursty arrivals of
+        // 40–1500 B that keep the shaper backlogged.
+        let period = Dur::from_millis(15);
+        let rate = Rate::from_mbps(2);
+        let mut rng = RngStream::derive(6, "test/shaper-coarse");
+        let arr = arrivals(&mut rng, 3000);
+        let per_tick_max = |out: &[(SimTime, u32)]| {
+            let mut m = std::collections::HashMap::new();
+            for &(t, s) in out {
+                *m.entry(t).or_insert(0u64) += s as u64;
+            }
+            m.into_values().max().unwrap()
+        };
+        let shaper = |coarse| {
+            let action = TbAction::Shape {
+                timer: ShapeTimer::Periodic(period),
+                buffer: None,
+                coarse,
+            };
+            let mut tb = TokenBucket::new(cfg(rate, 3000, action));
+            run_shaper(&mut tb, &arr)
+        };
+        // Most bytes above the (r, b) envelope over any window of the output.
+        let excess = |out: &[(SimTime, u32)]| {
+            let mut worst = f64::MIN;
+            for i in 0..out.len() {
+                let mut bytes = 0.0;
+                for o in &out[i..] {
+                    bytes += o.1 as f64;
+                    let dt = (o.0 - out[i].0).as_secs_f64();
+                    worst = worst.max(bytes - 3000.0 - rate.bytes_per_sec() * dt);
+                }
+            }
+            worst
+        };
+        // The reservation shaper releases at a tick all that conformed during the
+        // period, up to r·T + b: beyond (r, b).
+        let (loose, _) = shaper(false);
+        assert!(per_tick_max(&loose) > 3000, "{}", per_tick_max(&loose));
+        assert!(excess(&loose) > 100.0, "{}", excess(&loose));
+        // The coarse-timer shaper never sends more than b at a tick and obeys (r, b)
+        // exactly, in order, losing nothing.
+        let (out, drops) = shaper(true);
+        assert_eq!((drops, out.len()), (0, arr.len()));
+        assert!(per_tick_max(&out) <= 3000);
+        assert!(excess(&out) <= 1e-6, "{}", excess(&out));
+        assert_within_profile(&out, rate, 3000, Dur::ZERO);
+        assert!(
+            out.windows(2).all(|w| w[0].0 <= w[1].0),
+            "FIFO order broken"
+        );
+        for (a, o) in arr.iter().zip(&out) {
+            assert!(o.0 == a.0 || o.0.as_nanos() % period.as_nanos() == 0);
+        }
+    }
+
+    #[test]
+    fn coarse_needs_a_periodic_shaping_timer() {
+        let c = |extra: &str| -> TokenBucketConfig {
+            toml::from_str(&format!(
+                "rate = 1000\ndepth = 3000\ncoarse = true\n{extra}"
+            ))
+            .unwrap()
+        };
+        assert_eq!(
+            c("action = \"shape\"").validate().unwrap_err().key,
+            "coarse"
+        );
+        assert_eq!(
+            c("action = \"police\"").validate().unwrap_err().key,
+            "coarse"
+        );
+        c("action = \"shape\"\ntimer = \"15ms\"")
+            .validate()
+            .unwrap();
+    }
+
+    #[test]
     fn shaper_buffer_limit_drops_only_when_full() {
         // 1000 B packets every 1 ms at 1 Mb/s (1000 B per 8 ms), depth 1000 B,
         // buffer 3000 B: t=0 passes; 1, 2, 3 ms are held (3000 B); 4 ms is dropped.
         let action = TbAction::Shape {
             timer: ShapeTimer::Exact,
             buffer: Some(3000),
+            coarse: false,
         };
         let mut tb = TokenBucket::new(cfg(Rate::from_mbps(1), 1000, action));
         let arr: Vec<_> = (0..5).map(|ms| (SimTime::from_millis(ms), 1000)).collect();

@@ -90,6 +90,7 @@ impl Conditioner for Trtcm {
 #[serde(deny_unknown_fields)]
 pub struct TrtcmConfig {
     /// Committed Information Rate.
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
     pub cir: Rate,
     /// Committed Burst Size.
     pub cbs: Bytes,
@@ -111,7 +112,6 @@ pub struct TrtcmConfig {
 impl TrtcmConfig {
     /// Checks rates (PIR ≥ CIR, RFC 2698 §2), bursts and codepoints.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive_rate("cir", self.cir)?;
         positive_rate("pir", self.pir)?;
         check_pir(self.cir, self.pir, "RFC 2698 §2")?;
         positive_size("cbs", self.cbs, "CBS")?;

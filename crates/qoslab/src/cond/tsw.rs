@@ -25,15 +25,23 @@ pub struct TswEstimator {
     avg: f64,
     /// t-front [s].
     front: f64,
+    /// Some packet has been accounted: `front` is meaningful.
+    started: bool,
 }
 
 impl TswEstimator {
     /// An estimator with window `win` starting at `initial` (RFC 2859 §3 starts at CTR).
+    ///
+    /// RFC 2859 §3 sets t_front = 0, which assumes the meter starts at time 0. qoslab
+    /// starts it at its first packet instead, so a meter created late (a policy's
+    /// per-flow meter, a flow starting at 50 s) begins at its initial rate rather than
+    /// at initial · win / (now + win).
     pub fn new(win: Dur, initial: Rate) -> Self {
         TswEstimator {
             win: win.as_secs_f64(),
             avg: initial.bytes_per_sec(),
             front: 0.0,
+            started: false,
         }
     }
     /// Accounts a packet of `size` bytes at `now` (RFC 2859 §3):
@@ -41,6 +49,10 @@ impl TswEstimator {
     #[inline]
     pub fn update(&mut self, now: SimTime, size: u32) -> f64 {
         let now = now.as_secs_f64();
+        if !self.started {
+            self.started = true;
+            self.front = now;
+        }
         let bytes_in_win = self.avg * self.win;
         self.avg = (bytes_in_win + size as f64) / (now - self.front + self.win);
         self.front = now;
@@ -182,6 +194,19 @@ fn default_window() -> Dur {
     DEFAULT_TSW_WINDOW
 }
 
+/// A two-colour marker's out-of-profile colour must differ from green (which would
+/// mark every packet green).
+pub(crate) fn check_out_colour(c: ColourName) -> Result<(), ScenarioError> {
+    if c == ColourName::Green {
+        return Err(ScenarioError::new(
+            "out_colour",
+            "out-of-profile packets cannot be green (every packet would be green): \
+             expected \"yellow\" or \"red\"",
+        ));
+    }
+    Ok(())
+}
+
 fn check_window(w: Dur) -> Result<(), ScenarioError> {
     if w == Dur::ZERO {
         return Err(ScenarioError::new(
@@ -198,6 +223,7 @@ fn check_window(w: Dur) -> Result<(), ScenarioError> {
 #[serde(deny_unknown_fields)]
 pub struct Tsw2cmConfig {
     /// Committed (target) rate.
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
     pub cir: Rate,
     /// Estimator window AVG_INTERVAL (default 1 s).
     #[serde(default = "default_window")]
@@ -216,8 +242,8 @@ pub struct Tsw2cmConfig {
 impl Tsw2cmConfig {
     /// Checks the rate, the window and the codepoints.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive_rate("cir", self.cir)?;
         check_window(self.window)?;
+        check_out_colour(self.out_colour)?;
         self.dscp.validate()
     }
 
@@ -242,6 +268,7 @@ impl Tsw2cmConfig {
 #[serde(deny_unknown_fields)]
 pub struct Tsw3cmConfig {
     /// Committed target rate (CTR).
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
     pub cir: Rate,
     /// Peak target rate (PTR, ≥ CIR).
     pub pir: Rate,
@@ -259,7 +286,6 @@ pub struct Tsw3cmConfig {
 impl Tsw3cmConfig {
     /// Checks the rates (PTR ≥ CTR, RFC 2859 §4), the window and the codepoints.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive_rate("cir", self.cir)?;
         positive_rate("pir", self.pir)?;
         check_pir(self.cir, self.pir, "RFC 2859 §4")?;
         check_window(self.window)?;
@@ -292,6 +318,24 @@ mod tests {
             est.update(SimTime::from_micros(t), size);
             t += gap_us;
         }
+    }
+
+    #[test]
+    fn estimator_starts_at_its_first_packet() {
+        // Created at time 0, first packet at 50 s (a late flow, or a policy's per-flow
+        // meter): the estimate starts from CIR, not from CIR · win / (50 s + win).
+        let mut e = TswEstimator::new(Dur::from_secs(1), Rate::from_mbps(1));
+        let avg = e.update(SimTime::from_secs(50), 1000);
+        assert!((avg - 126_000.0).abs() < 1e-6, "{avg}");
+        // Later packets slide the window from there, as RFC 2859 §3 says.
+        let avg = e.update(SimTime::from_millis(50_500), 1000);
+        assert!((avg - (126_000.0 + 1000.0) / 1.5).abs() < 1e-6, "{avg}");
+    }
+
+    #[test]
+    fn green_out_colour_is_rejected() {
+        let c: Tsw2cmConfig = toml::from_str("cir = 1000\nout_colour = \"green\"").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "out_colour");
     }
 
     #[test]

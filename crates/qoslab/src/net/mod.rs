@@ -10,7 +10,7 @@ pub use route::Routes;
 
 use std::collections::VecDeque;
 
-use crate::cond::Chain;
+use crate::cond::{Chain, DscpTable};
 use crate::packet::{NodeId, Packet};
 use crate::queue::{AnyQueue, DropCause};
 use crate::rng::RngStream;
@@ -69,6 +69,8 @@ pub struct Node {
     pub ingress: Hook,
     /// Packet counters (conservation: see [`NodeCounters`]).
     pub counters: NodeCounters,
+    /// DSCP → (class, drop precedence): what its queues and colour-aware meters read.
+    pub dscp: DscpTable,
 }
 
 /// What happened to the packets a node handled.
@@ -172,6 +174,9 @@ pub struct Iface {
     pub queue: AnyQueue,
     /// Conditioners applied before the queue (router egress).
     pub egress: Hook,
+    /// Conditioners applied to packets arriving over this interface at its peer
+    /// router, before the router's own ingress chain.
+    pub ingress: Hook,
     /// Probability that a packet put on the wire is lost (random loss model).
     pub loss: f64,
     /// The stream the loss model draws from.

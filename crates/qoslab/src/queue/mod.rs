@@ -25,12 +25,14 @@ mod ered;
 mod lqd;
 mod multired;
 mod red;
+mod sched;
 
 pub use droptail::{DropTail, DropTailConfig};
 pub use ered::{Ered, EredConfig};
 pub use lqd::{Lqd, LqdConfig, LqdService, Service};
 pub use multired::{MultiRed, MultiRedConfig, MultiRedMode, MultiRedSettings};
 pub use red::{Red, RedConfig, RedParams, RedSettings, RedThresholds};
+pub use sched::{ClassConfig, ClassContext, ClassCounters, Sched, SchedConfig, Weighted};
 
 /// Packets held when a queue gives no limit.
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -209,6 +211,8 @@ pub enum AnyQueue {
     Ered(Ered),
     /// Longest Queue Drop over per-flow queues (Suter et al. 1998).
     Lqd(Lqd),
+    /// Per-class queues with strict priority and DRR, WRR or WFQ (SCFQ).
+    Classes(Box<Sched>),
 }
 
 macro_rules! each {
@@ -219,6 +223,7 @@ macro_rules! each {
             AnyQueue::MultiRed($q) => $e,
             AnyQueue::Ered($q) => $e,
             AnyQueue::Lqd($q) => $e,
+            AnyQueue::Classes($q) => $e,
         }
     };
 }
@@ -259,6 +264,8 @@ pub enum QueueConfig {
     Ered(EredConfig),
     /// Longest Queue Drop over per-flow queues (Suter et al. 1998).
     Lqd(LqdConfig),
+    /// Per-class queues and a scheduler (DiffServ PHBs).
+    Classes(SchedConfig),
 }
 
 impl crate::config::Tagged for QueueConfig {
@@ -272,6 +279,7 @@ impl crate::config::Tagged for QueueConfig {
         "wred",
         "ered",
         "lqd",
+        "classes",
     ];
     fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         QueueConfig::deserialize(d)
@@ -313,6 +321,7 @@ impl QueueConfig {
             QueueConfig::RioC(c) | QueueConfig::RioD(c) | QueueConfig::Wred(c) => c.validate(),
             QueueConfig::Ered(c) => c.validate(),
             QueueConfig::Lqd(c) => c.validate(),
+            QueueConfig::Classes(c) => c.validate(),
         }
     }
 
@@ -327,6 +336,36 @@ impl QueueConfig {
             QueueConfig::Wred(c) => AnyQueue::MultiRed(c.build(MultiRedMode::Wred, link_rate, rng)),
             QueueConfig::Ered(c) => AnyQueue::Ered(c.build(link_rate, rng)),
             QueueConfig::Lqd(c) => AnyQueue::Lqd(c.build()),
+            QueueConfig::Classes(c) => {
+                let table = crate::cond::DscpTable::rfc();
+                let ctx = ClassContext {
+                    table: &table,
+                    nodes: &|_| None,
+                    flows: &|_| None,
+                };
+                match c.build(link_rate, rng, &ctx) {
+                    Ok(s) => AnyQueue::Classes(Box::new(s)),
+                    Err(e) => {
+                        panic!("classes naming nodes or flows need QueueConfig::build_in: {e}")
+                    }
+                }
+            }
+        }
+    }
+
+    /// As [`QueueConfig::build`], with class filters and table classes resolved in
+    /// `ctx` (the interface's node); errors name keys relative to the queue table.
+    pub fn build_in(
+        &self,
+        link_rate: Rate,
+        rng: RngStream,
+        ctx: &ClassContext,
+    ) -> Result<AnyQueue, ScenarioError> {
+        match self {
+            QueueConfig::Classes(c) => {
+                Ok(AnyQueue::Classes(Box::new(c.build(link_rate, rng, ctx)?)))
+            }
+            other => Ok(other.build(link_rate, rng)),
         }
     }
 }
@@ -368,9 +407,11 @@ mod tests {
             now += Dur::from_nanos(r.below(400_000));
             // Arrivals outnumber departures in bursts, so every drop path is taken.
             if r.bernoulli(0.55) {
+                let flow = r.below(5) as u32;
                 let p = Packet {
                     uid,
-                    flow: FlowId(r.below(5) as u32),
+                    flow: FlowId(flow),
+                    dscp: 8 * flow as u8,
                     size: [40, 576, 1000, 1500][r.below(4) as usize],
                     colour: Colour::from_index(r.below(3) as usize),
                     ecn: if r.bernoulli(0.5) {
@@ -402,6 +443,25 @@ mod tests {
                 departed.bytes + dropped.bytes + occ.bytes,
                 "{cfg:?} bytes at step {uid}"
             );
+            if let AnyQueue::Classes(s) = &q {
+                // Conservation per class too, and the classes add up to the whole.
+                let mut sum = 0;
+                for (i, (name, c)) in s.class_counters().enumerate() {
+                    let o = s.class_occupancy(i);
+                    assert_eq!(
+                        c.arrived,
+                        c.departed + c.dropped + o.packets as u64,
+                        "{name}"
+                    );
+                    assert_eq!(
+                        c.arrived_bytes,
+                        c.departed_bytes + c.dropped_bytes + o.bytes,
+                        "{name}"
+                    );
+                    sum += c.arrived;
+                }
+                assert_eq!(sum, arrived.packets);
+            }
         }
         // Drain: everything held comes out.
         while let Some(p) = q.dequeue(now, &mut d) {
@@ -429,6 +489,10 @@ mod tests {
             r#"{ kind = "lqd", limit = 20, service = "fifo" }"#,
             r#"{ kind = "lqd", limit_bytes = "20KB", quantum = 500 }"#,
             r#"{ kind = "lqd", limit_bytes = "8KB", service = "fifo" }"#,
+            // Per-class queues: the flow index picks a DSCP class below.
+            r#"{ kind = "classes", classes = [ { name = "ef", dscp = ["CS1"], priority = true, rate = "2Mbps", burst = 3000, queue = { kind = "droptail", limit = 5 } }, { name = "af", dscp = ["CS2", "CS3"], weight = 2, queue = { kind = "rio_c", limit = 60, w_q = 0.05 } }, { name = "be", queue = { kind = "red", limit = 20, min_th = 2, max_th = 8, w_q = 0.05 } } ] }"#,
+            r#"{ kind = "classes", scheduler = "wfq", classes = [ { name = "a", dscp = ["CS1"], weight = 3, queue = { kind = "droptail", limit_bytes = "5KB" } }, { name = "b", dscp = ["CS2"], queue = { kind = "wred", limit = 60, w_q = 0.05 } }, { name = "be", weight = 0.5, queue = { kind = "droptail", limit = 10 } } ] }"#,
+            r#"{ kind = "classes", scheduler = "wrr", classes = [ { name = "a", dscp = ["CS1", "CS2"], weight = 3, queue = { kind = "droptail", limit = 8 } }, { name = "be", queue = { kind = "ered", limit = 20, min_th = 2, max_th = 8, w_q = 0.05 } } ] }"#,
         ];
         for (i, c) in configs.iter().enumerate() {
             let cfg: QueueConfig = toml::from_str::<toml::Table>(&format!("q = {c}")).unwrap()["q"]
@@ -489,6 +553,9 @@ mod config_tests {
                 dp0: RedThresholds::new(40.0, 55.0, 0.02),
                 dp1: RedThresholds::new(25.0, 40.0, 0.05),
                 dp2: RedThresholds::new(8.0, 20.0, 0.2),
+                gentle: false,
+                ecn: false,
+                wait: false,
             })
         );
         let q =
@@ -514,7 +581,13 @@ mod config_tests {
     fn every_listed_kind_is_a_variant() {
         use crate::config::Tagged;
         for k in QueueConfig::KINDS {
-            let q = parse(&format!("{{ kind = \"{k}\" }}")).unwrap();
+            // A class-based queue needs its classes; every other kind has defaults.
+            let extra = if *k == "classes" {
+                ", classes = [{ name = \"all\" }]"
+            } else {
+                ""
+            };
+            let q = parse(&format!("{{ kind = \"{k}\"{extra} }}")).unwrap();
             q.validate().unwrap();
         }
     }

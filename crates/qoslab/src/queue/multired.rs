@@ -25,7 +25,7 @@ use super::red::{
 };
 use super::{DropCause, Drops, Limit, Occupancy, Queue, DEFAULT_LIMIT};
 use crate::config::ScenarioError;
-use crate::packet::Packet;
+use crate::packet::{Ecn, Packet};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
 use crate::units::Bytes;
@@ -54,6 +54,12 @@ pub struct MultiRedSettings {
     pub w_q: f64,
     /// Mean packet size for the idle decay [bytes].
     pub mean_pkt_size: u32,
+    /// Gentle RED per curve: p rises from max_p at max_th to 1 at 2·max_th.
+    pub gentle: bool,
+    /// Mark ECN-capable packets CE instead of dropping them early (RFC 3168).
+    pub ecn: bool,
+    /// ns-2's `wait` spacing of early drops (see `red::decide`).
+    pub wait: bool,
 }
 
 impl MultiRedSettings {
@@ -70,6 +76,9 @@ impl MultiRedSettings {
             params: [p(40.0, 55.0, 0.02), p(25.0, 40.0, 0.05), p(10.0, 25.0, 0.1)],
             w_q: 0.002,
             mean_pkt_size: 1000,
+            gentle: false,
+            ecn: false,
+            wait: false,
         }
     }
 }
@@ -137,28 +146,36 @@ impl MultiRed {
 }
 
 impl Queue for MultiRed {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
+    fn enqueue(&mut self, now: SimTime, mut pkt: Packet, drops: &mut Drops) {
         let c = pkt.colour.index();
         for k in self.touched(c) {
             let q = self.measured(k) as f64;
             self.avgs[k].on_arrival(now, q);
         }
         let avg = self.avgs[self.avg_index(c)].value();
+        let mut marked = false;
         match decide(
             &self.s.params[c],
-            false,
-            false,
+            self.s.gentle,
+            self.s.wait,
             avg,
             1.0,
             &mut self.counts[c],
             &mut self.rng,
         ) {
             Verdict::Admit => {}
+            Verdict::Early if self.s.ecn && matches!(pkt.ecn, Ecn::Ect | Ecn::Ce) => {
+                pkt.ecn = Ecn::Ce;
+                marked = true;
+            }
             Verdict::Early => return drops.push(pkt, DropCause::RedEarly),
             Verdict::Forced => return drops.push(pkt, DropCause::RedForced),
         }
         if self.buf.len() as u32 >= self.s.limit {
             return drops.push(pkt, DropCause::Overflow);
+        }
+        if marked {
+            drops.ecn_marked += 1;
         }
         self.held[c] += 1;
         self.bytes += pkt.size as u64;
@@ -232,6 +249,15 @@ pub struct MultiRedConfig {
     /// DP2 (red) curve; default {10, 25, 0.1}.
     #[serde(default = "d_dp2", alias = "red")]
     pub dp2: RedThresholds,
+    /// Gentle RED on every curve (default false).
+    #[serde(default)]
+    pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them early (default false).
+    #[serde(default)]
+    pub ecn: bool,
+    /// ns-2/ns-3 `wait` spacing of early drops (default false, F&J's).
+    #[serde(default)]
+    pub wait: bool,
 }
 
 impl Default for MultiRedConfig {
@@ -244,6 +270,9 @@ impl Default for MultiRedConfig {
             dp0: d_dp0(),
             dp1: d_dp1(),
             dp2: d_dp2(),
+            gentle: false,
+            ecn: false,
+            wait: false,
         }
     }
 }
@@ -281,6 +310,9 @@ impl MultiRedConfig {
             params: [&self.dp0, &self.dp1, &self.dp2].map(RedThresholds::params),
             w_q: self.w_q,
             mean_pkt_size: self.mean_pkt_size.0 as u32,
+            gentle: self.gentle,
+            ecn: self.ecn,
+            wait: self.wait,
         };
         MultiRed::new(s, link_rate, rng)
     }
@@ -388,6 +420,71 @@ mod tests {
         assert!(
             (avg[2] - 20.0).abs() < 1e-3 && dropped > 5,
             "{avg:?} {dropped}"
+        );
+    }
+
+    /// WRED held at an average of `avg_at` packets (green only), then 20 000 red
+    /// arrivals (ECT if `ect`) each followed by a departure when admitted; returns
+    /// (red packets dropped, red packets CE-marked).
+    fn red_after_green(s: MultiRedSettings, avg_at: u64, ect: bool) -> (usize, u32) {
+        let mut q = MultiRed::new(s, Rate::from_mbps(10), RngStream::from_seed(29));
+        let mut d = Drops::default();
+        for i in 0..avg_at {
+            q.enqueue(SimTime::ZERO, coloured(i, Colour::Green), &mut d);
+        }
+        for i in 0..20_000 {
+            q.enqueue(SimTime::ZERO, coloured(100 + i, Colour::Green), &mut d);
+            q.dequeue(SimTime::ZERO, &mut d);
+        }
+        assert!(d.is_empty());
+        let (mut dropped, mut marked) = (0, 0);
+        for i in 0..20_000 {
+            let mut p = coloured(50_000 + i, Colour::Red);
+            if ect {
+                p.ecn = Ecn::Ect;
+            }
+            q.enqueue(SimTime::ZERO, p, &mut d);
+            if d.dropped.is_empty() {
+                q.dequeue(SimTime::ZERO, &mut d);
+            }
+            dropped += d.dropped.len();
+            marked += d.ecn_marked;
+            d.clear();
+        }
+        (dropped, marked)
+    }
+
+    #[test]
+    fn gentle_ecn_and_wait_act_on_every_curve() {
+        let base = MultiRedSettings::p3(MultiRedMode::Wred, 100);
+        // Average 30 > DP2's max_th 25: every red packet is force-dropped …
+        let (plain, _) = red_after_green(base, 30, false);
+        assert_eq!(plain, 20_000);
+        // … but gentle RED gives p_b = 0.1 + 0.9 · 5/25 = 0.28 there; with F&J's count
+        // spacing the gap between drops is uniform on {1, …, 1/p_b}, a drop fraction of
+        // 2·p_b / (1 + p_b) = 0.4375.
+        let g = MultiRedSettings {
+            gentle: true,
+            ..base
+        };
+        let (dropped, _) = red_after_green(g, 30, false);
+        let f = dropped as f64 / 20_000.0;
+        assert!((f - 0.4375).abs() < 0.02, "gentle drop fraction {f}");
+        // Average 20, DP2's early region (p_b = 0.1 · 10/15): ECN marks ECT packets
+        // instead of dropping them; not-ECT packets are still dropped.
+        let e = MultiRedSettings { ecn: true, ..base };
+        let (dropped, marked) = red_after_green(e, 20, true);
+        assert_eq!(dropped, 0);
+        assert!(marked > 500, "{marked}");
+        let (dropped, marked) = red_after_green(e, 20, false);
+        assert!(dropped > 500 && marked == 0, "{dropped} {marked}");
+        // `wait` spaces early drops further apart: fewer drops at the same average.
+        let (no_wait, _) = red_after_green(base, 20, false);
+        let w = MultiRedSettings { wait: true, ..base };
+        let (with_wait, _) = red_after_green(w, 20, false);
+        assert!(
+            (with_wait as f64) < 0.8 * no_wait as f64,
+            "wait {with_wait} vs {no_wait}"
         );
     }
 }

@@ -9,7 +9,7 @@ use crate::cond::{Chain, ConditionerConfig};
 use crate::config::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
-use crate::queue::QueueConfig;
+use crate::queue::{ClassContext, QueueConfig};
 use crate::rng::RngStream;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
@@ -123,7 +123,12 @@ fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(
                 format!("duplicate node name {:?}", n.name),
             ));
         }
+        let dscp = crate::cond::DscpTable::with_overrides(&n.dscp_map).map_err(|e| {
+            let key = crate::config::join(&format!("node[{i}].dscp_map"), &e.key);
+            ScenarioError::new(key, e.message)
+        })?;
         w.nodes.push(Node {
+            dscp,
             name: n.name.clone(),
             kind: n.kind,
             ifaces: Vec::new(),
@@ -173,7 +178,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 (None, Some(q)) => (q.clone(), format!("link[{i}].queue")),
                 (None, None) => (QueueConfig::default(), format!("link[{i}].queue")),
             };
-            qcfg.validate().map_err(|e| at(qkey, e))?;
+            qcfg.validate().map_err(|e| at(qkey.clone(), e))?;
             let loss = loss_override.unwrap_or(l.loss);
             check_prob(format!("link[{i}].{loss_key}"), loss)?;
             let name = format!(
@@ -188,8 +193,25 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 ));
             }
             let seed = sc.seed;
+            let ctx = ClassContext {
+                table: &w.nodes[from.0 as usize].dscp,
+                nodes: &|n| names.nodes.get(n).copied(),
+                flows: &|n| {
+                    sc.flow
+                        .iter()
+                        .position(|f| f.name == n)
+                        .map(|k| crate::packet::FlowId(k as u32))
+                },
+            };
+            let queue = qcfg
+                .build_in(
+                    rate,
+                    RngStream::derive(seed, &format!("queue/{name}")),
+                    &ctx,
+                )
+                .map_err(|e| ScenarioError::new(crate::config::join(&qkey, &e.key), e.message))?;
             w.ifaces.push(Iface {
-                queue: qcfg.build(rate, RngStream::derive(seed, &format!("queue/{name}"))),
+                queue,
                 loss_rng: RngStream::derive(seed, &format!("loss/{name}")),
                 name,
                 node: from,
@@ -198,6 +220,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 delay: l.delay,
                 framing: l.framing,
                 egress: Hook::default(),
+                ingress: Hook::default(),
                 loss,
                 busy_until: SimTime::ZERO,
                 tx_pending: false,
@@ -345,14 +368,19 @@ fn flows<'a>(
                 ));
             }
         };
+        for (k, d) in [("dscp", f.dscp), ("ack_dscp", f.ack_dscp)] {
+            crate::cond::dscp::check_dscp(&key(k), d)?;
+        }
         dests.push(dst);
         dests.push(src);
         w.flows.push(Flow {
             name: f.name.clone(),
             src,
             dst,
-            src_port: 1024 + (i % 60_000) as u16,
-            dst_port: 5001,
+            src_port: f.src_port.unwrap_or(1024 + (i % 60_000) as u16),
+            dst_port: f.dst_port.unwrap_or(5001),
+            dscp: f.dscp,
+            ack_dscp: f.ack_dscp,
             start: SimTime::ZERO
                 + f.start
                 + if f.start_jitter > crate::time::Dur::ZERO {
@@ -364,6 +392,7 @@ fn flows<'a>(
                 },
             app,
             counters: FlowCounters::default(),
+            delays: sc.record.delays.then(Default::default),
         });
     }
     Ok(dests)
@@ -401,6 +430,10 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
     let mut trc_of: HashMap<String, String> = HashMap::new();
     for (i, c) in sc.conditioner.iter().enumerate() {
         let key = |k: &str| format!("conditioner[{i}].{k}");
+        if let Some(f) = &c.iface_in {
+            input_chain(sc, w, names, i, c, f)?;
+            continue;
+        }
         // TRC stages are bound to their flow and path first (P1).
         let mut stages = c.stages.clone();
         let place = match (&c.at, &c.iface) {
@@ -408,7 +441,12 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             (None, Some(f)) => names.ifaces.get(f.as_str()).map(|&id| Place::Iface(id)),
             _ => None, // reported below
         };
+        let flow_id = |n: &str| names.flows.get(n).map(|&k| crate::packet::FlowId(k as u32));
         for (j, s) in stages.iter_mut().enumerate() {
+            s.bind_flows(&flow_id).map_err(|e| {
+                let key = crate::config::join(&format!("conditioner[{i}].stages[{j}]"), &e.key);
+                ScenarioError::new(key, e.message)
+            })?;
             if let (ConditionerConfig::Trc(t), Some(place)) = (s, place) {
                 let k = format!("conditioner[{i}].stages[{j}]");
                 if let Some(first) = trc_of.insert(t.flow.clone(), k.clone()) {
@@ -430,6 +468,16 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             RngStream::derive(sc.seed, &format!("conditioner/{i}")),
         )
         .map_err(|e| ScenarioError::new(format!("conditioner[{i}].stages{}", e.key), e.message))?;
+        // Stages read drop precedences through the hosting node's DSCP table.
+        let host = match place {
+            Some(Place::Node(n)) => Some(n),
+            Some(Place::Iface(f)) => Some(w.ifaces[f.0 as usize].node),
+            None => None,
+        };
+        let chain = match host {
+            Some(n) => chain.with_colours(w.nodes[n.0 as usize].dscp.colours),
+            None => chain,
+        };
         let hook = match (&c.at, &c.iface) {
             (Some(n), None) => {
                 let id = names.node(key("at"), n)?;
@@ -451,7 +499,7 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             _ => {
                 return Err(ScenarioError::new(
                     key("at"),
-                    "expected exactly one of `at` (a node) or `iface` (\"a->b\")",
+                    "expected exactly one of `at` (a node), `iface` or `iface_in` (\"a->b\")",
                 ))
             }
         };
@@ -464,6 +512,73 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         *hook = Hook::new(chain);
     }
     w.warnings = trc::admit(&trcs, w, sc)?;
+    Ok(())
+}
+
+/// A chain placed by input interface (`iface_in = "a->b"`): packets router b receives
+/// over that link.
+fn input_chain(
+    sc: &Scenario,
+    w: &mut World,
+    names: &Names,
+    i: usize,
+    c: &super::model::CondPlacement,
+    f: &str,
+) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("conditioner[{i}].{k}");
+    if c.at.is_some() || c.iface.is_some() {
+        return Err(ScenarioError::new(
+            key("iface_in"),
+            "expected exactly one of `at` (a node), `iface` or `iface_in` (\"a->b\")",
+        ));
+    }
+    let id = names.ifaces.get(f).copied().ok_or_else(|| {
+        ScenarioError::new(
+            key("iface_in"),
+            format!("no interface named {f:?} (interfaces are named \"a->b\")"),
+        )
+    })?;
+    let peer = w.ifaces[id.0 as usize].peer;
+    if w.nodes[peer.0 as usize].kind != NodeKind::Router {
+        return Err(ScenarioError::new(
+            key("iface_in"),
+            format!(
+                "{f:?} ends at host {:?}: input-interface chains sit at routers (a host's \
+                 chain is `at = \"host\"`, for what it sends)",
+                w.nodes[peer.0 as usize].name
+            ),
+        ));
+    }
+    let mut stages = c.stages.clone();
+    let flow_id = |n: &str| names.flows.get(n).map(|&k| crate::packet::FlowId(k as u32));
+    for (j, s) in stages.iter_mut().enumerate() {
+        let k = format!("conditioner[{i}].stages[{j}]");
+        if matches!(s, ConditionerConfig::Trc(_)) {
+            return Err(ScenarioError::new(
+                k,
+                "a TRC sits at a host, a router (`at`) or an interface (`iface`), not at \
+                 `iface_in`",
+            ));
+        }
+        s.bind_flows(&flow_id)
+            .map_err(|e| ScenarioError::new(crate::config::join(&k, &e.key), e.message))?;
+    }
+    let resolve = |name: &str| names.nodes.get(name).copied();
+    let chain = Chain::build(
+        &stages,
+        &resolve,
+        RngStream::derive(sc.seed, &format!("conditioner/{i}")),
+    )
+    .map_err(|e| ScenarioError::new(format!("conditioner[{i}].stages{}", e.key), e.message))?
+    .with_colours(w.nodes[peer.0 as usize].dscp.colours);
+    let hook = &mut w.ifaces[id.0 as usize].ingress;
+    if !hook.is_empty() {
+        return Err(ScenarioError::new(
+            format!("conditioner[{i}]"),
+            "a second conditioner chain at the same place; put all stages in one chain",
+        ));
+    }
+    *hook = Hook::new(chain);
     Ok(())
 }
 

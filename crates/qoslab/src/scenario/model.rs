@@ -63,6 +63,10 @@ pub struct CondPlacement {
     /// An interface (`"r1->r2"`): packets routed to it, before its queue.
     #[serde(default)]
     pub iface: Option<String>,
+    /// An input interface (`"r1->r2"`): packets router r2 receives over that link,
+    /// before r2's own ingress chain.
+    #[serde(default)]
+    pub iface_in: Option<String>,
     /// The stages, applied in order.
     pub stages: Vec<ConditionerConfig>,
 }
@@ -80,6 +84,9 @@ pub struct NodeSpec {
     /// `"host"` (default) or `"router"`.
     #[serde(default)]
     pub kind: NodeKind,
+    /// Overrides of the RFC DSCP → (class, drop precedence) table at this node.
+    #[serde(default)]
+    pub dscp_map: Vec<crate::cond::DscpMapEntry>,
 }
 
 /// A duplex link between nodes `a` and `b`.
@@ -152,6 +159,18 @@ pub struct FlowSpec {
     /// Bytes to transfer (finite TCP transfers); default: unlimited.
     #[serde(default)]
     pub bytes: Option<Bytes>,
+    /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
+    #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
+    pub dscp: u8,
+    /// DSCP of the packets the destination sends back (TCP ACKs); default 0 (BE).
+    #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
+    pub ack_dscp: u8,
+    /// Source port; default 1024 + the flow's index in the file.
+    #[serde(default)]
+    pub src_port: Option<u16>,
+    /// Destination port; default 5001.
+    #[serde(default)]
+    pub dst_port: Option<u16>,
 }
 
 /// What a run records beyond the per-flow and per-place totals.
@@ -170,6 +189,9 @@ pub struct RecordSpec {
     /// TCP flows whose sender state (cwnd, ssthresh, srtt, RTO) is traced on change.
     #[serde(default)]
     pub traces: Vec<String>,
+    /// Per-packet one-way delay statistics of every flow's data packets.
+    #[serde(default)]
+    pub delays: bool,
 }
 
 fn default_interval() -> Dur {
@@ -186,6 +208,7 @@ impl Default for RecordSpec {
             queues: Vec::new(),
             queue_interval: default_queue_interval(),
             traces: Vec::new(),
+            delays: false,
         }
     }
 }

@@ -379,6 +379,12 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::qosmgr::table(w) {
         r.tables.insert("qosmgr".into(), t);
     }
+    if let Some(t) = delays_table(w) {
+        r.tables.insert("delays".into(), t);
+    }
+    if let Some(t) = classes_table(w) {
+        r.tables.insert("classes".into(), t);
+    }
 
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
@@ -391,4 +397,80 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     s.insert("wall_s".into(), json!(wall_s));
     s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     r
+}
+
+/// Per-class counters of interfaces with per-class queues (after the warm-up), one row
+/// per (interface, class); `None` if no interface has classes.
+fn classes_table(w: &World) -> Option<Table> {
+    let mut rows = Vec::new();
+    for (i, f) in w.ifaces.iter().enumerate() {
+        if let crate::queue::AnyQueue::Classes(s) = &f.queue {
+            for (k, (name, c)) in s.class_counters().enumerate() {
+                let e = w
+                    .warm
+                    .classes
+                    .get(i)
+                    .and_then(|v| v.get(k))
+                    .copied()
+                    .unwrap_or_default();
+                rows.push((f.name.as_str(), name, c.since(&e)));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut t = Table::default();
+    let int = |g: &dyn Fn(&crate::queue::ClassCounters) -> u64| {
+        Column::Int(rows.iter().map(|r| g(&r.2) as i64).collect())
+    };
+    t.push("iface", names(rows.iter().map(|r| r.0).collect()));
+    t.push("class", names(rows.iter().map(|r| r.1).collect()));
+    t.push("arrived", int(&|c| c.arrived));
+    t.push("arrived_bytes", int(&|c| c.arrived_bytes));
+    t.push("departed", int(&|c| c.departed));
+    t.push("departed_bytes", int(&|c| c.departed_bytes));
+    t.push("dropped", int(&|c| c.dropped));
+    t.push("dropped_bytes", int(&|c| c.dropped_bytes));
+    t.push("dropped_green", int(&|c| c.dropped_by_colour[0]));
+    t.push("dropped_yellow", int(&|c| c.dropped_by_colour[1]));
+    t.push("dropped_red", int(&|c| c.dropped_by_colour[2]));
+    Some(t)
+}
+
+/// Per-flow one-way delay statistics of data packets after the warm-up
+/// (`record.delays`); `None` when not recorded.
+fn delays_table(w: &World) -> Option<Table> {
+    let rows: Vec<_> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.delays.as_deref().map(|d| (i, f, d)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let float = |g: &dyn Fn(&super::delay::DelayStats) -> f64| {
+        Column::Float(rows.iter().map(|r| g(r.2)).collect())
+    };
+    let mut t = Table::default();
+    t.push(
+        "flow",
+        Column::Int(rows.iter().map(|r| r.0 as i64).collect()),
+    );
+    t.push(
+        "name",
+        names(rows.iter().map(|r| r.1.name.as_str()).collect()),
+    );
+    t.push(
+        "packets",
+        Column::Int(rows.iter().map(|r| r.2.count() as i64).collect()),
+    );
+    t.push("mean", float(&|d| d.mean()));
+    t.push("p50", float(&|d| d.quantile(0.5)));
+    t.push("p95", float(&|d| d.quantile(0.95)));
+    t.push("p99", float(&|d| d.quantile(0.99)));
+    t.push("max", float(&|d| d.max()));
+    t.push("jitter", float(&|d| d.jitter()));
+    Some(t)
 }

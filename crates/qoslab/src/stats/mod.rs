@@ -2,6 +2,7 @@
 //! traces; and fairness indices as library functions.
 
 mod collect;
+pub mod delay;
 pub mod fairness;
 mod qosmgr;
 mod table;

@@ -27,6 +27,10 @@ impl World {
             return;
         }
         if n.kind == NodeKind::Router {
+            // Chains by input interface first, then the router's own.
+            if !self.run_hook(now, HookAt::IngressIface(iface), 0, &mut pkt) {
+                return;
+            }
             let at = HookAt::Ingress(node);
             if !self.run_hook(now, at, 0, &mut pkt) {
                 return;
@@ -48,18 +52,27 @@ impl World {
     }
 
     /// Continues a packet's journey after the hook at `at` let it through.
-    pub(super) fn after_hook(&mut self, now: SimTime, at: HookAt, pkt: Packet) {
+    pub(super) fn after_hook(&mut self, now: SimTime, at: HookAt, mut pkt: Packet) {
         match at {
             HookAt::HostEgress(n) | HookAt::Ingress(n) => self.route_out(now, n, pkt),
             HookAt::Egress(f) => self.enqueue(now, f, pkt),
+            HookAt::IngressIface(f) => {
+                let n = self.ifaces[f.0 as usize].peer;
+                if self.run_hook(now, HookAt::Ingress(n), 0, &mut pkt) {
+                    self.route_out(now, n, pkt);
+                }
+            }
         }
     }
 
     #[inline]
-    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, pkt: Packet) {
+    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, mut pkt: Packet) {
         let fi = iface.0 as usize;
         let node = self.ifaces[fi].node;
-        self.nodes[node.0 as usize].counters.forwarded += 1;
+        let n = &mut self.nodes[node.0 as usize];
+        n.counters.forwarded += 1;
+        // Queues act on the drop precedence the node's table gives the DSCP on the wire.
+        pkt.colour = n.dscp.colour(pkt.dscp);
         let f = &mut self.ifaces[fi];
         f.counters.arrived += 1;
         f.counters.arrived_bytes += pkt.size as u64;

@@ -9,6 +9,7 @@ impl World {
             HookAt::HostEgress(n) => &mut self.nodes[n.0 as usize].host_egress,
             HookAt::Ingress(n) => &mut self.nodes[n.0 as usize].ingress,
             HookAt::Egress(f) => &mut self.ifaces[f.0 as usize].egress,
+            HookAt::IngressIface(f) => &mut self.ifaces[f.0 as usize].ingress,
         }
     }
 
@@ -16,6 +17,7 @@ impl World {
         match at {
             HookAt::HostEgress(n) | HookAt::Ingress(n) => n,
             HookAt::Egress(f) => self.ifaces[f.0 as usize].node,
+            HookAt::IngressIface(f) => self.ifaces[f.0 as usize].peer,
         }
     }
 

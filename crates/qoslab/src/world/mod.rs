@@ -50,6 +50,9 @@ pub enum HookAt {
     Ingress(NodeId),
     /// Packets routed to an interface, before its queue.
     Egress(IfaceId),
+    /// Packets a router receives over one interface (its peer's ingress), before the
+    /// router's own ingress chain.
+    IngressIface(IfaceId),
 }
 
 /// Something that happens at a point in simulated time.
@@ -119,6 +122,8 @@ pub struct Snapshot {
     pub flows: Vec<FlowCounters>,
     /// Per flow: the TCP sender's counters (zeros for UDP flows).
     pub tcp: Vec<TcpSenderStats>,
+    /// Per interface: its classes' counters (empty unless it has per-class queues).
+    pub classes: Vec<Vec<crate::queue::ClassCounters>>,
 }
 
 /// A built network with its flows, ready to run.
@@ -237,6 +242,16 @@ impl World {
                     _ => TcpSenderStats::default(),
                 })
                 .collect(),
+            classes: self
+                .ifaces
+                .iter()
+                .map(|f| match &f.queue {
+                    crate::queue::AnyQueue::Classes(s) => {
+                        s.class_counters().map(|(_, c)| *c).collect()
+                    }
+                    _ => Vec::new(),
+                })
+                .collect(),
         }
     }
 
@@ -324,6 +339,9 @@ impl World {
                 for f in &mut self.flows {
                     if let FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } = &mut f.app {
                         sink.reset_delay();
+                    }
+                    if let Some(d) = &mut f.delays {
+                        **d = Default::default();
                     }
                 }
             }

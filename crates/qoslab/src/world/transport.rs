@@ -40,13 +40,13 @@ impl World {
         reverse: bool,
     ) -> Packet {
         let f = &mut self.flows[flow.0 as usize];
-        let (src, dst, src_port, dst_port) = if reverse {
+        let (src, dst, src_port, dst_port, dscp) = if reverse {
             f.counters.acks_sent += 1;
-            (f.dst, f.src, f.dst_port, f.src_port)
+            (f.dst, f.src, f.dst_port, f.src_port, f.ack_dscp)
         } else {
             f.counters.pkts_sent += 1;
             f.counters.bytes_sent += size as u64;
-            (f.src, f.dst, f.src_port, f.dst_port)
+            (f.src, f.dst, f.src_port, f.dst_port, f.dscp)
         };
         let uid = self.next_uid;
         self.next_uid += 1;
@@ -60,6 +60,7 @@ impl World {
             proto,
             size,
             created: now,
+            dscp,
             hdr,
             ..Default::default()
         }
@@ -187,6 +188,17 @@ impl World {
         let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
             return;
         };
+        if let Some(d) = &mut f.delays {
+            // Data packets at the flow's destination (not ACKs, not quenches).
+            let data = match &pkt.hdr {
+                Header::Udp(_) => true,
+                Header::Tcp(h) => h.len > 0 && node == f.dst,
+                Header::Quench(_) => false,
+            };
+            if data {
+                d.add(now - pkt.created);
+            }
+        }
         match (&mut f.app, &pkt.hdr) {
             (FlowApp::Cbr { sink, .. }, Header::Udp(h))
             | (FlowApp::Pareto { sink, .. }, Header::Udp(h)) => {

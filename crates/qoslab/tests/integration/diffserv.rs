@@ -5,11 +5,17 @@ use super::common::*;
 /// Two Poisson flows of 0.8 Mb/s into 1 Mb/s; flow 0 is marked by a trTCM whose CIR
 /// covers its whole rate (all green), flow 1 by one with a small CIR/PIR (mostly red).
 fn marked(queue: &str) -> qoslab::world::World {
+    marked_with(queue, "", "")
+}
+
+/// As [`marked`], with `codepoints` (e.g. `, dscp = { green = 0 }`) added to both markers
+/// and `nodes` (e.g. a router's `dscp_map`) to the scenario's top-level tables.
+fn marked_with(queue: &str, codepoints: &str, nodes: &str) -> qoslab::world::World {
     let poisson = |i, r| cbr(i, r, 1000, 0.0).replace("jitter = 0", "poisson = true");
     let flows = poisson(0, "0.8Mbps") + &poisson(1, "0.8Mbps");
     let cond = |host: &str, cir: &str, pir: &str| {
         format!(
-            "[[conditioner]]\nat = \"{host}\"\nstages = [ {{ kind = \"trtcm\", cir = \"{cir}\", cbs = 3000, pir = \"{pir}\", pbs = 3000 }} ]\n"
+            "[[conditioner]]\nat = \"{host}\"\nstages = [ {{ kind = \"trtcm\", cir = \"{cir}\", cbs = 3000, pir = \"{pir}\", pbs = 3000{codepoints} }} ]\n"
         )
     };
     let text = dumbbell(
@@ -19,7 +25,11 @@ fn marked(queue: &str) -> qoslab::world::World {
         &(flows + &cond("s0", "2Mbps", "3Mbps") + &cond("s1", "100kbps", "200kbps")),
         "warmup = \"2s\"\n",
     )
-    .replace("duration = \"10s\"", "duration = \"60s\"");
+    .replace("duration = \"10s\"", "duration = \"60s\"")
+    .replace(
+        "name = \"r1\"\nkind = \"router\"\n",
+        &format!("name = \"r1\"\nkind = \"router\"\n{nodes}"),
+    );
     run_world(&text)
 }
 
@@ -38,4 +48,257 @@ fn rio_protects_green_traffic_droptail_does_not() {
     let (d0, d1) = (goodput(&dt, 0), goodput(&dt, 1));
     // DropTail ignores colour: equal offered loads share about equally.
     assert!((d0 / d1 - 1.0).abs() < 0.1, "{d0} {d1}");
+}
+
+#[test]
+fn rio_acts_on_the_dscp_on_the_wire() {
+    // Both markers write DSCP 0 for every colour: on the wire the two flows look the
+    // same (best effort, green), so RIO-C must treat them alike, as DropTail does.
+    let same = marked_with(
+        "{ kind = \"rio_c\", limit = 100 }",
+        ", dscp = { green = 0, yellow = 0, red = \"BE\" }",
+        "",
+    );
+    let (a, b) = (goodput(&same, 0), goodput(&same, 1));
+    assert!((a / b - 1.0).abs() < 0.1, "{a} {b}");
+    // The bottleneck router's table swaps AF11 and AF13: the flow marked green (AF11)
+    // is now dropped first, and the mostly-red flow (AF13) is protected.
+    let swapped = marked_with(
+        "{ kind = \"rio_c\", limit = 100 }",
+        "",
+        "dscp_map = [ { dscp = \"AF11\", colour = \"red\" }, { dscp = 14, colour = \"green\" } ]\n",
+    );
+    let (a, b) = (goodput(&swapped, 0), goodput(&swapped, 1));
+    assert!(a < 0.6 * b, "AF11 flow {a}, AF13 flow {b}");
+}
+
+/// Two Poisson flows of 0.8 Mb/s into 1 Mb/s RIO-C, with `keys` added to flow `i`'s
+/// table and `extra` (conditioners) appended; returns the world after 60 s.
+fn two_flows(keys: [&str; 2], queue: &str, extra: &str) -> qoslab::world::World {
+    let flow = |i: usize| {
+        cbr(i, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true") + keys[i] + "\n"
+    };
+    let text = dumbbell(
+        2,
+        "1Mbps",
+        queue,
+        &(flow(0) + &flow(1) + extra),
+        "warmup = \"2s\"\n",
+    )
+    .replace("duration = \"10s\"", "duration = \"60s\"");
+    run_world(&text)
+}
+
+#[test]
+fn flow_dscp_key_and_set_dscp_stage_drive_rio() {
+    let rio = "{ kind = \"rio_c\", limit = 100 }";
+    // Sources write the DSCP: AF13 (red) loses to AF11 (green).
+    let w = two_flows(["dscp = \"AF13\"", "dscp = 10"], rio, "");
+    let (red, green) = (goodput(&w, 0), goodput(&w, 1));
+    assert!(
+        green > 0.95 * 777_600.0 && red < 0.3 * 777_600.0,
+        "{red} {green}"
+    );
+    // A re-marking stage at s0's egress turns AF13 into AF11 and the other host's
+    // AF11 into AF13 (only listed codepoints change): the roles swap.
+    let remark = "[[conditioner]]\nat = \"s0\"\nstages = [ { kind = \"set_dscp\", dscp = \"AF11\", only = [\"AF13\"] } ]\n\
+                  [[conditioner]]\nat = \"s1\"\nstages = [ { kind = \"set_dscp\", dscp = \"AF13\" } ]\n";
+    let w = two_flows(["dscp = \"AF13\"", "dscp = 10"], rio, remark);
+    let (a, b) = (goodput(&w, 0), goodput(&w, 1));
+    assert!(a > 0.95 * 777_600.0 && b < 0.3 * 777_600.0, "{a} {b}");
+}
+
+#[test]
+fn filters_by_flow_name_port_and_dscp_set() {
+    // A policer at r1 drops everything a rule takes (1 kb/s, one packet of burst).
+    let police = |filter: &str| {
+        format!(
+            "[[conditioner]]\nat = \"r1\"\nstages = [ {{ kind = \"policy\", rules = [ {{ filter = {filter}, \
+             profile = {{ rate = \"1kbps\", burst = 1000 }}, action = \"police\" }} ] }} ]\n"
+        )
+    };
+    let dt = "{ kind = \"droptail\", limit = 100 }";
+    let keys = [
+        "src_port = 7000\ndst_port = 80\ndscp = \"EF\"",
+        "ack_dscp = \"CS1\"",
+    ];
+    for (filter, hit) in [
+        ("{ flow = \"f1\" }", 1),
+        ("{ src_port = 7000, dst_port = 80 }", 0),
+        ("{ src_port = 1025 }", 1), // the default: 1024 + index in the file
+        ("{ dscp = [\"EF\", \"CS7\"] }", 0),
+        ("{ dscp = [\"AF11\", 8] }", 2), // neither flow's packets
+    ] {
+        let w = two_flows(keys, dt, &police(filter));
+        for i in 0..2 {
+            let g = goodput(&w, i);
+            if i == hit {
+                assert!(g < 10_000.0, "{filter}: flow {i} passed {g}");
+            } else {
+                assert!(g > 300_000.0, "{filter}: flow {i} policed {g}");
+            }
+        }
+    }
+}
+
+/// Three CBR flows of 0.6 Mb/s (EF, AF11, BE) into 1 Mb/s with per-class queues.
+fn three_classes(queue: &str) -> [f64; 3] {
+    let flows: String = ["dscp = \"EF\"", "dscp = \"AF11\"", ""]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| cbr(i, "0.6Mbps", 1000, 0.1) + k + "\n")
+        .collect();
+    let text = dumbbell(3, "1Mbps", queue, &flows, "warmup = \"2s\"\n")
+        .replace("duration = \"10s\"", "duration = \"30s\"");
+    let w = run_world(&text);
+    [0, 1, 2].map(|i| w.flows[i].counters_since(&w.warm, i).goodput_bytes as f64 * 8.0 / 28.0)
+}
+
+#[test]
+fn priority_and_weighted_classes_share_a_bottleneck() {
+    // Payload share of the wire: 972 of 1000 bytes.
+    let wire = 1e6 * 0.972;
+    for sched in ["drr", "wfq", "wrr"] {
+        let g = three_classes(&format!(
+            "{{ kind = \"classes\", scheduler = \"{sched}\", classes = [ \
+             {{ name = \"ef\", dscp = [\"EF\"], priority = true, queue = {{ kind = \"droptail\", limit = 10 }} }}, \
+             {{ name = \"af1\", phb = \"AF1\", weight = 3, queue = {{ kind = \"rio_c\" }} }}, \
+             {{ name = \"be\", weight = 1 }} ] }}"
+        ));
+        // EF gets all it offers; AF and BE split the remaining 0.4 Mb/s 3 : 1.
+        assert!((g[0] / (0.6 * wire) - 1.0).abs() < 0.01, "{sched} EF {g:?}");
+        assert!((g[1] / (0.3 * wire) - 1.0).abs() < 0.03, "{sched} AF {g:?}");
+        assert!((g[2] / (0.1 * wire) - 1.0).abs() < 0.05, "{sched} BE {g:?}");
+    }
+    // EF rate-limited to 0.2 Mb/s: the excess is policed, the rest shared 3 : 1.
+    let g = three_classes(
+        "{ kind = \"classes\", classes = [ \
+         { name = \"ef\", dscp = [\"EF\"], priority = true, rate = \"200kbps\", burst = 2000 }, \
+         { name = \"af1\", dscp = [\"AF11\"], weight = 3 }, { name = \"be\" } ] }",
+    );
+    assert!((g[0] / (0.2 * wire) - 1.0).abs() < 0.02, "EF {g:?}");
+    assert!((g[1] / (0.6 * wire) - 1.0).abs() < 0.02, "AF {g:?}");
+    assert!((g[2] / (0.2 * wire) - 1.0).abs() < 0.05, "BE {g:?}");
+}
+
+#[test]
+fn meters_by_input_interface_see_one_direction_only() {
+    // f0 sends s0 → d0 and f1 sends d1 → s1 (the reverse direction through r1), each
+    // 0.4 Mb/s. A 0.5 Mb/s policer `at = "r1"` sees both directions (0.8 Mb/s) and
+    // drops; the same policer on `iface_in = "s0->r1"` sees f0 only and drops nothing.
+    let flows = cbr(0, "0.4Mbps", 1000, 0.0)
+        + "[[flow]]\nname = \"f1\"\nfrom = \"d1\"\nto = \"s1\"\ncbr = { rate = \"0.4Mbps\", size = 1000 }\n";
+    let run = |place: &str| {
+        let cond = format!(
+            "[[conditioner]]\n{place}\nstages = [ {{ kind = \"token_bucket\", rate = \"0.5Mbps\", depth = 3000, action = \"police\" }} ]\n"
+        );
+        let text = dumbbell(
+            2,
+            "10Mbps",
+            "{ kind = \"droptail\" }",
+            &(flows.clone() + &cond),
+            "",
+        );
+        let w = run_world(&text);
+        (w.flows[0].counters.drops, w.flows[1].counters.drops)
+    };
+    let (a, b) = run("at = \"r1\"");
+    assert!(a > 50 && b > 50, "at r1: {a} {b}");
+    assert_eq!(run("iface_in = \"s0->r1\""), (0, 0));
+    // On the link the reverse flow arrives over, it sees f1 alone (0.4 Mb/s) and drops
+    // nothing either.
+    let (a, b) = run("iface_in = \"r2->r1\"");
+    assert_eq!((a, b), (0, 0));
+}
+
+#[test]
+fn classes_table_counts_per_class_and_drops_by_colour() {
+    use qoslab::stats::Column;
+    // AF1 takes a trTCM-marked flow (mostly red) and an unmarked flow (AF11 at the
+    // source, green), both 0.8 Mb/s, into RIO-C; BE is idle. Only red is dropped.
+    let flows = cbr(0, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + &cbr(1, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + "dscp = \"AF11\"\n"
+        + "[[conditioner]]\nat = \"s0\"\nstages = [ { kind = \"trtcm\", cir = \"100kbps\", cbs = 3000, pir = \"200kbps\", pbs = 3000 } ]\n";
+    let queue = "{ kind = \"classes\", classes = [ { name = \"af1\", phb = \"AF1\", queue = { kind = \"rio_c\" } }, { name = \"be\" } ] }";
+    let text = dumbbell(2, "1Mbps", queue, &flows, "warmup = \"2s\"\n")
+        .replace("duration = \"10s\"", "duration = \"30s\"");
+    let r = qoslab::run(&parse(&text)).unwrap();
+    let t = &r.tables["classes"];
+    // `queue` sets both directions of the bottleneck: two classes each.
+    assert_eq!(t.rows(), 4);
+    assert_eq!(t.get("iface").unwrap().str_at(2), Some("r2->r1"));
+    let col = |n: &str| match t.get(n).unwrap() {
+        Column::Int(v) => v.clone(),
+        other => panic!("{n}: {other:?}"),
+    };
+    assert_eq!(t.get("iface").unwrap().str_at(0), Some("r1->r2"));
+    assert_eq!(t.get("class").unwrap().str_at(1), Some("be"));
+    let (arr, dep, drp) = (col("arrived"), col("departed"), col("dropped"));
+    // After the warm-up, at most the packets queued at either end are unaccounted.
+    assert!(
+        (arr[0] - dep[0] - drp[0]).abs() <= 100,
+        "{arr:?} {dep:?} {drp:?}"
+    );
+    assert_eq!((arr[1], drp[2], drp[3]), (0, 0, 0));
+    assert_eq!(col("dropped_green")[0], 0);
+    assert!(col("dropped_red")[0] > 100, "{:?}", col("dropped_red"));
+    assert_eq!(
+        col("dropped_green")[0] + col("dropped_yellow")[0] + col("dropped_red")[0],
+        drp[0]
+    );
+    // Runs without per-class queues have no such table.
+    let plain = dumbbell(
+        1,
+        "1Mbps",
+        "{ kind = \"droptail\" }",
+        &cbr(0, "100kbps", 500, 0.0),
+        "",
+    );
+    assert!(!qoslab::run(&parse(&plain))
+        .unwrap()
+        .tables
+        .contains_key("classes"));
+}
+
+#[test]
+fn worked_example_separates_ef_af_and_be() {
+    use qoslab::stats::Column;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/examples/diffserv_ef_af_be.toml"
+    );
+    let r = qoslab::run(&parse(&std::fs::read_to_string(path).unwrap())).unwrap();
+    let float = |t: &str, c: &str| match r.tables[t].get(c).unwrap() {
+        Column::Float(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    let int = |t: &str, c: &str| match r.tables[t].get(c).unwrap() {
+        Column::Int(v) => v.clone(),
+        other => panic!("{t}.{c}: {other:?}"),
+    };
+    // Flows: voice, af1-a, af1-b, af2-a, af2-b, bulk-a, bulk-b.
+    let (p50, p99, jitter) = (
+        float("delays", "p50"),
+        float("delays", "p99"),
+        float("delays", "jitter"),
+    );
+    // EF: propagation 16 ms plus at most a few packet times of queueing.
+    assert!(p99[0] < 0.025, "voice p99 {}", p99[0]);
+    assert!(jitter[0] < 0.003, "voice jitter {}", jitter[0]);
+    for (i, m) in p50.iter().enumerate().skip(1) {
+        assert!(
+            *m > 2.0 * p99[0],
+            "flow {i}: p50 {m} vs voice p99 {}",
+            p99[0]
+        );
+    }
+    // EF loses nothing; the AF classes drop no green packet.
+    let (drp, green) = (int("classes", "dropped"), int("classes", "dropped_green"));
+    assert_eq!(drp[0], 0);
+    assert_eq!((green[1], green[2]), (0, 0));
+    // WFQ 3 : 2 : 1 over what EF leaves: AF1 > AF2 > BE in goodput.
+    let g = float("flows", "goodput_bps");
+    let (af1, af2, be) = (g[1] + g[2], g[3] + g[4], g[5] + g[6]);
+    assert!(af1 > 1.2 * af2 && af2 > 1.5 * be, "{af1} {af2} {be}");
 }

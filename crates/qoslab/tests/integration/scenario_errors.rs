@@ -192,7 +192,7 @@ fn values_inside_queue_and_stage_tables_are_named_exactly() {
         "{ kind = \"token_bucket\", rate = \"1Mbps\", depth = 10, dscp = { green = 99999 } }",
     ));
     assert_eq!(k, "conditioner[0].stages[1].dscp.green");
-    assert!(m.contains("whole number from 0 to 255"), "{m}");
+    assert!(m.contains("0–63") && m.contains("PHB name"), "{m}");
 }
 
 #[test]
@@ -274,4 +274,98 @@ fn sizes_take_units_rates_in_bytes_are_bytes_and_a_bom_is_ignored() {
     let bom = format!("\u{feff}{}", base());
     qoslab::check_str(&bom, Format::Toml).unwrap();
     qoslab::check_str("\u{feff}{\"duration\": 1}", Format::Json).unwrap();
+}
+
+#[test]
+fn diffserv_keys_name_the_key() {
+    let flow = |k: &str| base().replace("to = \"d0\"\n", &format!("to = \"d0\"\n{k}\n"));
+    let (k, m) = err(&flow("dscp = 64"));
+    assert_eq!(k, "flow[0].dscp");
+    assert!(m.contains("0–63"), "{m}");
+    let (k, m) = err(&flow("ack_dscp = \"AF14\""));
+    assert_eq!(k, "flow[0].ack_dscp");
+    assert!(m.contains("PHB name"), "{m}");
+    let (k, _) = err(&flow("src_port = 70000"));
+    assert_eq!(k, "flow[0].src_port");
+    let router = |k: &str| {
+        base().replace(
+            "name = \"r1\"\nkind = \"router\"\n",
+            &format!("name = \"r1\"\nkind = \"router\"\n{k}\n"),
+        )
+    };
+    let (k, m) = err(&router(
+        "dscp_map = [ { dscp = 10 }, { dscp = 99, colour = \"red\" } ]",
+    ));
+    assert_eq!(k, "node[0].dscp_map[1].dscp");
+    assert!(m.contains("0–63"), "{m}");
+    let (k, _) = err(&router("dscp_map = [ { dscp = 10, colour = \"blue\" } ]"));
+    assert_eq!(k, "node[0].dscp_map[0].colour");
+    let cond = |s: &str| format!("{}[[conditioner]]\nat = \"r1\"\nstages = [ {s} ]\n", base());
+    let (k, m) = err(&cond(
+        "{ kind = \"policy\", rules = [ { filter = { flow = \"nope\" }, profile = { rate = 1000, burst = 1000 }, action = \"police\" } ] }",
+    ));
+    assert_eq!(k, "conditioner[0].stages[0].rules[0].filter.flow");
+    assert!(m.contains("nope"), "{m}");
+    let (k, _) = err(&cond("{ kind = \"set_dscp\", dscp = 70 }"));
+    assert_eq!(k, "conditioner[0].stages[0].dscp");
+    let (k, _) = err(&cond("{ kind = \"set_dscp\", dscp = 1, only = [\"XX\"] }"));
+    assert_eq!(k, "conditioner[0].stages[0].only[0]");
+}
+
+#[test]
+fn class_queue_errors_name_the_key() {
+    let q = |classes: &str| {
+        dumbbell(
+            1,
+            "1Mbps",
+            &format!("{{ kind = \"classes\", classes = [ {classes} ] }}"),
+            &cbr(0, "100kbps", 500, 0.0),
+            "",
+        )
+    };
+    let (k, m) = err(&q("{ name = \"be\" }, { name = \"ef\", dscp = [\"EF\"] }"));
+    assert_eq!(k, "link[2].queue.classes[0].name");
+    assert!(m.contains("only the last class"), "{m}");
+    let (k, _) = err(&q("{ name = \"ef\", dscp = [\"EF\"] }"));
+    assert_eq!(k, "link[2].queue.classes[0].dscp");
+    let (k, m) = err(&q("{ name = \"x\", phb = \"AF9\" }, { name = \"be\" }"));
+    assert_eq!(k, "link[2].queue.classes[0].phb");
+    assert!(m.contains("AF9"), "{m}");
+    let (k, _) = err(&q(
+        "{ name = \"x\", filter = { src = \"mars\" } }, { name = \"be\" }",
+    ));
+    assert_eq!(k, "link[2].queue.classes[0].filter.src");
+    let (k, _) = err(&q(
+        "{ name = \"be\", queue = { kind = \"red\", max_p = 2 } }",
+    ));
+    assert_eq!(k, "link[2].queue.classes[0].queue.max_p");
+    let (k, _) = err(&q("{ name = \"be\", rate = \"1Mbps\" }"));
+    assert_eq!(k, "link[2].queue.classes[0].rate");
+    let (k, _) = err(&q("{ name = \"be\", weight = 0 }"));
+    assert_eq!(k, "link[2].queue.classes[0].weight");
+    let (k, _) = err(&q("{ name = \"be\", queue = { kind = \"lqd\" } }"));
+    assert_eq!(k, "link[2].queue.classes[0].queue.kind");
+}
+
+#[test]
+fn input_interface_placement_errors() {
+    let cond = |place: &str| {
+        format!(
+            "{}[[conditioner]]\n{place}\nstages = [ {{ kind = \"delay\", delay = \"1ms\" }} ]\n",
+            base()
+        )
+    };
+    let (k, m) = err(&cond("iface_in = \"r1->d0\""));
+    assert_eq!(k, "conditioner[0].iface_in");
+    assert!(m.contains("no interface"), "{m}");
+    let (k, m) = err(&cond("iface_in = \"r2->d0\""));
+    assert_eq!(k, "conditioner[0].iface_in");
+    assert!(m.contains("host"), "{m}");
+    let (k, _) = err(&cond("iface_in = \"s0->r1\"\nat = \"r1\""));
+    assert_eq!(k, "conditioner[0].iface_in");
+    let twice =
+        cond("iface_in = \"s0->r1\"") + "[[conditioner]]\niface_in = \"s0->r1\"\nstages = []\n";
+    let (k, m) = err(&twice);
+    assert_eq!(k, "conditioner[1]");
+    assert!(m.contains("second"), "{m}");
 }
