@@ -35,9 +35,8 @@ from qoslab.reproduce import (
     Saved,
     figure,
     register,
-    scenarios_dir,
 )
-from qoslab.reproduce.p1 import to_toml
+from qoslab.reproduce.p1 import write_specs
 
 MSS = 1000
 PKT = MSS + 40
@@ -162,14 +161,7 @@ HEADER = (
 
 def write_scenarios(root: Path | None = None) -> list[Path]:
     """Writes every P0 scenario file under ``root`` (default ``scenarios/``)."""
-    root = root or scenarios_dir()
-    out = []
-    for rel, data in specs().items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(to_toml(data, HEADER))
-        out.append(p)
-    return out
+    return write_specs(specs(), HEADER, root)
 
 
 # --------------------------------------------------------------------------- measures

@@ -252,16 +252,22 @@ HEADER = (
 )
 
 
-def write_scenarios(root: Path | None = None) -> list[Path]:
-    """Writes every P1 scenario file under ``root`` (default ``scenarios/``)."""
+def write_specs(specs: dict[str, dict], header: str, root: Path | None = None) -> list[Path]:
+    """Writes generated scenario files (``{path under root: data}``) under ``root``
+    (default ``scenarios/``), each with ``header`` as its leading comment."""
     root = root or scenarios_dir()
     out = []
-    for rel, data in specs().items():
+    for rel, data in specs.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(to_toml(data, HEADER))
+        p.write_text(to_toml(data, header))
         out.append(p)
     return out
+
+
+def write_scenarios(root: Path | None = None) -> list[Path]:
+    """Writes every P1 scenario file under ``root`` (default ``scenarios/``)."""
+    return write_specs(specs(), HEADER, root)
 
 
 # --------------------------------------------------------------------------- helpers
