@@ -32,26 +32,7 @@ fn default_size() -> u32 {
 impl CbrConfig {
     /// Checks the values; the error key is relative to the `cbr` table.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        if self.size < crate::packet::UDP_IP_HEADER {
-            return Err(ScenarioError::new(
-                "size",
-                format!(
-                    "expected at least {} bytes (the UDP/IP headers), found {}",
-                    crate::packet::UDP_IP_HEADER,
-                    self.size
-                ),
-            ));
-        }
-        if self.size > crate::packet::MAX_UDP_SIZE {
-            return Err(ScenarioError::new(
-                "size",
-                format!(
-                    "expected at most {} bytes (the largest UDP datagram), found {}",
-                    crate::packet::MAX_UDP_SIZE,
-                    self.size
-                ),
-            ));
-        }
+        super::check_udp_size(self.size)?;
         if self.poisson && self.jitter > 0.0 {
             return Err(ScenarioError::new(
                 "jitter",

@@ -11,7 +11,29 @@ pub use cbr::{Cbr, CbrConfig};
 pub use onoff::{ParetoConfig, ParetoOnOff};
 pub use sink::UdpSink;
 
+use crate::config::ScenarioError;
+use crate::packet::{MAX_UDP_SIZE, UDP_IP_HEADER};
 use crate::time::SimTime;
+
+/// Checks a UDP source's packet `size` (key `size`): from the UDP/IP headers up to the
+/// largest UDP datagram.
+fn check_udp_size(size: u32) -> Result<(), ScenarioError> {
+    if size < UDP_IP_HEADER {
+        return Err(ScenarioError::new(
+            "size",
+            format!("expected at least {UDP_IP_HEADER} bytes (the UDP/IP headers), found {size}"),
+        ));
+    }
+    if size > MAX_UDP_SIZE {
+        return Err(ScenarioError::new(
+            "size",
+            format!(
+                "expected at most {MAX_UDP_SIZE} bytes (the largest UDP datagram), found {size}"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// What a source wants after a timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

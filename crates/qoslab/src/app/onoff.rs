@@ -52,23 +52,7 @@ impl ParetoConfig {
                 "expected a positive mean on period",
             ));
         }
-        if self.size < crate::packet::UDP_IP_HEADER {
-            return Err(ScenarioError::new(
-                "size",
-                format!("expected at least {} bytes", crate::packet::UDP_IP_HEADER),
-            ));
-        }
-        if self.size > crate::packet::MAX_UDP_SIZE {
-            return Err(ScenarioError::new(
-                "size",
-                format!(
-                    "expected at most {} bytes (the largest UDP datagram), found {}",
-                    crate::packet::MAX_UDP_SIZE,
-                    self.size
-                ),
-            ));
-        }
-        Ok(())
+        super::check_udp_size(self.size)
     }
 }
 
