@@ -77,23 +77,10 @@ def main() -> int:
     for seed in range(1, args.seeds + 1):
         rnd = random.Random(seed)
         starts = [round(rnd.random(), 6) for _ in range(n)]
-        base = [
-            str(peer.NS3),
-            f"--queue={peer.QUEUES[queue][1]}",
-            f"--flows={n}",
-            f"--limit={limit - 1}",
-            "--bottleneck=10Mbps",
-            "--access=100Mbps",
-            f"--sockbuf={max(1 << 18, int(4 * (10e6 / 8 * 0.2 + limit * 1500) / n))}",
-            "--delack=2",
-            f"--rtts={','.join(map(str, rtts))}",
-            f"--sack={int(sack)}",
-            f"--delack-timeout={args.delack_timeout}",
-            f"--starts={','.join(map(str, starts))}",
-            f"--duration={args.duration}",
-            f"--warmup={args.warmup}",
-            f"--run={seed}",
-        ]
+        base = peer.ns3_args(
+            n, queue, starts, args.duration, args.warmup, seed, limit=limit, rtts=rtts,
+            sack=sack, delack_ms=args.delack_timeout,
+        )  # fmt: skip
         for f in flows:
             g, to, stuck = trace(base, f, args.warmup, args.duration)
             lines.append(f"| {seed} | {f} | {g / 1e6:.3f} | {to} | {stuck:.1f} |")

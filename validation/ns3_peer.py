@@ -115,7 +115,7 @@ def run_qoslab(text, drops=False):
     return flows["goodput_bps"], wall, hops
 
 
-def run_ns3(
+def ns3_args(
     n,
     queue,
     starts,
@@ -128,18 +128,15 @@ def run_ns3(
     delack=True,
     rtts=RTTS,
     sack=True,
-    drops=False,
     delack_ms=200,
-    stats=False,
 ):
-    """Runs the ns-3 peer: goodputs with (wall, hops[, drops]), or with ``stats`` the
-    goodputs and every "name value" line the peer prints after the warm-up counters."""
+    """The ns-3 peer's command line for one dumbbell run."""
     disc_limit = limit - 1  # the device queue behind the disc holds the last packet
     # Socket buffers: 4× a flow's fair share of (bottleneck BDP at 200 ms + the queue),
     # at least 256 KiB, so no window is capped, without BulkSend filling gigabytes.
     bps = float(bottleneck.removesuffix("bps").replace("G", "e9").replace("M", "e6"))
     sockbuf = max(1 << 18, int(4 * (bps / 8 * 0.2 + limit * 1500) / n))
-    args = [
+    return [
         str(NS3),
         f"--queue={QUEUES[queue][1]}",
         f"--flows={n}",
@@ -156,6 +153,13 @@ def run_ns3(
         f"--warmup={warmup}",
         f"--run={seed}",
     ]
+
+
+def run_ns3(*args, drops=False, stats=False, **kw):
+    """Runs the ns-3 peer (arguments as :func:`ns3_args`): goodputs with (wall, hops[,
+    drops]), or with ``stats`` the goodputs and every "name value" line the peer prints
+    after the warm-up counters."""
+    args = ns3_args(*args, **kw)
     t0 = time.perf_counter()
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     wall = time.perf_counter() - t0
