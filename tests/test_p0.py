@@ -91,3 +91,53 @@ def test_doc_tables_render_from_the_committed_data():
     md = docgen.RENDERERS["p0-all"](data)
     assert md.count("\n") == 2 + 16
     assert "| f10-unequal |" in md
+
+
+def test_mix_arrivals_are_a_seeded_poisson_stream_of_heavy_tailed_sizes():
+    a = p0.mix_arrivals(1, 200.0)
+    assert a == p0.mix_arrivals(1, 200.0) != p0.mix_arrivals(2, 200.0)
+    starts = [s for s, _, _ in a]
+    assert starts == sorted(starts) and p0.MIX_FROM < starts[0] and starts[-1] < 180.0
+    assert 140 < len(a) < 210  # 175 expected at 1 per second
+    sizes = [b for _, b, _ in a]
+    assert min(sizes) >= 10_000 and max(sizes) <= p0.MIX_CAP
+    assert {c for _, _, c in a} == {0, 1, 2, 3}
+
+
+def test_aggregate_fair_increase_is_fairer_than_reno_with_a_short_queue():
+    def jain_fct(cc: str) -> tuple[float, float]:
+        res = qoslab.run(p0.mix_scenario(cc, 1, 100.0, queue=10), seed=1)
+        thr = list(res.tables["flows"]["goodput_bytes"][:4])
+        fct = res.tables["transfers"]["completion"]
+        assert fct.is_nan().sum() <= 1  # every short transfer but maybe one finished
+        return p0.jain(thr), float(fct.filter(~fct.is_nan()).mean())  # type: ignore[arg-type]
+
+    j_reno, f_reno = jain_fct("reno")
+    j_af, f_af = jain_fct("aggregate_fair")
+    assert j_af > j_reno + 0.05
+    assert f_af < 1.2 * f_reno
+
+
+def test_window_closed_sends_make_up_for_a_coarse_timer():
+    def total(trig: list[str]) -> tuple[float, int]:
+        ov = {"qosmgr.0.triggers": trig, "qosmgr.0.period": "50ms"}
+        res = qoslab.run(p0.trigger_mix_scenario(), ov, seed=1)
+        q = res.tables["qosmgr"]
+        wire = float(res.tables["flows"]["goodput_bytes"].sum()) * p0.PKT / p0.MSS
+        return 100 * wire / p0.DURATION / p0.RATE, int(q["released_closed_send"].sum())
+
+    timer, none = total([])
+    closed, released = total(["closed_send"])
+    assert none == 0 and released > 1000
+    assert closed > timer + 1.0 and closed <= 100.5
+
+
+def test_writes_apply_to_tcp_flows_only_and_need_a_positive_period():
+    sc = qoslab.scenario.load(scenarios_dir() / "p0" / "f3-equal.toml").data
+    sc["flow"][0]["writes"] = {"size": "1KB", "every": "0s"}
+    with pytest.raises(ScenarioError, match=r"flow\[0\]\.writes\.every"):
+        qoslab.run(sc)
+    sc["flow"][0] = {"name": "u", "from": "s", "to": "c1", "cbr": {"rate": "10kbps"},
+                     "writes": {"size": "1KB", "every": "10ms"}}  # fmt: skip
+    with pytest.raises(ScenarioError, match=r"flow\[0\]\.writes"):
+        qoslab.run(sc)

@@ -55,6 +55,25 @@ pub struct TcpFlow {
     pub rcv_armed: SimTime,
     /// Last traced (cwnd, ssthresh, state), to record only changes.
     pub last_trace: (u32, u32, TcpState),
+    /// The application's periodic writes, if it writes over time.
+    pub writer: Option<Writer>,
+    /// The connection was opened (its first `Source` event ran).
+    pub started: bool,
+    /// A finite transfer (`bytes` given): listed in the `transfers` table.
+    pub finite: bool,
+    /// When a finite transfer was fully acknowledged (NEVER: not yet).
+    pub done_at: SimTime,
+}
+
+/// An application writing `size` bytes every `every` on a TCP connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Writer {
+    /// Bytes per write.
+    pub size: u64,
+    /// Time between writes.
+    pub every: crate::time::Dur,
+    /// Bytes still to write (`None`: writes forever).
+    pub left: Option<u64>,
 }
 
 impl FlowApp {

@@ -443,8 +443,31 @@ TRIGGER_SETS = {
     "timer": [],
     "timer+send": ["send"],
     "timer+send+ack": ["send", "ack"],
-    "all": ["send", "ack", "idle_ack", "dupack"],
+    "timer+closed_send": ["closed_send"],
+    "timer+new_conn": ["new_conn"],
+    "all": ["send", "ack", "idle_ack", "dupack", "closed_send", "new_conn"],
 }
+#: The application of ``f7-lru-mix``'s fifth connection: it offers the whole aggregate
+#: rate, so its window is often full of packets held by the manager.
+TRIG_WRITES = {"size": "3KB", "every": "37ms"}
+
+
+def trigger_mix_scenario(seed: int = 1) -> dict[str, Any]:
+    """``f7-lru`` (LRU common bucket, equal links) with, in the same aggregate, an
+    application writing TRIG_WRITES on a fifth connection (to the 50 ms client) and the
+    short transfers of ``mix_arrivals``: workload for the window-closed-send and
+    new-connection triggers (P0 §6.3 iii, iv)."""
+    data = scenario("f7-lru-mix", EQUAL, _common("lru"))
+    tcp = dict(data["flow"][0]["tcp"])
+    # 37 ms and a jittered start: writes do not coincide with the timer's ticks.
+    data["flow"].append({"name": "writer-rtt50", "from": "s", "to": "c1", "tcp": tcp,
+                         "start_jitter": "1s", "writes": dict(TRIG_WRITES)})  # fmt: skip
+    for k, (start, size, client) in enumerate(mix_arrivals(seed, DURATION)):
+        data["flow"].append(
+            {"name": f"short{k}-rtt{round(RTTS[client] * 1000)}", "from": "s",
+             "to": f"c{client + 1}", "start": _ms(start), "bytes": size, "tcp": tcp}
+        )  # fmt: skip
+    return data
 
 
 @register("p0-triggers", title="Shaping triggers: accuracy and fairness vs timer events",
@@ -453,19 +476,22 @@ def triggers(ctx: Context) -> Outcome:
     """Logical partitions and the LRU common bucket with each trigger set and a 15 or
     50 ms timer; ns-2's window of 20 segments so that queues at the manager stay short."""
     rows = []
-    for stem in ["f10-equal", "f7-lru"]:
-        shares = fair_shares(ROWS[stem][0], True)
+    for stem in ["f10-equal", "f7-lru", "f7-lru-mix"]:
+        shares = fair_shares(EQUAL, True)
+        mixed = stem == "f7-lru-mix"
+        sc: Any = trigger_mix_scenario() if mixed else ctx.scenario(f"p0/{stem}.toml")
         for period in ["15ms", "50ms"]:
             for tname, trig in TRIGGER_SETS.items():
                 ov: dict[str, Any] = {"qosmgr.0.triggers": trig, "qosmgr.0.period": period}
                 ov.update({f"flow.{i}.tcp.max_window": 20 for i in range(4)})
-                res = run(ctx.scenario(f"p0/{stem}.toml"), ov)
+                res = run(sc, ov)
                 fl, q = res.tables["flows"], res.tables["qosmgr"]
                 thr = [g * PKT / MSS / DURATION for g in fl["goodput_bytes"]]
                 held = max(int(q["held"].sum()), 1)
                 row = {
                     "scenario": stem, "period": period, "triggers": tname,
-                    "jain": jain([t / sh for t, sh in zip(thr, shares, strict=True)]),
+                    # Jain over the four long-lived connections (equal shares).
+                    "jain": jain([t / sh for t, sh in zip(thr[:4], shares, strict=True)]),
                     "total_pct": 100 * sum(thr) / RATE,
                     "timer_events": int(q["timer_events"][0]),
                     "mean_wait": float((q["mean_wait"] * q["held"]).sum() / held),
@@ -491,12 +517,205 @@ def triggers(ctx: Context) -> Outcome:
                            "total_pct"), at_least=97.0, at_most=100.5, unit="% of rate",
                            against="conforms to the profile and uses it")
             )  # fmt: skip
+    mix = t.filter(pl.col("scenario") == "f7-lru-mix")
+    closed = mix.filter((pl.col("period") == "50ms") & (pl.col("triggers") == "timer+closed_send"))
+    comps += [
+        Comparison("f7-lru-mix, 50ms: total, timer+closed_send − timer only",
+                   pick("f7-lru-mix", "50ms", "timer+closed_send", "total_pct")
+                   - pick("f7-lru-mix", "50ms", "timer", "total_pct"), at_least=1.0,
+                   unit="points", against="window-closed sends make up for a coarse timer"),
+        Comparison("f7-lru-mix, 50ms: share of packets released by closed_send",
+                   float(closed["released_closed_send"][0])
+                   / float(closed.select(pl.sum_horizontal(pl.col("^released_.*$")))[0, 0]),
+                   at_least=0.2, against="fires in its situation"),
+        Comparison("f7-lru-mix, 50ms: packets released by new_conn",
+                   pick("f7-lru-mix", "50ms", "timer+new_conn", "released_new_conn"),
+                   at_least=100, against="fires in its situation"),
+        Comparison("f7-lru-mix: highest total over trigger sets and periods",
+                   float(mix["total_pct"].max()), at_most=100.5, unit="% of rate",  # type: ignore[arg-type]
+                   against="b + r·T (100.25 %) and header rounding"),
+    ]  # fmt: skip
     worst = float(t.filter(pl.col("scenario") == "f10-equal")["jain"].min())  # type: ignore[arg-type]
     comps.append(
         Comparison("logical partitions: worst Jain over triggers and periods", worst,
                    at_least=0.98, against="fair whatever the triggers")
     )  # fmt: skip
     return Outcome(comparisons=comps, tables={"triggers": t})
+
+
+# --------------------------------------------------------------------------- short/long mix
+
+#: Mean RTT of the four long connections [s]: the aggregate's rtt_av (P0 §5).
+RTT_AV = sum(RTTS) / len(RTTS)
+#: Constant Rate's c [segments/s²]: as aggressive as a standard TCP of 100 ms RTT.
+CR_C = 100.0
+#: Congestion controls compared by ``p0-mix``.
+MIX_CC: dict[str, Any] = {
+    "reno": None,
+    "aggregate_fair": {"kind": "aggregate_fair", "rtt_av": _ms(RTT_AV)},
+    "constant_rate": {"kind": "constant_rate", "c": CR_C},
+}
+#: Short transfers: Poisson arrivals [1/s], Pareto sizes (shape, mean [B], cap [B]).
+MIX_LAMBDA, MIX_SHAPE, MIX_MEAN, MIX_CAP = 1.0, 1.5, 30_000.0, 300_000.0
+#: Short transfers arrive in [MIX_FROM, duration − MIX_TAIL) so that they can finish.
+MIX_FROM, MIX_TAIL = 5.0, 20.0
+#: Run length of ``p0-mix`` in quick and full mode [s], and seeds.
+MIX_QUICK, MIX_FULL = 60.0, DURATION
+MIX_QUICK_SEEDS = 2
+
+
+def mix_arrivals(seed: int, duration: float) -> list[tuple[float, int, int]]:
+    """The short transfers of one run: (start [s], size [B], client index), a Poisson
+    process of rate MIX_LAMBDA with Pareto sizes (MIX_SHAPE, mean MIX_MEAN, capped at
+    MIX_CAP), each to a client drawn uniformly (so its RTT is one of RTTS)."""
+    import random
+
+    rng = random.Random(f"p0-mix/{seed}")
+    xm = MIX_MEAN * (MIX_SHAPE - 1) / MIX_SHAPE
+    out, t = [], MIX_FROM
+    while True:
+        t += rng.expovariate(MIX_LAMBDA)
+        if t >= duration - MIX_TAIL:
+            return out
+        size = min(MIX_CAP, xm / (1.0 - rng.random()) ** (1 / MIX_SHAPE))
+        out.append((round(t, 6), int(size), rng.randrange(len(RTTS))))
+
+
+#: Access-link DropTail limits [packets] of ``p0-mix``: P0's 50 (≈ 416 ms of queueing at
+#: 1 Mb/s, more than most base RTTs) and 10 (≈ 83 ms: RTTs stay near their base).
+MIX_QUEUES = [50, 10]
+
+
+def mix_scenario(cc_name: str, seed: int, duration: float, queue: int = 50) -> dict[str, Any]:
+    """The P0 equal-link topology without rate control (the server's 1 Mb/s access link
+    is the bottleneck where the aggregate shares, P0 §5), its four long-lived
+    connections, and the short transfers of ``mix_arrivals``; every connection runs
+    congestion control ``cc_name`` of MIX_CC."""
+    cc = MIX_CC[cc_name]
+    data = scenario(f"mix-{cc_name}", EQUAL, None, cc=cc)
+    data["duration"] = f"{duration:g}s"
+    data["link"][0]["queue"] = {"kind": "droptail", "limit": queue}
+    tcp = dict(data["flow"][0]["tcp"])
+    for k, (start, size, client) in enumerate(mix_arrivals(seed, duration)):
+        data["flow"].append(
+            {"name": f"short{k}-rtt{round(RTTS[client] * 1000)}", "from": "s",
+             "to": f"c{client + 1}", "start": _ms(start), "bytes": size, "tcp": tcp}
+        )  # fmt: skip
+    data["record"] = {"interval": "5s"}
+    return data
+
+
+def _mix_run(cc_name: str, seed: int, duration: float, queue: int) -> dict[str, Any]:
+    sc = mix_scenario(cc_name, seed, duration, queue)
+    res = run(sc, seed=seed)
+    fl = res.tables["flows"]
+    tr = res.tables["transfers"]
+    longs = fl.head(len(RTTS))
+    thr = [g * PKT / MSS / duration for g in longs["goodput_bytes"]]
+    wire = float(fl["goodput_bytes"].sum()) * PKT / MSS / duration
+    fct = tr.with_columns(
+        pl.col("name").str.extract(r"rtt(\d+)$").cast(pl.Int64).alias("rtt_ms"),
+        pl.Series("size", [b for _, b, _ in mix_arrivals(seed, duration)]),
+    )
+    done = fct.filter(pl.col("completion").is_not_nan())
+    row: dict[str, Any] = {
+        "queue": queue, "cc": cc_name, "seed": seed, "jain_long": jain(thr),
+        "long_50_600": thr[0] / max(thr[3], 1e-9),
+        "util_pct": 100 * wire / (ACCESS / 8),
+        "short_pct": 100 * (wire - sum(thr)) / (ACCESS / 8),
+        "shorts": len(tr), "done": len(done),
+        "fct_mean": float(done["completion"].mean() or float("nan")),  # type: ignore[arg-type]
+        "fct_median": float(done["completion"].median() or float("nan")),  # type: ignore[arg-type]
+        "timeouts": int(fl["timeouts"].sum()),
+        "retransmits": int(fl["retransmits"].sum()),
+        # Final smoothed RTTs of the 50 and 600 ms connections: queueing included.
+        "srtt_50": float(longs["srtt"][0]), "srtt_600": float(longs["srtt"][3]),
+    }  # fmt: skip
+    for i, t in enumerate(thr):
+        row[f"long{round(RTTS[i] * 1000)}_{i + 1}"] = t
+    for ms in sorted({round(r * 1000) for r in RTTS}):
+        g = done.filter(pl.col("rtt_ms") == ms)
+        row[f"fct_{ms}"] = float(g["completion"].mean()) if len(g) else float("nan")  # type: ignore[arg-type]
+    keep = fct.select(
+        pl.lit(queue).alias("queue"),
+        pl.lit(cc_name).alias("cc"),
+        pl.lit(seed).alias("seed"),
+        "name",
+        "rtt_ms",
+        "size",
+        "start",
+        "completion",
+    )
+    return {"row": row, "fct": keep}  # fmt: skip
+
+
+AF_QUEUEING = Explanation(
+    "the increase is scaled by the smoothed RTT, which includes the 50-packet queue "
+    "(up to 416 ms at 1 Mb/s): the 50 ms connection's srtt is ≈ 0.43 s and the 600 ms "
+    "one's ≈ 0.91 s, so the designed 144:1 ratio of their increases shrinks to ≈ 4.5:1 "
+    "and most of the RTT bias stays; with a 10-packet queue (srtt ≈ 0.18 and 0.67 s, "
+    "≈ 14:1) the same increase gains 0.15",
+    doc=f"{DOC}#mix-queueing",
+    script="",
+    covers=(-0.1, 0.05),
+)
+
+
+@register("p0-mix", title="Aggregate-fair increase with short and long connections",
+          paper="P0 §5 (announced, not shown)")  # fmt: skip
+def mix(ctx: Context) -> Outcome:
+    """Reno, aggregate-fair and Constant Rate increase for four long-lived connections
+    (RTT 50, 300, 300, 600 ms) and Poisson-arriving short transfers sharing the server's
+    1 Mb/s access link; several seeds (arrivals and start jitter differ)."""
+    duration = MIX_QUICK if ctx.quick else MIX_FULL
+    seeds = MIX_QUICK_SEEDS if ctx.quick else FULL_SEEDS
+    rows, fcts = [], []
+    for queue in MIX_QUEUES:
+        for cc_name in MIX_CC:
+            for seed in range(1, seeds + 1):
+                r = _mix_run(cc_name, seed, duration, queue)
+                rows.append(r["row"])
+                fcts.append(r["fct"])
+    per_seed = pl.DataFrame(rows)
+    summ = per_seed.group_by(["queue", "cc"], maintain_order=True).agg(
+        *[pl.col(c).mean() for c in per_seed.columns if c not in ("queue", "cc", "seed")],
+        pl.col("jain_long").min().alias("jain_long_min"),
+        pl.col("jain_long").max().alias("jain_long_max"),
+        pl.len().alias("seeds"),
+    )
+    fct = pl.concat(fcts)
+
+    def m(queue: int, cc: str, col: str) -> float:
+        return float(summ.filter((pl.col("queue") == queue) & (pl.col("cc") == cc))[col][0])
+
+    comps = _mix_comparisons(m)
+    return Outcome(comparisons=comps, tables={"mix": summ, "mix-seeds": per_seed, "mix-fct": fct})
+
+
+def _mix_comparisons(m: Any) -> list[Comparison]:
+    """The comparisons of ``p0-mix``; ``m(queue, cc, column)`` is a mean over seeds."""
+    comps = []
+    for q in MIX_QUEUES:
+        gain = m(q, "aggregate_fair", "jain_long") - m(q, "reno", "jain_long")
+        comps += [
+            Comparison(f"{q}-packet queue, Reno: Jain of the long connections",
+                       m(q, "reno", "jain_long"), at_most=0.9,
+                       against="RTT bias with the standard increase"),
+            Comparison(f"{q}-packet queue: Jain of the long connections, aggregate-fair − Reno",
+                       gain, at_least=0.05, against="fairer than Reno (P0 §5)",
+                       explanation=AF_QUEUEING if q == max(MIX_QUEUES) else None),
+            Comparison(f"{q}-packet queue: access-link utilisation, aggregate-fair − Reno",
+                       m(q, "aggregate_fair", "util_pct") - m(q, "reno", "util_pct"),
+                       at_least=-3.0, unit="points", against="no more than 3 points lost"),
+            Comparison(f"{q}-packet queue: mean short-transfer completion, aggregate-fair / Reno",
+                       m(q, "aggregate_fair", "fct_mean") / m(q, "reno", "fct_mean"),
+                       at_most=1.2, unit="×", against="short transfers not slowed by > 20 %"),
+            Comparison(f"{q}-packet queue: retransmissions, Constant Rate / Reno",
+                       m(q, "constant_rate", "retransmits") / m(q, "reno", "retransmits"),
+                       at_least=1.5, unit="×",
+                       against="Constant Rate's extra losses (P0 §5 after its ref. [7])"),
+        ]  # fmt: skip
+    return comps
 
 
 # --------------------------------------------------------------------------- figures
@@ -536,6 +755,10 @@ def export_figures(results: Path, dest: Path) -> list[Path]:
     (``<stem>.png``), for docs/papers/p0.md."""
     dest.mkdir(parents=True, exist_ok=True)
     done: list[Path] = []
+    if (results / "p0-mix" / "table-mix.parquet").exists():
+        out = dest / "mix.png"
+        _mix_draw(pl.read_parquet(results / "p0-mix" / "table-mix.parquet")).savefig(out, dpi=70)
+        done.append(out)
     for exp in sorted(results.glob("p0-*")):
         if not (exp / "table-series.parquet").exists():
             continue
@@ -548,6 +771,43 @@ def export_figures(results: Path, dest: Path) -> list[Path]:
             _draw(stem, series, summ).savefig(out, dpi=70)
             done.append(out)
     return done
+
+
+def _mix_draw(summ: pl.DataFrame) -> Any:
+    """p0-mix: Jain of the long connections (mean, min–max over seeds), mean
+    short-transfer completion time per RTT and access-link utilisation, per increase
+    rule and queue size."""
+    fig, axes = plot.new_figure(width=10.0, height=3.4, ncols=3)
+    ccs = list(MIX_CC)
+    for k, q in enumerate(MIX_QUEUES):
+        g = summ.filter(pl.col("queue") == q)
+        xs = [i + 0.38 * k for i in range(len(ccs))]
+        row = {c: g.filter(pl.col("cc") == c) for c in ccs}
+        j = [float(row[c]["jain_long"][0]) for c in ccs]
+        lo = [j[i] - float(row[c]["jain_long_min"][0]) for i, c in enumerate(ccs)]
+        hi = [float(row[c]["jain_long_max"][0]) - j[i] for i, c in enumerate(ccs)]
+        axes[0].bar(xs, j, width=0.36, yerr=[lo, hi], label=f"{q}-packet queue")
+        axes[2].bar(xs, [float(row[c]["util_pct"][0]) for c in ccs], width=0.36,
+                    label=f"{q}-packet queue")  # fmt: skip
+        for ms, mk in [(50, "o"), (300, "s"), (600, "^")]:
+            axes[1].plot(xs, [float(row[c][f"fct_{ms}"][0]) for c in ccs], mk,
+                         color=f"C{k}", label=f"q{q}, {ms} ms")  # fmt: skip
+    for ax, title in zip(axes, ["Jain of the long connections", "mean completion [s]",
+                                "access-link utilisation [%]"], strict=True):  # fmt: skip
+        ax.set_xticks([i + 0.19 for i in range(len(ccs))], [c.replace("_", " ") for c in ccs])
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylim(0, 1)
+    axes[2].set_ylim(50, 100)
+    axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=6, ncol=2)
+    return fig
+
+
+@figure("p0-mix")
+def _mix_figure(saved: Saved) -> Any:
+    """The p0-mix summary figure."""
+    return _mix_draw(saved.table("mix"))
 
 
 for _name in ["p0-f3", "p0-f4", "p0-f5", "p0-f6", "p0-f7", "p0-f8", "p0-f10", "p0-f11"]:

@@ -11,7 +11,8 @@
 //!                                         nothing waiting goes now, others wait in
 //!                                         the connection's FIFO for a trigger
 //!  triggers: the aggregate's periodic timer (15 ms), an ACK on the connection, and
-//!  (P0 §6.3) an ACK on a connection with nothing to send, duplicate ACKs
+//!  (P0 §6.3) an ACK on a connection with nothing to send, duplicate ACKs, an
+//!  application write on a connection whose window is closed, a new connection
 //! ```
 //!
 //! On a trigger that serves the whole aggregate, waiting connections are served in the
@@ -85,16 +86,23 @@ pub enum Trigger {
     Dupack,
     /// The aggregate's periodic shaping timer (always on).
     Timer,
+    /// The application wrote on a connection whose window is closed: the aggregate is
+    /// served (§6.3 iii; the writing connection itself cannot send).
+    ClosedSend,
+    /// A connection of the aggregate opened: the aggregate is served (§6.3 iv).
+    NewConn,
 }
 
 impl Trigger {
     /// All triggers, in the order of [`ConnCounters::released`].
-    pub const ALL: [Trigger; 5] = [
+    pub const ALL: [Trigger; 7] = [
         Trigger::Send,
         Trigger::Ack,
         Trigger::IdleAck,
         Trigger::Dupack,
         Trigger::Timer,
+        Trigger::ClosedSend,
+        Trigger::NewConn,
     ];
 
     /// Name in scenario files and result tables.
@@ -105,6 +113,8 @@ impl Trigger {
             Trigger::IdleAck => "idle_ack",
             Trigger::Dupack => "dupack",
             Trigger::Timer => "timer",
+            Trigger::ClosedSend => "closed_send",
+            Trigger::NewConn => "new_conn",
         }
     }
 }
@@ -161,7 +171,7 @@ pub struct ConnCounters {
     /// Bytes marked in profile (police-and-mark).
     pub marked_bytes: u64,
     /// Packets released, per trigger in [`Trigger::ALL`] order.
-    pub released: [u64; 5],
+    pub released: [u64; 7],
     /// Packets that had to wait.
     pub held: u64,
     /// Sum of the waits of held packets [ns].
@@ -193,7 +203,7 @@ pub struct QosManager {
     share: TokenShare,
     order: Order,
     period: Dur,
-    triggers: [bool; 5],
+    triggers: [bool; 7],
     active_from: SimTime,
     /// The aggregate's connections, in list order.
     pub conns: Vec<Conn>,
@@ -217,8 +227,8 @@ impl QosManager {
         active_from: Dur,
         flows: &[(FlowId, Dur)],
     ) -> Self {
-        let mut on = [false; 5];
-        on[4] = true;
+        let mut on = [false; 7];
+        on[Trigger::Timer as usize] = true;
         for t in triggers {
             on[*t as usize] = true;
         }
@@ -317,6 +327,22 @@ impl QosManager {
         {
             self.serve_all(now, Trigger::IdleAck, out);
         }
+    }
+
+    /// An aggregate-wide trigger on connection `i` (`ClosedSend`: its application wrote
+    /// while its window was closed; `NewConn`: it opened): if enabled, checks the
+    /// aggregate's tokens and serves the waiting connections in the scheme's order
+    /// (P0 §6.3 steps a and b). Other triggers are ignored here.
+    pub fn on_event(&mut self, now: SimTime, i: usize, why: Trigger, out: &mut Vec<Packet>) {
+        debug_assert!(i < self.conns.len());
+        if !matches!(why, Trigger::ClosedSend | Trigger::NewConn)
+            || !self.triggers[why as usize]
+            || self.waiting == 0
+            || now < self.active_from
+        {
+            return;
+        }
+        self.serve_all(now, why, out);
     }
 
     /// The shaping timer fired: serve the aggregate in the scheme's order.

@@ -130,7 +130,7 @@ fn a_connection_with_packets_waiting_does_not_overtake_them() {
     // The ACK trigger sends the oldest waiting packet (tokens for one).
     m.on_ack(SimTime::from_millis(201), 0, false, false, &mut out);
     assert_eq!((out.len(), m.waiting()), (2, 1));
-    assert_eq!(m.conns[0].counters.released, [1, 1, 0, 0, 0]);
+    assert_eq!(m.conns[0].counters.released, [1, 1, 0, 0, 0, 0, 0]);
 }
 
 #[test]
@@ -247,4 +247,164 @@ fn a_policy_installed_later_leaves_earlier_packets_alone() {
     m.on_send(SimTime::from_secs(1), 0, pkt(0, 1000), &mut out);
     m.on_send(SimTime::from_secs(1), 0, pkt(0, 1000), &mut out);
     assert_eq!((out.len(), m.waiting()), (11, 1));
+}
+
+/// Total packets `m` released under trigger `why`.
+fn released(m: &QosManager, why: Trigger) -> u64 {
+    m.conns
+        .iter()
+        .map(|c| c.counters.released[why as usize])
+        .sum()
+}
+
+#[test]
+fn window_closed_send_and_new_connection_serve_the_aggregate_as_far_as_tokens_go() {
+    // Common bucket of 3 000 B at 8 kB/s; only the trigger under test (no send/ACK).
+    // t = 0: connections 0 and 1 queue four 1 000 B packets each. The event comes from
+    // connection 2 (its window closed / it just opened), which has nothing waiting:
+    // it serves the others — exactly the 3 packets the full bucket covers, none when
+    // the bucket is empty, 2 more after 250 ms (2 000 B of tokens).
+    for why in [Trigger::ClosedSend, Trigger::NewConn] {
+        let mut m = manager(
+            Scheme::Common,
+            Order::Lru,
+            Rate::from_kbps(64),
+            3000,
+            &[why],
+            PolicyAction::Shape,
+        );
+        let mut out = Vec::new();
+        for f in [0, 1] {
+            for _ in 0..4 {
+                m.on_send(SimTime::ZERO, f, pkt(f as u32, 1000), &mut out);
+            }
+        }
+        assert_eq!(
+            (out.len(), m.waiting()),
+            (0, 8),
+            "{why:?}: send trigger is off"
+        );
+        m.on_event(SimTime::ZERO, 2, why, &mut out);
+        assert_eq!(out.len(), 3, "{why:?}");
+        m.on_event(SimTime::from_millis(1), 2, why, &mut out);
+        assert_eq!(out.len(), 3, "{why:?}: the bucket is empty");
+        m.on_event(SimTime::from_millis(251), 2, why, &mut out);
+        assert_eq!(out.len(), 5, "{why:?}");
+        assert_eq!(released(&m, why), 5);
+        assert_eq!(m.waiting(), 3);
+        // The other aggregate-wide trigger is off: it releases nothing.
+        let other = if why == Trigger::ClosedSend {
+            Trigger::NewConn
+        } else {
+            Trigger::ClosedSend
+        };
+        m.on_event(SimTime::from_secs(2), 2, other, &mut out);
+        assert_eq!(out.len(), 5, "{other:?} is not enabled");
+        // Per-connection triggers are not aggregate events.
+        m.on_event(SimTime::from_secs(2), 2, Trigger::Ack, &mut out);
+        assert_eq!(out.len(), 5);
+    }
+}
+
+#[test]
+fn a_disabled_aggregate_trigger_releases_nothing() {
+    for why in [Trigger::ClosedSend, Trigger::NewConn] {
+        let mut m = manager(
+            Scheme::Logical,
+            Order::Fcfs,
+            Rate::from_kbps(64),
+            3000,
+            &[],
+            PolicyAction::Shape,
+        );
+        let mut out = Vec::new();
+        m.on_send(SimTime::ZERO, 0, pkt(0, 1000), &mut out);
+        m.on_event(SimTime::from_secs(1), 1, why, &mut out);
+        assert_eq!((out.len(), m.waiting()), (0, 1), "{why:?}");
+    }
+}
+
+#[test]
+fn aggregate_triggers_never_release_more_than_the_bucket_bound() {
+    // Three saturated connections (a 1 040 B packet each every 2 ms) on 80 kB/s, 30 kB;
+    // window-closed sends and new connections fire at irregular times (a fixed
+    // pseudo-random walk, gaps 0.1–20 ms) besides the 15 ms timer. Over any interval
+    // the bytes released stay ≤ b + r·Δt, the events release a large part of the
+    // traffic, and logical partitions keep serving every connection.
+    for scheme in [Scheme::Partitioned, Scheme::Common, Scheme::Logical] {
+        let flows: Vec<(FlowId, Dur)> = (0..3).map(|i| (FlowId(i), Dur::ZERO)).collect();
+        let share = TokenShare::new(scheme, Rate::from_kbps(640), 30_000, &[1.0; 3], None);
+        let mut m = QosManager::new(
+            "m".into(),
+            PolicyAction::Shape,
+            share,
+            Order::Lru,
+            Dur::from_millis(15),
+            &[Trigger::ClosedSend, Trigger::NewConn],
+            Dur::ZERO,
+            &flows,
+        );
+        let mut releases: Vec<(u64, u64)> = Vec::new();
+        let mut next_tick = SimTime::NEVER;
+        let mut next_event = SimTime::from_micros(500);
+        let mut seed = 12345u64;
+        let end = SimTime::from_secs(10);
+        let mut t = SimTime::ZERO;
+        let mut k = 0usize;
+        while t < end {
+            let mut out = Vec::new();
+            if next_tick <= t {
+                m.on_tick(next_tick, &mut out);
+                for p in out.drain(..) {
+                    releases.push((next_tick.as_nanos(), p.size as u64));
+                }
+                next_tick = SimTime::NEVER;
+            }
+            while next_event <= t {
+                let why = [Trigger::ClosedSend, Trigger::NewConn][k % 2];
+                m.on_event(next_event, k % 3, why, &mut out);
+                for p in out.drain(..) {
+                    releases.push((next_event.as_nanos(), p.size as u64));
+                }
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                next_event += Dur::from_micros(100 + (seed >> 33) % 19_900);
+                k += 1;
+            }
+            for f in 0..3 {
+                m.on_send(t, f, pkt(f as u32, 1040), &mut out);
+                assert!(out.is_empty(), "the send trigger is off");
+            }
+            if let Some(n) = m.next_tick(t) {
+                next_tick = next_tick.min(n);
+            }
+            t += Dur::from_millis(2);
+        }
+        let mut prefix = vec![0u64];
+        for r in &releases {
+            prefix.push(prefix.last().unwrap() + r.1);
+        }
+        for a in 0..releases.len() {
+            for z in a..releases.len() {
+                let bytes = (prefix[z + 1] - prefix[a]) as f64;
+                let dt = (releases[z].0 - releases[a].0) as f64 / 1e9;
+                assert!(bytes <= 30_000.0 + 80_000.0 * dt + 1e-6, "{scheme:?}");
+            }
+        }
+        let by_events = released(&m, Trigger::ClosedSend) + released(&m, Trigger::NewConn);
+        assert!(
+            by_events as f64 > 0.3 * releases.len() as f64,
+            "{scheme:?}: events released {by_events} of {}",
+            releases.len()
+        );
+        let total = *prefix.last().unwrap() as f64;
+        assert!(total >= 0.95 * 80_000.0 * 10.0, "{scheme:?}: {total}");
+        if scheme != Scheme::Common {
+            for c in &m.conns {
+                let n: u64 = c.counters.released.iter().sum();
+                assert!(n as f64 > 0.25 * releases.len() as f64, "{scheme:?}");
+            }
+        }
+    }
 }

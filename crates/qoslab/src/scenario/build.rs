@@ -13,7 +13,7 @@ use crate::queue::{ClassContext, QueueConfig};
 use crate::rng::RngStream;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use crate::world::{Flow, FlowApp, FlowCounters, RecordPlan, TcpFlow, World};
+use crate::world::{Flow, FlowApp, FlowCounters, RecordPlan, TcpFlow, World, Writer};
 
 fn at(prefix: String, e: ScenarioError) -> ScenarioError {
     let key = if e.key.is_empty() {
@@ -290,6 +290,26 @@ fn flows<'a>(
             ));
         }
         let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
+        if f.writes.is_some() && f.tcp.is_none() {
+            return Err(ScenarioError::new(
+                key("writes"),
+                "writes applies to TCP flows only",
+            ));
+        }
+        if let Some(wr) = &f.writes {
+            if wr.size.0 == 0 {
+                return Err(ScenarioError::new(
+                    key("writes.size"),
+                    "expected a positive number of bytes per write",
+                ));
+            }
+            if wr.every == crate::time::Dur::ZERO {
+                return Err(ScenarioError::new(
+                    key("writes.every"),
+                    "expected a positive time between writes, found 0",
+                ));
+            }
+        }
         if f.bytes.is_some() && f.tcp.is_none() {
             return Err(ScenarioError::new(
                 key("bytes"),
@@ -322,8 +342,17 @@ fn flows<'a>(
                         "expected a positive number of bytes",
                     ));
                 }
+                let writer = f.writes.map(|wr| Writer {
+                    size: wr.size.0,
+                    every: wr.every,
+                    left: bytes,
+                });
                 FlowApp::Tcp(Box::new(TcpFlow {
-                    snd: TcpSender::new(c, bytes),
+                    snd: if writer.is_some() {
+                        TcpSender::new_app_limited(c)
+                    } else {
+                        TcpSender::new(c, bytes)
+                    },
                     rcv: TcpReceiver::new(c),
                     ecn: c.ecn,
                     app_reads: c.rcv_buffer.is_some(),
@@ -331,6 +360,10 @@ fn flows<'a>(
                     snd_armed: SimTime::NEVER,
                     rcv_armed: SimTime::NEVER,
                     last_trace: Default::default(),
+                    writer,
+                    started: false,
+                    finite: bytes.is_some(),
+                    done_at: SimTime::NEVER,
                 }))
             }
             (None, Some(c), None) => {

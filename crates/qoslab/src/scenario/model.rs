@@ -159,6 +159,11 @@ pub struct FlowSpec {
     /// Bytes to transfer (finite TCP transfers); default: unlimited.
     #[serde(default)]
     pub bytes: Option<Bytes>,
+    /// TCP only: the application writes `size` bytes every `every` instead of handing
+    /// TCP everything at the start (P0 §6.3: its sends on a window-closed connection);
+    /// with `bytes` it stops (and closes) after that many.
+    #[serde(default)]
+    pub writes: Option<WritesSpec>,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
     #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
     pub dscp: u8,
@@ -171,6 +176,16 @@ pub struct FlowSpec {
     /// Destination port; default 5001.
     #[serde(default)]
     pub dst_port: Option<u16>,
+}
+
+/// A TCP application's periodic writes (`writes = { size = "4KB", every = "50ms" }`).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WritesSpec {
+    /// Bytes per write.
+    pub size: Bytes,
+    /// Time between writes (the first at the flow's start).
+    pub every: Dur,
 }
 
 /// What a run records beyond the per-flow and per-place totals.

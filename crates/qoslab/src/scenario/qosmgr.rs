@@ -283,4 +283,56 @@ mod tests {
         assert!(marked >= 0.9 * 40_000.0 * 20.0, "{marked}");
         assert_eq!(ticks, 0, "marking never waits");
     }
+
+    #[test]
+    fn window_closed_writes_and_new_connections_trigger_within_the_profile() {
+        // The two bulk connections plus an application writing 3 kB every 20 ms on a
+        // third (faster than its share: its window fills with packets held by the
+        // manager) and five 20 kB transfers opening at 2, 4, …, 10 s, all in one LRU
+        // common bucket of 320 kb/s, 20 kB. With the two triggers on, each releases
+        // packets; off, neither does; either way the aggregate stays within b + r·T and
+        // every short transfer completes.
+        let mut extra = String::from(
+            "[[flow]]\nname = \"w\"\nfrom = \"s\"\nto = \"c1\"\ntcp = { mss = 1000, delayed_ack = false }\nwrites = { size = \"3KB\", every = \"20ms\" }\n",
+        );
+        for k in 1..=5 {
+            extra.push_str(&format!(
+                "[[flow]]\nname = \"short{k}\"\nfrom = \"s\"\nto = \"c2\"\nstart = \"{}s\"\nbytes = \"20KB\"\ntcp = {{ mss = 1000, delayed_ack = false }}\n",
+                2 * k
+            ));
+        }
+        let run = |triggers: &str| {
+            let text = scenario(&format!(
+                "{extra}{HEAD}profile = {{ rate = \"320kbps\", burst = \"20KB\" }}\naction = \"shape\"\nsharing = \"common\"\norder = \"lru\"\ntriggers = {triggers}"
+            ));
+            let mut w = build(&parse(&text, Format::Toml).unwrap()).unwrap();
+            w.run().unwrap();
+            let res = crate::stats::collect(&w, "t", 1, 0.0);
+            let q = res.tables.get("qosmgr").unwrap();
+            let sum = |c: &str| -> i64 {
+                match q.get(c).unwrap() {
+                    crate::stats::Column::Int(v) => v.iter().sum(),
+                    _ => panic!("{c}"),
+                }
+            };
+            let wire: f64 = w
+                .flows
+                .iter()
+                .map(|f| f.counters.goodput_bytes as f64 * 1.04)
+                .sum();
+            let tr = res.tables.get("transfers").unwrap();
+            let crate::stats::Column::Float(fct) = tr.get("completion").unwrap() else {
+                panic!("completion")
+            };
+            assert_eq!(fct.len(), 5);
+            assert!(fct.iter().all(|x| x.is_finite() && *x > 0.0), "{fct:?}");
+            (sum("released_closed_send"), sum("released_new_conn"), wire)
+        };
+        let (cs, nc, wire) = run("[\"send\", \"ack\", \"closed_send\", \"new_conn\"]");
+        assert!(cs > 0 && nc > 0, "closed_send {cs}, new_conn {nc}");
+        assert!(wire <= 20_000.0 + 40_000.0 * 20.0, "{wire}");
+        let (cs, nc, wire) = run("[\"send\", \"ack\"]");
+        assert_eq!((cs, nc), (0, 0));
+        assert!(wire <= 20_000.0 + 40_000.0 * 20.0, "{wire}");
+    }
 }

@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::{Column, RunResult, Table};
 use crate::queue::{DropCause, Queue};
+use crate::time::SimTime;
 use crate::world::{FlowApp, World};
 
 fn names(v: Vec<&str>) -> Column {
@@ -171,6 +172,46 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         ),
     );
     r.tables.insert("flows".into(), t);
+
+    // finite TCP transfers: when they started and when everything was acknowledged
+    let fin: Vec<(usize, &crate::world::Flow, SimTime)> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &f.app {
+            FlowApp::Tcp(t) if t.finite => Some((i, f, t.done_at)),
+            _ => None,
+        })
+        .collect();
+    if !fin.is_empty() {
+        let mut t = Table::default();
+        let done = |d: SimTime| (d != SimTime::NEVER).then(|| d.as_secs_f64());
+        t.push(
+            "flow",
+            Column::Int(fin.iter().map(|x| x.0 as i64).collect()),
+        );
+        t.push(
+            "name",
+            names(fin.iter().map(|x| x.1.name.as_str()).collect()),
+        );
+        t.push(
+            "start",
+            Column::Float(fin.iter().map(|x| x.1.start.as_secs_f64()).collect()),
+        );
+        t.push(
+            "done",
+            Column::Float(fin.iter().map(|x| done(x.2).unwrap_or(f64::NAN)).collect()),
+        );
+        t.push(
+            "completion",
+            Column::Float(
+                fin.iter()
+                    .map(|x| done(x.2).map_or(f64::NAN, |d| d - x.1.start.as_secs_f64()))
+                    .collect(),
+            ),
+        );
+        r.tables.insert("transfers".into(), t);
+    }
 
     // traces
     let tr = &w.recorded.traces;

@@ -268,6 +268,12 @@ impl TcpSender {
         self.closed && self.snd_una >= self.written && (!self.fin_expected() || self.fin_acked)
     }
 
+    /// Written data waits for the window: some is unsent and the connection is open
+    /// (not waiting for its handshake).
+    pub fn window_closed(&self) -> bool {
+        self.state != TcpState::SynSent && self.snd_nxt < self.written
+    }
+
     /// Counters.
     pub fn stats(&self) -> &TcpSenderStats {
         &self.stats

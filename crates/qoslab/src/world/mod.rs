@@ -25,7 +25,7 @@ mod transport;
 
 pub use qos::QosSet;
 
-pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpFlow};
+pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpFlow, Writer};
 
 /// A run failed after the scenario was accepted (a bug or a resource limit).
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]

@@ -2,7 +2,7 @@
 //! their aggregate's manager when TCP's window lets them out (see `qosmgr`).
 
 use super::*;
-use crate::qosmgr::QosManager;
+use crate::qosmgr::{QosManager, Trigger};
 
 /// The QoS managers of a world and which flow belongs to which.
 #[derive(Debug, Default)]
@@ -58,6 +58,18 @@ impl World {
         let q = self.qos.as_deref_mut().expect("bound flows have a set");
         let mut out = std::mem::take(&mut q.out);
         q.managers[m as usize].on_ack(now, c as usize, dup, sent, &mut out);
+        self.qos_flush(now, m, out);
+    }
+
+    /// Connection `flow` opened (`NewConn`) or its application wrote while its window
+    /// was closed (`ClosedSend`): P0 §6.3 triggers (iv) and (iii).
+    pub(super) fn qos_event(&mut self, now: SimTime, flow: FlowId, why: Trigger) {
+        let Some((m, c)) = self.qos_bound(flow) else {
+            return;
+        };
+        let q = self.qos.as_deref_mut().expect("bound flows have a set");
+        let mut out = std::mem::take(&mut q.out);
+        q.managers[m as usize].on_event(now, c as usize, why, &mut out);
         self.qos_flush(now, m, out);
     }
 

@@ -11,7 +11,34 @@ impl World {
             FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Tcp(t) => {
                 let mut out = std::mem::take(&mut self.tcp_out);
-                t.snd.start(now, &mut out);
+                let opened = !t.started;
+                if opened {
+                    t.started = true;
+                    t.snd.start(now, &mut out);
+                }
+                // The application's write (if it writes over time), then the next one.
+                let mut closed_send = false;
+                if let Some(wr) = &mut t.writer {
+                    let size = wr.left.map_or(wr.size, |l| l.min(wr.size));
+                    wr.left = wr.left.map(|l| l - size);
+                    let before = out.iter().filter(|h| h.len > 0).count();
+                    t.snd.app_write(now, size, &mut out);
+                    // Nothing new went out although data waits: the window is closed.
+                    closed_send =
+                        out.iter().filter(|h| h.len > 0).count() == before && t.snd.window_closed();
+                    if wr.left == Some(0) {
+                        t.snd.app_close(now, &mut out);
+                    } else {
+                        self.q
+                            .schedule_forget(now + wr.every, Event::Source { flow });
+                    }
+                }
+                if opened && self.qos.is_some() {
+                    self.qos_event(now, flow, crate::qosmgr::Trigger::NewConn);
+                }
+                if closed_send && self.qos.is_some() {
+                    self.qos_event(now, flow, crate::qosmgr::Trigger::ClosedSend);
+                }
                 self.tcp_send(now, flow, false, &mut out);
                 self.tcp_out = out;
                 self.tcp_rearm(flow, false);
@@ -170,6 +197,9 @@ impl World {
                 let dupacks = t.snd.stats().dupacks;
                 t.snd.on_ack(now, h, &mut out);
                 dup = t.snd.stats().dupacks > dupacks;
+                if t.done_at == SimTime::NEVER && t.snd.is_done() {
+                    t.done_at = now;
+                }
             }
         }
         if !to_receiver && self.qos.is_some() {
