@@ -44,6 +44,19 @@ def test_registered_experiments_run_and_report(registry, small, tmp_path):
     assert "boom" in html
 
 
+def test_full_prefix_runs_those_experiments_in_full_mode_under_quick(registry, tmp_path):
+    seen = {}
+    for name in ["t0-a", "t1-b"]:
+        register(name, title=name)(lambda ctx, n=name: seen.__setitem__(n, ctx.quick))
+    idx = run_experiments(
+        ["t0-a", "t1-b"], tmp_path / "rep", quick=True, full=["t0-"], log=lambda s: None
+    )
+    assert seen == {"t0-a": False, "t1-b": True}
+    assert {e["name"]: e["quick"] for e in idx["experiments"]} == {"t0-a": False, "t1-b": True}
+    html = write_report(tmp_path / "rep").read_text()
+    assert "quick (full mode: t0-a)" in html
+
+
 def test_register_twice_is_an_error(registry):
     register("t-x", title="x")(lambda ctx: Outcome())
     with pytest.raises(ValueError, match="twice"):

@@ -363,10 +363,18 @@ def sql(directory: Path, query: str) -> None:
 @click.argument("names", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every registered experiment.")
 @click.option("--quick", is_flag=True, help="Fewer seeds, shorter runs.")
+@click.option(
+    "--full",
+    "full",
+    multiple=True,
+    metavar="PREFIX",
+    help="With --quick, still run experiments whose name starts with PREFIX in full mode "
+    "(repeatable, e.g. --full p0-).",
+)
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("results/reproduce"))
 @click.option("--workers", "-j", type=int, default=None)
 @click.option("--ray", default=None, metavar="auto|local|ADDRESS")
-def reproduce(names, all_, quick, out, workers, ray) -> None:
+def reproduce(names, all_, quick, full, out, workers, ray) -> None:
     """Reproduce paper experiments (NAMES, or --all) and write the report.
 
     Exits with 1 when an experiment fails or a comparison lies outside its reference
@@ -383,7 +391,13 @@ def reproduce(names, all_, quick, out, workers, ray) -> None:
             "python/qoslab/reproduce/p0.py … p4.py); writing an empty report."
         )
     idx = run_experiments(
-        None if all_ else list(names), out, quick=quick, workers=workers, ray=ray, log=click.echo
+        None if all_ else list(names),
+        out,
+        quick=quick,
+        workers=workers,
+        ray=ray,
+        log=click.echo,
+        full=full,
     )
     _print_comparisons(idx["experiments"])
     from qoslab.reproduce import summarize

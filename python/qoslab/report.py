@@ -346,7 +346,7 @@ def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
         if e.get("status") != "failed":
             efigs = _Figures(d / e["name"] / "figures")
             if e["name"] in FIGURES:
-                saved = Saved(d / e["name"], e, bool(idx.get("quick")))
+                saved = Saved(d / e["name"], e, bool(e.get("quick", idx.get("quick"))))
                 try:
                     drawn = FIGURES[e["name"]](saved)
                     ectx["figures"] = efigs.add_all(drawn, "paper-figure", f"{e['name']}")
@@ -361,8 +361,12 @@ def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
                 ectx["runs"].append(_run_context(Path(r), efigs.sub(f"run{i}")))
             figs.written += efigs.written
         out.append(ectx)
+    full = [e["name"] for e in exps if idx.get("quick") and e.get("quick") is False]
+    mode = "quick" if idx.get("quick") else "full"
+    if full:
+        mode += f" (full mode: {', '.join(full)})"
     return {
-        "mode": "quick" if idx.get("quick") else "full",
+        "mode": mode,
         "n_run": len(exps),
         "n_registered": len(idx.get("registered", [])),
         "st": summ["experiments"],

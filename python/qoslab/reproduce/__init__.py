@@ -55,7 +55,7 @@ import math
 import pkgutil
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -477,9 +477,12 @@ def run_experiments(
     workers: int | None = None,
     ray: str | None = None,
     log: Callable[[str], None] = print,
+    full: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Runs the named experiments (all if ``names`` is None) into ``out`` and writes
-    ``out/reproduce.json``: per experiment its status, comparisons and directories."""
+    ``out/reproduce.json``: per experiment its status, comparisons, directories and
+    mode. With ``quick``, experiments whose name starts with one of ``full`` still run
+    in full mode (e.g. ``full=["p0-"]``: P0's full mode takes about a minute)."""
     reg = discover()
     names = list(reg) if names is None else names
     unknown = [n for n in names if n not in reg]
@@ -493,10 +496,11 @@ def run_experiments(
     index: dict[str, Any] = {"quick": quick, "experiments": [], "started": time.time()}
     for name in names:
         exp = reg[name]
-        ctx = Context(name, out / name, quick, workers, ray)
+        q = quick and not any(name.startswith(p) for p in full)
+        ctx = Context(name, out / name, q, workers, ray)
         ctx.out.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        entry: dict[str, Any] = {"name": name, "title": exp.title, "paper": exp.paper}
+        entry: dict[str, Any] = {"name": name, "title": exp.title, "paper": exp.paper, "quick": q}
         log(f"reproduce {name}: {exp.title}")
         try:
             outcome = exp.fn(ctx) or Outcome()
