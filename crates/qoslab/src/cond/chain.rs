@@ -30,6 +30,9 @@ use crate::time::SimTime;
 #[derive(Clone, Debug, Default)]
 pub struct Chain {
     stages: Vec<AnyConditioner>,
+    /// True if a stage may ask for timers (only policies do): the host skips asking
+    /// a chain without.
+    timed: bool,
     /// The hosting node's DSCP → drop precedence map: before each stage the packet's
     /// colour is re-derived from its DSCP, so colour-aware meters act on the wire.
     colours: DscpColours,
@@ -39,6 +42,9 @@ impl Chain {
     /// A chain of the given stages, applied first to last.
     pub fn new(stages: Vec<AnyConditioner>) -> Self {
         Chain {
+            timed: stages
+                .iter()
+                .any(|s| matches!(s, AnyConditioner::Policy(_))),
             stages,
             colours: DscpColours::default(),
         }
@@ -113,6 +119,12 @@ impl Chain {
             }
         }
         (Action::Pass, self.stages.len())
+    }
+
+    /// False if no stage ever asks for a timer (`next_timer` is always `None`).
+    #[inline]
+    pub fn has_timers(&self) -> bool {
+        self.timed
     }
 
     /// Earliest `next_timer` over the stages.
