@@ -132,8 +132,9 @@ def profile(name, top=12):
     lines += [
         "",
         "`EventQueue::pop_root` and `schedule` are the event heap (one entry per busy link, "
-        "armed timer and held packet); `__memmove…` is copying packets (144 bytes each: into "
-        "and out of a queue, onto and off a link); `World::resume` is the event loop with "
+        "armed timer and conditioner stage holding packets); `__memmove…` is copying "
+        "packets (144 bytes each: into and out of a queue, onto and off a link); "
+        "`World::resume` is the event loop with "
         "the packet handlers inlined into it; the rest is per-packet work of the queues, "
         "TCP and the conditioner hooks.",
     ]

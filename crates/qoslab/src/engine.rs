@@ -20,6 +20,17 @@ pub struct EventKey {
     seq: u64,
 }
 
+/// A place in the event order, `(time, seq)`, taken by [`EventQueue::reserve`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ReservedKey(u128);
+
+impl ReservedKey {
+    /// The time the key was reserved for.
+    pub fn time(self) -> SimTime {
+        SimTime::from_nanos((self.0 >> 64) as u64)
+    }
+}
+
 #[derive(Debug)]
 struct Entry<E> {
     /// `time << 64 | seq`: one integer comparison orders by time, then insertion.
@@ -102,6 +113,31 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule_forget(&mut self, at: SimTime, ev: E) {
         let _ = self.schedule(at, ev);
+    }
+
+    /// Takes the place in the order that `schedule(at, _)` would give an event now,
+    /// without scheduling anything: the key it returns goes to [`Self::schedule_reserved`]
+    /// later. A mechanism that releases its own items in key order (a delay FIFO) keeps
+    /// only its earliest item in the heap, and the run is the same event for event as if
+    /// every item had had its own event from the start.
+    #[inline]
+    pub fn reserve(&mut self, at: SimTime) -> ReservedKey {
+        let time = at.max(self.now);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        ReservedKey((time.as_nanos() as u128) << 64 | seq as u128)
+    }
+
+    /// Schedules `ev` with a key taken earlier by [`Self::reserve`]; its time must not be
+    /// before the current time (the caller keeps its items in key order and schedules
+    /// the next only when the one before it has run).
+    #[inline]
+    pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
+        debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
+        self.push(Entry {
+            key: key.0,
+            ev: Some(ev),
+        });
     }
 
     /// Cancels the event behind `key`; returns its payload if it had not run yet.
@@ -304,6 +340,61 @@ mod tests {
         }
         want.sort();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn reserved_keys_keep_the_order_of_scheduling_at_once() {
+        // A FIFO of items that each reserve their place when they arrive and are
+        // scheduled one at a time, when the one before runs, must come out in exactly
+        // the order of giving every item its own event at once.
+        let run = |fifo: bool| {
+            let mut q = EventQueue::new();
+            let mut held: std::collections::VecDeque<(ReservedKey, u64)> = Default::default();
+            let mut out = Vec::new();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let mut id = 0u64;
+            let mut last = 0u64;
+            q.schedule_forget(SimTime::from_nanos(0), (0u8, 0u64));
+            while let Some((t, (kind, v))) = q.pop() {
+                out.push((t.as_nanos(), kind, v));
+                if kind == 1 {
+                    let (_, head) = held.pop_front().unwrap_or((ReservedKey(0), v));
+                    assert!(!fifo || head == v);
+                    if fifo {
+                        if let Some(&(k, n)) = held.front() {
+                            q.schedule_reserved(k, (1, n));
+                        }
+                    }
+                }
+                if out.len() > 3000 {
+                    continue;
+                }
+                // Each event makes a few plain events and one held item.
+                for _ in 0..(x % 3) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    q.schedule_forget(t + crate::time::Dur::from_nanos(x % 40), (0, id));
+                    id += 1;
+                }
+                last = last.max(t.as_nanos()) + x % 7;
+                let at = SimTime::from_nanos(last);
+                if fifo {
+                    let k = q.reserve(at);
+                    if held.is_empty() {
+                        q.schedule_reserved(k, (1, id));
+                    }
+                    held.push_back((k, id));
+                } else {
+                    q.schedule_forget(at, (1, id));
+                }
+                id += 1;
+            }
+            out
+        };
+        let a = run(false);
+        assert!(a.len() > 3000);
+        assert_eq!(a, run(true));
     }
 
     #[test]

@@ -30,6 +30,16 @@ use crate::time::SimTime;
 #[derive(Clone, Debug, Default)]
 pub struct Chain {
     stages: Vec<AnyConditioner>,
+    /// True if a stage may ask for timers (only policies do): the host skips asking
+    /// a chain without.
+    timed: bool,
+    /// Per stage: the end of the run of consecutive TRC stages that starts there (the
+    /// stage itself if it is no TRC). A TRC passes other flows' packets untouched, so a
+    /// packet skips from a run's start to the TRC of its own flow (P1 puts one per flow
+    /// in one chain) instead of asking each.
+    trc_run_end: Vec<usize>,
+    /// Per flow id: the TRC stages of that flow, ascending.
+    trc_of_flow: Vec<Vec<usize>>,
     /// The hosting node's DSCP → drop precedence map: before each stage the packet's
     /// colour is re-derived from its DSCP, so colour-aware meters act on the wire.
     colours: DscpColours,
@@ -38,7 +48,31 @@ pub struct Chain {
 impl Chain {
     /// A chain of the given stages, applied first to last.
     pub fn new(stages: Vec<AnyConditioner>) -> Self {
+        let trc_flow = |s: &AnyConditioner| match s {
+            AnyConditioner::Trc(t) => Some(t.setup().flow.0 as usize),
+            _ => None,
+        };
+        let mut trc_run_end: Vec<usize> = (0..stages.len()).collect();
+        for i in (0..stages.len()).rev() {
+            if trc_flow(&stages[i]).is_some() {
+                trc_run_end[i] = trc_run_end.get(i + 1).copied().unwrap_or(i + 1).max(i + 1);
+            }
+        }
+        let mut trc_of_flow: Vec<Vec<usize>> = Vec::new();
+        for (i, s) in stages.iter().enumerate() {
+            if let Some(f) = trc_flow(s) {
+                if trc_of_flow.len() <= f {
+                    trc_of_flow.resize_with(f + 1, Vec::new);
+                }
+                trc_of_flow[f].push(i);
+            }
+        }
         Chain {
+            trc_run_end,
+            trc_of_flow,
+            timed: stages
+                .iter()
+                .any(|s| matches!(s, AnyConditioner::Policy(_))),
             stages,
             colours: DscpColours::default(),
         }
@@ -102,17 +136,38 @@ impl Chain {
         now: SimTime,
         pkt: &mut Packet,
     ) -> (Action, usize) {
-        for (i, s) in self.stages.iter_mut().enumerate().skip(start) {
+        let n = self.stages.len();
+        let mut i = start;
+        while i < n {
             // The drop precedence is what the node's table says the DSCP on the wire is.
             pkt.colour = self.colours.of(pkt.dscp);
-            match s.condition(now, pkt) {
+            let end = self.trc_run_end[i];
+            if end > i {
+                // TRCs of other flows pass the packet untouched (and keep no state for
+                // it): go straight to its own flow's TRC in this run, or past the run.
+                let own = self.trc_of_flow.get(pkt.flow.0 as usize);
+                i = own
+                    .and_then(|v| v.iter().copied().find(|&j| j >= i && j < end))
+                    .unwrap_or(end);
+                if i == end {
+                    continue;
+                }
+            }
+            match self.stages[i].condition(now, pkt) {
                 Action::Pass => {}
                 Action::Drop(c) => return (Action::Drop(c), i),
                 Action::DelayUntil(t) if t <= now => {}
                 Action::DelayUntil(t) => return (Action::DelayUntil(t), i + 1),
             }
+            i += 1;
         }
-        (Action::Pass, self.stages.len())
+        (Action::Pass, n)
+    }
+
+    /// False if no stage ever asks for a timer (`next_timer` is always `None`).
+    #[inline]
+    pub fn has_timers(&self) -> bool {
+        self.timed
     }
 
     /// Earliest `next_timer` over the stages.
@@ -135,6 +190,82 @@ mod tests {
     use super::*;
     use crate::packet::Colour;
     use crate::queue::DropCause;
+
+    #[test]
+    fn trc_runs_skip_other_flows_with_the_same_outcome() {
+        // Jumping to a packet's own TRC must answer exactly what asking every stage in
+        // turn answers, from any resume stage, with the packet left the same.
+        use crate::cond::trc::{model, Trc, TrcSetup};
+        use crate::cond::FixedDelay;
+        use crate::packet::{Ecn, FlowId, Header, TcpHeader};
+        use crate::time::Dur;
+        let trc = |f: u32, w: f64| {
+            let params =
+                model::fixed_parameters(w, 0.01, 1000, 0.003, model::TcpModel::Paper, f == 3);
+            AnyConditioner::Trc(Trc::new(
+                TrcSetup {
+                    flow: FlowId(f),
+                    params,
+                    ecn: f == 3,
+                    slow_start: f != 2,
+                    buffer: params.buffer,
+                },
+                Dur::from_millis(3),
+            ))
+        };
+        let stages = vec![
+            trc(1, 6.5),
+            trc(2, 7.5),
+            AnyConditioner::FixedDelay(FixedDelay::new(Dur::ZERO)),
+            trc(3, 8.5),
+            trc(1, 9.5),
+            trc(0, 10.5),
+        ];
+        let mut fast = Chain::new(stages.clone());
+        let mut slow = stages;
+        let mut seen = [0usize; 3];
+        for k in 0..20_000u64 {
+            let now = SimTime::from_micros(300 * k);
+            let mut p = Packet {
+                flow: FlowId((k % 5) as u32),
+                size: 1040,
+                ecn: Ecn::Ect,
+                dscp: (k % 64) as u8,
+                hdr: Header::Tcp(TcpHeader {
+                    len: if k % 7 == 0 { 0 } else { 1000 },
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            let start = (k % 4) as usize;
+            let mut q = p;
+            let got = fast.condition_from(start, now, &mut p);
+            let mut want = (Action::Pass, slow.len());
+            for (i, s) in slow.iter_mut().enumerate().skip(start) {
+                q.colour = fast.colours.of(q.dscp);
+                match s.condition(now, &mut q) {
+                    Action::Pass => {}
+                    Action::Drop(c) => {
+                        want = (Action::Drop(c), i);
+                        break;
+                    }
+                    Action::DelayUntil(t) if t <= now => {}
+                    Action::DelayUntil(t) => {
+                        want = (Action::DelayUntil(t), i + 1);
+                        break;
+                    }
+                }
+            }
+            assert_eq!(got, want, "packet {k}");
+            assert_eq!(p, q, "packet {k}");
+            seen[match got.0 {
+                Action::Pass => 0,
+                Action::Drop(_) => 1,
+                Action::DelayUntil(_) => 2,
+            }] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 100), "{seen:?}");
+    }
 
     fn chain(text: &str) -> Chain {
         #[derive(serde::Deserialize)]

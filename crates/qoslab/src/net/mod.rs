@@ -11,6 +11,7 @@ pub use route::Routes;
 use std::collections::VecDeque;
 
 use crate::cond::{Chain, DscpTable};
+use crate::engine::ReservedKey;
 use crate::packet::{NodeId, Packet};
 use crate::queue::{AnyQueue, DropCause};
 use crate::rng::RngStream;
@@ -38,12 +39,17 @@ pub struct Hook {
     pub chain: Chain,
     /// Time of the chain's timer event already scheduled (NEVER if none).
     pub armed: SimTime,
+    /// Packets the chain holds, per stage to resume at, in release order, each with
+    /// the place in the event order its release took when it was held: only the first
+    /// of each FIFO has an event (a TRC holds every packet of its flow).
+    pub delayed: Vec<VecDeque<(ReservedKey, Packet)>>,
 }
 
 impl Hook {
     /// A hook running `chain`, with no timer armed.
     pub fn new(chain: Chain) -> Self {
         Hook {
+            delayed: (0..=chain.len()).map(|_| VecDeque::new()).collect(),
             chain,
             armed: SimTime::NEVER,
         }

@@ -51,10 +51,28 @@ impl World {
             }
             Action::DelayUntil(t) => {
                 self.node_of_hook_mut(at).held += 1;
+                // The release takes its place in the event order now; packets released
+                // in that order wait in the stage's FIFO with only the first in the
+                // heap (the same run, event for event, with a heap a FIFO smaller).
+                let key = self.q.reserve(t);
+                let fifo = &mut self.hook_mut(at).delayed[resume];
                 let resume = resume as u16;
-                let slot = self.held.put(*pkt);
-                self.q
-                    .schedule_forget(t, Event::Released { at, resume, slot });
+                match fifo.back() {
+                    Some(&(last, _)) if last > key => {
+                        // Out of order (a shaper per key in a policy): its own event.
+                        let slot = self.held.put(*pkt);
+                        self.q
+                            .schedule_reserved(key, Event::Released { at, resume, slot });
+                    }
+                    last => {
+                        let first = last.is_none();
+                        fifo.push_back((key, *pkt));
+                        if first {
+                            self.q
+                                .schedule_reserved(key, Event::ReleasedFifo { at, resume });
+                        }
+                    }
+                }
                 false
             }
         }
@@ -62,6 +80,9 @@ impl World {
 
     pub(super) fn arm_cond_timer(&mut self, at: HookAt) {
         let h = self.hook_mut(at);
+        if !h.chain.has_timers() {
+            return;
+        }
         if let Some(t) = h.chain.next_timer() {
             if t < h.armed {
                 h.armed = t;

@@ -64,6 +64,8 @@ enum Event {
     TxDone { iface: IfaceId },
     /// A conditioner's hold on a packet ended: continue the chain at stage `resume`.
     Released { at: HookAt, resume: u16, slot: u32 },
+    /// The first packet of the hook's delay FIFO for stage `resume` is due.
+    ReleasedFifo { at: HookAt, resume: u16 },
     /// A conditioner chain asked for its timer.
     CondTimer { at: HookAt },
     /// A flow's source wants attention.
@@ -229,6 +231,11 @@ impl World {
         self.q.events_processed()
     }
 
+    /// Events waiting in the event heap now.
+    pub fn pending_events(&self) -> usize {
+        self.q.pending()
+    }
+
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             nodes: self.nodes.iter().map(|n| n.counters).collect(),
@@ -325,6 +332,18 @@ impl World {
             }
             Event::Released { at, resume, slot } => {
                 let mut pkt = self.held.take(slot);
+                self.node_of_hook_mut(at).held -= 1;
+                if self.run_hook(now, at, resume as usize, &mut pkt) {
+                    self.after_hook(now, at, pkt);
+                }
+            }
+            Event::ReleasedFifo { at, resume } => {
+                let fifo = &mut self.hook_mut(at).delayed[resume as usize];
+                let (_, mut pkt) = fifo.pop_front().expect("a release has a held packet");
+                if let Some(&(key, _)) = fifo.front() {
+                    self.q
+                        .schedule_reserved(key, Event::ReleasedFifo { at, resume });
+                }
                 self.node_of_hook_mut(at).held -= 1;
                 if self.run_hook(now, at, resume as usize, &mut pkt) {
                     self.after_hook(now, at, pkt);

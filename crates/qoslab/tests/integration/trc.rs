@@ -199,3 +199,35 @@ fn slow_start_retransmission_beats_only_the_100ms_tick_rto() {
     assert!(slow_start_timeouts("ns2", "10ms") >= 1);
     assert_eq!(slow_start_timeouts("ns2", "100ms"), 0);
 }
+
+#[test]
+fn held_packets_wait_in_a_fifo_not_in_the_event_heap() {
+    // A delay line holding ~900 packets: only the first of them has an event (each
+    // keeps the place in the event order it took when held; snapshots show the order).
+    let text = r#"
+duration = "2s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "1ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+cbr = { rate = "1Mbps", size = 125 }
+[[conditioner]]
+at = "a"
+stages = [{ kind = "delay", delay = "1s" }]
+"#;
+    let mut w = scenario::build(&parse(text)).unwrap();
+    w.end = qoslab::time::SimTime::from_millis(900);
+    w.run().unwrap();
+    let held = w.nodes[0].counters.held;
+    assert!(held > 800, "{held}");
+    assert!(w.pending_events() < 10, "{}", w.pending_events());
+}
