@@ -104,6 +104,26 @@ def test_goodput_over_time_and_queues_name_things():
     assert _labels(fig) == [["length", "RED average"], ["length"]]
 
 
+def test_many_flows_draw_only_the_busiest_curves():
+    # 400 micro-flows: the figure draws the 20 that delivered most (and the total), and
+    # says so; flow i delivers i bytes per second.
+    n, ts = 400, [1.0, 2.0]
+    series = pl.DataFrame(
+        {"flow": [i for i in range(n) for _ in ts], "t": ts * n,
+         "goodput_bps": [8.0 * i for i in range(n) for _ in ts],
+         "cum_bytes": [i * t for i in range(n) for t in ts]}
+    )  # fmt: skip
+    fig = plot.cum_throughput(series)
+    drawn = _labels(fig)[0]
+    assert len(drawn) == plot.MAX_FLOW_CURVES + 1 and drawn[-1] == "total"
+    assert set(drawn[:-1]) == {f"flow {i}" for i in range(n - 20, n)}
+    assert "20 of 400 flows shown" in fig.axes[0].get_title()
+    fig = plot.goodput_over_time(series)
+    assert len(_labels(fig)[0]) == plot.MAX_FLOW_CURVES
+    few = series.filter(pl.col("flow") < 5)
+    assert "shown" not in plot.goodput_over_time(few).axes[0].get_title()
+
+
 def test_sweep_lines_never_join_different_settings():
     rows = []
     for rate, bps in (("500kbps", 5e5), ("1Mbps", 1e6), ("2Mbps", 2e6)):

@@ -117,6 +117,23 @@ pub struct TcpHeader {
     pub retransmit: bool,
     /// Sub-flow / pipe index (pTCP, striping); 0 for ordinary flows.
     pub subflow: u8,
+    /// The sender's state when it sent this segment; not on the wire (see
+    /// [`SenderView`]).
+    pub view: SenderView,
+}
+
+/// What a TCP sender knew when it sent a segment: its congestion window, smoothed RTT
+/// and RTO. Not part of the wire format (pcap captures leave it out): it is the
+/// "oracle" RTT/RTO/cwnd source of edge conditioners that read the senders (P3 §III,
+/// §VI), stamped here so a conditioner anywhere on the path reads it without a lookup.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderView {
+    /// Congestion window in whole segments (cwnd ÷ MSS, rounded down).
+    pub cwnd_segs: u32,
+    /// Smoothed RTT [µs]; 0 before the first sample.
+    pub srtt_us: u32,
+    /// Retransmission timeout estimate, without backoff (RFC 6298 §2) [µs].
+    pub rto_us: u32,
 }
 
 /// A UDP header with a sequence number so sinks can count loss and reordering.

@@ -124,6 +124,11 @@ impl Chain {
         &self.stages
     }
 
+    /// The stages, for the world to link them after building (exchange groups).
+    pub(crate) fn stages_mut(&mut self) -> &mut [AnyConditioner] {
+        &mut self.stages
+    }
+
     /// Runs `pkt` through stages `start..` at `now`, stopping at the first stage that
     /// does not pass it. Returns that action and a stage index:
     /// - `Pass`: index = `len()` (went through everything);

@@ -33,6 +33,7 @@ mod delay;
 pub mod dscp;
 pub mod policy;
 mod remark;
+pub mod rtt_aware;
 mod srtcm;
 mod token_bucket;
 pub mod trc;
@@ -48,6 +49,7 @@ pub use policy::{
     Aggregate, Policy, PolicyAction, PolicyConfig, PolicyRule, PolicyRuleConfig, ProfileConfig,
 };
 pub use remark::{SetDscp, SetDscpConfig};
+pub use rtt_aware::{RttAware, RttAwareConfig};
 pub use srtcm::{Srtcm, SrtcmConfig, SrtcmSettings};
 pub(crate) use token_bucket::Bucket;
 pub use token_bucket::{
@@ -112,6 +114,8 @@ pub enum AnyConditioner {
     Trc(Trc),
     /// Set the DSCP (re-marking).
     SetDscp(SetDscp),
+    /// RTT-aware / RTT-RTO three-colour marker (P3).
+    RttAware(RttAware),
 }
 
 macro_rules! dispatch {
@@ -126,6 +130,7 @@ macro_rules! dispatch {
             AnyConditioner::Policy($c) => $e,
             AnyConditioner::Trc($c) => $e,
             AnyConditioner::SetDscp($c) => $e,
+            AnyConditioner::RttAware($c) => $e,
         }
     };
 }
@@ -136,6 +141,7 @@ impl AnyConditioner {
         match self {
             AnyConditioner::Tsw2cm(c) => c.reseed(rng),
             AnyConditioner::Tsw3cm(c) => c.reseed(rng),
+            AnyConditioner::RttAware(c) => c.reseed(rng),
             _ => {}
         }
     }
@@ -178,6 +184,8 @@ pub enum ConditionerConfig {
     Trc(TrcConfig),
     /// Set the DSCP of every packet, or of those carrying listed codepoints.
     SetDscp(SetDscpConfig),
+    /// RTT-aware / RTT-RTO three-colour marker for an aggregate (P3); see `cond::rtt_aware`.
+    RttAware(RttAwareConfig),
 }
 
 impl crate::config::Tagged for ConditionerConfig {
@@ -192,6 +200,7 @@ impl crate::config::Tagged for ConditionerConfig {
         "policy",
         "trc",
         "set_dscp",
+        "rtt_aware",
     ];
     fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         ConditionerConfig::deserialize(d)
@@ -227,6 +236,7 @@ impl ConditionerConfig {
             ConditionerConfig::Policy(c) => c.validate(),
             ConditionerConfig::Trc(c) => c.validate(),
             ConditionerConfig::SetDscp(c) => c.validate(),
+            ConditionerConfig::RttAware(c) => c.validate(),
         }
     }
 
@@ -251,6 +261,7 @@ impl ConditionerConfig {
             ConditionerConfig::Policy(c) => AnyConditioner::Policy(c.build(resolve, rng)?),
             ConditionerConfig::Trc(c) => AnyConditioner::Trc(c.build()?),
             ConditionerConfig::SetDscp(c) => AnyConditioner::SetDscp(c.build()),
+            ConditionerConfig::RttAware(c) => AnyConditioner::RttAware(c.build(rng)),
         })
     }
 

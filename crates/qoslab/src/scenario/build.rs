@@ -544,8 +544,36 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         }
         *hook = Hook::new(chain);
     }
+    link_exchanges(w);
     w.warnings = trc::admit(&trcs, w, sc)?;
     Ok(())
+}
+
+/// Joins the RTT-aware markers of each `group` into one exchange of minimum RTT and RTO
+/// (P3 §VI), in node then interface order so membership is deterministic.
+fn link_exchanges(w: &mut World) {
+    use crate::cond::rtt_aware::Exchange;
+    use crate::cond::AnyConditioner;
+    let mut groups: HashMap<String, std::sync::Arc<Exchange>> = HashMap::new();
+    let chains = w
+        .nodes
+        .iter_mut()
+        .flat_map(|n| [&mut n.host_egress, &mut n.ingress])
+        .chain(
+            w.ifaces
+                .iter_mut()
+                .flat_map(|f| [&mut f.egress, &mut f.ingress]),
+        );
+    for hook in chains {
+        for s in hook.chain.stages_mut() {
+            if let AnyConditioner::RttAware(m) = s {
+                if let Some(g) = m.group() {
+                    let ex = groups.entry(g.to_string()).or_default().clone();
+                    m.join(ex);
+                }
+            }
+        }
+    }
 }
 
 /// A chain placed by input interface (`iface_in = "a->b"`): packets router b receives

@@ -501,6 +501,7 @@ impl TcpSender {
         if self.state == TcpState::Recovery {
             self.prr_out += len as u64;
         }
+        let view = self.view();
         out.push(TcpHeader {
             seq,
             ack: 0,
@@ -509,8 +510,23 @@ impl TcpSender {
             wnd: 0,
             ts_val: now,
             retransmit,
+            view,
             ..Default::default()
         });
+    }
+}
+
+impl TcpSender {
+    /// The sender's state as an oracle conditioner reads it (P3 §III): cwnd in whole
+    /// segments, smoothed RTT and the RTO estimate without backoff (SRTT + 4·RTTVAR
+    /// within its bounds, RFC 6298 §2) in µs, saturating.
+    pub fn view(&self) -> crate::packet::SenderView {
+        let us = |d: crate::time::Dur| (d.as_nanos() / 1_000).min(u32::MAX as u64) as u32;
+        crate::packet::SenderView {
+            cwnd_segs: self.cc.cwnd() / self.mss.max(1),
+            srtt_us: self.rtt.srtt().map_or(0, us),
+            rto_us: us(self.rtt.base_rto()),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ mod determinism;
 mod diffserv;
 mod layers;
 mod routing;
+mod rtt_aware;
 mod scenario_errors;
 mod snapshots;
 mod tcp;

@@ -1,4 +1,4 @@
-//! Guards against silent change: the shipped scenarios (examples, P0, P1, cut short) give
+//! Guards against silent change: the shipped scenarios (examples, P0, P1, P3, cut short) give
 //! the same result tables byte for byte, and bad scenarios the same error (key and
 //! message), as recorded in `tests/snapshots/`.
 //!
@@ -55,12 +55,17 @@ fn compare(name: &str, got: &str) {
 
 #[test]
 fn shipped_scenarios_give_the_recorded_tables() {
-    let mut files: Vec<PathBuf> = ["scenarios/examples", "scenarios/p0", "scenarios/p1"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
+    let mut files: Vec<PathBuf> = [
+        "scenarios/examples",
+        "scenarios/p0",
+        "scenarios/p1",
+        "scenarios/p3",
+    ]
+    .iter()
+    .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
+    .map(|e| e.unwrap().path())
+    .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+    .collect();
     files.sort();
     assert!(files.len() >= 12, "{files:?}");
     let mut out = String::new();

@@ -1,0 +1,687 @@
+//! RTT-aware three-colour markers for Assured Forwarding aggregates of many TCP
+//! micro-flows (P3: Habib, Bhargava & Fahmy, ICC 2002, §III and Fig. 1).
+//!
+//! One marker conditions one aggregate at its edge. Every scheme measures the
+//! aggregate's rate with a TSW estimator (RFC 2859 §3) and marks each packet DP0
+//! (green), DP1 (yellow) or DP2 (red):
+//!
+//! - `standard`: TSW3CM (RFC 2859 §4) with CIR and PIR — P3's "standard conditioner".
+//! - `rtt` (Nandy et al. 2000, P3 §II): above the target (CIR) a packet is out of
+//!   profile with the probability of Fig. 1 line 4; an out-of-profile packet is DP2 with
+//!   probability q = (minRTT/aggregateRTT)², DP1 otherwise.
+//! - `rtt_rto` (P3 Fig. 1): the same with q = (minRTT/aggregateRTT)²·(minRTO/aggregateRTO).
+//!   The aggregate holding both minima would get q = 1 (every out-of-profile packet DP2);
+//!   P3 §III marks it "based on the ratio of its own RTT and RTO" instead: qoslab reads
+//!   that as q = RTT/RTO of the aggregate itself. The basic `rtt` scheme keeps q = 1
+//!   there, which is the behaviour P3 §III says this rule avoids.
+//!
+//! Small-window protection (`small_window = k`, Feroz et al., P3 §III "SW"): a TCP
+//! packet whose micro-flow has cwnd < k segments is DP0. With `rtt` this is P3's
+//! RTT-SW. A protected packet that would have been DP1/DP2 is owed: later packets of
+//! the aggregate that would be DP0 (and are not themselves protected) carry the owed
+//! colour until the debt in bytes is paid, so the profile still holds (P3 §VI).
+//!
+//! Where RTT, RTO and cwnd come from: `rtt = "oracle"` / `rto = "oracle"` read what the
+//! senders stamped on their segments ([`crate::packet::SenderView`]); the aggregate's
+//! value is the mean over its micro-flows of their latest smoothed RTT (RTO). A fixed
+//! duration instead gives the value directly. The minimum RTT and RTO over aggregates is
+//! exchanged between the markers of one `group` (see [`Exchange`]) every `exchange`
+//! interval.
+//!
+//! The probability of DP0 above the target: P3's Fig. 1 draws DP0 with probability
+//! (1 − p)², p = (measured − target)/measured, while its text says a packet is DP1/DP2
+//! "with probability p" (1 − p for DP0, as Nandy et al.). `dp0 = "figure"` (default)
+//! follows the figure, `dp0 = "text"` the text.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::action::{mark, Codepoints};
+use super::check::check_pir;
+use super::tsw::{Tsw3cm, TswEstimator, TswSettings, DEFAULT_TSW_WINDOW};
+use super::{Action, Conditioner, MeterAction};
+use crate::config::ScenarioError;
+use crate::packet::{Colour, Packet};
+use crate::rng::RngStream;
+use crate::time::{Dur, Rate, SimTime};
+
+/// Which marking algorithm (P3 §II–III).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    /// TSW3CM with CIR/PIR (RFC 2859; P3's standard conditioner).
+    Standard,
+    /// Nandy et al.'s RTT-aware marker: DP2 share ∝ (minRTT/RTT)².
+    Rtt,
+    /// P3 Fig. 1: DP2 share ∝ (minRTT/RTT)²·(minRTO/RTO).
+    #[default]
+    RttRto,
+}
+
+/// The probability of DP0 above the target (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dp0Rule {
+    /// (1 − p)², as P3 Fig. 1 line 4 draws it.
+    #[default]
+    Figure,
+    /// 1 − p, as P3 §III's text and Nandy et al.
+    Text,
+}
+
+/// Where an aggregate's RTT (or RTO) comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Source {
+    /// Read from the senders ([`crate::packet::SenderView`]), averaged over micro-flows.
+    #[default]
+    Oracle,
+    /// A fixed value.
+    Fixed(Dur),
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Source::Oracle => s.serialize_str("oracle"),
+            Source::Fixed(d) => d.serialize(s),
+        }
+    }
+}
+
+const SOURCE_EXPECTED: &str = "\"oracle\" or a duration like \"100ms\"";
+
+struct SourceVisitor;
+
+impl<'de> Visitor<'de> for SourceVisitor {
+    type Value = Source;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(SOURCE_EXPECTED)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Source, E> {
+        match v {
+            "oracle" => Ok(Source::Oracle),
+            _ => crate::units::parse_dur(v)
+                .map(Source::Fixed)
+                .map_err(|e| E::custom(format!("expected {SOURCE_EXPECTED}: {e}"))),
+        }
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Source, E> {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(E::custom(format!("expected {SOURCE_EXPECTED}, found {v}")));
+        }
+        Ok(Source::Fixed(Dur::from_secs_f64(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Source, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Source, E> {
+        self.visit_f64(v as f64)
+    }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SourceVisitor)
+    }
+}
+
+fn default_window() -> Dur {
+    DEFAULT_TSW_WINDOW
+}
+
+/// The RTT-aware marker's keys in a scenario (`kind = "rtt_aware"`, P3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RttAwareConfig {
+    /// `standard`, `rtt` or `rtt_rto` (default).
+    #[serde(default)]
+    pub scheme: Scheme,
+    /// Committed (target) rate of the aggregate.
+    #[serde(deserialize_with = "crate::units::de_rate_or_zero")]
+    pub cir: Rate,
+    /// Peak rate (≥ CIR); required by `standard` (TSW3CM), unused by the others.
+    #[serde(default)]
+    pub pir: Option<Rate>,
+    /// TSW estimator window (default 1 s).
+    #[serde(default = "default_window")]
+    pub window: Dur,
+    /// Small-window protection: DP0 while the micro-flow's cwnd < k segments (0 = off).
+    #[serde(default)]
+    pub small_window: u32,
+    /// Pay protected packets back by marking later ones (default true; P3 §VI).
+    #[serde(default = "yes")]
+    pub payback: bool,
+    /// The aggregate's RTT: `"oracle"` (default) or a duration.
+    #[serde(default)]
+    pub rtt: Source,
+    /// The aggregate's RTO: `"oracle"` (default) or a duration.
+    #[serde(default)]
+    pub rto: Source,
+    /// Markers of one group share the minimum RTT and RTO over their aggregates.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// How often a marker publishes its RTT/RTO to the group and reads the minima
+    /// (default 1 s; 0 = on every packet).
+    #[serde(default = "default_exchange")]
+    pub exchange: Dur,
+    /// DP0 probability above the target: `figure` ((1 − p)², default) or `text` (1 − p).
+    #[serde(default)]
+    pub dp0: Dp0Rule,
+    /// DSCP per colour.
+    #[serde(default)]
+    pub dscp: Codepoints,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_exchange() -> Dur {
+    Dur::from_secs(1)
+}
+
+impl RttAwareConfig {
+    /// Checks the rates, window and codepoints.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        if self.window == Dur::ZERO {
+            return Err(ScenarioError::new(
+                "window",
+                "the TSW window must be positive",
+            ));
+        }
+        match (self.scheme, self.pir) {
+            (Scheme::Standard, None) => {
+                return Err(ScenarioError::new(
+                    "pir",
+                    "the standard scheme (TSW3CM, RFC 2859) needs a peak rate `pir`",
+                ))
+            }
+            (_, Some(pir)) => check_pir(self.cir, pir, "RFC 2859 §4")?,
+            _ => {}
+        }
+        for (k, s) in [("rtt", self.rtt), ("rto", self.rto)] {
+            if s == Source::Fixed(Dur::ZERO) {
+                return Err(ScenarioError::new(
+                    k,
+                    format!("expected {SOURCE_EXPECTED}, found 0"),
+                ));
+            }
+        }
+        if self.group.as_deref() == Some("") {
+            return Err(ScenarioError::new("group", "a group name cannot be empty"));
+        }
+        self.dscp.validate()
+    }
+
+    /// The marker, drawing from `rng`; call [`RttAwareConfig::validate`] first.
+    pub fn build(&self, rng: RngStream) -> RttAware {
+        RttAware::new(self.clone(), rng)
+    }
+}
+
+/// One member's slot in an [`Exchange`]: the aggregate RTT and RTO it last published [µs].
+type Slot = Option<(u64, u64)>;
+
+/// The minimum RTT and RTO over the aggregates of one group of markers (P3 §VI: "the
+/// edge routers need to exchange this information"). Each member publishes its values
+/// at most once per exchange interval and reads the minima at the same moment.
+#[derive(Debug, Default)]
+pub struct Exchange {
+    slots: Mutex<Vec<Slot>>,
+}
+
+impl Exchange {
+    /// Adds a member; returns its slot index.
+    pub fn join(&self) -> usize {
+        let mut s = self.slots.lock().expect("exchange lock");
+        s.push(None);
+        s.len() - 1
+    }
+
+    /// Publishes `mine` into slot `i` and returns the minimum RTT and RTO over every
+    /// member that has published (each minimum on its own).
+    pub fn publish(&self, i: usize, mine: Slot) -> Slot {
+        let mut s = self.slots.lock().expect("exchange lock");
+        s[i] = mine;
+        let rtt = s.iter().flatten().map(|v| v.0).min()?;
+        let rto = s.iter().flatten().map(|v| v.1).min()?;
+        Some((rtt, rto))
+    }
+}
+
+/// Mean of the micro-flows' latest smoothed RTT and RTO, from the senders' stamps.
+#[derive(Clone, Debug, Default)]
+struct OracleMean {
+    latest: HashMap<u32, (u32, u32)>,
+    sum_rtt: u64,
+    sum_rto: u64,
+}
+
+impl OracleMean {
+    fn update(&mut self, flow: u32, rtt_us: u32, rto_us: u32) {
+        if let Some((r, o)) = self.latest.insert(flow, (rtt_us, rto_us)) {
+            self.sum_rtt -= r as u64;
+            self.sum_rto -= o as u64;
+        }
+        self.sum_rtt += rtt_us as u64;
+        self.sum_rto += rto_us as u64;
+    }
+
+    fn mean(&self) -> Option<(u64, u64)> {
+        let n = self.latest.len() as u64;
+        (n > 0).then(|| (self.sum_rtt / n, self.sum_rto / n))
+    }
+}
+
+/// Packets marked by an [`RttAware`] marker, for tests and statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttAwareCounts {
+    /// Packets leaving DP0, DP1, DP2.
+    pub colour: [u64; 3],
+    /// Packets DP0 because their micro-flow's cwnd < k that would have been DP1/DP2.
+    pub protected: u64,
+    /// Packets marked DP1/DP2 to pay protected ones back.
+    pub paid_back: u64,
+}
+
+/// The RTT-aware marker of one aggregate (module doc; P3 Fig. 1).
+#[derive(Clone, Debug)]
+pub struct RttAware {
+    cfg: RttAwareConfig,
+    est: TswEstimator,
+    tsw3: Option<Tsw3cm>,
+    rng: RngStream,
+    oracle: OracleMean,
+    member: Option<(Arc<Exchange>, usize)>,
+    next_exchange: SimTime,
+    minima: Option<(u64, u64)>,
+    /// Bytes owed as DP1 and as DP2 by protected packets.
+    owed: [u64; 2],
+    counts: RttAwareCounts,
+}
+
+impl RttAware {
+    /// A marker; its estimator starts at CIR (RFC 2859 §3).
+    pub fn new(cfg: RttAwareConfig, rng: RngStream) -> Self {
+        let tsw3 = (cfg.scheme == Scheme::Standard).then(|| {
+            Tsw3cm::new(
+                TswSettings {
+                    cir: cfg.cir,
+                    pir: cfg.pir,
+                    window: cfg.window,
+                    action: MeterAction::Mark,
+                    codepoints: cfg.dscp,
+                    out_colour: Colour::Red,
+                },
+                rng.clone(),
+            )
+        });
+        RttAware {
+            est: TswEstimator::new(cfg.window, cfg.cir),
+            tsw3,
+            rng,
+            oracle: OracleMean::default(),
+            member: None,
+            next_exchange: SimTime::ZERO,
+            minima: None,
+            owed: [0; 2],
+            counts: RttAwareCounts::default(),
+            cfg,
+        }
+    }
+
+    /// Replaces the random stream (a policy cloning a prototype per key).
+    pub fn reseed(&mut self, rng: RngStream) {
+        if let Some(t) = &mut self.tsw3 {
+            t.reseed(rng.clone());
+        }
+        self.rng = rng;
+    }
+
+    /// The exchange group this marker belongs to, if any.
+    pub fn group(&self) -> Option<&str> {
+        self.cfg.group.as_deref()
+    }
+
+    /// Makes this marker a member of `ex` (the world links markers of one group).
+    pub fn join(&mut self, ex: Arc<Exchange>) {
+        let i = ex.join();
+        self.member = Some((ex, i));
+    }
+
+    /// What the marker has done so far.
+    pub fn counts(&self) -> RttAwareCounts {
+        self.counts
+    }
+
+    /// The aggregate's RTT and RTO [µs] as the marker sees them now.
+    pub fn aggregate(&self) -> Option<(u64, u64)> {
+        let m = self.oracle.mean();
+        let rtt = match self.cfg.rtt {
+            Source::Fixed(d) => d.as_nanos() / 1_000,
+            Source::Oracle => m?.0,
+        };
+        let rto = match self.cfg.rto {
+            Source::Fixed(d) => d.as_nanos() / 1_000,
+            Source::Oracle => m?.1,
+        };
+        Some((rtt, rto))
+    }
+
+    /// The share q of DP2 among out-of-profile packets (P3 Fig. 1 line 10).
+    pub fn q(&self) -> f64 {
+        let Some((rtt, rto)) = self.aggregate() else {
+            return 1.0; // nothing known yet: as Nandy et al.'s marker for the minimum
+        };
+        let (min_rtt, min_rto) = self.minima.unwrap_or((rtt, rto));
+        let r = (min_rtt as f64 / rtt.max(1) as f64).powi(2);
+        let q = match self.cfg.scheme {
+            Scheme::RttRto => r * (min_rto as f64 / rto.max(1) as f64),
+            _ => r,
+        };
+        if q >= 1.0 && self.cfg.scheme == Scheme::RttRto {
+            // The aggregate holding the minima: its own RTT/RTO ratio (P3 §III).
+            (rtt as f64 / rto.max(1) as f64).min(1.0)
+        } else {
+            q.min(1.0)
+        }
+    }
+
+    fn learn(&mut self, now: SimTime, pkt: &Packet) {
+        if let Some(v) = pkt.tcp().map(|h| h.view).filter(|v| v.srtt_us > 0) {
+            self.oracle.update(pkt.flow.0, v.srtt_us, v.rto_us);
+        }
+        if let Some((ex, i)) = &self.member {
+            if now >= self.next_exchange {
+                let mine = self.aggregate();
+                self.minima = ex.publish(*i, mine);
+                self.next_exchange = now + self.cfg.exchange;
+            }
+        }
+    }
+
+    /// Fig. 1 above and below the target, or TSW3CM for the standard scheme.
+    fn base_colour(&mut self, now: SimTime, size: u32) -> Colour {
+        if let Some(t) = &mut self.tsw3 {
+            return t.meter(now, size);
+        }
+        let measured = self.est.update(now, size);
+        let target = self.cfg.cir.bytes_per_sec();
+        if measured <= target {
+            return Colour::Green;
+        }
+        let p = (measured - target) / measured;
+        let dp0 = match self.cfg.dp0 {
+            Dp0Rule::Figure => (1.0 - p) * (1.0 - p),
+            Dp0Rule::Text => 1.0 - p,
+        };
+        if self.rng.bernoulli(dp0) {
+            Colour::Green
+        } else if self.rng.bernoulli(self.q()) {
+            Colour::Red
+        } else {
+            Colour::Yellow
+        }
+    }
+
+    /// The colour of `pkt` at `now` (module doc), with protection and payback.
+    pub fn meter(&mut self, now: SimTime, pkt: &Packet) -> Colour {
+        self.learn(now, pkt);
+        let base = self.base_colour(now, pkt.size);
+        let k = self.cfg.small_window;
+        let small = k > 0 && pkt.tcp().is_some_and(|h| h.view.cwnd_segs < k);
+        let c = if small {
+            if base != Colour::Green {
+                self.counts.protected += 1;
+                if self.cfg.payback {
+                    self.owed[base.index() - 1] += pkt.size as u64;
+                }
+            }
+            Colour::Green
+        } else if base == Colour::Green && self.owed.iter().any(|&o| o > 0) {
+            // Pay DP2 debt first, then DP1.
+            let i = if self.owed[1] > 0 { 1 } else { 0 };
+            self.owed[i] = self.owed[i].saturating_sub(pkt.size as u64);
+            self.counts.paid_back += 1;
+            Colour::from_index(i + 1)
+        } else {
+            base
+        };
+        self.counts.colour[c.index()] += 1;
+        c
+    }
+}
+
+impl Conditioner for RttAware {
+    fn condition(&mut self, now: SimTime, pkt: &mut Packet) -> Action {
+        let c = self.meter(now, pkt);
+        mark(pkt, c, &self.cfg.dscp);
+        Action::Pass
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowId, Header, Proto, SenderView, TcpHeader};
+
+    fn cfg(text: &str) -> RttAwareConfig {
+        let c: RttAwareConfig = toml::from_str(text).unwrap();
+        c.validate().unwrap();
+        c
+    }
+
+    fn seg(flow: u32, size: u32, cwnd: u32, rtt_ms: u32, rto_ms: u32) -> Packet {
+        Packet {
+            flow: FlowId(flow),
+            size,
+            proto: Proto::Tcp,
+            hdr: Header::Tcp(TcpHeader {
+                len: size - 40,
+                view: SenderView {
+                    cwnd_segs: cwnd,
+                    srtt_us: rtt_ms * 1000,
+                    rto_us: rto_ms * 1000,
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Sends `n` packets of 1000 B at `rate_bps` through `m` after a warm-up of the
+    /// estimator; returns the fractions DP0, DP1, DP2 of the last `n`.
+    fn fractions(m: &mut RttAware, rate_bps: f64, n: u64, cwnd: u32) -> [f64; 3] {
+        let gap = 8000.0 / rate_bps; // seconds per 1000-byte packet
+        let mut t = 0.0;
+        for _ in 0..20_000 {
+            m.meter(SimTime::from_secs_f64(t), &seg(1, 1000, cwnd, 100, 400));
+            t += gap;
+        }
+        let mut c = [0u64; 3];
+        for _ in 0..n {
+            c[m.meter(SimTime::from_secs_f64(t), &seg(1, 1000, cwnd, 100, 400))
+                .index()] += 1;
+            t += gap;
+        }
+        c.map(|x| x as f64 / n as f64)
+    }
+
+    #[test]
+    fn fig1_fractions_match_the_probabilities() {
+        // Measured 4 Mb/s against a 2 Mb/s target: p = 1/2. Aggregate RTT 100 ms / RTO
+        // 400 ms (oracle), group minima fixed at RTT 50 ms / RTO 200 ms:
+        // q = (50/100)² · (200/400) = 1/8. DP0 = (1 − p)² = 1/4; DP1 = 3/4 · 7/8;
+        // DP2 = 3/4 · 1/8.
+        let ex = Arc::new(Exchange::default());
+        let other = ex.join();
+        ex.publish(other, Some((50_000, 200_000)));
+        let mut m = RttAware::new(
+            cfg("scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0"),
+            RngStream::from_seed(7),
+        );
+        m.join(ex.clone());
+        let f = fractions(&mut m, 4e6, 200_000, 10);
+        let want = [0.25, 0.75 * 0.875, 0.75 * 0.125];
+        for i in 0..3 {
+            assert!((f[i] - want[i]).abs() < 0.005, "{f:?} vs {want:?}");
+        }
+        assert!((m.q() - 0.125).abs() < 1e-9, "{}", m.q());
+        // The text's rule: DP0 = 1 − p = 1/2.
+        let ex2 = Arc::new(Exchange::default());
+        let o2 = ex2.join();
+        ex2.publish(o2, Some((50_000, 200_000)));
+        let mut t = RttAware::new(
+            cfg("scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0\ndp0 = \"text\""),
+            RngStream::from_seed(7),
+        );
+        t.join(ex2);
+        let f = fractions(&mut t, 4e6, 200_000, 10);
+        assert!((f[0] - 0.5).abs() < 0.005, "{f:?}");
+        // Basic RTT-aware ignores the RTO: q = 1/4.
+        let ex3 = Arc::new(Exchange::default());
+        let o3 = ex3.join();
+        ex3.publish(o3, Some((50_000, 200_000)));
+        let mut b = RttAware::new(
+            cfg("scheme = \"rtt\"\ncir = \"2Mbps\"\nexchange = 0"),
+            RngStream::from_seed(7),
+        );
+        b.join(ex3);
+        let f = fractions(&mut b, 4e6, 200_000, 10);
+        assert!((f[2] / (f[1] + f[2]) - 0.25).abs() < 0.01, "{f:?}");
+    }
+
+    #[test]
+    fn below_the_target_everything_is_dp0() {
+        let mut m = RttAware::new(cfg("cir = \"2Mbps\""), RngStream::from_seed(1));
+        let f = fractions(&mut m, 1.5e6, 10_000, 10);
+        assert_eq!(f, [1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn the_aggregate_with_both_minima_uses_its_own_rtt_over_rto() {
+        // The basic scheme marks every out-of-profile packet of the minimum aggregate DP2.
+        let b = RttAware::new(
+            cfg("scheme = \"rtt\"\ncir = \"2Mbps\"\nrtt = \"100ms\"\nrto = \"400ms\""),
+            RngStream::from_seed(1),
+        );
+        assert_eq!(b.q(), 1.0);
+        // Alone in its group: q would be 1; P3 §III marks by its own RTT/RTO = 1/4.
+        let mut m = RttAware::new(
+            cfg("cir = \"2Mbps\"\nrtt = \"100ms\"\nrto = \"400ms\""),
+            RngStream::from_seed(1),
+        );
+        assert!((m.q() - 0.25).abs() < 1e-12);
+        let f = fractions(&mut m, 4e6, 100_000, 10);
+        assert!((f[2] / (f[1] + f[2]) - 0.25).abs() < 0.01, "{f:?}");
+    }
+
+    #[test]
+    fn small_windows_are_dp0_exactly_while_cwnd_below_k() {
+        // Far above the target, almost nothing is DP0 … except packets of flows with
+        // cwnd < 3, which are DP0 every time.
+        let c = "scheme = \"rtt\"\ncir = \"1Mbps\"\nsmall_window = 3\npayback = false";
+        let mut m = RttAware::new(cfg(c), RngStream::from_seed(3));
+        let mut t = 0.0;
+        for i in 0..50_000u32 {
+            let cwnd = i % 6; // 0..5
+            let col = m.meter(SimTime::from_secs_f64(t), &seg(i % 50, 1000, cwnd, 20, 200));
+            if cwnd < 3 {
+                assert_eq!(col, Colour::Green, "packet {i} cwnd {cwnd}");
+            }
+            t += 0.0008; // 10 Mb/s
+        }
+        let n = m.counts();
+        assert!(n.protected > 10_000, "{n:?}");
+        // cwnd ≥ 3 packets are marked as without protection: mostly DP1/DP2.
+        assert!(n.colour[1] + n.colour[2] > 20_000, "{n:?}");
+    }
+
+    #[test]
+    fn protected_packets_are_paid_back_so_the_profile_holds() {
+        // Same load with and without protection of a third of the packets: with payback
+        // the total number of DP1/DP2 packets stays within 1 % of the unprotected run.
+        let run = |k: u32, payback: bool| {
+            let c = format!(
+                "scheme = \"rtt\"\ncir = \"6Mbps\"\nsmall_window = {k}\npayback = {payback}\nrtt = \"50ms\"\nrto = \"200ms\""
+            );
+            let mut m = RttAware::new(cfg(&c), RngStream::from_seed(5));
+            let mut t = 0.0;
+            for i in 0..200_000u32 {
+                m.meter(
+                    SimTime::from_secs_f64(t),
+                    &seg(i % 30, 1000, 2 + i % 3, 50, 200),
+                );
+                t += 0.0008;
+            }
+            m.counts()
+        };
+        let none = run(0, true);
+        let paid = run(3, true);
+        let free = run(3, false);
+        let out = |c: RttAwareCounts| (c.colour[1] + c.colour[2]) as f64;
+        assert!(
+            paid.protected > 10_000 && paid.paid_back > 10_000,
+            "{paid:?}"
+        );
+        assert!(
+            (out(paid) / out(none) - 1.0).abs() < 0.01,
+            "{paid:?} vs {none:?}"
+        );
+        // Without payback the aggregate gets a third more DP0 than its profile.
+        assert!(out(free) < 0.75 * out(none), "{free:?} vs {none:?}");
+    }
+
+    #[test]
+    fn oracle_averages_the_latest_rtt_of_each_micro_flow() {
+        let mut m = RttAware::new(cfg("cir = \"1Mbps\""), RngStream::from_seed(1));
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 20, 200));
+        m.meter(SimTime::ZERO, &seg(2, 1000, 5, 60, 400));
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 40, 300)); // flow 1 again: replaces 20
+        assert_eq!(m.aggregate(), Some((50_000, 350_000)));
+        // A segment before any RTT sample (srtt 0) teaches nothing.
+        m.meter(SimTime::ZERO, &seg(3, 1000, 1, 0, 3000));
+        assert_eq!(m.aggregate(), Some((50_000, 350_000)));
+    }
+
+    #[test]
+    fn exchange_publishes_at_most_once_per_interval() {
+        let ex = Arc::new(Exchange::default());
+        let other = ex.join();
+        let mut m = RttAware::new(
+            cfg("cir = \"1Mbps\"\nrtt = \"100ms\"\nrto = \"400ms\"\nexchange = \"1s\""),
+            RngStream::from_seed(1),
+        );
+        m.join(ex.clone());
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 100, 400));
+        assert!((m.q() - 0.25).abs() < 1e-12, "alone so far: own RTT/RTO");
+        ex.publish(other, Some((50_000, 100_000)));
+        m.meter(SimTime::from_millis(500), &seg(1, 1000, 5, 100, 400));
+        assert!((m.q() - 0.25).abs() < 1e-12, "not yet read");
+        m.meter(SimTime::from_secs(1), &seg(1, 1000, 5, 100, 400));
+        assert!((m.q() - 0.25 * 0.25).abs() < 1e-12, "{}", m.q());
+    }
+
+    #[test]
+    fn config_errors_name_the_key() {
+        let key = |t: &str| {
+            toml::from_str::<RttAwareConfig>(t)
+                .unwrap()
+                .validate()
+                .unwrap_err()
+                .key
+        };
+        assert_eq!(key("scheme = \"standard\"\ncir = 1000"), "pir");
+        assert_eq!(key("cir = 2000\npir = 1000"), "pir");
+        assert_eq!(key("cir = 1000\nwindow = 0"), "window");
+        assert_eq!(key("cir = 1000\ngroup = \"\""), "group");
+        let e = toml::from_str::<RttAwareConfig>("cir = 1000\nrtt = \"soon\"").unwrap_err();
+        assert!(e.to_string().contains("oracle"), "{e}");
+        let e = toml::from_str::<RttAwareConfig>("cir = 1000\nschem = \"rtt\"").unwrap_err();
+        assert!(e.to_string().contains("schem"), "{e}");
+    }
+}
