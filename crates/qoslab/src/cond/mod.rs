@@ -141,6 +141,51 @@ impl AnyConditioner {
     }
 }
 
+impl AnyConditioner {
+    /// The `kind` of the stage as written in a scenario (`"trtcm"`, `"set_dscp"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyConditioner::FixedDelay(_) => "delay",
+            AnyConditioner::TokenBucket(_) => "token_bucket",
+            AnyConditioner::Srtcm(_) => "srtcm",
+            AnyConditioner::Trtcm(_) => "trtcm",
+            AnyConditioner::Tsw2cm(_) => "tsw2cm",
+            AnyConditioner::Tsw3cm(_) => "tsw3cm",
+            AnyConditioner::Policy(_) => "policy",
+            AnyConditioner::Trc(_) => "trc",
+            AnyConditioner::SetDscp(_) => "set_dscp",
+        }
+    }
+
+    /// The colour a metering stage gave `pkt` with its verdict `a` (for the colour
+    /// statistics); `None` for stages that do not meter (delay, shaper, TRC,
+    /// set_dscp) and for packets a meter held. A marker's colour is the one it wrote;
+    /// a policer's is green for what it passed and red for what it dropped (RFC 2475
+    /// §2.3.3.3: in and out of profile).
+    pub fn verdict_colour(&self, a: Action, pkt: &Packet) -> Option<crate::packet::Colour> {
+        use crate::packet::Colour;
+        let police_only = match self {
+            AnyConditioner::TokenBucket(t) => match t.action() {
+                token_bucket::TbAction::Mark => false,
+                token_bucket::TbAction::Police => true,
+                token_bucket::TbAction::Shape { .. } => return None,
+            },
+            AnyConditioner::Srtcm(_)
+            | AnyConditioner::Trtcm(_)
+            | AnyConditioner::Tsw2cm(_)
+            | AnyConditioner::Tsw3cm(_) => false,
+            AnyConditioner::Policy(p) => return p.last_conditioner()?.verdict_colour(a, pkt),
+            _ => return None,
+        };
+        match a {
+            Action::Pass if police_only => Some(Colour::Green),
+            Action::Pass => Some(pkt.colour),
+            Action::Drop(DropCause::Policed) => Some(Colour::Red),
+            _ => None,
+        }
+    }
+}
+
 impl Conditioner for AnyConditioner {
     #[inline]
     fn condition(&mut self, now: SimTime, pkt: &mut Packet) -> Action {

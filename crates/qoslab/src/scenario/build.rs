@@ -393,6 +393,7 @@ fn flows<'a>(
             app,
             counters: FlowCounters::default(),
             delays: sc.record.delays.then(Default::default),
+            delivered_dscps: crate::cond::DscpSet(0),
         });
     }
     Ok(dests)

@@ -336,7 +336,16 @@ impl World {
             Event::QosTimer { mgr } => self.qos_timer(now, mgr),
             Event::WarmupEnd => {
                 self.warm = self.snapshot();
+                for n in &mut self.nodes {
+                    n.host_egress.chain.freeze_marked();
+                    n.ingress.chain.freeze_marked();
+                }
+                for f in &mut self.ifaces {
+                    f.egress.chain.freeze_marked();
+                    f.ingress.chain.freeze_marked();
+                }
                 for f in &mut self.flows {
+                    f.delivered_dscps = crate::cond::DscpSet(0);
                     if let FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } = &mut f.app {
                         sink.reset_delay();
                     }

@@ -302,3 +302,64 @@ fn worked_example_separates_ef_af_and_be() {
     let (af1, af2, be) = (g[1] + g[2], g[3] + g[4], g[5] + g[6]);
     assert!(af1 > 1.2 * af2 && af2 > 1.5 * be, "{af1} {af2} {be}");
 }
+
+/// The `colours` table's integer column `col` at the rows of flow `name`.
+fn colour_rows(t: &qoslab::stats::Table, name: &str, col: &str) -> Vec<i64> {
+    let names = t.get("name").unwrap();
+    let qoslab::stats::Column::Int(v) = t.get(col).unwrap() else {
+        panic!("{col} is not an integer column")
+    };
+    (0..t.rows())
+        .filter(|&i| names.str_at(i) == Some(name))
+        .map(|i| v[i])
+        .collect()
+}
+
+#[test]
+fn colour_statistics_count_what_each_meter_marked() {
+    // f0: 100 packets/s of 1000 B (0.8 Mb/s) through a trTCM with CIR 0.4 Mb/s and PIR
+    // 0.6 Mb/s: in the long run half the packets are green, a quarter yellow, a quarter
+    // red (RFC 2698 §3). f1: 0.8 Mb/s through a token-bucket policer of 0.2 Mb/s: a
+    // quarter pass (green), the rest are dropped (red). f2 meets no meter.
+    let flows = cbr(0, "0.8Mbps", 1000, 0.0) + &cbr(1, "0.8Mbps", 1000, 0.0)
+        + &cbr(2, "0.1Mbps", 1000, 0.0)
+        + "[[conditioner]]\nat = \"s0\"\nstages = [ { kind = \"set_dscp\", dscp = \"AF11\" }, { kind = \"trtcm\", cir = \"400kbps\", cbs = 3000, pir = \"600kbps\", pbs = 3000 } ]\n"
+        + "[[conditioner]]\nat = \"s1\"\nstages = [ { kind = \"token_bucket\", rate = \"200kbps\", depth = 3000, action = \"police\" } ]\n";
+    let text = dumbbell(
+        3,
+        "10Mbps",
+        "{ kind = \"droptail\" }",
+        &flows,
+        "warmup = \"2s\"\n",
+    );
+    let w = run_world(&text);
+    let r = qoslab::stats::collect(&w, "colours", 1, 0.0);
+    let t = &r.tables["colours"];
+    // One row per metering stage and flow: set_dscp colours nothing, f2 has no meter.
+    assert_eq!(colour_rows(t, "f0", "stage"), vec![1]);
+    assert_eq!(colour_rows(t, "f1", "stage"), vec![0]);
+    assert!(colour_rows(t, "f2", "stage").is_empty());
+    let sent = |i: usize| w.flows[i].counters_since(&w.warm, i).pkts_sent as i64;
+    let [g, y, rd] = ["green_pkts", "yellow_pkts", "red_pkts"].map(|c| colour_rows(t, "f0", c)[0]);
+    assert_eq!(g + y + rd, sent(0));
+    // 8 s after the warm-up = 800 packets: 400 / 200 / 200, within a bucket's worth.
+    assert!(
+        (g - 400).abs() <= 4 && (y - 200).abs() <= 4 && (rd - 200).abs() <= 4,
+        "{g} {y} {rd}"
+    );
+    assert_eq!(colour_rows(t, "f0", "green_bytes")[0], 1000 * g);
+    let [g, y, rd] = ["green_pkts", "yellow_pkts", "red_pkts"].map(|c| colour_rows(t, "f1", c)[0]);
+    assert_eq!((g + rd, y), (sent(1), 0));
+    assert!((g - 200).abs() <= 4, "{g}");
+    // The policer's red packets are the flow's drops at s1.
+    assert_eq!(rd, w.flows[1].counters_since(&w.warm, 1).drops as i64);
+    // The class of each flow is that of the DSCPs its data arrived with: f0 arrives as
+    // AF11, AF12 and AF13 (all class AF1), the others unmarked (BE).
+    let fc = &r.tables["flow_classes"];
+    let col = |c: &str| -> Vec<String> {
+        let c = fc.get(c).unwrap();
+        (0..3).map(|i| c.str_at(i).unwrap().to_string()).collect()
+    };
+    assert_eq!(col("class"), ["AF1", "BE", "BE"]);
+    assert_eq!(col("dscps"), ["10 12 14", "0", "0"]);
+}
