@@ -21,6 +21,11 @@ def test_worked_example_colours_and_goodput_per_class(tmp_path):
     assert set(c["at"]) == {"iface_in"} and set(c["kind"]) == {"trtcm"}
     colour_pkts = c["green_pkts"] + c["yellow_pkts"] + c["red_pkts"]
     assert (colour_pkts > 0).all() and (c["red_pkts"] > 0).any()
+    # The AF classes' RIO-C queues at the sampled bottleneck report each colour's
+    # average: RIO-C's red average counts every colour, so it is never below green's.
+    cs = r.queue_colour_samples
+    assert set(cs["class"]) == {"af1", "af2"}
+    assert (cs["avg_red"] >= cs["avg_green"]).all() and cs["avg_red"].max() > 0
     # Goodput per class: each class's sum is the sum over its flows.
     g = r.goodput_by_class()
     assert g["class"].to_list() == ["AF1", "AF2", "BE", "EF"]

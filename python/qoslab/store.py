@@ -293,6 +293,10 @@ class Result:
         lambda self: self.table("colours"),
         doc="Packets and bytes each meter coloured green, yellow, red, per flow.",
     )
+    queue_colour_samples = property(
+        lambda self: self.table("queue_colour_samples"),
+        doc="Per-colour averages of sampled RIO-C, RIO-D and WRED queues.",
+    )
     flow_classes = property(
         lambda self: self.table("flow_classes"),
         doc="DiffServ class of each flow's delivered data (runs with DSCPs other than 0).",

@@ -375,6 +375,43 @@ mod tests {
     }
 
     #[test]
+    fn per_colour_averages_follow_the_rio_definitions() {
+        // w_q = 1/2, arrivals G G Y R Y G at t = 0 (no departures, so no idle decay: an
+        // arrival finding its measured queue empty leaves the average at 0). Each row:
+        // the occupancy the arrival finds → the averages it updates, avg += (q − avg)/2.
+        // RIO-C (colour c measures colours 0..=c):
+        //   G: q = 0,0,0 → 0, 0, 0        G: q = 1,1,1 → 0.5, 0.5, 0.5
+        //   Y: q = ·,2,2 → ·, 1.25, 1.25   R: q = ·,·,3 → ·, ·, 2.125
+        //   Y: q = ·,3,4 → ·, 2.125, 3.0625
+        //   G: q = 2,4,5 → 1.25, 3.0625, 4.03125
+        // RIO-D (colour c measures colour c): G 0 → 0, G 1 → 0.5, Y 0 → 0, R 0 → 0,
+        //   Y 1 → 0.5, G 2 → 1.25.
+        // WRED (the whole queue): q = 0, 1, 2, 3, 4, 5 → 0, .5, 1.25, 2.125, 3.0625,
+        //   4.03125 for every colour.
+        let run = |mode| {
+            let s = MultiRedSettings {
+                w_q: 0.5,
+                ..MultiRedSettings::p3(mode, 100)
+            };
+            let mut q = MultiRed::new(s, Rate::from_mbps(10), RngStream::from_seed(3));
+            let mut d = Drops::default();
+            use Colour::*;
+            for (i, c) in [Green, Green, Yellow, Red, Yellow, Green]
+                .into_iter()
+                .enumerate()
+            {
+                q.enqueue(SimTime::ZERO, coloured(i as u64, c), &mut d);
+            }
+            assert!(d.is_empty());
+            (q.averages(), q.average().unwrap())
+        };
+        assert_eq!(run(MultiRedMode::RioC), ([1.25, 3.0625, 4.03125], 4.03125));
+        // RIO-D's one-number `average` (queue_samples.avg) is the sum of its averages.
+        assert_eq!(run(MultiRedMode::RioD), ([1.25, 0.5, 0.0], 1.75));
+        assert_eq!(run(MultiRedMode::Wred), ([4.03125; 3], 4.03125));
+    }
+
+    #[test]
     fn wred_uses_one_average() {
         // Build the averages with green only, held at 20 packets; then offer red.
         let run = |mode| {

@@ -354,6 +354,21 @@ impl Sched {
         self.classes.iter().map(|c| (c.name.as_str(), &c.counters))
     }
 
+    /// Name of class `i`.
+    pub fn class_name(&self, i: usize) -> &str {
+        &self.classes[i].name
+    }
+
+    /// Per-colour averages of the classes whose queue is a multi-colour RED, tagged
+    /// with the class index (see [`AnyQueue::colour_averages`]).
+    pub fn colour_averages(&self, out: &mut Vec<(Option<u32>, [f64; 3])>) {
+        for (i, c) in self.classes.iter().enumerate() {
+            if let AnyQueue::MultiRed(q) = &c.queue {
+                out.push((Some(i as u32), q.averages()));
+            }
+        }
+    }
+
     /// Occupancy of class `i`.
     pub fn class_occupancy(&self, i: usize) -> Occupancy {
         self.classes[i].queue.occupancy()

@@ -388,6 +388,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = colours_table(w) {
         r.tables.insert("colours".into(), t);
     }
+    if let Some(t) = colour_samples_table(w) {
+        r.tables.insert("queue_colour_samples".into(), t);
+    }
     if let Some(t) = flow_classes_table(w) {
         r.tables.insert("flow_classes".into(), t);
     }
@@ -511,6 +514,39 @@ fn colours_table(w: &World) -> Option<Table> {
             name,
             Column::Int(rows.iter().map(|r| r.5[k] as i64).collect()),
         );
+    }
+    Some(t)
+}
+
+/// Per-colour averages of the sampled multi-colour RED queues (RIO-C, RIO-D, WRED,
+/// also as classes of a `classes` queue): one row per (interface, class, time) with
+/// `avg_green`, `avg_yellow`, `avg_red` [packets]; `class` is empty for a queue that
+/// is not a class. `None` when no sampled queue has per-colour averages.
+fn colour_samples_table(w: &World) -> Option<Table> {
+    let cs = &w.recorded.colour_samples;
+    if cs.is_empty() {
+        return None;
+    }
+    let class = |x: &(u32, u64, Option<u32>, [f64; 3])| match (x.2, &w.ifaces[x.0 as usize].queue) {
+        (Some(k), crate::queue::AnyQueue::Classes(s)) => s.class_name(k as usize),
+        _ => "",
+    };
+    let mut t = Table::default();
+    t.push(
+        "iface",
+        names(
+            cs.iter()
+                .map(|x| w.ifaces[x.0 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    t.push("class", names(cs.iter().map(class).collect()));
+    t.push(
+        "t",
+        Column::Float(cs.iter().map(|x| x.1 as f64 / 1e9).collect()),
+    );
+    for (k, name) in ["avg_green", "avg_yellow", "avg_red"].iter().enumerate() {
+        t.push(name, Column::Float(cs.iter().map(|x| x.3[k]).collect()));
     }
     Some(t)
 }

@@ -363,3 +363,42 @@ fn colour_statistics_count_what_each_meter_marked() {
     assert_eq!(col("class"), ["AF1", "BE", "BE"]);
     assert_eq!(col("dscps"), ["10 12 14", "0", "0"]);
 }
+
+#[test]
+fn queue_colour_samples_give_each_colours_average() {
+    // Two marked flows into a sampled RIO-D bottleneck: per-colour averages are
+    // recorded beside every queue sample, and RIO-D's one-number `avg` is their sum.
+    let flows = cbr(0, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + &cbr(1, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + "[[conditioner]]\nat = \"s1\"\nstages = [ { kind = \"trtcm\", cir = \"100kbps\", cbs = 3000, pir = \"300kbps\", pbs = 3000 } ]\n"
+        + "[record]\nqueues = [\"r1->r2\", \"s0->r1\"]\nqueue_interval = \"100ms\"\n";
+    let text = dumbbell(2, "1Mbps", "{ kind = \"rio_d\", limit = 100 }", &flows, "");
+    let w = run_world(&text);
+    let r = qoslab::stats::collect(&w, "rio-d", 1, 0.0);
+    let qs = &r.tables["queue_samples"];
+    let cs = &r.tables["queue_colour_samples"];
+    // s0->r1 is DropTail: no per-colour rows for it.
+    let floats = |t: &qoslab::stats::Table, c: &str| match t.get(c).unwrap() {
+        qoslab::stats::Column::Float(v) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let at_bottleneck: Vec<usize> = (0..qs.rows())
+        .filter(|&i| qs.get("iface").unwrap().str_at(i) == Some("r1->r2"))
+        .collect();
+    assert_eq!(cs.rows(), at_bottleneck.len());
+    assert!((0..cs.rows()).all(|i| cs.get("iface").unwrap().str_at(i) == Some("r1->r2")));
+    let (avg, g, y, rd) = (
+        floats(qs, "avg"),
+        floats(cs, "avg_green"),
+        floats(cs, "avg_yellow"),
+        floats(cs, "avg_red"),
+    );
+    for (k, &i) in at_bottleneck.iter().enumerate() {
+        assert!((g[k] + y[k] + rd[k] - avg[i]).abs() < 1e-9, "row {k}");
+    }
+    // Green (f0 unmarked, and f1's green) and red both queue: both averages are non-zero.
+    assert!(
+        g.iter().any(|&x| x > 1.0) && rd.iter().any(|&x| x > 1.0),
+        "{g:?} {rd:?}"
+    );
+}
