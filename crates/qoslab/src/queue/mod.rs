@@ -571,6 +571,7 @@ mod config_tests {
                 gentle: false,
                 ecn: false,
                 wait: false,
+                byte_mode: false,
             })
         );
         let q =

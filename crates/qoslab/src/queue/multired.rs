@@ -60,6 +60,9 @@ pub struct MultiRedSettings {
     pub ecn: bool,
     /// ns-2's `wait` spacing of early drops (see `red::decide`).
     pub wait: bool,
+    /// Byte mode: p_b scaled by packet size / `mean_pkt_size` (F&J §4), so small
+    /// packets are dropped less often; averages and thresholds stay in packets.
+    pub byte_mode: bool,
 }
 
 impl MultiRedSettings {
@@ -79,6 +82,7 @@ impl MultiRedSettings {
             gentle: false,
             ecn: false,
             wait: false,
+            byte_mode: false,
         }
     }
 }
@@ -154,12 +158,18 @@ impl Queue for MultiRed {
         }
         let avg = self.avgs[self.avg_index(c)].value();
         let mut marked = false;
+        // F&J §4, byte mode: p_b ← p_b · PacketSize / (mean) packet size.
+        let scale = if self.s.byte_mode {
+            pkt.size as f64 / self.s.mean_pkt_size.max(1) as f64
+        } else {
+            1.0
+        };
         match decide(
             &self.s.params[c],
             self.s.gentle,
             self.s.wait,
             avg,
-            1.0,
+            scale,
             &mut self.counts[c],
             &mut self.rng,
         ) {
@@ -258,6 +268,10 @@ pub struct MultiRedConfig {
     /// ns-2/ns-3 `wait` spacing of early drops (default false, F&J's).
     #[serde(default)]
     pub wait: bool,
+    /// Byte mode: early-drop probability scaled by packet size / `mean_pkt_size`
+    /// (default false); the limit, averages and thresholds stay in packets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub byte_mode: bool,
 }
 
 impl Default for MultiRedConfig {
@@ -273,6 +287,7 @@ impl Default for MultiRedConfig {
             gentle: false,
             ecn: false,
             wait: false,
+            byte_mode: false,
         }
     }
 }
@@ -313,6 +328,7 @@ impl MultiRedConfig {
             gentle: self.gentle,
             ecn: self.ecn,
             wait: self.wait,
+            byte_mode: self.byte_mode,
         };
         MultiRed::new(s, link_rate, rng)
     }
@@ -464,6 +480,16 @@ mod tests {
     /// arrivals (ECT if `ect`) each followed by a departure when admitted; returns
     /// (red packets dropped, red packets CE-marked).
     fn red_after_green(s: MultiRedSettings, avg_at: u64, ect: bool) -> (usize, u32) {
+        red_after_green_sized(s, avg_at, ect, 1000)
+    }
+
+    /// As [`red_after_green`], with red packets of `size` bytes.
+    fn red_after_green_sized(
+        s: MultiRedSettings,
+        avg_at: u64,
+        ect: bool,
+        size: u32,
+    ) -> (usize, u32) {
         let mut q = MultiRed::new(s, Rate::from_mbps(10), RngStream::from_seed(29));
         let mut d = Drops::default();
         for i in 0..avg_at {
@@ -477,6 +503,7 @@ mod tests {
         let (mut dropped, mut marked) = (0, 0);
         for i in 0..20_000 {
             let mut p = coloured(50_000 + i, Colour::Red);
+            p.size = size;
             if ect {
                 p.ecn = Ecn::Ect;
             }
@@ -489,6 +516,25 @@ mod tests {
             d.clear();
         }
         (dropped, marked)
+    }
+
+    #[test]
+    fn byte_mode_drops_small_packets_less() {
+        // WRED at an average of 20 packets: DP2's p_b = 0.1 · (20 − 10)/15 = 1/15 for a
+        // mean-sized (1000 B) packet. In byte mode a 200 B packet has p_b = 1/75, and
+        // with F&J's count spacing the drop fraction is 2p/(1 + p): 0.125 and 0.0263.
+        // Without byte mode both sizes are dropped alike.
+        let base = MultiRedSettings::p3(MultiRedMode::Wred, 100);
+        let frac = |s, size| red_after_green_sized(s, 20, false, size).0 as f64 / 20_000.0;
+        let (big, small) = (frac(base, 1000), frac(base, 200));
+        assert!((big - small).abs() < 0.015, "packet mode {big} {small}");
+        let b = MultiRedSettings {
+            byte_mode: true,
+            ..base
+        };
+        let (big, small) = (frac(b, 1000), frac(b, 200));
+        assert!((big - 0.125).abs() < 0.01, "byte mode 1000 B {big}");
+        assert!((small - 0.0263).abs() < 0.005, "byte mode 200 B {small}");
     }
 
     #[test]
