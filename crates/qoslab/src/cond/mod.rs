@@ -300,14 +300,18 @@ impl ConditionerConfig {
     }
 
     /// Binds flow names in filters (`filter = { flow = "…" }`) to flows through
-    /// `lookup`; keys are relative to this conditioner's table.
+    /// `lookup`, and address prefixes to the nodes whose address (`addrs`, by node) is
+    /// in them; keys are relative to this conditioner's table.
     pub fn bind_flows(
         &mut self,
         lookup: &dyn Fn(&str) -> Option<crate::packet::FlowId>,
+        addrs: &[[u8; 4]],
     ) -> Result<(), ScenarioError> {
         if let ConditionerConfig::Policy(p) = self {
             for (i, r) in p.rules.iter_mut().enumerate() {
-                r.filter.bind_flow(&format!("rules[{i}].filter"), lookup)?;
+                let key = format!("rules[{i}].filter");
+                r.filter.bind_flow(&key, lookup)?;
+                r.filter.bind_addresses(&key, addrs)?;
             }
         }
         Ok(())

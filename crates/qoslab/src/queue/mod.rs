@@ -357,6 +357,7 @@ impl QueueConfig {
                     table: &table,
                     nodes: &|_| None,
                     flows: &|_| None,
+                    addrs: &[],
                 };
                 match c.build(link_rate, rng, &ctx) {
                     Ok(s) => AnyQueue::Classes(Box::new(s)),

@@ -113,6 +113,8 @@ pub struct ClassContext<'a> {
     pub nodes: &'a dyn Fn(&str) -> Option<NodeId>,
     /// Flow names → flows.
     pub flows: &'a dyn Fn(&str) -> Option<FlowId>,
+    /// Node addresses, indexed by node (for prefix filters).
+    pub addrs: &'a [[u8; 4]],
 }
 
 impl SchedConfig {
@@ -229,6 +231,7 @@ impl SchedConfig {
                 Some(f) => {
                     let mut f = f.clone();
                     f.bind_flow(&key("filter"), ctx.flows)?;
+                    f.bind_addresses(&key("filter"), ctx.addrs)?;
                     Some(f.build(&key("filter"), ctx.nodes)?)
                 }
             };
@@ -672,6 +675,7 @@ mod tests {
             table: &table,
             nodes: &|_| None,
             flows: &|n| (n == "voice").then_some(FlowId(7)),
+            addrs: &[],
         };
         let mut s = cfg
             .build(Rate::from_mbps(1), RngStream::from_seed(1), &ctx)

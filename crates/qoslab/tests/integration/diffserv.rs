@@ -402,3 +402,63 @@ fn queue_colour_samples_give_each_colours_average() {
         "{g:?} {rd:?}"
     );
 }
+
+/// Three CBR flows s_i → d_i (0.4 Mb/s each) with s0, s1 in 10.1.0.0/16 and s2 in
+/// 10.2.0.0/16, and a policy at r1 whose rule filter is `filter`: a 0.1 Mb/s policer.
+fn addressed(filter: &str) -> String {
+    let flows = (0..3).map(|i| cbr(i, "0.4Mbps", 1000, 0.0)).collect::<String>()
+        + &format!(
+            "[[conditioner]]\nat = \"r1\"\nstages = [ {{ kind = \"policy\", rules = [ {{ filter = {filter}, conditioner = {{ kind = \"token_bucket\", rate = \"100kbps\", depth = 3000, action = \"police\" }} }} ] }} ]\n"
+        );
+    dumbbell(3, "10Mbps", "{ kind = \"droptail\" }", &flows, "")
+        .replace("name = \"s0\"\n", "name = \"s0\"\naddress = \"10.1.0.1\"\n")
+        .replace("name = \"s1\"\n", "name = \"s1\"\naddress = \"10.1.7.9\"\n")
+        .replace("name = \"s2\"\n", "name = \"s2\"\naddress = \"10.2.0.1\"\n")
+}
+
+#[test]
+fn prefix_filters_select_the_flows_whose_ends_are_in_the_prefix() {
+    let policed = |filter: &str| -> Vec<bool> {
+        let w = run_world(&addressed(filter));
+        (0..3).map(|i| w.flows[i].counters.drops > 0).collect()
+    };
+    assert_eq!(
+        policed("{ src_prefix = \"10.1.0.0/16\" }"),
+        [true, true, false]
+    );
+    assert_eq!(
+        policed("{ src_prefix = \"10.1.7.9/32\" }"),
+        [false, true, false]
+    );
+    assert_eq!(
+        policed("{ src_prefix = \"10.0.0.0/8\" }"),
+        [true, true, true]
+    );
+    // d2 keeps its default address, 10.0.0.0 + its index + 1; the ACK-free UDP flows
+    // never send from d_i, so a destination prefix selects by the flow's far end.
+    let sc = parse(&addressed("{}"));
+    let d2 = sc.node.iter().position(|n| n.name == "d2").unwrap() as u8;
+    let p = format!("{{ dst_prefix = \"10.0.0.{}/32\" }}", d2 + 1);
+    assert_eq!(policed(&p), [false, false, true]);
+}
+
+#[test]
+fn bad_prefixes_and_addresses_are_scenario_errors_naming_the_key() {
+    let err = |text: &str| {
+        qoslab::check_str(text, qoslab::scenario::Format::Toml)
+            .unwrap_err()
+            .to_string()
+    };
+    let key = "conditioner[0].stages[0].rules[0].filter";
+    for bad in ["10.1.0.0", "10.1.0.0/33", "10.1.0.1/16", "10.1.0/16", "x/8"] {
+        let e = err(&addressed(&format!("{{ src_prefix = \"{bad}\" }}")));
+        assert!(e.contains(&format!("{key}.src_prefix")), "{bad}: {e}");
+    }
+    let e = err(&addressed("{}").replace("10.2.0.1", "10.2.0.300"));
+    assert!(
+        e.contains("node[") && e.contains(".address") && e.contains("10.2.0.300"),
+        "{e}"
+    );
+    let e = err(&addressed("{}").replace("10.2.0.1", "10.1.0.1"));
+    assert!(e.contains(".address") && e.contains("10.1.0.1"), "{e}");
+}
