@@ -262,6 +262,10 @@ def run(
     if cols:
         with __import__("polars").Config(tbl_rows=50, tbl_hide_dataframe_shape=True):
             click.echo(flows.select(cols))
+            by_class = res.goodput_by_class()
+            if not by_class.is_empty():
+                click.echo("goodput by class:")
+                click.echo(by_class)
     if report:
         from qoslab.report import write_report
 

@@ -161,6 +161,16 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         for name in ("flows", "drops", "queues")
         if name in r.tables
     ]
+    by_class = r.goodput_by_class()
+    if not by_class.is_empty():
+        tables.append(
+            ("goodput by class", _table(by_class, source=f"{d}/flows + flow_classes.parquet"))
+        )
+    tables += [
+        (name, _table(r.tables[name], source=f"{d}/{name}.parquet"))
+        for name in ("colours", "classes", "delays")
+        if name in r.tables
+    ]
     return {
         "title": title,
         "seed": r.summary.get("seed"),

@@ -221,6 +221,22 @@ def _safe_rel(rel: str) -> bool:
     )
 
 
+def goodput_by_class(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """Goodput summed per DiffServ class from a run's ``flows`` and ``flow_classes``
+    tables: columns ``class``, ``flows`` (how many), ``goodput_bps``, in class order."""
+    fc = tables.get("flow_classes")
+    flows = tables.get("flows")
+    if fc is None or flows is None or fc.is_empty():
+        return pl.DataFrame()
+    return (
+        flows.select("flow", "goodput_bps")
+        .join(fc.select("flow", "class"), on="flow")
+        .group_by("class")
+        .agg(pl.len().alias("flows"), pl.col("goodput_bps").sum())
+        .sort("class")
+    )
+
+
 class Result:
     """What a run produced: ``summary`` (dict), ``tables`` (polars DataFrames) and the
     resolved ``scenario`` it ran. ``to_arrow(name)`` gives a pyarrow table,
@@ -273,6 +289,24 @@ class Result:
     queues = property(lambda self: self.table("queues"), doc="Per-interface queue totals.")
     queue_samples = property(lambda self: self.table("queue_samples"), doc="Queue occupancy.")
     traces = property(lambda self: self.table("traces"), doc="cwnd, ssthresh, srtt, … traces.")
+    colours = property(
+        lambda self: self.table("colours"),
+        doc="Packets and bytes each meter coloured green, yellow, red, per flow.",
+    )
+    queue_colour_samples = property(
+        lambda self: self.table("queue_colour_samples"),
+        doc="Per-colour averages of sampled RIO-C, RIO-D and WRED queues.",
+    )
+    flow_classes = property(
+        lambda self: self.table("flow_classes"),
+        doc="DiffServ class of each flow's delivered data (runs with DSCPs other than 0).",
+    )
+
+    def goodput_by_class(self) -> pl.DataFrame:
+        """Goodput summed per DiffServ class (``class``, ``flows``, ``goodput_bps``):
+        each flow counts in the class of the DSCPs its data arrived with (table
+        ``flow_classes``); empty when the run has no such table."""
+        return goodput_by_class(self.tables)
 
     def to_arrow(self, name: str):
         """The table ``name`` as a ``pyarrow.Table``."""

@@ -143,4 +143,7 @@ pub struct Flow {
     pub counters: FlowCounters,
     /// One-way delays of its data packets (`record.delays`), since the warm-up.
     pub delays: Option<Box<crate::stats::delay::DelayStats>>,
+    /// DSCPs of its data packets delivered at the destination since the warm-up (bit d
+    /// set: a packet arrived carrying DSCP d), for goodput per class.
+    pub delivered_dscps: crate::cond::DscpSet,
 }

@@ -105,7 +105,8 @@ pub fn run_with(sc: &scenario::Scenario, opts: &RunOptions) -> Result<RunResult,
     let mut w = scenario::build(sc)?;
     w.interrupt = opts.interrupt.clone();
     if let (Some(dir), false) = (&opts.pcap_dir, w.capture_plan.is_empty()) {
-        let c = capture::Capturer::open(dir, &w.capture_plan, &w.ifaces, &w.flows)?;
+        let addrs: Vec<[u8; 4]> = w.nodes.iter().map(|n| n.addr).collect();
+        let c = capture::Capturer::open(dir, &w.capture_plan, &w.ifaces, &w.flows, &addrs)?;
         w.capture = Some(Box::new(c));
     }
     let ran = w.run();

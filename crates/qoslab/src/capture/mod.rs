@@ -236,17 +236,21 @@ pub struct Capturer {
     rx: Vec<Vec<u32>>,
     links: Vec<(NodeId, NodeId)>,
     flows: Vec<FlowInfo>,
+    /// IPv4 address of each node.
+    addrs: Vec<[u8; 4]>,
     buf: [u8; MAX_HDR],
     error: Option<CaptureError>,
 }
 
 impl Capturer {
-    /// Creates `dir` if needed and opens one file per distinct file name of `plan`.
+    /// Creates `dir` if needed and opens one file per distinct file name of `plan`;
+    /// `addrs` holds each node's IPv4 address (by node index).
     pub fn open(
         dir: &Path,
         plan: &[CapturePoint],
         ifaces: &[Iface],
         flows: &[Flow],
+        addrs: &[[u8; 4]],
     ) -> Result<Capturer, CaptureError> {
         std::fs::create_dir_all(dir).map_err(|e| CaptureError::new(dir, e))?;
         let mut by_name: HashMap<&str, usize> = HashMap::new();
@@ -309,6 +313,7 @@ impl Capturer {
             rx,
             links: ifaces.iter().map(|f| (f.node, f.peer)).collect(),
             flows,
+            addrs: addrs.to_vec(),
             buf: [0; MAX_HDR],
             error: None,
         })
@@ -358,7 +363,7 @@ impl Capturer {
             .get(pkt.flow.0 as usize)
             .copied()
             .unwrap_or_default();
-        let (n, frame) = wire::serialise(pkt, hop, &flow, &mut self.buf);
+        let (n, frame) = wire::serialise_with(pkt, hop, &flow, &self.addrs, &mut self.buf);
         let list = if rx { &self.rx } else { &self.tx };
         for &p in &list[iface.0 as usize] {
             let pt = &mut self.points[p as usize];

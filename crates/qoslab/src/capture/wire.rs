@@ -189,6 +189,19 @@ fn transport_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, hdr: &[u8], payload
 /// Returns `(header bytes written, frame length)`: the frame is the header followed by
 /// `frame − header` zero payload bytes.
 pub fn serialise(pkt: &Packet, hop: Hop, flow: &FlowInfo, buf: &mut [u8]) -> (usize, u32) {
+    serialise_with(pkt, hop, flow, &[], buf)
+}
+
+/// As [`serialise`], with node `n`'s IPv4 address `addrs[n]` (the default [`ipv4`]
+/// for nodes beyond `addrs`).
+pub fn serialise_with(
+    pkt: &Packet,
+    hop: Hop,
+    flow: &FlowInfo,
+    addrs: &[[u8; 4]],
+    buf: &mut [u8],
+) -> (usize, u32) {
+    let ipv4 = |n: NodeId| addrs.get(n.0 as usize).copied().unwrap_or_else(|| ipv4(n));
     // Ethernet II.
     buf[0..6].copy_from_slice(&mac(hop.to));
     buf[6..12].copy_from_slice(&mac(hop.from));

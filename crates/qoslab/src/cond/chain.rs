@@ -43,6 +43,12 @@ pub struct Chain {
     /// The hosting node's DSCP → drop precedence map: before each stage the packet's
     /// colour is re-derived from its DSCP, so colour-aware meters act on the wire.
     colours: DscpColours,
+    /// Per stage, per flow: packets and bytes the stage coloured green, yellow, red
+    /// (`[g_pkts, g_bytes, y_pkts, y_bytes, r_pkts, r_bytes]`); empty for stages that
+    /// do not colour (see [`AnyConditioner::verdict_colour`]).
+    marked: Vec<Vec<[u64; 6]>>,
+    /// `marked` as it was when the warm-up ended.
+    marked_warm: Vec<Vec<[u64; 6]>>,
 }
 
 impl Chain {
@@ -73,6 +79,8 @@ impl Chain {
             timed: stages
                 .iter()
                 .any(|s| matches!(s, AnyConditioner::Policy(_))),
+            marked: vec![Vec::new(); stages.len()],
+            marked_warm: Vec::new(),
             stages,
             colours: DscpColours::default(),
         }
@@ -158,7 +166,18 @@ impl Chain {
                     continue;
                 }
             }
-            match self.stages[i].condition(now, pkt) {
+            let s = &mut self.stages[i];
+            let a = s.condition(now, pkt);
+            if let Some(c) = s.verdict_colour(a, pkt) {
+                let per_flow = &mut self.marked[i];
+                let f = pkt.flow.0 as usize;
+                if per_flow.len() <= f {
+                    per_flow.resize(f + 1, [0; 6]);
+                }
+                per_flow[f][2 * c.index()] += 1;
+                per_flow[f][2 * c.index() + 1] += pkt.size as u64;
+            }
+            match a {
                 Action::Pass => {}
                 Action::Drop(c) => return (Action::Drop(c), i),
                 Action::DelayUntil(t) if t <= now => {}
@@ -173,6 +192,33 @@ impl Chain {
     #[inline]
     pub fn has_timers(&self) -> bool {
         self.timed
+    }
+
+    /// Freezes the colour counts: [`Chain::marked_since_warmup`] counts from here on.
+    pub fn freeze_marked(&mut self) {
+        self.marked_warm = self.marked.clone();
+    }
+
+    /// Packets and bytes each colouring stage gave each colour since the warm-up:
+    /// `(stage, flow, [g_pkts, g_bytes, y_pkts, y_bytes, r_pkts, r_bytes])` for every
+    /// (stage, flow) with a packet, in stage then flow order.
+    pub fn marked_since_warmup(&self) -> Vec<(usize, u32, [u64; 6])> {
+        let mut out = Vec::new();
+        for (i, per_flow) in self.marked.iter().enumerate() {
+            for (f, c) in per_flow.iter().enumerate() {
+                let w = self
+                    .marked_warm
+                    .get(i)
+                    .and_then(|v| v.get(f))
+                    .copied()
+                    .unwrap_or([0; 6]);
+                let d: [u64; 6] = std::array::from_fn(|k| c[k] - w[k]);
+                if d.iter().step_by(2).any(|&n| n > 0) {
+                    out.push((i, f as u32, d));
+                }
+            }
+        }
+        out
     }
 
     /// Earliest `next_timer` over the stages.

@@ -48,6 +48,72 @@ pub struct FilterConfig {
     /// ([`FilterConfig::bind_flow`]) before the filter is built.
     #[serde(skip)]
     pub flow_id: Option<FlowId>,
+    /// Source address prefix (`"10.1.0.0/16"`): packets from nodes whose address is in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_prefix: Option<String>,
+    /// Destination address prefix: packets to nodes whose address is in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_prefix: Option<String>,
+    /// The nodes in `src_prefix` and `dst_prefix`, bound by the scenario builder
+    /// ([`FilterConfig::bind_addresses`]) before the filter is built.
+    #[serde(skip)]
+    pub prefix_nodes: [Option<NodeSet>; 2],
+}
+
+/// A set of nodes (bit i: `NodeId(i)`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeSet(Vec<u64>);
+
+impl NodeSet {
+    /// True if `n` is in the set.
+    #[inline]
+    pub fn contains(&self, n: NodeId) -> bool {
+        let i = n.0 as usize;
+        self.0
+            .get(i / 64)
+            .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+    }
+}
+
+/// Parses a dotted-quad IPv4 address (`"10.1.2.3"`).
+pub fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut out = [0u8; 4];
+    for (o, p) in out.iter_mut().zip(&parts) {
+        if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *o = p.parse().ok()?;
+    }
+    Some(out)
+}
+
+/// Parses an IPv4 prefix `"a.b.c.d/len"` into (network, length); host bits must be 0.
+pub fn parse_prefix(s: &str) -> Result<(u32, u8), String> {
+    let bad = || format!("expected an IPv4 prefix such as \"10.1.0.0/16\", found {s:?}");
+    let (a, l) = s.split_once('/').ok_or_else(bad)?;
+    let addr = u32::from_be_bytes(parse_ipv4(a).ok_or_else(bad)?);
+    if l.is_empty() || !l.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let len: u8 = l.parse().ok().filter(|&n: &u8| n <= 32).ok_or_else(bad)?;
+    if addr & !prefix_mask(len) != 0 {
+        return Err(format!(
+            "expected the host bits of {s:?} to be 0 (the network of a /{len})"
+        ));
+    }
+    Ok((addr, len))
+}
+
+fn prefix_mask(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len as u32)
+    }
 }
 
 /// One DSCP or a list of them in a filter, as written (numbers or PHB names).
@@ -163,7 +229,7 @@ fn is_wildcard(s: &str) -> bool {
 }
 
 /// A compiled filter: `None` is ANY.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Filter {
     /// Source node.
     pub src: Option<NodeId>,
@@ -179,6 +245,10 @@ pub struct Filter {
     pub dscp: Option<DscpSet>,
     /// Flow.
     pub flow: Option<FlowId>,
+    /// Source nodes (an address prefix).
+    pub src_in: Option<NodeSet>,
+    /// Destination nodes (an address prefix).
+    pub dst_in: Option<NodeSet>,
 }
 
 impl Filter {
@@ -192,6 +262,8 @@ impl Filter {
             && !matches!(self.proto, Some(v) if v != p.proto)
             && !matches!(self.dscp, Some(v) if !v.contains(p.dscp))
             && !matches!(self.flow, Some(v) if v != p.flow)
+            && !matches!(&self.src_in, Some(s) if !s.contains(p.src))
+            && !matches!(&self.dst_in, Some(s) if !s.contains(p.dst))
     }
 }
 
@@ -209,6 +281,38 @@ impl FilterConfig {
                 ));
             }
         }
+        for (k, p) in [
+            ("src_prefix", &self.src_prefix),
+            ("dst_prefix", &self.dst_prefix),
+        ] {
+            if let Some(p) = p {
+                parse_prefix(p).map_err(|m| ScenarioError::new(format!("{key}.{k}"), m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds `src_prefix` / `dst_prefix` to the nodes whose address (`addrs`, indexed
+    /// by node) is in them; a malformed prefix is an error at `key.src_prefix`.
+    pub fn bind_addresses(&mut self, key: &str, addrs: &[[u8; 4]]) -> Result<(), ScenarioError> {
+        for (i, (k, p)) in [
+            ("src_prefix", &self.src_prefix),
+            ("dst_prefix", &self.dst_prefix),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let Some(p) = p else { continue };
+            let (net, len) =
+                parse_prefix(p).map_err(|m| ScenarioError::new(format!("{key}.{k}"), m))?;
+            let mut set = vec![0u64; addrs.len().div_ceil(64)];
+            for (n, a) in addrs.iter().enumerate() {
+                if u32::from_be_bytes(*a) & prefix_mask(len) == net {
+                    set[n / 64] |= 1u64 << (n % 64);
+                }
+            }
+            self.prefix_nodes[i] = Some(NodeSet(set));
+        }
         Ok(())
     }
 
@@ -225,6 +329,22 @@ impl FilterConfig {
             })?);
         }
         Ok(())
+    }
+
+    fn bound_prefix(
+        &self,
+        key: &str,
+        i: usize,
+        prefix: &Option<String>,
+    ) -> Result<Option<NodeSet>, ScenarioError> {
+        match (prefix, &self.prefix_nodes[i]) {
+            (None, _) => Ok(None),
+            (Some(_), Some(s)) => Ok(Some(s.clone())),
+            (Some(p), None) => Err(ScenarioError::new(
+                format!("{key}.{}", ["src_prefix", "dst_prefix"][i]),
+                format!("address prefix {p:?} cannot be used here (prefix filters need a scenario's node addresses)"),
+            )),
+        }
     }
 
     /// Resolves node names; an unknown name is an error at `key.src` / `key.dst`.
@@ -256,6 +376,8 @@ impl FilterConfig {
                 .dscp
                 .as_ref()
                 .map(|l| DscpSet(l.0.iter().fold(0u64, |m, &d| m | 1u64 << d))),
+            src_in: self.bound_prefix(key, 0, &self.src_prefix)?,
+            dst_in: self.bound_prefix(key, 1, &self.dst_prefix)?,
             flow: match (&self.flow, self.flow_id) {
                 (None, _) => None,
                 (Some(_), Some(id)) => Some(id),

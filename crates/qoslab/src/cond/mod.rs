@@ -147,6 +147,53 @@ impl AnyConditioner {
     }
 }
 
+impl AnyConditioner {
+    /// The `kind` of the stage as written in a scenario (`"trtcm"`, `"set_dscp"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyConditioner::FixedDelay(_) => "delay",
+            AnyConditioner::TokenBucket(_) => "token_bucket",
+            AnyConditioner::Srtcm(_) => "srtcm",
+            AnyConditioner::Trtcm(_) => "trtcm",
+            AnyConditioner::Tsw2cm(_) => "tsw2cm",
+            AnyConditioner::Tsw3cm(_) => "tsw3cm",
+            AnyConditioner::Policy(_) => "policy",
+            AnyConditioner::Trc(_) => "trc",
+            AnyConditioner::SetDscp(_) => "set_dscp",
+            AnyConditioner::RttAware(_) => "rtt_aware",
+        }
+    }
+
+    /// The colour a metering stage gave `pkt` with its verdict `a` (for the colour
+    /// statistics); `None` for stages that do not meter (delay, shaper, TRC,
+    /// set_dscp) and for packets a meter held. A marker's colour is the one it wrote;
+    /// a policer's is green for what it passed and red for what it dropped (RFC 2475
+    /// §2.3.3.3: in and out of profile).
+    pub fn verdict_colour(&self, a: Action, pkt: &Packet) -> Option<crate::packet::Colour> {
+        use crate::packet::Colour;
+        let police_only = match self {
+            AnyConditioner::TokenBucket(t) => match t.action() {
+                token_bucket::TbAction::Mark => false,
+                token_bucket::TbAction::Police => true,
+                token_bucket::TbAction::Shape { .. } => return None,
+            },
+            AnyConditioner::Srtcm(_)
+            | AnyConditioner::Trtcm(_)
+            | AnyConditioner::Tsw2cm(_)
+            | AnyConditioner::Tsw3cm(_)
+            | AnyConditioner::RttAware(_) => false,
+            AnyConditioner::Policy(p) => return p.last_conditioner()?.verdict_colour(a, pkt),
+            _ => return None,
+        };
+        match a {
+            Action::Pass if police_only => Some(Colour::Green),
+            Action::Pass => Some(pkt.colour),
+            Action::Drop(DropCause::Policed) => Some(Colour::Red),
+            _ => None,
+        }
+    }
+}
+
 impl Conditioner for AnyConditioner {
     #[inline]
     fn condition(&mut self, now: SimTime, pkt: &mut Packet) -> Action {
@@ -266,14 +313,18 @@ impl ConditionerConfig {
     }
 
     /// Binds flow names in filters (`filter = { flow = "…" }`) to flows through
-    /// `lookup`; keys are relative to this conditioner's table.
+    /// `lookup`, and address prefixes to the nodes whose address (`addrs`, by node) is
+    /// in them; keys are relative to this conditioner's table.
     pub fn bind_flows(
         &mut self,
         lookup: &dyn Fn(&str) -> Option<crate::packet::FlowId>,
+        addrs: &[[u8; 4]],
     ) -> Result<(), ScenarioError> {
         if let ConditionerConfig::Policy(p) = self {
             for (i, r) in p.rules.iter_mut().enumerate() {
-                r.filter.bind_flow(&format!("rules[{i}].filter"), lookup)?;
+                let key = format!("rules[{i}].filter");
+                r.filter.bind_flow(&key, lookup)?;
+                r.filter.bind_addresses(&key, addrs)?;
             }
         }
         Ok(())

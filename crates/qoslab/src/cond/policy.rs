@@ -148,6 +148,8 @@ struct Rule {
 #[derive(Clone, Debug)]
 pub struct Policy {
     rules: Vec<Rule>,
+    /// The rule that took the last packet offered (for the colour statistics).
+    last_rule: Option<usize>,
 }
 
 /// A compiled rule before it joins a [`Policy`]: filter, sharing, activation time and
@@ -180,7 +182,16 @@ impl Policy {
                 inst: Vec::new(),
             })
             .collect();
-        Policy { rules }
+        Policy {
+            rules,
+            last_rule: None,
+        }
+    }
+
+    /// The conditioner of the rule that took the last packet offered (`None`: no rule
+    /// took it).
+    pub fn last_conditioner(&self) -> Option<&AnyConditioner> {
+        self.last_rule.map(|i| &*self.rules[i].proto)
     }
 
     /// Number of state instances rule `rule` has created so far.
@@ -199,7 +210,8 @@ impl Policy {
 
 impl Conditioner for Policy {
     fn condition(&mut self, now: SimTime, pkt: &mut Packet) -> Action {
-        let Some(i) = self.classify(now, pkt) else {
+        self.last_rule = self.classify(now, pkt);
+        let Some(i) = self.last_rule else {
             return Action::Pass;
         };
         let rule = &mut self.rules[i];

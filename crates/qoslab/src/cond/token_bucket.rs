@@ -153,6 +153,11 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
+    /// What the bucket does with non-conforming packets.
+    pub fn action(&self) -> TbAction {
+        self.cfg.action
+    }
+
     /// A bucket that starts full.
     pub fn new(cfg: TokenBucketSettings) -> Self {
         let committed = Bucket::full(cfg.rate, cfg.depth);

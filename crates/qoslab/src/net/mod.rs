@@ -77,6 +77,8 @@ pub struct Node {
     pub counters: NodeCounters,
     /// DSCP → (class, drop precedence): what its queues and colour-aware meters read.
     pub dscp: DscpTable,
+    /// IPv4 address: what captures write and prefix filters match.
+    pub addr: [u8; 4],
 }
 
 /// What happened to the packets a node handled.

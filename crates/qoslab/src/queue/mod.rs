@@ -228,6 +228,21 @@ macro_rules! each {
     };
 }
 
+impl AnyQueue {
+    /// Per-colour averages [packets] of the multi-colour RED queues in this queue, as
+    /// (class index or `None` for the queue itself, [green, yellow, red]) pushed onto
+    /// `out`: RIO-C's average of each colour and better, RIO-D's per colour, WRED's
+    /// one average three times. Other disciplines keep no per-colour average (ERED has
+    /// one average and scales the probability) and push nothing.
+    pub fn colour_averages(&self, out: &mut Vec<(Option<u32>, [f64; 3])>) {
+        match self {
+            AnyQueue::MultiRed(q) => out.push((None, q.averages())),
+            AnyQueue::Classes(s) => s.colour_averages(out),
+            _ => {}
+        }
+    }
+}
+
 impl Queue for AnyQueue {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
         each!(self, q => q.enqueue(now, pkt, drops))
@@ -342,6 +357,7 @@ impl QueueConfig {
                     table: &table,
                     nodes: &|_| None,
                     flows: &|_| None,
+                    addrs: &[],
                 };
                 match c.build(link_rate, rng, &ctx) {
                     Ok(s) => AnyQueue::Classes(Box::new(s)),
@@ -556,6 +572,7 @@ mod config_tests {
                 gentle: false,
                 ecn: false,
                 wait: false,
+                byte_mode: false,
             })
         );
         let q =

@@ -60,6 +60,9 @@ pub struct MultiRedSettings {
     pub ecn: bool,
     /// ns-2's `wait` spacing of early drops (see `red::decide`).
     pub wait: bool,
+    /// Byte mode: p_b scaled by packet size / `mean_pkt_size` (F&J §4), so small
+    /// packets are dropped less often; averages and thresholds stay in packets.
+    pub byte_mode: bool,
 }
 
 impl MultiRedSettings {
@@ -79,6 +82,7 @@ impl MultiRedSettings {
             gentle: false,
             ecn: false,
             wait: false,
+            byte_mode: false,
         }
     }
 }
@@ -154,12 +158,18 @@ impl Queue for MultiRed {
         }
         let avg = self.avgs[self.avg_index(c)].value();
         let mut marked = false;
+        // F&J §4, byte mode: p_b ← p_b · PacketSize / (mean) packet size.
+        let scale = if self.s.byte_mode {
+            pkt.size as f64 / self.s.mean_pkt_size.max(1) as f64
+        } else {
+            1.0
+        };
         match decide(
             &self.s.params[c],
             self.s.gentle,
             self.s.wait,
             avg,
-            1.0,
+            scale,
             &mut self.counts[c],
             &mut self.rng,
         ) {
@@ -258,6 +268,10 @@ pub struct MultiRedConfig {
     /// ns-2/ns-3 `wait` spacing of early drops (default false, F&J's).
     #[serde(default)]
     pub wait: bool,
+    /// Byte mode: early-drop probability scaled by packet size / `mean_pkt_size`
+    /// (default false); the limit, averages and thresholds stay in packets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub byte_mode: bool,
 }
 
 impl Default for MultiRedConfig {
@@ -273,6 +287,7 @@ impl Default for MultiRedConfig {
             gentle: false,
             ecn: false,
             wait: false,
+            byte_mode: false,
         }
     }
 }
@@ -313,6 +328,7 @@ impl MultiRedConfig {
             gentle: self.gentle,
             ecn: self.ecn,
             wait: self.wait,
+            byte_mode: self.byte_mode,
         };
         MultiRed::new(s, link_rate, rng)
     }
@@ -375,6 +391,43 @@ mod tests {
     }
 
     #[test]
+    fn per_colour_averages_follow_the_rio_definitions() {
+        // w_q = 1/2, arrivals G G Y R Y G at t = 0 (no departures, so no idle decay: an
+        // arrival finding its measured queue empty leaves the average at 0). Each row:
+        // the occupancy the arrival finds → the averages it updates, avg += (q − avg)/2.
+        // RIO-C (colour c measures colours 0..=c):
+        //   G: q = 0,0,0 → 0, 0, 0        G: q = 1,1,1 → 0.5, 0.5, 0.5
+        //   Y: q = ·,2,2 → ·, 1.25, 1.25   R: q = ·,·,3 → ·, ·, 2.125
+        //   Y: q = ·,3,4 → ·, 2.125, 3.0625
+        //   G: q = 2,4,5 → 1.25, 3.0625, 4.03125
+        // RIO-D (colour c measures colour c): G 0 → 0, G 1 → 0.5, Y 0 → 0, R 0 → 0,
+        //   Y 1 → 0.5, G 2 → 1.25.
+        // WRED (the whole queue): q = 0, 1, 2, 3, 4, 5 → 0, .5, 1.25, 2.125, 3.0625,
+        //   4.03125 for every colour.
+        let run = |mode| {
+            let s = MultiRedSettings {
+                w_q: 0.5,
+                ..MultiRedSettings::p3(mode, 100)
+            };
+            let mut q = MultiRed::new(s, Rate::from_mbps(10), RngStream::from_seed(3));
+            let mut d = Drops::default();
+            use Colour::*;
+            for (i, c) in [Green, Green, Yellow, Red, Yellow, Green]
+                .into_iter()
+                .enumerate()
+            {
+                q.enqueue(SimTime::ZERO, coloured(i as u64, c), &mut d);
+            }
+            assert!(d.is_empty());
+            (q.averages(), q.average().unwrap())
+        };
+        assert_eq!(run(MultiRedMode::RioC), ([1.25, 3.0625, 4.03125], 4.03125));
+        // RIO-D's one-number `average` (queue_samples.avg) is the sum of its averages.
+        assert_eq!(run(MultiRedMode::RioD), ([1.25, 0.5, 0.0], 1.75));
+        assert_eq!(run(MultiRedMode::Wred), ([4.03125; 3], 4.03125));
+    }
+
+    #[test]
     fn wred_uses_one_average() {
         // Build the averages with green only, held at 20 packets; then offer red.
         let run = |mode| {
@@ -427,6 +480,16 @@ mod tests {
     /// arrivals (ECT if `ect`) each followed by a departure when admitted; returns
     /// (red packets dropped, red packets CE-marked).
     fn red_after_green(s: MultiRedSettings, avg_at: u64, ect: bool) -> (usize, u32) {
+        red_after_green_sized(s, avg_at, ect, 1000)
+    }
+
+    /// As [`red_after_green`], with red packets of `size` bytes.
+    fn red_after_green_sized(
+        s: MultiRedSettings,
+        avg_at: u64,
+        ect: bool,
+        size: u32,
+    ) -> (usize, u32) {
         let mut q = MultiRed::new(s, Rate::from_mbps(10), RngStream::from_seed(29));
         let mut d = Drops::default();
         for i in 0..avg_at {
@@ -440,6 +503,7 @@ mod tests {
         let (mut dropped, mut marked) = (0, 0);
         for i in 0..20_000 {
             let mut p = coloured(50_000 + i, Colour::Red);
+            p.size = size;
             if ect {
                 p.ecn = Ecn::Ect;
             }
@@ -452,6 +516,25 @@ mod tests {
             d.clear();
         }
         (dropped, marked)
+    }
+
+    #[test]
+    fn byte_mode_drops_small_packets_less() {
+        // WRED at an average of 20 packets: DP2's p_b = 0.1 · (20 − 10)/15 = 1/15 for a
+        // mean-sized (1000 B) packet. In byte mode a 200 B packet has p_b = 1/75, and
+        // with F&J's count spacing the drop fraction is 2p/(1 + p): 0.125 and 0.0263.
+        // Without byte mode both sizes are dropped alike.
+        let base = MultiRedSettings::p3(MultiRedMode::Wred, 100);
+        let frac = |s, size| red_after_green_sized(s, 20, false, size).0 as f64 / 20_000.0;
+        let (big, small) = (frac(base, 1000), frac(base, 200));
+        assert!((big - small).abs() < 0.015, "packet mode {big} {small}");
+        let b = MultiRedSettings {
+            byte_mode: true,
+            ..base
+        };
+        let (big, small) = (frac(b, 1000), frac(b, 200));
+        assert!((big - 0.125).abs() < 0.01, "byte mode 1000 B {big}");
+        assert!((small - 0.0263).abs() < 0.005, "byte mode 200 B {small}");
     }
 
     #[test]

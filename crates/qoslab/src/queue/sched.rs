@@ -113,6 +113,8 @@ pub struct ClassContext<'a> {
     pub nodes: &'a dyn Fn(&str) -> Option<NodeId>,
     /// Flow names → flows.
     pub flows: &'a dyn Fn(&str) -> Option<FlowId>,
+    /// Node addresses, indexed by node (for prefix filters).
+    pub addrs: &'a [[u8; 4]],
 }
 
 impl SchedConfig {
@@ -229,6 +231,7 @@ impl SchedConfig {
                 Some(f) => {
                     let mut f = f.clone();
                     f.bind_flow(&key("filter"), ctx.flows)?;
+                    f.bind_addresses(&key("filter"), ctx.addrs)?;
                     Some(f.build(&key("filter"), ctx.nodes)?)
                 }
             };
@@ -352,6 +355,21 @@ impl Sched {
     /// Class names and counters, in the order configured.
     pub fn class_counters(&self) -> impl Iterator<Item = (&str, &ClassCounters)> {
         self.classes.iter().map(|c| (c.name.as_str(), &c.counters))
+    }
+
+    /// Name of class `i`.
+    pub fn class_name(&self, i: usize) -> &str {
+        &self.classes[i].name
+    }
+
+    /// Per-colour averages of the classes whose queue is a multi-colour RED, tagged
+    /// with the class index (see [`AnyQueue::colour_averages`]).
+    pub fn colour_averages(&self, out: &mut Vec<(Option<u32>, [f64; 3])>) {
+        for (i, c) in self.classes.iter().enumerate() {
+            if let AnyQueue::MultiRed(q) = &c.queue {
+                out.push((Some(i as u32), q.averages()));
+            }
+        }
     }
 
     /// Occupancy of class `i`.
@@ -657,6 +675,7 @@ mod tests {
             table: &table,
             nodes: &|_| None,
             flows: &|n| (n == "voice").then_some(FlowId(7)),
+            addrs: &[],
         };
         let mut s = cfg
             .build(Rate::from_mbps(1), RngStream::from_seed(1), &ctx)

@@ -127,7 +127,17 @@ fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(
             let key = crate::config::join(&format!("node[{i}].dscp_map"), &e.key);
             ScenarioError::new(key, e.message)
         })?;
+        let addr = match &n.address {
+            None => crate::capture::wire::ipv4(NodeId(i as u32)),
+            Some(a) => crate::cond::classify::parse_ipv4(a).ok_or_else(|| {
+                ScenarioError::new(
+                    format!("node[{i}].address"),
+                    format!("expected an IPv4 address such as \"10.1.2.3\", found {a:?}"),
+                )
+            })?,
+        };
         w.nodes.push(Node {
+            addr,
             dscp,
             name: n.name.clone(),
             kind: n.kind,
@@ -136,6 +146,26 @@ fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(
             ingress: Hook::default(),
             counters: NodeCounters::default(),
         });
+    }
+    // Addresses are unique (a default may collide with one given elsewhere).
+    let mut seen: HashMap<[u8; 4], usize> = HashMap::new();
+    for (i, n) in w.nodes.iter().enumerate() {
+        if let Some(first) = seen.insert(n.addr, i) {
+            let [a, b, c, d] = n.addr;
+            let k = if sc.node[i].address.is_some() {
+                i
+            } else {
+                first
+            };
+            return Err(ScenarioError::new(
+                format!("node[{k}].address"),
+                format!(
+                    "address {a}.{b}.{c}.{d} is also node {:?}'s (every node needs its own; \
+                     unset addresses are 10.0.0.0 + index + 1)",
+                    w.nodes[if k == i { first } else { i }].name
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -193,7 +223,9 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 ));
             }
             let seed = sc.seed;
+            let addrs: Vec<[u8; 4]> = w.nodes.iter().map(|n| n.addr).collect();
             let ctx = ClassContext {
+                addrs: &addrs,
                 table: &w.nodes[from.0 as usize].dscp,
                 nodes: &|n| names.nodes.get(n).copied(),
                 flows: &|n| {
@@ -426,6 +458,7 @@ fn flows<'a>(
             app,
             counters: FlowCounters::default(),
             delays: sc.record.delays.then(Default::default),
+            delivered_dscps: crate::cond::DscpSet(0),
         });
     }
     Ok(dests)
@@ -475,8 +508,9 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
             _ => None, // reported below
         };
         let flow_id = |n: &str| names.flows.get(n).map(|&k| crate::packet::FlowId(k as u32));
+        let addrs: Vec<[u8; 4]> = w.nodes.iter().map(|n| n.addr).collect();
         for (j, s) in stages.iter_mut().enumerate() {
-            s.bind_flows(&flow_id).map_err(|e| {
+            s.bind_flows(&flow_id, &addrs).map_err(|e| {
                 let key = crate::config::join(&format!("conditioner[{i}].stages[{j}]"), &e.key);
                 ScenarioError::new(key, e.message)
             })?;
@@ -612,6 +646,7 @@ fn input_chain(
     }
     let mut stages = c.stages.clone();
     let flow_id = |n: &str| names.flows.get(n).map(|&k| crate::packet::FlowId(k as u32));
+    let addrs: Vec<[u8; 4]> = w.nodes.iter().map(|n| n.addr).collect();
     for (j, s) in stages.iter_mut().enumerate() {
         let k = format!("conditioner[{i}].stages[{j}]");
         if matches!(s, ConditionerConfig::Trc(_)) {
@@ -621,7 +656,7 @@ fn input_chain(
                  `iface_in`",
             ));
         }
-        s.bind_flows(&flow_id)
+        s.bind_flows(&flow_id, &addrs)
             .map_err(|e| ScenarioError::new(crate::config::join(&k, &e.key), e.message))?;
     }
     let resolve = |name: &str| names.nodes.get(name).copied();

@@ -87,6 +87,10 @@ pub struct NodeSpec {
     /// Overrides of the RFC DSCP → (class, drop precedence) table at this node.
     #[serde(default)]
     pub dscp_map: Vec<crate::cond::DscpMapEntry>,
+    /// IPv4 address (`"10.1.2.3"`); default `10.0.0.0` + the node's index + 1, the
+    /// address captures used before addresses were configurable.
+    #[serde(default)]
+    pub address: Option<String>,
 }
 
 /// A duplex link between nodes `a` and `b`.

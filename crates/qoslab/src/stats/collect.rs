@@ -426,6 +426,15 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = classes_table(w) {
         r.tables.insert("classes".into(), t);
     }
+    if let Some(t) = colours_table(w) {
+        r.tables.insert("colours".into(), t);
+    }
+    if let Some(t) = colour_samples_table(w) {
+        r.tables.insert("queue_colour_samples".into(), t);
+    }
+    if let Some(t) = flow_classes_table(w) {
+        r.tables.insert("flow_classes".into(), t);
+    }
 
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
@@ -476,6 +485,153 @@ fn classes_table(w: &World) -> Option<Table> {
     t.push("dropped_green", int(&|c| c.dropped_by_colour[0]));
     t.push("dropped_yellow", int(&|c| c.dropped_by_colour[1]));
     t.push("dropped_red", int(&|c| c.dropped_by_colour[2]));
+    Some(t)
+}
+
+/// Packets and bytes each metering stage coloured green, yellow and red, per flow
+/// (after the warm-up): one row per (chain, stage, flow) with a packet; `None` if no
+/// chain meters. `place` is the chain's node or interface and `at` where it sits:
+/// `host` (what a host sends), `router` (what a router receives), `iface` (before an
+/// interface's queue) or `iface_in` (what a router receives over one interface).
+fn colours_table(w: &World) -> Option<Table> {
+    let chains = w
+        .nodes
+        .iter()
+        .flat_map(|n| {
+            let at = match n.kind {
+                crate::net::NodeKind::Host => "host",
+                crate::net::NodeKind::Router => "router",
+            };
+            [
+                (n.name.as_str(), at, &n.host_egress),
+                (n.name.as_str(), at, &n.ingress),
+            ]
+        })
+        .chain(w.ifaces.iter().flat_map(|f| {
+            [
+                (f.name.as_str(), "iface", &f.egress),
+                (f.name.as_str(), "iface_in", &f.ingress),
+            ]
+        }));
+    let mut rows = Vec::new();
+    for (place, at, h) in chains {
+        for (stage, flow, c) in h.chain.marked_since_warmup() {
+            rows.push((place, at, stage, h.chain.stages()[stage].kind(), flow, c));
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut t = Table::default();
+    t.push("place", names(rows.iter().map(|r| r.0).collect()));
+    t.push("at", names(rows.iter().map(|r| r.1).collect()));
+    t.push(
+        "stage",
+        Column::Int(rows.iter().map(|r| r.2 as i64).collect()),
+    );
+    t.push("kind", names(rows.iter().map(|r| r.3).collect()));
+    t.push(
+        "flow",
+        Column::Int(rows.iter().map(|r| r.4 as i64).collect()),
+    );
+    t.push(
+        "name",
+        names(
+            rows.iter()
+                .map(|r| w.flows[r.4 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    let cols = [
+        "green_pkts",
+        "green_bytes",
+        "yellow_pkts",
+        "yellow_bytes",
+        "red_pkts",
+        "red_bytes",
+    ];
+    for (k, name) in cols.iter().enumerate() {
+        t.push(
+            name,
+            Column::Int(rows.iter().map(|r| r.5[k] as i64).collect()),
+        );
+    }
+    Some(t)
+}
+
+/// Per-colour averages of the sampled multi-colour RED queues (RIO-C, RIO-D, WRED,
+/// also as classes of a `classes` queue): one row per (interface, class, time) with
+/// `avg_green`, `avg_yellow`, `avg_red` [packets]; `class` is empty for a queue that
+/// is not a class. `None` when no sampled queue has per-colour averages.
+fn colour_samples_table(w: &World) -> Option<Table> {
+    let cs = &w.recorded.colour_samples;
+    if cs.is_empty() {
+        return None;
+    }
+    let class = |x: &(u32, u64, Option<u32>, [f64; 3])| match (x.2, &w.ifaces[x.0 as usize].queue) {
+        (Some(k), crate::queue::AnyQueue::Classes(s)) => s.class_name(k as usize),
+        _ => "",
+    };
+    let mut t = Table::default();
+    t.push(
+        "iface",
+        names(
+            cs.iter()
+                .map(|x| w.ifaces[x.0 as usize].name.as_str())
+                .collect(),
+        ),
+    );
+    t.push("class", names(cs.iter().map(class).collect()));
+    t.push(
+        "t",
+        Column::Float(cs.iter().map(|x| x.1 as f64 / 1e9).collect()),
+    );
+    for (k, name) in ["avg_green", "avg_yellow", "avg_red"].iter().enumerate() {
+        t.push(name, Column::Float(cs.iter().map(|x| x.3[k]).collect()));
+    }
+    Some(t)
+}
+
+/// Per flow, the DiffServ class of the data packets it delivered after the warm-up:
+/// the class the destination's DSCP table gives each DSCP they arrived with (several
+/// classes joined by `+`; `none` if nothing arrived) and those DSCPs. `None` when
+/// every delivered packet carried DSCP 0 (no DiffServ in the run).
+fn flow_classes_table(w: &World) -> Option<Table> {
+    if w.flows.iter().all(|f| f.delivered_dscps.0 & !1 == 0) {
+        return None;
+    }
+    let mut class = Vec::new();
+    let mut dscps = Vec::new();
+    for f in &w.flows {
+        let table = &w.nodes[f.dst.0 as usize].dscp;
+        let mut cs: Vec<&str> = Vec::new();
+        for d in f.delivered_dscps.iter() {
+            let c = table.class(d);
+            if !cs.contains(&c) {
+                cs.push(c);
+            }
+        }
+        class.push(if cs.is_empty() {
+            "none".to_string()
+        } else {
+            cs.join("+")
+        });
+        dscps.push(
+            f.delivered_dscps
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    let mut t = Table::default();
+    t.push("flow", Column::Int((0..w.flows.len() as i64).collect()));
+    t.push(
+        "name",
+        names(w.flows.iter().map(|f| f.name.as_str()).collect()),
+    );
+    t.push("class", names(class.iter().map(String::as_str).collect()));
+    t.push("dscps", names(dscps.iter().map(String::as_str).collect()));
     Some(t)
 }
 

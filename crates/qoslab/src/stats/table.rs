@@ -121,6 +121,9 @@ impl Table {
 /// - `queues`: per interface, arrivals, departures, drops, marks.
 /// - `queue_samples`: per sampled interface and time, occupancy and average.
 /// - `traces`: per traced flow, time, variable, value (cwnd, ssthresh, srtt, rto, …).
+/// - `colours`: per metering stage and flow, packets and bytes green / yellow / red.
+/// - `queue_colour_samples`: per-colour averages of sampled RIO-C, RIO-D, WRED queues.
+/// - `flow_classes`: per flow, the DiffServ class its data arrived in.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RunResult {
     /// Scalars: name, seed, duration, warm-up, events, wall time, packet hops, version.

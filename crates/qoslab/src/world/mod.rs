@@ -109,6 +109,9 @@ pub struct Recorded {
     pub series: Vec<(u32, u64, u64)>,
     /// (iface, t [ns], packets, bytes, average).
     pub queue_samples: Vec<(u32, u64, u32, u64, f64)>,
+    /// (iface, t [ns], class, [green, yellow, red] averages) of the multi-colour RED
+    /// queues among the sampled interfaces (see `AnyQueue::colour_averages`).
+    pub colour_samples: Vec<(u32, u64, Option<u32>, [f64; 3])>,
     /// (flow, t [ns], TCP sender probe) on every change of cwnd, ssthresh or state.
     pub traces: Vec<(u32, u64, TcpProbe)>,
 }
@@ -355,7 +358,16 @@ impl World {
             Event::QosTimer { mgr } => self.qos_timer(now, mgr),
             Event::WarmupEnd => {
                 self.warm = self.snapshot();
+                for n in &mut self.nodes {
+                    n.host_egress.chain.freeze_marked();
+                    n.ingress.chain.freeze_marked();
+                }
+                for f in &mut self.ifaces {
+                    f.egress.chain.freeze_marked();
+                    f.ingress.chain.freeze_marked();
+                }
                 for f in &mut self.flows {
+                    f.delivered_dscps = crate::cond::DscpSet(0);
                     if let FlowApp::Cbr { sink, .. } | FlowApp::Pareto { sink, .. } = &mut f.app {
                         sink.reset_delay();
                     }
@@ -376,6 +388,7 @@ impl World {
             }
             Event::QueueSample => {
                 let t = now.as_nanos();
+                let mut by_colour = Vec::new();
                 for &f in &self.plan.queues {
                     let q = &self.ifaces[f.0 as usize].queue;
                     let occ = q.occupancy();
@@ -383,6 +396,10 @@ impl World {
                     self.recorded
                         .queue_samples
                         .push((f.0, t, occ.packets, occ.bytes, avg));
+                    q.colour_averages(&mut by_colour);
+                    for (class, a) in by_colour.drain(..) {
+                        self.recorded.colour_samples.push((f.0, t, class, a));
+                    }
                 }
                 self.q
                     .schedule_forget(now + self.plan.queue_interval, Event::QueueSample);

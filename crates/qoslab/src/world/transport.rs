@@ -218,14 +218,15 @@ impl World {
         let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
             return;
         };
-        if let Some(d) = &mut f.delays {
-            // Data packets at the flow's destination (not ACKs, not quenches).
-            let data = match &pkt.hdr {
-                Header::Udp(_) => true,
-                Header::Tcp(h) => h.len > 0 && node == f.dst,
-                Header::Quench(_) => false,
-            };
-            if data {
+        // Data packets at the flow's destination (not ACKs, not quenches).
+        let data = match &pkt.hdr {
+            Header::Udp(_) => true,
+            Header::Tcp(h) => h.len > 0 && node == f.dst,
+            Header::Quench(_) => false,
+        };
+        if data {
+            f.delivered_dscps.0 |= 1u64 << (pkt.dscp & 63);
+            if let Some(d) = &mut f.delays {
                 d.add(now - pkt.created);
             }
         }

@@ -328,3 +328,37 @@ fn a_run_with_captures_is_the_same_run() {
     assert!(len > 24, "{len}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn captures_write_each_nodes_configured_address() {
+    // s0 has a configured address, d0 keeps the default (10.0.0.0 + index + 1).
+    let text = dumbbell(
+        1,
+        "10Mbps",
+        "{ kind = \"droptail\" }",
+        &cbr(0, "0.1Mbps", 500, 0.0),
+        "",
+    )
+    .replace("duration = \"10s\"", "duration = \"0.2s\"")
+    .replace(
+        "name = \"s0\"\n",
+        "name = \"s0\"\naddress = \"192.168.4.7\"\n",
+    ) + "[[capture]]\niface = \"r1->r2\"\nfile = \"a.pcap\"\n";
+    let sc = parse(&text);
+    let d0 = sc.node.iter().position(|n| n.name == "d0").unwrap() as u8;
+    let dir = out_dir("addresses");
+    qoslab::run_with(
+        &sc,
+        &RunOptions {
+            pcap_dir: Some(dir.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let b = std::fs::read(dir.join("a.pcap")).unwrap();
+    // pcap header 24 B, record header 16 B, Ethernet 14 B; IPv4 source at 12, dest at 16.
+    let ip = 24 + 16 + 14;
+    assert_eq!(&b[ip + 12..ip + 16], &[192, 168, 4, 7]);
+    assert_eq!(&b[ip + 16..ip + 20], &[10, 0, 0, d0 + 1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -302,3 +302,163 @@ fn worked_example_separates_ef_af_and_be() {
     let (af1, af2, be) = (g[1] + g[2], g[3] + g[4], g[5] + g[6]);
     assert!(af1 > 1.2 * af2 && af2 > 1.5 * be, "{af1} {af2} {be}");
 }
+
+/// The `colours` table's integer column `col` at the rows of flow `name`.
+fn colour_rows(t: &qoslab::stats::Table, name: &str, col: &str) -> Vec<i64> {
+    let names = t.get("name").unwrap();
+    let qoslab::stats::Column::Int(v) = t.get(col).unwrap() else {
+        panic!("{col} is not an integer column")
+    };
+    (0..t.rows())
+        .filter(|&i| names.str_at(i) == Some(name))
+        .map(|i| v[i])
+        .collect()
+}
+
+#[test]
+fn colour_statistics_count_what_each_meter_marked() {
+    // f0: 100 packets/s of 1000 B (0.8 Mb/s) through a trTCM with CIR 0.4 Mb/s and PIR
+    // 0.6 Mb/s: in the long run half the packets are green, a quarter yellow, a quarter
+    // red (RFC 2698 §3). f1: 0.8 Mb/s through a token-bucket policer of 0.2 Mb/s: a
+    // quarter pass (green), the rest are dropped (red). f2 meets no meter.
+    let flows = cbr(0, "0.8Mbps", 1000, 0.0) + &cbr(1, "0.8Mbps", 1000, 0.0)
+        + &cbr(2, "0.1Mbps", 1000, 0.0)
+        + "[[conditioner]]\nat = \"s0\"\nstages = [ { kind = \"set_dscp\", dscp = \"AF11\" }, { kind = \"trtcm\", cir = \"400kbps\", cbs = 3000, pir = \"600kbps\", pbs = 3000 } ]\n"
+        + "[[conditioner]]\nat = \"s1\"\nstages = [ { kind = \"token_bucket\", rate = \"200kbps\", depth = 3000, action = \"police\" } ]\n";
+    let text = dumbbell(
+        3,
+        "10Mbps",
+        "{ kind = \"droptail\" }",
+        &flows,
+        "warmup = \"2s\"\n",
+    );
+    let w = run_world(&text);
+    let r = qoslab::stats::collect(&w, "colours", 1, 0.0);
+    let t = &r.tables["colours"];
+    // One row per metering stage and flow: set_dscp colours nothing, f2 has no meter.
+    assert_eq!(colour_rows(t, "f0", "stage"), vec![1]);
+    assert_eq!(colour_rows(t, "f1", "stage"), vec![0]);
+    assert!(colour_rows(t, "f2", "stage").is_empty());
+    let sent = |i: usize| w.flows[i].counters_since(&w.warm, i).pkts_sent as i64;
+    let [g, y, rd] = ["green_pkts", "yellow_pkts", "red_pkts"].map(|c| colour_rows(t, "f0", c)[0]);
+    assert_eq!(g + y + rd, sent(0));
+    // 8 s after the warm-up = 800 packets: 400 / 200 / 200, within a bucket's worth.
+    assert!(
+        (g - 400).abs() <= 4 && (y - 200).abs() <= 4 && (rd - 200).abs() <= 4,
+        "{g} {y} {rd}"
+    );
+    assert_eq!(colour_rows(t, "f0", "green_bytes")[0], 1000 * g);
+    let [g, y, rd] = ["green_pkts", "yellow_pkts", "red_pkts"].map(|c| colour_rows(t, "f1", c)[0]);
+    assert_eq!((g + rd, y), (sent(1), 0));
+    assert!((g - 200).abs() <= 4, "{g}");
+    // The policer's red packets are the flow's drops at s1.
+    assert_eq!(rd, w.flows[1].counters_since(&w.warm, 1).drops as i64);
+    // The class of each flow is that of the DSCPs its data arrived with: f0 arrives as
+    // AF11, AF12 and AF13 (all class AF1), the others unmarked (BE).
+    let fc = &r.tables["flow_classes"];
+    let col = |c: &str| -> Vec<String> {
+        let c = fc.get(c).unwrap();
+        (0..3).map(|i| c.str_at(i).unwrap().to_string()).collect()
+    };
+    assert_eq!(col("class"), ["AF1", "BE", "BE"]);
+    assert_eq!(col("dscps"), ["10 12 14", "0", "0"]);
+}
+
+#[test]
+fn queue_colour_samples_give_each_colours_average() {
+    // Two marked flows into a sampled RIO-D bottleneck: per-colour averages are
+    // recorded beside every queue sample, and RIO-D's one-number `avg` is their sum.
+    let flows = cbr(0, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + &cbr(1, "0.8Mbps", 1000, 0.0).replace("jitter = 0", "poisson = true")
+        + "[[conditioner]]\nat = \"s1\"\nstages = [ { kind = \"trtcm\", cir = \"100kbps\", cbs = 3000, pir = \"300kbps\", pbs = 3000 } ]\n"
+        + "[record]\nqueues = [\"r1->r2\", \"s0->r1\"]\nqueue_interval = \"100ms\"\n";
+    let text = dumbbell(2, "1Mbps", "{ kind = \"rio_d\", limit = 100 }", &flows, "");
+    let w = run_world(&text);
+    let r = qoslab::stats::collect(&w, "rio-d", 1, 0.0);
+    let qs = &r.tables["queue_samples"];
+    let cs = &r.tables["queue_colour_samples"];
+    // s0->r1 is DropTail: no per-colour rows for it.
+    let floats = |t: &qoslab::stats::Table, c: &str| match t.get(c).unwrap() {
+        qoslab::stats::Column::Float(v) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let at_bottleneck: Vec<usize> = (0..qs.rows())
+        .filter(|&i| qs.get("iface").unwrap().str_at(i) == Some("r1->r2"))
+        .collect();
+    assert_eq!(cs.rows(), at_bottleneck.len());
+    assert!((0..cs.rows()).all(|i| cs.get("iface").unwrap().str_at(i) == Some("r1->r2")));
+    let (avg, g, y, rd) = (
+        floats(qs, "avg"),
+        floats(cs, "avg_green"),
+        floats(cs, "avg_yellow"),
+        floats(cs, "avg_red"),
+    );
+    for (k, &i) in at_bottleneck.iter().enumerate() {
+        assert!((g[k] + y[k] + rd[k] - avg[i]).abs() < 1e-9, "row {k}");
+    }
+    // Green (f0 unmarked, and f1's green) and red both queue: both averages are non-zero.
+    assert!(
+        g.iter().any(|&x| x > 1.0) && rd.iter().any(|&x| x > 1.0),
+        "{g:?} {rd:?}"
+    );
+}
+
+/// Three CBR flows s_i → d_i (0.4 Mb/s each) with s0, s1 in 10.1.0.0/16 and s2 in
+/// 10.2.0.0/16, and a policy at r1 whose rule filter is `filter`: a 0.1 Mb/s policer.
+fn addressed(filter: &str) -> String {
+    let flows = (0..3).map(|i| cbr(i, "0.4Mbps", 1000, 0.0)).collect::<String>()
+        + &format!(
+            "[[conditioner]]\nat = \"r1\"\nstages = [ {{ kind = \"policy\", rules = [ {{ filter = {filter}, conditioner = {{ kind = \"token_bucket\", rate = \"100kbps\", depth = 3000, action = \"police\" }} }} ] }} ]\n"
+        );
+    dumbbell(3, "10Mbps", "{ kind = \"droptail\" }", &flows, "")
+        .replace("name = \"s0\"\n", "name = \"s0\"\naddress = \"10.1.0.1\"\n")
+        .replace("name = \"s1\"\n", "name = \"s1\"\naddress = \"10.1.7.9\"\n")
+        .replace("name = \"s2\"\n", "name = \"s2\"\naddress = \"10.2.0.1\"\n")
+}
+
+#[test]
+fn prefix_filters_select_the_flows_whose_ends_are_in_the_prefix() {
+    let policed = |filter: &str| -> Vec<bool> {
+        let w = run_world(&addressed(filter));
+        (0..3).map(|i| w.flows[i].counters.drops > 0).collect()
+    };
+    assert_eq!(
+        policed("{ src_prefix = \"10.1.0.0/16\" }"),
+        [true, true, false]
+    );
+    assert_eq!(
+        policed("{ src_prefix = \"10.1.7.9/32\" }"),
+        [false, true, false]
+    );
+    assert_eq!(
+        policed("{ src_prefix = \"10.0.0.0/8\" }"),
+        [true, true, true]
+    );
+    // d2 keeps its default address, 10.0.0.0 + its index + 1; the ACK-free UDP flows
+    // never send from d_i, so a destination prefix selects by the flow's far end.
+    let sc = parse(&addressed("{}"));
+    let d2 = sc.node.iter().position(|n| n.name == "d2").unwrap() as u8;
+    let p = format!("{{ dst_prefix = \"10.0.0.{}/32\" }}", d2 + 1);
+    assert_eq!(policed(&p), [false, false, true]);
+}
+
+#[test]
+fn bad_prefixes_and_addresses_are_scenario_errors_naming_the_key() {
+    let err = |text: &str| {
+        qoslab::check_str(text, qoslab::scenario::Format::Toml)
+            .unwrap_err()
+            .to_string()
+    };
+    let key = "conditioner[0].stages[0].rules[0].filter";
+    for bad in ["10.1.0.0", "10.1.0.0/33", "10.1.0.1/16", "10.1.0/16", "x/8"] {
+        let e = err(&addressed(&format!("{{ src_prefix = \"{bad}\" }}")));
+        assert!(e.contains(&format!("{key}.src_prefix")), "{bad}: {e}");
+    }
+    let e = err(&addressed("{}").replace("10.2.0.1", "10.2.0.300"));
+    assert!(
+        e.contains("node[") && e.contains(".address") && e.contains("10.2.0.300"),
+        "{e}"
+    );
+    let e = err(&addressed("{}").replace("10.2.0.1", "10.1.0.1"));
+    assert!(e.contains(".address") && e.contains("10.1.0.1"), "{e}");
+}
