@@ -9,18 +9,36 @@ import pytest
 
 import qoslab
 from qoslab.exceptions import ScenarioError
-from qoslab.reproduce import p3, scenarios_dir
+from qoslab.reproduce import Explanation, p3, scenarios_dir
 from qoslab.reproduce.p1 import to_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_committed_scenarios_match_the_generator():
-    assert len(p3.specs()) == len(p3.MARKERS) == 7
+    assert len(p3.specs()) == len(p3.MARKERS) + len(p3.MD_MARKERS) == 11
     for rel, data in p3.specs().items():
         path = scenarios_dir() / rel
         assert path.read_text() == to_toml(data, p3.HEADER), f"regenerate {rel}"
         qoslab.check(path)
+
+
+def test_explanations_link_to_existing_doc_anchors_and_scripts():
+    exps = [v for v in vars(p3).values() if isinstance(v, Explanation)]
+    assert exps
+    for e in exps:
+        doc, anchor = e.doc.split("#")
+        assert f'<a id="{anchor}"></a>' in (ROOT / doc).read_text(), e.doc
+        assert (ROOT / e.script.split()[-1]).is_file(), e.script
+
+
+def test_multi_domain_topology_puts_one_cross_aggregate_on_each_link():
+    # Every inter-domain link carries F1, F2 and exactly one cross aggregate.
+    for i in range(len(p3.DOMAINS) - 1):
+        on = [n for n, (_, a, _, b) in p3.MD_FLOWS.items()
+              if p3.DOMAINS.index(a) <= i < p3.DOMAINS.index(b)]  # fmt: skip
+        assert len(on) == 3 and {"F1", "F2"} <= set(on), (i, on)
+    assert p3.md_rtt("F3") < p3.md_rtt("F4") < p3.md_rtt("F1")
 
 
 def _aggregates(stem: str) -> tuple[float, float]:
