@@ -36,11 +36,17 @@ def test_worked_example_colours_and_goodput_per_class(tmp_path):
         assert g.filter(g["class"] == cls)["goodput_bps"].item() == want
     # The terminal summary and the report show the per-class sums.
     assert "goodput by class:" in p.stdout and "AF2" in p.stdout
+    # Drops by colour at the class-queue bottleneck add up to its queue drops.
+    cd, q = r.colour_drops, r.queues
+    row = cd.filter(cd["iface"] == "r1->r2")
+    total = row["dropped_green"] + row["dropped_yellow"] + row["dropped_red"]
+    assert total.item() == q.filter(q["iface"] == "r1->r2")["dropped"].item()
     html = (out / "report.html").read_text()
     assert "<h3>goodput by class</h3>" in html and "<h3>colours</h3>" in html
+    assert "<h3>colour_drops</h3>" in html
 
 
 def test_no_class_table_without_diffserv(small):
     r = qoslab.run(small)
     assert r.flow_classes.is_empty() and r.goodput_by_class().is_empty()
-    assert r.colours.is_empty()
+    assert r.colours.is_empty() and r.colour_drops.is_empty()

@@ -168,7 +168,7 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         )
     tables += [
         (name, _table(r.tables[name], source=f"{d}/{name}.parquet"))
-        for name in ("colours", "classes", "delays")
+        for name in ("colours", "colour_drops", "classes", "delays")
         if name in r.tables
     ]
     return {

@@ -293,6 +293,10 @@ class Result:
         lambda self: self.table("colours"),
         doc="Packets and bytes each meter coloured green, yellow, red, per flow.",
     )
+    colour_drops = property(
+        lambda self: self.table("colour_drops"),
+        doc="Queue drops by colour at RIO-C/D, WRED, ERED and per-class queues.",
+    )
     queue_colour_samples = property(
         lambda self: self.table("queue_colour_samples"),
         doc="Per-colour averages of sampled RIO-C, RIO-D and WRED queues.",

@@ -146,6 +146,8 @@ pub struct IfaceCounters {
     pub ecn_marked: u64,
     /// Drops by cause (queue drops, and random loss on the link).
     pub drops: DropCounters,
+    /// Queue drops by the drop precedence the queue saw (green, yellow, red).
+    pub dropped_by_colour: [u64; 3],
 }
 
 impl IfaceCounters {
@@ -158,6 +160,8 @@ impl IfaceCounters {
             departed_bytes: self.departed_bytes - earlier.departed_bytes,
             ecn_marked: self.ecn_marked - earlier.ecn_marked,
             drops: self.drops.since(&earlier.drops),
+            dropped_by_colour: [0, 1, 2]
+                .map(|k| self.dropped_by_colour[k] - earlier.dropped_by_colour[k]),
         }
     }
 }

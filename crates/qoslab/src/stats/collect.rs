@@ -426,6 +426,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = classes_table(w) {
         r.tables.insert("classes".into(), t);
     }
+    if let Some(t) = colour_drops_table(w) {
+        r.tables.insert("colour_drops".into(), t);
+    }
     if let Some(t) = colours_table(w) {
         r.tables.insert("colours".into(), t);
     }
@@ -447,6 +450,43 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     s.insert("wall_s".into(), json!(wall_s));
     s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     r
+}
+
+/// Queue drops by drop precedence (after the warm-up) at each interface whose queue
+/// tells colours apart (RIO-C/D, WRED, ERED, per-class queues); `None` if none does.
+fn colour_drops_table(w: &World) -> Option<Table> {
+    use crate::queue::AnyQueue;
+    let rows: Vec<_> = w
+        .ifaces
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            matches!(
+                f.queue,
+                AnyQueue::MultiRed(_) | AnyQueue::Ered(_) | AnyQueue::Classes(_)
+            )
+        })
+        .map(|(i, f)| (f.name.as_str(), f.counters.since(&w.warm.ifaces[i])))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut t = Table::default();
+    t.push("iface", names(rows.iter().map(|r| r.0).collect()));
+    for (k, col) in ["dropped_green", "dropped_yellow", "dropped_red"]
+        .into_iter()
+        .enumerate()
+    {
+        t.push(
+            col,
+            Column::Int(
+                rows.iter()
+                    .map(|r| r.1.dropped_by_colour[k] as i64)
+                    .collect(),
+            ),
+        );
+    }
+    Some(t)
 }
 
 /// Per-class counters of interfaces with per-class queues (after the warm-up), one row

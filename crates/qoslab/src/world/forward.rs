@@ -148,6 +148,7 @@ impl World {
         f.counters.ecn_marked += drops.ecn_marked as u64;
         for (p, cause) in &drops.dropped {
             f.counters.drops.add(*cause, p.size);
+            f.counters.dropped_by_colour[p.colour.index()] += 1;
         }
         for (p, _) in &drops.dropped {
             self.count_flow_drop(p);

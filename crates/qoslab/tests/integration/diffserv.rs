@@ -462,3 +462,37 @@ fn bad_prefixes_and_addresses_are_scenario_errors_naming_the_key() {
     let e = err(&addressed("{}").replace("10.2.0.1", "10.1.0.1"));
     assert!(e.contains(".address") && e.contains("10.1.0.1"), "{e}");
 }
+
+#[test]
+fn colour_drops_split_a_colour_aware_queue_s_drops_by_drop_precedence() {
+    // The RIO-C bottleneck of `marked`: the mostly-red flow loses packets, the green one
+    // (almost) none; the table's colours add up to the interface's queue drops, and a
+    // DropTail queue has no row.
+    use qoslab::stats::{Column, Table};
+    let int = |t: &Table, c: &str| match t.get(c) {
+        Some(Column::Int(v)) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let w = marked("{ kind = \"rio_c\", limit = 100 }");
+    let r = qoslab::stats::collect(&w, "t", 1, 0.0);
+    let t = &r.tables["colour_drops"];
+    // Both directions of the bottleneck link have RIO-C; the data goes r1 -> r2.
+    let iface = t.get("iface").unwrap();
+    assert_eq!(iface.len(), 2);
+    let j = (0..2).find(|&i| iface.str_at(i) == Some("r1->r2")).unwrap();
+    let (g, y, rd) = (
+        int(t, "dropped_green")[j],
+        int(t, "dropped_yellow")[j],
+        int(t, "dropped_red")[j],
+    );
+    let q = &r.tables["queues"];
+    let qi = q.get("iface").unwrap();
+    let k = (0..qi.len())
+        .find(|&i| qi.str_at(i) == Some("r1->r2"))
+        .unwrap();
+    assert_eq!(g + y + rd, int(q, "dropped")[k]);
+    assert!(rd > 100 && g * 20 < rd, "{g} {y} {rd}");
+    let dt = marked("{ kind = \"droptail\", limit = 100 }");
+    let r = qoslab::stats::collect(&dt, "t", 1, 0.0);
+    assert!(!r.tables.contains_key("colour_drops"));
+}
