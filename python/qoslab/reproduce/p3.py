@@ -85,6 +85,21 @@ def f2_access_delay(rtt: float) -> str:
     return _ms(rtt / 2 - 3 * HOP)
 
 
+def _scenario_data(name: str, nodes: list, links: list, flows: list, cond: list) -> dict:
+    """A P3 scenario's top level: the run's length and warm-up, 1 s goodput samples."""
+    return {
+        "name": name,
+        "duration": f"{DURATION:g}s",
+        "warmup": f"{WARMUP:g}s",
+        "seed": 1,
+        "node": nodes,
+        "link": links,
+        "flow": flows,
+        "conditioner": cond,
+        "record": {"interval": "1s"},
+    }
+
+
 def scenario(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
     """The simple topology (module doc) with ``marker`` at both edges, F2 RTT 100 ms."""
     red = {"kind": "rio_c", "limit": 100, "w_q": 0.002}
@@ -117,17 +132,7 @@ def scenario(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
                      "rto": "oracle", "dp0": "text", **marker}]}
         for a in (1, 2)
     ]  # fmt: skip
-    return {
-        "name": f"p3-{stem}",
-        "duration": f"{DURATION:g}s",
-        "warmup": f"{WARMUP:g}s",
-        "seed": 1,
-        "node": nodes,
-        "link": lk,
-        "flow": flows,
-        "conditioner": cond,
-        "record": {"interval": "1s"},
-    }
+    return _scenario_data(f"p3-{stem}", nodes, lk, flows, cond)
 
 
 #: Multi-domain topology (paper Fig. 2b, qoslab's reading; module doc of
@@ -191,17 +196,7 @@ def multi_domain(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
                      **{k: v for k, v in marker.items() if k != "pir"}, **extra}]}
         for name, (src, ra, _, _) in MD_FLOWS.items()
     ]  # fmt: skip
-    return {
-        "name": f"p3-md-{stem}",
-        "duration": f"{DURATION:g}s",
-        "warmup": f"{WARMUP:g}s",
-        "seed": 1,
-        "node": nodes,
-        "link": lk,
-        "flow": flows,
-        "conditioner": cond,
-        "record": {"interval": "1s"},
-    }
+    return _scenario_data(f"p3-md-{stem}", nodes, lk, flows, cond)
 
 
 def specs() -> dict[str, dict[str, Any]]:
