@@ -63,6 +63,8 @@ pub struct TcpFlow {
     pub finite: bool,
     /// When a finite transfer was fully acknowledged (NEVER: not yet).
     pub done_at: SimTime,
+    /// The Telnet application writing on the connection, if any (P3 §V.D).
+    pub telnet: Option<Box<crate::app::Telnet>>,
 }
 
 /// An application writing `size` bytes every `every` on a TCP connection.

@@ -6,10 +6,12 @@
 mod cbr;
 mod onoff;
 mod sink;
+mod telnet;
 
 pub use cbr::{Cbr, CbrConfig};
 pub use onoff::{ParetoConfig, ParetoOnOff};
 pub use sink::UdpSink;
+pub use telnet::{Telnet, TelnetConfig, TelnetStep, TelnetWrite};
 
 use crate::config::ScenarioError;
 use crate::packet::{MAX_UDP_SIZE, UDP_IP_HEADER};

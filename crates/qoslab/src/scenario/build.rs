@@ -342,6 +342,25 @@ fn flows<'a>(
                 ));
             }
         }
+        if let Some(tn) = &f.telnet {
+            if f.tcp.is_none() {
+                return Err(ScenarioError::new(
+                    key("telnet"),
+                    "telnet applies to TCP flows only",
+                ));
+            }
+            for (set, k) in [(f.writes.is_some(), "writes"), (f.bytes.is_some(), "bytes")] {
+                if set {
+                    return Err(ScenarioError::new(
+                        key(k),
+                        format!(
+                            "{k} cannot be combined with telnet (Telnet decides its own writes)"
+                        ),
+                    ));
+                }
+            }
+            tn.validate().map_err(|e| at(key("telnet"), e))?;
+        }
         if f.bytes.is_some() && f.tcp.is_none() {
             return Err(ScenarioError::new(
                 key("bytes"),
@@ -380,7 +399,7 @@ fn flows<'a>(
                     left: bytes,
                 });
                 FlowApp::Tcp(Box::new(TcpFlow {
-                    snd: if writer.is_some() {
+                    snd: if writer.is_some() || f.telnet.is_some() {
                         TcpSender::new_app_limited(c)
                     } else {
                         TcpSender::new(c, bytes)
@@ -396,6 +415,10 @@ fn flows<'a>(
                     started: false,
                     finite: bytes.is_some(),
                     done_at: SimTime::NEVER,
+                    telnet: f.telnet.as_ref().map(|tn| {
+                        let r = RngStream::derive(sc.seed, &format!("telnet/{}", f.name));
+                        Box::new(crate::app::Telnet::new(tn, r))
+                    }),
                 }))
             }
             (None, Some(c), None) => {

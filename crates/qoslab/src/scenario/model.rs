@@ -168,6 +168,10 @@ pub struct FlowSpec {
     /// with `bytes` it stops (and closes) after that many.
     #[serde(default)]
     pub writes: Option<WritesSpec>,
+    /// TCP only: a Telnet application (sessions of small writes with exponential
+    /// interarrival times, P3 §V.D) instead of a bulk transfer.
+    #[serde(default)]
+    pub telnet: Option<crate::app::TelnetConfig>,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
     #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
     pub dscp: u8,

@@ -213,6 +213,21 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         r.tables.insert("transfers".into(), t);
     }
 
+    // Telnet writes (P3 §V.D): every write and its write-to-delivery delay, and per
+    // session its start, its writes and when its last write was delivered
+    let tn: Vec<(usize, &crate::app::Telnet)> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &f.app {
+            FlowApp::Tcp(t) => t.telnet.as_deref().map(|x| (i, x)),
+            _ => None,
+        })
+        .collect();
+    if !tn.is_empty() {
+        telnet_tables(&mut r, &tn);
+    }
+
     // traces
     let tr = &w.recorded.traces;
     let mut t = Table::default();
@@ -710,4 +725,58 @@ fn delays_table(w: &World) -> Option<Table> {
     t.push("max", float(&|d| d.max()));
     t.push("jitter", float(&|d| d.jitter()));
     Some(t)
+}
+
+/// The `telnet` (one row per write) and `telnet_sessions` tables.
+fn telnet_tables(r: &mut RunResult, tn: &[(usize, &crate::app::Telnet)]) {
+    let rows: Vec<(usize, &crate::app::TelnetWrite)> = tn
+        .iter()
+        .flat_map(|(i, x)| x.writes.iter().map(move |w| (*i, w)))
+        .collect();
+    let delay = |w: &crate::app::TelnetWrite| w.delay.map_or(f64::NAN, |d| d.as_secs_f64());
+    let mut t = Table::default();
+    t.push(
+        "flow",
+        Column::Int(rows.iter().map(|x| x.0 as i64).collect()),
+    );
+    t.push(
+        "session",
+        Column::Int(rows.iter().map(|x| x.1.session as i64).collect()),
+    );
+    t.push(
+        "t",
+        Column::Float(rows.iter().map(|x| x.1.at.as_secs_f64()).collect()),
+    );
+    t.push(
+        "size",
+        Column::Int(rows.iter().map(|x| x.1.size as i64).collect()),
+    );
+    t.push(
+        "delay",
+        Column::Float(rows.iter().map(|x| delay(x.1)).collect()),
+    );
+    r.tables.insert("telnet".into(), t);
+
+    // sessions: (flow, session, start, writes, completion = last delivery − start)
+    let mut ses: Vec<(i64, i64, f64, i64, f64)> = Vec::new();
+    for (i, w) in &rows {
+        let end = w.at.as_secs_f64() + delay(w);
+        match ses.last_mut() {
+            Some(s) if s.0 == *i as i64 && s.1 == w.session as i64 => {
+                s.3 += 1;
+                s.4 = end - s.2;
+            }
+            _ => ses.push((*i as i64, w.session as i64, w.at.as_secs_f64(), 1, delay(w))),
+        }
+    }
+    let mut t = Table::default();
+    t.push("flow", Column::Int(ses.iter().map(|x| x.0).collect()));
+    t.push("session", Column::Int(ses.iter().map(|x| x.1).collect()));
+    t.push("start", Column::Float(ses.iter().map(|x| x.2).collect()));
+    t.push("writes", Column::Int(ses.iter().map(|x| x.3).collect()));
+    t.push(
+        "completion",
+        Column::Float(ses.iter().map(|x| x.4).collect()),
+    );
+    r.tables.insert("telnet_sessions".into(), t);
 }

@@ -33,6 +33,17 @@ impl World {
                             .schedule_forget(now + wr.every, Event::Source { flow });
                     }
                 }
+                if let Some(tn) = &mut t.telnet {
+                    let step = tn.on_timer(now);
+                    let before = out.iter().filter(|h| h.len > 0).count();
+                    t.snd.app_write(now, step.write as u64, &mut out);
+                    closed_send =
+                        out.iter().filter(|h| h.len > 0).count() == before && t.snd.window_closed();
+                    match step.next {
+                        Some(n) => self.q.schedule_forget(n, Event::Source { flow }),
+                        None => t.snd.app_close(now, &mut out),
+                    }
+                }
                 if opened && self.qos.is_some() {
                     self.qos_event(now, flow, crate::qosmgr::Trigger::NewConn);
                 }
@@ -193,6 +204,9 @@ impl World {
                     t.rcv.app_read(now, u64::MAX, &mut out);
                 }
                 f.counters.goodput_bytes += new;
+                if let Some(tn) = &mut t.telnet {
+                    tn.on_delivered(now, new);
+                }
             } else {
                 let dupacks = t.snd.stats().dupacks;
                 t.snd.on_ack(now, h, &mut out);

@@ -369,3 +369,26 @@ fn input_interface_placement_errors() {
     assert_eq!(k, "conditioner[1]");
     assert!(m.contains("second"), "{m}");
 }
+
+#[test]
+fn telnet_values_and_combinations_are_named() {
+    let tcp = |extra: &str| {
+        base().replace(
+            "cbr = { rate = \"100kbps\", size = 500, jitter = 0 }",
+            &format!("tcp = {{}}\n{extra}"),
+        )
+    };
+    let (k, m) = err(&tcp("telnet = { size_min = 100, size_max = 40 }"));
+    assert_eq!(k, "flow[0].telnet.size_max");
+    assert!(m.contains("size_min (100)"), "{m}");
+    let (k, _) = err(&tcp("telnet = { mean_interval = \"0s\" }"));
+    assert_eq!(k, "flow[0].telnet.mean_interval");
+    let (k, _) = err(&tcp("telnet = { sessions = 0 }"));
+    assert_eq!(k, "flow[0].telnet.sessions");
+    let (k, m) = err(&tcp("bytes = \"1KB\"\ntelnet = {}"));
+    assert_eq!(k, "flow[0].bytes");
+    assert!(m.contains("telnet"), "{m}");
+    let (k, _) = err(&base().replace("jitter = 0 }", "jitter = 0 }\ntelnet = {}"));
+    assert_eq!(k, "flow[0].telnet");
+    assert!(qoslab::check_str(&tcp("telnet = {}"), Format::Toml).is_ok());
+}

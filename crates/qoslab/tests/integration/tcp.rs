@@ -357,3 +357,54 @@ fn tcp_counters_count_after_the_warm_up_and_over_the_whole_run() {
     };
     assert!(d.iter().any(|&x| x >= 3));
 }
+
+#[test]
+fn telnet_delivers_every_byte_once_with_delays_above_the_propagation_time() {
+    // Two Telnet connections sharing a 1 Mb/s bottleneck with a bulk transfer: every
+    // write is delivered once, none faster than the path's propagation (12 ms) plus
+    // the serialisation of one small segment.
+    let tn = "telnet = { mean_interval = \"20ms\", mean_idle = \"200ms\", sessions = 20 }\n";
+    let flows = tcp_flow(0, "{}", tn) + &tcp_flow(1, "{}", tn) + &tcp_flow(2, "{}", "");
+    let text = dumbbell(
+        3,
+        "1Mbps",
+        "{ kind = \"droptail\", limit = 10 }",
+        &flows,
+        "",
+    )
+    .replace("duration = \"10s\"", "duration = \"60s\"");
+    let sc = parse(&text);
+    let mut w = qoslab::scenario::build(&sc).unwrap();
+    w.run().unwrap();
+    let mut drops = 0;
+    for f in &w.flows[..2] {
+        let FlowApp::Tcp(t) = &f.app else { panic!() };
+        let tn = t.telnet.as_ref().unwrap();
+        assert!(tn.written() > 0);
+        // every byte delivered, once
+        assert_eq!(tn.delivered(), tn.written(), "{}", f.name);
+        assert_eq!(f.counters.goodput_bytes, tn.written(), "{}", f.name);
+        assert_eq!(tn.writes.last().unwrap().session, 19);
+        for wr in &tn.writes {
+            let d = wr.delay.expect("delivered").as_secs_f64();
+            assert!(d >= 0.012, "{} {d}", f.name);
+        }
+        drops += f.counters.drops;
+    }
+    // the bulk transfer loaded the bottleneck: the Telnet packets met losses
+    assert!(drops > 0, "the bottleneck must have dropped Telnet packets");
+    let r = qoslab::stats::collect(&w, "t", 1, 0.0);
+    let t = r.tables.get("telnet").unwrap();
+    let s = r.tables.get("telnet_sessions").unwrap();
+    assert_eq!(s.rows(), 40);
+    assert_eq!(
+        t.rows(),
+        w.flows[..2]
+            .iter()
+            .map(|f| match &f.app {
+                FlowApp::Tcp(t) => t.telnet.as_ref().unwrap().writes.len(),
+                _ => 0,
+            })
+            .sum::<usize>()
+    );
+}
