@@ -453,7 +453,7 @@ pub struct RttAware {
     tsw3: Option<Tsw3cm>,
     rng: RngStream,
     oracle: OracleMean,
-    passive: Option<Passive>,
+    passive: Option<Box<Passive>>,
     member: Option<(Arc<Exchange>, usize)>,
     next_exchange: SimTime,
     minima: Option<(u64, u64)>,
@@ -485,7 +485,7 @@ impl RttAware {
             oracle: OracleMean::default(),
             passive: [cfg.rtt, cfg.rto]
                 .contains(&Source::Passive)
-                .then(|| Passive::new(cfg.min_rto)),
+                .then(|| Box::new(Passive::new(cfg.min_rto))),
             member: None,
             next_exchange: SimTime::ZERO,
             minima: None,
@@ -521,13 +521,13 @@ impl RttAware {
 
     /// The passive estimator, when `rtt` or `rto` is `"passive"`.
     pub fn passive(&self) -> Option<&Passive> {
-        self.passive.as_ref()
+        self.passive.as_deref()
     }
 
     /// The aggregate's RTT and RTO [µs] as the marker sees them now.
     pub fn aggregate(&self) -> Option<(u64, u64)> {
         let m = self.oracle.mean();
-        let p = self.passive.as_ref().and_then(Passive::mean);
+        let p = self.passive.as_deref().and_then(Passive::mean);
         let rtt = match self.cfg.rtt {
             Source::Fixed(d) => d.as_nanos() / 1_000,
             Source::Oracle => m?.0,
@@ -876,7 +876,10 @@ mod tests {
         // Flow 1: RTT exactly 30 ms on every segment; flow 2: 90 ms.
         for i in 0..50u64 {
             assert_eq!(p.observe(ms(100 * i), &data(1, i * 1000)), Seen::Data);
-            assert_eq!(p.observe(ms(100 * i + 30), &ack(1, (i + 1) * 1000)), Seen::Ack);
+            assert_eq!(
+                p.observe(ms(100 * i + 30), &ack(1, (i + 1) * 1000)),
+                Seen::Ack
+            );
             p.observe(ms(100 * i), &data(2, i * 1000));
             p.observe(ms(100 * i + 90), &ack(2, (i + 1) * 1000));
         }
@@ -907,7 +910,10 @@ mod tests {
         let c = "cir = \"1Mbps\"\nrtt = \"passive\"\nrto = \"passive\"\nsmall_window = 3";
         let mut m = RttAware::new(cfg(c), RngStream::from_seed(1));
         let ms = SimTime::from_millis;
-        assert_eq!(m.meter_packet(ms(0), &data(1, 0)).map(|c| c.index()), Some(0));
+        assert_eq!(
+            m.meter_packet(ms(0), &data(1, 0)).map(|c| c.index()),
+            Some(0)
+        );
         let mut a = ack(1, 1000);
         a.dscp = 7;
         assert_eq!(m.meter_packet(ms(50), &a), None);
@@ -915,6 +921,62 @@ mod tests {
         assert_eq!(a.dscp, 7, "an ACK keeps its codepoint");
         assert_eq!(m.counts().colour.iter().sum::<u64>(), 1);
         assert_eq!(m.aggregate(), Some((50_000, 200_000)));
+    }
+
+    #[test]
+    fn passive_aggregate_rtt_is_close_to_the_senders_in_a_small_world() {
+        // 10 NewReno flows s → e → r → d; nearly all delay is past the edge e, where a
+        // passive and an oracle marker sit (`at = "e"` sees data and ACKs).
+        let mut t = String::from(
+            "name = \"passive\"\nduration = \"20s\"\nseed = 3\n\
+             [[node]]\nname = \"s\"\n[[node]]\nname = \"d\"\n\
+             [[node]]\nname = \"e\"\nkind = \"router\"\n[[node]]\nname = \"r\"\nkind = \"router\"\n\
+             [[link]]\na = \"s\"\nb = \"e\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n\
+             [[link]]\na = \"e\"\nb = \"r\"\nrate = \"2Mbps\"\ndelay = \"5ms\"\n\
+             [[link]]\na = \"r\"\nb = \"d\"\nrate = \"10Mbps\"\ndelay = \"30ms\"\n\
+             [[conditioner]]\nat = \"e\"\nstages = [\n\
+             { kind = \"rtt_aware\", cir = \"1Mbps\", rtt = \"passive\", rto = \"passive\" },\n\
+             { kind = \"rtt_aware\", cir = \"1Mbps\" },\n]\n",
+        );
+        for i in 0..10 {
+            t += &format!(
+                "[[flow]]\nname = \"f{i}\"\nfrom = \"s\"\nto = \"d\"\nstart_jitter = \"2s\"\n\
+                 tcp = {{ mss = 1000, max_window = 20 }}\n"
+            );
+        }
+        let sc = crate::scenario::parse(&t, crate::scenario::Format::Toml).unwrap();
+        let mut w = crate::scenario::build(&sc).unwrap();
+        w.run().unwrap();
+        let e = w
+            .nodes
+            .iter()
+            .find(|n| !n.ingress.chain.stages().is_empty())
+            .unwrap();
+        let m: Vec<&RttAware> = e
+            .ingress
+            .chain
+            .stages()
+            .iter()
+            .map(|s| match s {
+                crate::cond::AnyConditioner::RttAware(m) => m,
+                _ => unreachable!(),
+            })
+            .collect();
+        let (pr, po) = m[0].aggregate().unwrap();
+        let (or, oo) = m[1].aggregate().unwrap();
+        assert!(m[0].passive().unwrap().samples() > 1000);
+        // The passive RTT misses only the 2 ms round trip between sender and edge.
+        assert!(
+            (pr as f64 / or as f64 - 1.0).abs() < 0.2,
+            "passive {pr} µs, oracle {or} µs"
+        );
+        assert!(
+            (po as f64 / oo as f64 - 1.0).abs() < 0.2,
+            "passive {po} µs, oracle {oo} µs"
+        );
+        // Propagation alone is 72 ms: queueing at the 2 Mb/s link adds to both.
+        assert!(pr > 70_000, "{pr}");
+        eprintln!("passive {pr}/{po} µs, oracle {or}/{oo} µs");
     }
 
     #[test]
