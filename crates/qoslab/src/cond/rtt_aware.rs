@@ -79,6 +79,8 @@ pub enum Source {
     /// Read from the senders ([`crate::packet::SenderView`]), averaged over micro-flows.
     #[default]
     Oracle,
+    /// Measured at the marker from data segments and their returning ACKs ([`Passive`]).
+    Passive,
     /// A fixed value.
     Fixed(Dur),
 }
@@ -87,12 +89,13 @@ impl Serialize for Source {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Source::Oracle => s.serialize_str("oracle"),
+            Source::Passive => s.serialize_str("passive"),
             Source::Fixed(d) => d.serialize(s),
         }
     }
 }
 
-const SOURCE_EXPECTED: &str = "\"oracle\" or a duration like \"100ms\"";
+const SOURCE_EXPECTED: &str = "\"oracle\", \"passive\" or a duration like \"100ms\"";
 
 struct SourceVisitor;
 
@@ -104,6 +107,7 @@ impl<'de> Visitor<'de> for SourceVisitor {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Source, E> {
         match v {
             "oracle" => Ok(Source::Oracle),
+            "passive" => Ok(Source::Passive),
             _ => crate::units::parse_dur(v)
                 .map(Source::Fixed)
                 .map_err(|e| E::custom(format!("expected {SOURCE_EXPECTED}: {e}"))),
@@ -155,12 +159,16 @@ pub struct RttAwareConfig {
     /// Pay protected packets back by marking later ones (default true; P3 §VI).
     #[serde(default = "yes")]
     pub payback: bool,
-    /// The aggregate's RTT: `"oracle"` (default) or a duration.
+    /// The aggregate's RTT: `"oracle"` (default), `"passive"` or a duration.
     #[serde(default)]
     pub rtt: Source,
-    /// The aggregate's RTO: `"oracle"` (default) or a duration.
+    /// The aggregate's RTO: `"oracle"` (default), `"passive"` or a duration.
     #[serde(default)]
     pub rto: Source,
+    /// Lower bound of the passive estimator's RTO (RFC 6298 §2.4; default 200 ms, as
+    /// qoslab's TCP senders).
+    #[serde(default = "default_min_rto")]
+    pub min_rto: Dur,
     /// Markers of one group share the minimum RTT and RTO over their aggregates.
     #[serde(default)]
     pub group: Option<String>,
@@ -178,6 +186,10 @@ pub struct RttAwareConfig {
 
 fn yes() -> bool {
     true
+}
+
+fn default_min_rto() -> Dur {
+    Dur::from_millis(200)
 }
 
 fn default_exchange() -> Dur {
@@ -210,6 +222,12 @@ impl RttAwareConfig {
                     format!("expected {SOURCE_EXPECTED}, found 0"),
                 ));
             }
+        }
+        if self.min_rto == Dur::ZERO {
+            return Err(ScenarioError::new(
+                "min_rto",
+                "the passive estimator's RTO floor must be positive",
+            ));
         }
         if self.group.as_deref() == Some("") {
             return Err(ScenarioError::new("group", "a group name cannot be empty"));
@@ -277,6 +295,145 @@ impl OracleMean {
     }
 }
 
+/// One micro-flow as the passive estimator sees it.
+#[derive(Clone, Debug)]
+struct PassiveFlow {
+    /// The node that sends its data (ACKs come from the other end).
+    data_src: crate::packet::NodeId,
+    /// End sequence numbers of unacknowledged, never retransmitted segments and when
+    /// they passed the marker, in sending order.
+    pending: std::collections::VecDeque<(u64, SimTime)>,
+    /// Highest end sequence number sent, highest cumulative ACK seen.
+    high_seq: u64,
+    high_ack: u64,
+    /// Largest payload seen (the micro-flow's segment size).
+    mss: u32,
+    est: crate::tcp::RttEstimator,
+}
+
+/// The passive RTT/RTO estimator of an edge marker (`rtt = "passive"`, P3 §VI's
+/// "future work"): it must see both directions of its aggregate (`at = "<edge
+/// router>"`). Per micro-flow it remembers when each segment's end sequence number
+/// passed, and when a returning cumulative ACK covers it takes the elapsed time as one
+/// RTT sample (the latest segment covered). Karn's rule: a segment that starts below the
+/// highest sequence number already sent is a retransmission; it and every segment still
+/// pending after it are never sampled. Samples are smoothed per micro-flow as RFC 6298
+/// (SRTT, RTTVAR; RTO = max(SRTT + 4·RTTVAR, `min_rto`)) and the aggregate's values are
+/// the mean over micro-flows, as the oracle's. The RTT seen is from the marker to the
+/// receiver and back: delay between sender and marker is not in it.
+#[derive(Clone, Debug)]
+pub struct Passive {
+    flows: HashMap<u32, PassiveFlow>,
+    mean: OracleMean,
+    min_rto: Dur,
+    samples: u64,
+}
+
+/// What one packet is to the passive estimator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// A data segment (or anything that is not a returning ACK): metered and marked.
+    Data,
+    /// A pure ACK travelling back to the data sender: neither metered nor marked.
+    Ack,
+}
+
+impl Passive {
+    /// An estimator with no micro-flow yet; `min_rto` floors every RTO.
+    pub fn new(min_rto: Dur) -> Self {
+        Passive {
+            flows: HashMap::new(),
+            mean: OracleMean::default(),
+            min_rto,
+            samples: 0,
+        }
+    }
+
+    /// Learns from `pkt` passing at `now`; says whether it is a returning ACK.
+    pub fn observe(&mut self, now: SimTime, pkt: &Packet) -> Seen {
+        let Some(h) = pkt.tcp() else {
+            return Seen::Data;
+        };
+        let flow = pkt.flow.0;
+        let ack_flag = h.flags & crate::packet::tcp_flags::ACK != 0;
+        let syn = h.flags & crate::packet::tcp_flags::SYN != 0;
+        if h.len == 0 {
+            // Returning pure ACK (from the end that does not send the data).
+            let back = match self.flows.get(&flow) {
+                Some(f) => f.data_src != pkt.src,
+                None => ack_flag && !syn,
+            };
+            if !(back && ack_flag) {
+                return Seen::Data;
+            }
+            if let Some(f) = self.flows.get_mut(&flow) {
+                f.high_ack = f.high_ack.max(h.ack);
+                let mut covered = None;
+                while f.pending.front().is_some_and(|&(end, _)| end <= h.ack) {
+                    covered = f.pending.pop_front();
+                }
+                if let Some((_, sent)) = covered {
+                    f.est.sample(now - sent);
+                    self.samples += 1;
+                    let us = |d: Dur| (d.as_nanos() / 1_000).min(u32::MAX as u64) as u32;
+                    let srtt = f.est.srtt().map(us).unwrap_or(0).max(1);
+                    self.mean.update(flow, srtt, us(f.est.rto()));
+                }
+            }
+            return Seen::Ack;
+        }
+        let min_rto = self.min_rto;
+        let f = self.flows.entry(flow).or_insert_with(|| PassiveFlow {
+            data_src: pkt.src,
+            pending: Default::default(),
+            high_seq: h.seq,
+            high_ack: h.seq,
+            mss: 0,
+            est: crate::tcp::RttEstimator::new(
+                min_rto,
+                Dur::from_secs(1),
+                Dur::from_secs(60),
+                Dur::ZERO,
+            ),
+        });
+        f.mss = f.mss.max(h.len);
+        let end = h.seq + h.len as u64;
+        if h.seq < f.high_seq {
+            // Karn: ambiguous from here on.
+            f.pending.retain(|&(e, _)| e <= h.seq);
+        } else {
+            f.pending.push_back((end, now));
+        }
+        f.high_seq = f.high_seq.max(end);
+        Seen::Data
+    }
+
+    /// The mean over micro-flows of their smoothed RTT and RTO [µs], once sampled.
+    pub fn mean(&self) -> Option<(u64, u64)> {
+        self.mean.mean()
+    }
+
+    /// RTT samples taken so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// The micro-flow's data in flight (highest seq sent − highest ACK seen) in whole
+    /// segments, rounded up: its window as the edge can see it.
+    pub fn window_segs(&self, flow: u32) -> Option<u32> {
+        let f = self.flows.get(&flow)?;
+        let mss = f.mss.max(1) as u64;
+        Some(f.high_seq.saturating_sub(f.high_ack).div_ceil(mss) as u32)
+    }
+
+    /// The smoothed RTT and RTO [µs] of one micro-flow, once sampled.
+    pub fn flow(&self, flow: u32) -> Option<(u64, u64)> {
+        let f = self.flows.get(&flow)?;
+        let s = f.est.srtt()?;
+        Some((s.as_nanos() / 1_000, f.est.rto().as_nanos() / 1_000))
+    }
+}
+
 /// Packets marked by an [`RttAware`] marker, for tests and statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RttAwareCounts {
@@ -296,6 +453,7 @@ pub struct RttAware {
     tsw3: Option<Tsw3cm>,
     rng: RngStream,
     oracle: OracleMean,
+    passive: Option<Box<Passive>>,
     member: Option<(Arc<Exchange>, usize)>,
     next_exchange: SimTime,
     minima: Option<(u64, u64)>,
@@ -325,6 +483,9 @@ impl RttAware {
             tsw3,
             rng,
             oracle: OracleMean::default(),
+            passive: [cfg.rtt, cfg.rto]
+                .contains(&Source::Passive)
+                .then(|| Box::new(Passive::new(cfg.min_rto))),
             member: None,
             next_exchange: SimTime::ZERO,
             minima: None,
@@ -358,16 +519,24 @@ impl RttAware {
         self.counts
     }
 
+    /// The passive estimator, when `rtt` or `rto` is `"passive"`.
+    pub fn passive(&self) -> Option<&Passive> {
+        self.passive.as_deref()
+    }
+
     /// The aggregate's RTT and RTO [µs] as the marker sees them now.
     pub fn aggregate(&self) -> Option<(u64, u64)> {
         let m = self.oracle.mean();
+        let p = self.passive.as_deref().and_then(Passive::mean);
         let rtt = match self.cfg.rtt {
             Source::Fixed(d) => d.as_nanos() / 1_000,
             Source::Oracle => m?.0,
+            Source::Passive => p?.0,
         };
         let rto = match self.cfg.rto {
             Source::Fixed(d) => d.as_nanos() / 1_000,
             Source::Oracle => m?.1,
+            Source::Passive => p?.1,
         };
         Some((rtt, rto))
     }
@@ -428,12 +597,28 @@ impl RttAware {
         }
     }
 
+    /// The colour of `pkt` at `now` (module doc), with protection and payback; `None`
+    /// for a returning ACK seen by a passive estimator (neither metered nor marked).
+    pub fn meter_packet(&mut self, now: SimTime, pkt: &Packet) -> Option<Colour> {
+        if let Some(p) = &mut self.passive {
+            if p.observe(now, pkt) == Seen::Ack {
+                return None;
+            }
+        }
+        Some(self.meter(now, pkt))
+    }
+
     /// The colour of `pkt` at `now` (module doc), with protection and payback.
     pub fn meter(&mut self, now: SimTime, pkt: &Packet) -> Colour {
         self.learn(now, pkt);
         let base = self.base_colour(now, pkt.size);
         let k = self.cfg.small_window;
-        let small = k > 0 && pkt.tcp().is_some_and(|h| h.view.cwnd_segs < k);
+        let small = k > 0
+            && match &self.passive {
+                // Passive: the window the edge sees is the data in flight.
+                Some(p) => pkt.tcp().is_some() && p.window_segs(pkt.flow.0).unwrap_or(0) < k,
+                None => pkt.tcp().is_some_and(|h| h.view.cwnd_segs < k),
+            };
         let c = if small {
             if base != Colour::Green {
                 self.counts.protected += 1;
@@ -458,8 +643,9 @@ impl RttAware {
 
 impl Conditioner for RttAware {
     fn condition(&mut self, now: SimTime, pkt: &mut Packet) -> Action {
-        let c = self.meter(now, pkt);
-        mark(pkt, c, &self.cfg.dscp);
+        if let Some(c) = self.meter_packet(now, pkt) {
+            mark(pkt, c, &self.cfg.dscp);
+        }
         Action::Pass
     }
 }
@@ -666,6 +852,77 @@ mod tests {
         assert!((m.q() - 0.25 * 0.25).abs() < 1e-12, "{}", m.q());
     }
 
+    fn data(flow: u32, seq: u64) -> Packet {
+        let mut p = seg(flow, 1040, 5, 0, 0);
+        p.src = crate::packet::NodeId(1);
+        p.tcp_mut().unwrap().seq = seq;
+        p
+    }
+
+    fn ack(flow: u32, ack: u64) -> Packet {
+        let mut p = seg(flow, 40, 0, 0, 0);
+        p.src = crate::packet::NodeId(2);
+        let h = p.tcp_mut().unwrap();
+        h.len = 0;
+        h.ack = ack;
+        h.flags = crate::packet::tcp_flags::ACK;
+        p
+    }
+
+    #[test]
+    fn passive_estimator_returns_the_true_rtt_and_skips_retransmissions() {
+        let ms = SimTime::from_millis;
+        let mut p = Passive::new(Dur::from_millis(200));
+        // Flow 1: RTT exactly 30 ms on every segment; flow 2: 90 ms.
+        for i in 0..50u64 {
+            assert_eq!(p.observe(ms(100 * i), &data(1, i * 1000)), Seen::Data);
+            assert_eq!(
+                p.observe(ms(100 * i + 30), &ack(1, (i + 1) * 1000)),
+                Seen::Ack
+            );
+            p.observe(ms(100 * i), &data(2, i * 1000));
+            p.observe(ms(100 * i + 90), &ack(2, (i + 1) * 1000));
+        }
+        assert_eq!(p.flow(1).unwrap().0, 30_000);
+        assert_eq!(p.flow(2).unwrap().0, 90_000);
+        // Constant samples: RTTVAR decays, RTO = max(SRTT + 4·RTTVAR, 200 ms).
+        assert_eq!(p.flow(1).unwrap().1, 200_000);
+        assert_eq!(p.mean().unwrap().0, 60_000);
+        assert_eq!(p.samples(), 100);
+        // Flow 3: segment 0 is sent, lost, retransmitted 1 s later; segment 1 was sent
+        // meanwhile. The ACK covering both comes 30 ms after the retransmission: the
+        // original send times would give 1030 and 1010 ms, so neither may be sampled.
+        p.observe(ms(0), &data(3, 0));
+        p.observe(ms(20), &data(3, 1000));
+        assert_eq!(p.window_segs(3), Some(2));
+        p.observe(ms(1000), &data(3, 0)); // retransmission
+        p.observe(ms(1030), &ack(3, 2000));
+        assert_eq!(p.flow(3), None, "no sample from a retransmitted exchange");
+        assert_eq!(p.window_segs(3), Some(0));
+        // The next fresh segment is sampled again.
+        p.observe(ms(2000), &data(3, 2000));
+        p.observe(ms(2040), &ack(3, 3000));
+        assert_eq!(p.flow(3).unwrap().0, 40_000);
+    }
+
+    #[test]
+    fn passive_marker_neither_meters_nor_marks_acks() {
+        let c = "cir = \"1Mbps\"\nrtt = \"passive\"\nrto = \"passive\"\nsmall_window = 3";
+        let mut m = RttAware::new(cfg(c), RngStream::from_seed(1));
+        let ms = SimTime::from_millis;
+        assert_eq!(
+            m.meter_packet(ms(0), &data(1, 0)).map(|c| c.index()),
+            Some(0)
+        );
+        let mut a = ack(1, 1000);
+        a.dscp = 7;
+        assert_eq!(m.meter_packet(ms(50), &a), None);
+        assert_eq!(m.condition(ms(50), &mut a), Action::Pass);
+        assert_eq!(a.dscp, 7, "an ACK keeps its codepoint");
+        assert_eq!(m.counts().colour.iter().sum::<u64>(), 1);
+        assert_eq!(m.aggregate(), Some((50_000, 200_000)));
+    }
+
     #[test]
     fn config_errors_name_the_key() {
         let key = |t: &str| {
@@ -679,6 +936,7 @@ mod tests {
         assert_eq!(key("cir = 2000\npir = 1000"), "pir");
         assert_eq!(key("cir = 1000\nwindow = 0"), "window");
         assert_eq!(key("cir = 1000\ngroup = \"\""), "group");
+        assert_eq!(key("cir = 1000\nrtt = \"passive\"\nmin_rto = 0"), "min_rto");
         let e = toml::from_str::<RttAwareConfig>("cir = 1000\nrtt = \"soon\"").unwrap_err();
         assert!(e.to_string().contains("oracle"), "{e}");
         let e = toml::from_str::<RttAwareConfig>("cir = 1000\nschem = \"rtt\"").unwrap_err();

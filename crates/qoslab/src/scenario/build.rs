@@ -765,3 +765,64 @@ fn record(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioErr
     };
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passive_aggregate_rtt_is_close_to_the_senders_in_a_small_world() {
+        // 10 NewReno flows s → e → r → d; nearly all delay is past the edge e, where a
+        // passive and an oracle marker sit (`at = "e"` sees data and ACKs).
+        let mut t = String::from(
+            "name = \"passive\"\nduration = \"20s\"\nseed = 3\n\
+             [[node]]\nname = \"s\"\n[[node]]\nname = \"d\"\n\
+             [[node]]\nname = \"e\"\nkind = \"router\"\n[[node]]\nname = \"r\"\nkind = \"router\"\n\
+             [[link]]\na = \"s\"\nb = \"e\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n\
+             [[link]]\na = \"e\"\nb = \"r\"\nrate = \"2Mbps\"\ndelay = \"5ms\"\n\
+             [[link]]\na = \"r\"\nb = \"d\"\nrate = \"10Mbps\"\ndelay = \"30ms\"\n\
+             [[conditioner]]\nat = \"e\"\nstages = [\n\
+             { kind = \"rtt_aware\", cir = \"1Mbps\", rtt = \"passive\", rto = \"passive\" },\n\
+             { kind = \"rtt_aware\", cir = \"1Mbps\" },\n]\n",
+        );
+        for i in 0..10 {
+            t += &format!(
+                "[[flow]]\nname = \"f{i}\"\nfrom = \"s\"\nto = \"d\"\nstart_jitter = \"2s\"\n\
+                 tcp = {{ mss = 1000, max_window = 20 }}\n"
+            );
+        }
+        let sc = crate::scenario::parse(&t, crate::scenario::Format::Toml).unwrap();
+        let mut w = build(&sc).unwrap();
+        w.run().unwrap();
+        let e = w
+            .nodes
+            .iter()
+            .find(|n| !n.ingress.chain.stages().is_empty())
+            .unwrap();
+        let m: Vec<&crate::cond::RttAware> = e
+            .ingress
+            .chain
+            .stages()
+            .iter()
+            .map(|s| match s {
+                crate::cond::AnyConditioner::RttAware(m) => m,
+                _ => unreachable!(),
+            })
+            .collect();
+        let (pr, po) = m[0].aggregate().unwrap();
+        let (or, oo) = m[1].aggregate().unwrap();
+        assert!(m[0].passive().unwrap().samples() > 1000);
+        // The passive RTT misses only the 2 ms round trip between sender and edge.
+        assert!(
+            (pr as f64 / or as f64 - 1.0).abs() < 0.2,
+            "passive {pr} µs, oracle {or} µs"
+        );
+        assert!(
+            (po as f64 / oo as f64 - 1.0).abs() < 0.2,
+            "passive {po} µs, oracle {oo} µs"
+        );
+        // Propagation alone is 72 ms: queueing at the 2 Mb/s link adds to both.
+        assert!(pr > 70_000, "{pr}");
+        eprintln!("passive {pr}/{po} µs, oracle {or}/{oo} µs");
+    }
+}
