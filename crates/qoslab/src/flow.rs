@@ -65,6 +65,9 @@ pub struct TcpFlow {
     pub done_at: SimTime,
     /// The Telnet application writing on the connection, if any (P3 §V.D).
     pub telnet: Option<Box<crate::app::Telnet>>,
+    /// The web application, if any (P3 §V.D): its model and its per-object connections;
+    /// the flow's own `snd` and `rcv` stay unused then.
+    pub web: Option<Box<crate::app::web::WebFlow>>,
 }
 
 /// An application writing `size` bytes every `every` on a TCP connection.

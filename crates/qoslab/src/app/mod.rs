@@ -7,11 +7,13 @@ mod cbr;
 mod onoff;
 mod sink;
 mod telnet;
+pub mod web;
 
 pub use cbr::{Cbr, CbrConfig};
 pub use onoff::{ParetoConfig, ParetoOnOff};
 pub use sink::UdpSink;
 pub use telnet::{Telnet, TelnetConfig, TelnetStep, TelnetWrite};
+pub use web::{Web, WebConfig};
 
 use crate::config::ScenarioError;
 use crate::packet::{MAX_UDP_SIZE, UDP_IP_HEADER};

@@ -361,6 +361,36 @@ fn flows<'a>(
             }
             tn.validate().map_err(|e| at(key("telnet"), e))?;
         }
+        if let Some(wb) = &f.web {
+            if f.tcp.is_none() {
+                return Err(ScenarioError::new(
+                    key("web"),
+                    "web applies to TCP flows only",
+                ));
+            }
+            for (set, k) in [
+                (f.writes.is_some(), "writes"),
+                (f.bytes.is_some(), "bytes"),
+                (f.telnet.is_some(), "telnet"),
+            ] {
+                if set {
+                    return Err(ScenarioError::new(
+                        key(k),
+                        format!("{k} cannot be combined with web (the web model opens its own connections)"),
+                    ));
+                }
+            }
+            if sc.record.traces.iter().any(|t| t == &f.name) {
+                return Err(ScenarioError::new(
+                    "record.traces",
+                    format!(
+                        "flow {:?} is a web flow; only single TCP senders can be traced",
+                        f.name
+                    ),
+                ));
+            }
+            wb.validate().map_err(|e| at(key("web"), e))?;
+        }
         if f.bytes.is_some() && f.tcp.is_none() {
             return Err(ScenarioError::new(
                 key("bytes"),
@@ -418,6 +448,10 @@ fn flows<'a>(
                     telnet: f.telnet.as_ref().map(|tn| {
                         let r = RngStream::derive(sc.seed, &format!("telnet/{}", f.name));
                         Box::new(crate::app::Telnet::new(tn, r))
+                    }),
+                    web: f.web.as_ref().map(|wb| {
+                        let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
+                        Box::new(crate::app::web::WebFlow::new(wb, c, r))
                     }),
                 }))
             }

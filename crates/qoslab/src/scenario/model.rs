@@ -172,6 +172,10 @@ pub struct FlowSpec {
     /// interarrival times, P3 §V.D) instead of a bulk transfer.
     #[serde(default)]
     pub telnet: Option<crate::app::TelnetConfig>,
+    /// TCP only: WWW traffic (P3 §V.D, ns-2's web traffic model): sessions of pages of
+    /// objects, one connection per object; the flow's source is the server.
+    #[serde(default)]
+    pub web: Option<crate::app::WebConfig>,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
     #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
     pub dscp: u8,

@@ -228,6 +228,20 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         telnet_tables(&mut r, &tn);
     }
 
+    // WWW objects and pages (P3 §V.D)
+    let web: Vec<(usize, &crate::app::Web)> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &f.app {
+            FlowApp::Tcp(t) => t.web.as_deref().map(|x| (i, &x.model)),
+            _ => None,
+        })
+        .collect();
+    if !web.is_empty() {
+        super::web::web_tables(&mut r, &web);
+    }
+
     // traces
     let tr = &w.recorded.traces;
     let mut t = Table::default();

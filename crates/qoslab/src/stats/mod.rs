@@ -7,6 +7,7 @@ pub mod fairness;
 mod qosmgr;
 mod table;
 mod trc;
+mod web;
 
 pub use collect::collect;
 pub use table::{Column, RunResult, Table};

@@ -22,6 +22,7 @@ mod forward;
 mod hooks;
 mod qos;
 mod transport;
+mod web;
 
 pub use qos::QosSet;
 
@@ -72,6 +73,9 @@ enum Event {
     Source { flow: FlowId },
     /// A TCP endpoint's timer (sender or receiver) may be due.
     TcpTimer { flow: FlowId, receiver: bool },
+    /// A timer of one end of a web flow's connection (P3 §V.D): the connection by its
+    /// client port, the end as `crate::app::web::WebEnd`.
+    WebTimer { flow: FlowId, port: u16, end: u8 },
     /// A QoS manager's shaping timer (P0).
     QosTimer { mgr: u32 },
     /// The warm-up ends: totals start here.
@@ -356,6 +360,7 @@ impl World {
             Event::Source { flow } => self.source(now, flow),
             Event::TcpTimer { flow, receiver } => self.tcp_timer(now, flow, receiver),
             Event::QosTimer { mgr } => self.qos_timer(now, mgr),
+            Event::WebTimer { flow, port, end } => self.web_timer(now, flow, port, end),
             Event::WarmupEnd => {
                 self.warm = self.snapshot();
                 for n in &mut self.nodes {

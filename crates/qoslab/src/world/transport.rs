@@ -9,6 +9,7 @@ impl World {
         let (step, seq, size) = match &mut f.app {
             FlowApp::Cbr { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
+            FlowApp::Tcp(t) if t.web.is_some() => return self.web_source(now, flow),
             FlowApp::Tcp(t) => {
                 let mut out = std::mem::take(&mut self.tcp_out);
                 let opened = !t.started;
@@ -251,9 +252,12 @@ impl World {
                 let new = sink.on_packet(now, pkt, h.seq);
                 f.counters.goodput_bytes += new;
             }
-            (FlowApp::Tcp(_), Header::Tcp(h)) => {
+            (FlowApp::Tcp(t), Header::Tcp(h)) => {
                 if node == f.dst {
                     f.counters.pkts_delivered += 1;
+                }
+                if t.web.is_some() {
+                    return self.web_deliver(now, node, pkt, h);
                 }
                 self.tcp_deliver(now, pkt, h);
             }

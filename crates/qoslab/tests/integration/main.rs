@@ -13,3 +13,4 @@ mod snapshots;
 mod tcp;
 mod trc;
 mod udp;
+mod web;
