@@ -109,9 +109,11 @@ impl Dist {
             Dist::Pareto2 { shape, .. } if !(shape.is_finite() && shape > 1.0) => bad(format!(
                 "expected a shape above 1 (a finite mean), found {shape}"
             )),
-            Dist::Uniform { min, max } if !(ok(min) && max.is_finite() && max >= min) => {
+            Dist::Uniform { min, max }
+                if !(min.is_finite() && min >= 0.0 && ok(max) && max >= min) =>
+            {
                 bad(format!(
-                    "expected {} min ≤ max, found [{min}, {max}]",
+                    "expected 0 ≤ min ≤ max with a {} max, found [{min}, {max}]",
                     want(positive)
                 ))
             }
