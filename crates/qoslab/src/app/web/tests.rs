@@ -209,20 +209,35 @@ fn same_seed_same_traffic() {
 
 #[test]
 fn bad_values_name_their_key() {
-    let mut c = WebConfig::default();
-    c.object_size = Dist::Pareto2 {
+    let key = |c: WebConfig| c.validate().unwrap_err().key;
+    let d = WebConfig::default;
+    let shape_one = Dist::Pareto2 {
         mean: 10.0,
         shape: 1.0,
     };
-    assert_eq!(c.validate().unwrap_err().key, "object_size");
-    let mut c = WebConfig::default();
-    c.inter_page = Dist::Exponential { mean: 0.0 };
-    assert_eq!(c.validate().unwrap_err().key, "inter_page");
-    let mut c = WebConfig::default();
-    c.objects = Dist::Constant { value: 0.0 };
-    assert_eq!(c.validate().unwrap_err().key, "objects");
-    let mut c = WebConfig::default();
-    c.sessions = 0;
-    assert_eq!(c.validate().unwrap_err().key, "sessions");
-    assert!(WebConfig::default().validate().is_ok());
+    assert_eq!(
+        key(WebConfig {
+            object_size: shape_one,
+            ..d()
+        }),
+        "object_size"
+    );
+    let zero_mean = Dist::Exponential { mean: 0.0 };
+    assert_eq!(
+        key(WebConfig {
+            inter_page: zero_mean,
+            ..d()
+        }),
+        "inter_page"
+    );
+    let zero = Dist::Constant { value: 0.0 };
+    assert_eq!(
+        key(WebConfig {
+            objects: zero,
+            ..d()
+        }),
+        "objects"
+    );
+    assert_eq!(key(WebConfig { sessions: 0, ..d() }), "sessions");
+    assert!(d().validate().is_ok());
 }
