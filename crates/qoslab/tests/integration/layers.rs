@@ -12,7 +12,13 @@ const FLOORS: &[&[&str]] = &[
     &["flow"],
     &["capture"],
     &["world"],
-    &["scenario", "stats/collect", "stats/trc", "stats/qosmgr"],
+    &[
+        "scenario",
+        "stats/collect",
+        "stats/trc",
+        "stats/qosmgr",
+        "stats/eruf",
+    ],
 ];
 
 /// Upward imports still to be switched (module file, the path it names).
