@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 import qoslab
-from qoslab.reproduce import Explanation, p3, p3_telnet, scenarios_dir
+from qoslab.reproduce import Explanation, Saved, p3, p3_telnet, scenarios_dir
 from qoslab.reproduce.p1 import to_toml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,3 +51,38 @@ def test_telnet_scenario_is_100_single_session_connections_per_aggregate_at_1mbp
     mean = {a: float(g["delay"].mean()) for (a,), g in w.group_by("aggregate")}  # type: ignore[arg-type]
     assert mean["F1"] > 1.0 and mean["F1"] > 2 * mean["F5"], mean
     assert pl.Series(list(mean.values())).is_finite().all()
+
+
+def test_time_share_weights_each_trace_row_until_the_next():
+    # cwnd 1 segment on [0, 10), 4 segments on [10, 15), 2 segments from 15 to the end 20.
+    tr = pl.DataFrame({"t": [0.0, 10.0, 15.0], "cwnd": [1024, 4096, 2048]})
+    small = pl.col("cwnd") < 3 * 1024
+    assert p3_telnet._time_share(tr, small, 0.0, 20.0) == pytest.approx(15 / 20)
+    # Only the part after the start counts.
+    assert p3_telnet._time_share(tr, small, 12.0, 20.0) == pytest.approx(5 / 8)
+
+
+def test_fig5_measures_and_figure_from_one_short_run(tmp_path):
+    # 40 s of the basic RTT-aware scenario, traced as p3-f5 traces it: F1's micro-flows
+    # live below k most of the time (its 200 micro-flows share about 2 Mb/s at 20 ms).
+    path = scenarios_dir() / "p3" / "rtt.toml"
+    res = qoslab.run(
+        path, {"duration": "40s", "warmup": "20s", "record.traces": p3_telnet.F5_TRACED}, 1
+    )
+    m = p3_telnet.cwnd_measures(res, 20.0, 40.0)
+    assert 0.5 < m["small_window_share"] <= 1.0
+    assert 0.0 < m["timeout_recovery_share"] < 1.0
+    assert m["timeouts_per_segment"] > 0.05
+    names = res.tables["flows"]["name"].to_list()
+    drawn = names.index(p3_telnet.F5_DRAWN)
+    tr = res.tables["traces"].filter(pl.col("flow") == drawn)
+    assert tr.height > 5
+    trace = pl.concat(
+        tr.select("t", (pl.col("cwnd") / 1024).alias("cwnd_segments"), "state").with_columns(
+            pl.lit(s).alias("conditioner")
+        )
+        for s in p3_telnet.F5_STEMS
+    )
+    trace.write_parquet(tmp_path / "table-trace.parquet")
+    fig = p3_telnet._f5_figure(Saved(tmp_path, {"tables": ["trace"]}))
+    assert len(fig.axes) == 2
