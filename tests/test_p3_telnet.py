@@ -86,3 +86,32 @@ def test_fig5_measures_and_figure_from_one_short_run(tmp_path):
     trace.write_parquet(tmp_path / "table-trace.parquet")
     fig = p3_telnet._f5_figure(Saved(tmp_path, {"tables": ["trace"]}))
     assert len(fig.axes) == 2
+
+
+def test_far_topology_puts_the_rtt_beyond_the_edge_and_passive_markers_at_the_edge():
+    sc = p3_telnet.far_scenario("rtt-rto", "passive")
+    delays = {(lk["a"], lk["b"]): lk["delay"] for lk in sc["link"]}
+    assert delays[("n1", "e1")] == delays[("n2", "e2")] == "0.5ms"
+    assert delays[("e1", "c")] == "8.5ms" and delays[("e2", "c")] == "48.5ms"
+    assert [c.get("at") for c in sc["conditioner"]] == ["e1", "e2"]
+    oracle = p3_telnet.far_scenario("rtt-rto", "oracle")
+    assert [c.get("iface_in") for c in oracle["conditioner"]] == ["n1->e1", "n2->e2"]
+    assert (
+        p3_telnet.far_scenario("rtt-sw", "window")["conditioner"][0]["stages"][0]["rtt"] == "20ms"
+    )
+
+
+def _far_f1(stem: str, src: str) -> float:
+    res = qoslab.run(scenarios_dir() / "p3" / f"far-{stem}-{src}.toml",
+                     {"duration": "40s", "warmup": "15s"}, 1)  # fmt: skip
+    fl = res.tables["flows"]
+    return float(fl.filter(fl["name"].str.starts_with("F1-"))["goodput_bps"].sum()) / 1e6
+
+
+def test_passive_basic_marker_matches_the_oracle_and_the_edge_window_loses_protection():
+    # The basic marker at F2 RTT 100 ms: passive within 15 % of the oracle.
+    o, p = _far_f1("rtt", "oracle"), _far_f1("rtt", "passive")
+    assert abs(p / o - 1) < 0.15, (o, p)
+    # RTT-SW with only the window measured at the edge falls to the basic marker's F1.
+    sw, win = _far_f1("rtt-sw", "oracle"), _far_f1("rtt-sw", "window")
+    assert win < 0.6 * sw and abs(win / o - 1) < 0.2, (sw, win, o)

@@ -86,7 +86,9 @@ def telnet_scenario(stem: str) -> dict[str, Any]:
 
 def specs() -> dict[str, dict[str, Any]]:
     """Every scenario of this module by its path under ``scenarios/``."""
-    return {f"p3/telnet-{k}.toml": telnet_scenario(k) for k in p3.MD_MARKERS}
+    out = {f"p3/telnet-{k}.toml": telnet_scenario(k) for k in p3.MD_MARKERS}
+    out |= {f"p3/far-{k}-{src}.toml": far_scenario(k, src) for k, src in FAR_RUNS}
+    return out
 
 
 HEADER = (
@@ -392,6 +394,173 @@ def _f5_figure(saved: Saved) -> Any:
         ax.legend(fontsize=7, loc="upper right")
     axes[-1].set_xlabel("time [s]")
     fig.suptitle("P3 Fig. 5: cwnd of one F1 micro-flow (F2 RTT 100 ms)")
+    return fig
+
+
+# --------------------------------------------------------------------------- passive
+
+#: The passive-vs-oracle runs: (conditioner, where its RTT/RTO/window come from).
+#: ``oracle``: RTT configured (propagation), RTO and cwnd from the senders, as every
+#: other P3 scenario; ``passive``: all three measured at the edge; ``srtt``: RTT and RTO
+#: from the senders' smoothed estimates (queueing included); ``window``: RTT configured,
+#: the RTO and the window of small-window protection measured at the edge.
+FAR_RUNS = [
+    ("rtt", "oracle"), ("rtt", "passive"),
+    ("rtt-rto", "oracle"), ("rtt-rto", "passive"), ("rtt-rto", "srtt"),
+    ("rtt-sw", "oracle"), ("rtt-sw", "passive"), ("rtt-sw", "window"),
+]  # fmt: skip
+#: The override that sets F2's RTT in the far topology: the delay of link 3 (e2–c).
+FAR_F2_DELAY_KEY = "link.3.delay"
+FAR_RTTS = [0.020, 0.100, 0.200]
+
+
+def far_scenario(stem: str, source: str) -> dict[str, Any]:
+    """The simple topology of :func:`qoslab.reproduce.p3.scenario` with each aggregate's
+    RTT-setting delay moved from the host–edge link to the edge–core link (so a passive
+    estimator at the edge sees it), F2 RTT 100 ms, RTT/RTO from ``source``
+    (:data:`FAR_RUNS`). A marker measuring anything passively sits ``at`` its edge router
+    (it must see the ACKs); the others see only the packets from their host."""
+    sc = p3.scenario(stem, p3.MARKERS[stem])
+    sc["name"] = f"p3-far-{stem}-{source}"
+    lk = sc["link"]
+    for access, core in [(0, 2), (1, 3)]:
+        lk[access]["delay"], lk[core]["delay"] = lk[core]["delay"], lk[access]["delay"]
+    cond = []
+    for a, c in enumerate(sc["conditioner"], 1):
+        st = dict(c["stages"][0])
+        if source == "passive":
+            st["rtt"], st["rto"] = "passive", "passive"
+        elif source == "window":
+            st["rto"] = "passive"
+        elif source == "srtt":
+            st["rtt"] = "oracle"
+        place = (
+            {"at": f"e{a}"} if "passive" in (st["rtt"], st["rto"]) else {"iface_in": c["iface_in"]}
+        )
+        cond.append(place | {"stages": [st]})
+    sc["conditioner"] = cond
+    return sc
+
+
+def _far_measure(ctx: Context) -> pl.DataFrame:
+    rows = []
+    for stem, src in FAR_RUNS:
+        path = ctx.scenario(f"p3/far-{stem}-{src}.toml")
+        configured = src in ("oracle", "window")
+        for r in [0.100] if ctx.quick else FAR_RTTS:
+            ov: dict[str, Any] = {FAR_F2_DELAY_KEY: p3.f2_access_delay(r)}
+            if configured:
+                ov["conditioner.1.stages.0.rtt"] = p3._ms(r)
+            for seed in range(1, (1 if ctx.quick else 5) + 1):
+                fl = run(path, ov, seed).tables["flows"]
+                row = {"conditioner": stem, "source": src, "f2_rtt": r, "seed": seed}
+                for agg in ("F1", "F2"):
+                    g = fl.filter(pl.col("name").str.starts_with(f"{agg}-"))
+                    row[f"{agg.lower()}_mbps"] = float(g["goodput_bps"].sum()) / 1e6
+                    row[f"{agg.lower()}_timeouts"] = int(g["timeouts"].sum())
+                rows.append(row)
+    return (
+        pl.DataFrame(rows)
+        .group_by(["conditioner", "source", "f2_rtt"], maintain_order=True)
+        .agg(pl.exclude("seed").mean())
+        .sort(["conditioner", "source", "f2_rtt"])
+    )
+
+
+PASSIVE_QUEUEING = Explanation(
+    "the passive estimator measures the RTT the packets see, queueing at the core "
+    "included, as the senders' smoothed RTT does: the RTT-RTO marker then gives the "
+    "short-RTT aggregate a larger DP2 share than with the propagation RTTs the oracle runs "
+    "are given (the passive runs match the senders'-SRTT runs, the comparison below)",
+    doc=f"{DOC}#passive-queueing",
+    script="python validation/p3_passive.py",
+    covers=(0.4, 1.0),
+)
+
+EDGE_WINDOW = Explanation(
+    "the edge sees a micro-flow's window only as the data in flight (highest sequence "
+    "sent − highest ACK); after a timeout that stays at the old window while the sender's "
+    "cwnd is one segment, so the retransmissions small-window protection is for go "
+    "unprotected (the window-only runs, with the configured RTT, lose as much)",
+    doc=f"{DOC}#passive-window",
+    script="python validation/p3_passive.py",
+    covers=(0.2, 1.0),
+)
+
+
+PASSIVE_QUEUEING_F2 = Explanation(
+    "F2 shares the bottleneck with F1 and takes what the passive RTT-RTO marker's larger "
+    "DP2 share costs F1 (queueing in the measured RTTs, above)",
+    doc=f"{DOC}#passive-queueing",
+    script="python validation/p3_passive.py",
+    covers=(1.0, 2.0),
+)
+
+EDGE_WINDOW_F2 = Explanation(
+    "F2 shares the bottleneck with F1 and takes what F1 loses when the edge's view of the "
+    "window leaves its retransmissions unprotected (above)",
+    doc=f"{DOC}#passive-window",
+    script="python validation/p3_passive.py",
+    covers=(1.0, 2.5),
+)
+
+
+@register("p3-passive", title="Passive RTT/RTO/window estimator at the edge against the oracle",
+          paper="P3 §VI (future work)")  # fmt: skip
+def passive(ctx: Context) -> Outcome:
+    t = _far_measure(ctx)
+
+    def m(stem: str, src: str, col: str) -> float:
+        r = t.filter((pl.col("conditioner") == stem) & (pl.col("source") == src))
+        return float(r[col].mean())  # type: ignore[arg-type]
+
+    comps = []
+    why = {("rtt-rto", "f1"): PASSIVE_QUEUEING, ("rtt-rto", "f2"): PASSIVE_QUEUEING_F2,
+           ("rtt-sw", "f1"): EDGE_WINDOW, ("rtt-sw", "f2"): EDGE_WINDOW_F2}  # fmt: skip
+    for stem in ("rtt", "rtt-rto", "rtt-sw"):
+        for agg in ("f1", "f2"):
+            col = f"{agg}_mbps"
+            exp = why.get((stem, agg))
+            comps.append(
+                Comparison(f"{p3.LABELS[stem]}: {agg.upper()} passive ÷ oracle",
+                           m(stem, "passive", col) / m(stem, "oracle", col), unit="×",
+                           interval=(1.0, 1.0), rtol=0.15, against="the oracle runs",
+                           explanation=exp)
+            )  # fmt: skip
+    comps += [
+        Comparison("RTT-RTO: F1 passive ÷ senders' SRTT and RTO",
+                   m("rtt-rto", "passive", "f1_mbps") / m("rtt-rto", "srtt", "f1_mbps"),
+                   unit="×", interval=(1.0, 1.0), rtol=0.15,
+                   against="the runs given the senders' SRTT"),
+        Comparison("RTT-SW: F1 passive ÷ configured RTT with the edge's window",
+                   m("rtt-sw", "passive", "f1_mbps") / m("rtt-sw", "window", "f1_mbps"),
+                   unit="×", interval=(1.0, 1.0), rtol=0.15,
+                   against="the runs with only the window measured at the edge"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"throughput": t})
+
+
+@figure("p3-passive")
+def _passive_figure(saved: Saved) -> Any:
+    """Each conditioner's F1 and F2 throughput against F2's RTT, oracle (solid) and
+    passive (dashed), in the form of the paper's Fig. 4."""
+    t = saved.table("throughput")
+    fig, ax = plot.new_figure()
+    for stem in ("rtt", "rtt-rto", "rtt-sw"):
+        color = None
+        for src, ls in [("oracle", "-"), ("passive", "--")]:
+            r = t.filter((pl.col("conditioner") == stem) & (pl.col("source") == src))
+            x = (r["f2_rtt"] * 1000).to_list()
+            for agg, mk in [("f1", "o"), ("f2", "s")]:
+                (line,) = ax.plot(x, r[f"{agg}_mbps"].to_list(), marker=mk, ls=ls, color=color,
+                                  label=f"{agg.upper()}, {p3.LABELS[stem]}, {src}")  # fmt: skip
+                color = line.get_color()
+    ax.set_xlabel("RTT of F2 [ms] (F1: 20 ms)")
+    ax.set_ylabel("throughput [Mb/s]")
+    ax.set_ylim(0, 10)
+    ax.set_title("P3: passive estimator at the edge vs oracle")
+    ax.legend(fontsize=6, ncols=2)
+    ax.grid(alpha=0.3)
     return fig
 
 
