@@ -6,7 +6,7 @@ RTT-aware marker and RTT-SW at F2 RTT 100 ms, the F1 throughput and per-micro-fl
 share (segments per RTT), the Fig. 5 measures, and how the traced micro-flows' timeouts
 spread over the cwnd [segments] they had when the timer fired.
 
-    python validation/p3_f5_timeouts.py [--seed 1]
+    python validation/p3_f5_timeouts.py [--seeds 5]
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ from qoslab.reproduce import p3, p3_telnet, scenarios_dir
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=5)
     a = ap.parse_args()
-    for stem in p3_telnet.F5_STEMS:
+    for stem, seed in [(s, k) for s in p3_telnet.F5_STEMS for k in range(1, a.seeds + 1)]:
         res = qoslab.run(
             scenarios_dir() / "p3" / f"{stem}.toml",
             {"record.traces": p3_telnet.F5_TRACED},
-            a.seed,
+            seed,
         )
         m = p3_telnet.cwnd_measures(res, p3.WARMUP, p3.DURATION)
         per_rtt = m["f1_mbps"] * 1e6 / p3.MICRO * p3.F1_RTT / 8 / p3_telnet.MSS
-        print(f"{p3.LABELS[stem]}: F1 {m['f1_mbps']:.2f} Mb/s = {per_rtt:.3f} segments per "
-              f"RTT per micro-flow")  # fmt: skip
+        print(f"{p3.LABELS[stem]}, seed {seed}: F1 {m['f1_mbps']:.2f} Mb/s = "
+              f"{per_rtt:.3f} segments per RTT per micro-flow")  # fmt: skip
         for k, v in m.items():
             if k != "f1_mbps":
                 print(f"  {k:24} {v:.3f}")
