@@ -186,8 +186,10 @@ impl AnyConditioner {
             AnyConditioner::Srtcm(_)
             | AnyConditioner::Trtcm(_)
             | AnyConditioner::Tsw2cm(_)
-            | AnyConditioner::Tsw3cm(_)
-            | AnyConditioner::RttAware(_) => false,
+            | AnyConditioner::Tsw3cm(_) => false,
+            // A returning ACK seen by a passive estimator is neither metered nor marked.
+            AnyConditioner::RttAware(r) if !r.metered_last() => return None,
+            AnyConditioner::RttAware(_) => false,
             AnyConditioner::Policy(p) => return p.last_conditioner()?.verdict_colour(a, pkt),
             _ => return None,
         };
