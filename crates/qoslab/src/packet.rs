@@ -154,6 +154,12 @@ pub struct QuenchHeader {
     pub orig_dst: NodeId,
     /// The router that dropped it.
     pub reporter: NodeId,
+    /// Source port of the dropped packet (quoted in the ICMP payload).
+    pub orig_src_port: u16,
+    /// Destination port of the dropped packet (quoted in the ICMP payload).
+    pub orig_dst_port: u16,
+    /// Protocol of the dropped packet.
+    pub orig_proto: Proto,
 }
 
 /// The transport-level header of a packet.

@@ -517,6 +517,7 @@ mod tests {
                 orig_src: NodeId(2),
                 orig_dst: NodeId(3),
                 reporter: NodeId(5),
+                ..Default::default()
             }),
             ..Default::default()
         };

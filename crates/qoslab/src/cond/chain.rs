@@ -221,6 +221,16 @@ impl Chain {
         out
     }
 
+    /// A source quench passed the hosting router at `now`: its ERUF stages snoop it
+    /// (P2 §2.1).
+    pub fn on_quench(&mut self, now: SimTime, q: &crate::packet::QuenchHeader) {
+        for s in &mut self.stages {
+            if let AnyConditioner::Eruf(e) = s {
+                e.on_quench(now, q);
+            }
+        }
+    }
+
     /// Earliest `next_timer` over the stages.
     pub fn next_timer(&self) -> Option<SimTime> {
         self.stages.iter().filter_map(|s| s.next_timer()).min()

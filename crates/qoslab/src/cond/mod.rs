@@ -31,6 +31,7 @@ mod check;
 pub mod classify;
 mod delay;
 pub mod dscp;
+pub mod eruf;
 pub mod policy;
 mod remark;
 pub mod rtt_aware;
@@ -45,6 +46,7 @@ pub use chain::Chain;
 pub use classify::{Filter, FilterConfig};
 pub use delay::{DelayConfig, FixedDelay};
 pub use dscp::{DscpColours, DscpMapEntry, DscpSet, DscpTable};
+pub use eruf::{Eruf, ErufConfig};
 pub use policy::{
     Aggregate, Policy, PolicyAction, PolicyConfig, PolicyRule, PolicyRuleConfig, ProfileConfig,
 };
@@ -116,6 +118,8 @@ pub enum AnyConditioner {
     SetDscp(SetDscp),
     /// RTT-aware / RTT-RTO three-colour marker (P3).
     RttAware(RttAware),
+    /// ERUF edge regulation of quenched flows (P2).
+    Eruf(Box<Eruf>),
 }
 
 macro_rules! dispatch {
@@ -131,6 +135,7 @@ macro_rules! dispatch {
             AnyConditioner::Trc($c) => $e,
             AnyConditioner::SetDscp($c) => $e,
             AnyConditioner::RttAware($c) => $e,
+            AnyConditioner::Eruf($c) => $e,
         }
     };
 }
@@ -161,6 +166,7 @@ impl AnyConditioner {
             AnyConditioner::Trc(_) => "trc",
             AnyConditioner::SetDscp(_) => "set_dscp",
             AnyConditioner::RttAware(_) => "rtt_aware",
+            AnyConditioner::Eruf(_) => "eruf",
         }
     }
 
@@ -180,8 +186,10 @@ impl AnyConditioner {
             AnyConditioner::Srtcm(_)
             | AnyConditioner::Trtcm(_)
             | AnyConditioner::Tsw2cm(_)
-            | AnyConditioner::Tsw3cm(_)
-            | AnyConditioner::RttAware(_) => false,
+            | AnyConditioner::Tsw3cm(_) => false,
+            // A returning ACK seen by a passive estimator is neither metered nor marked.
+            AnyConditioner::RttAware(r) if !r.metered_last() => return None,
+            AnyConditioner::RttAware(_) => false,
             AnyConditioner::Policy(p) => return p.last_conditioner()?.verdict_colour(a, pkt),
             _ => return None,
         };
@@ -233,6 +241,8 @@ pub enum ConditionerConfig {
     SetDscp(SetDscpConfig),
     /// RTT-aware / RTT-RTO three-colour marker for an aggregate (P3); see `cond::rtt_aware`.
     RttAware(RttAwareConfig),
+    /// ERUF edge regulation of quenched flows (P2); see `cond::eruf`.
+    Eruf(ErufConfig),
 }
 
 impl crate::config::Tagged for ConditionerConfig {
@@ -248,6 +258,7 @@ impl crate::config::Tagged for ConditionerConfig {
         "trc",
         "set_dscp",
         "rtt_aware",
+        "eruf",
     ];
     fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         ConditionerConfig::deserialize(d)
@@ -284,6 +295,7 @@ impl ConditionerConfig {
             ConditionerConfig::Trc(c) => c.validate(),
             ConditionerConfig::SetDscp(c) => c.validate(),
             ConditionerConfig::RttAware(c) => c.validate(),
+            ConditionerConfig::Eruf(c) => c.validate(),
         }
     }
 
@@ -309,6 +321,7 @@ impl ConditionerConfig {
             ConditionerConfig::Trc(c) => AnyConditioner::Trc(c.build()?),
             ConditionerConfig::SetDscp(c) => AnyConditioner::SetDscp(c.build()),
             ConditionerConfig::RttAware(c) => AnyConditioner::RttAware(c.build(rng)),
+            ConditionerConfig::Eruf(c) => AnyConditioner::Eruf(Box::new(c.build())),
         })
     }
 

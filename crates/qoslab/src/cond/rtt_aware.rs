@@ -460,6 +460,9 @@ pub struct RttAware {
     /// Bytes owed as DP1 and as DP2 by protected packets.
     owed: [u64; 2],
     counts: RttAwareCounts,
+    /// Whether the last packet through [`Conditioner::condition`] was metered (a
+    /// returning ACK seen by the passive estimator is not).
+    metered_last: bool,
 }
 
 impl RttAware {
@@ -491,8 +494,15 @@ impl RttAware {
             minima: None,
             owed: [0; 2],
             counts: RttAwareCounts::default(),
+            metered_last: false,
             cfg,
         }
+    }
+
+    /// Whether the last conditioned packet was metered and marked (false for a returning
+    /// ACK seen by the passive estimator), so per-flow colour counts leave ACKs out.
+    pub fn metered_last(&self) -> bool {
+        self.metered_last
     }
 
     /// Replaces the random stream (a policy cloning a prototype per key).
@@ -643,7 +653,9 @@ impl RttAware {
 
 impl Conditioner for RttAware {
     fn condition(&mut self, now: SimTime, pkt: &mut Packet) -> Action {
-        if let Some(c) = self.meter_packet(now, pkt) {
+        let c = self.meter_packet(now, pkt);
+        self.metered_last = c.is_some();
+        if let Some(c) = c {
             mark(pkt, c, &self.cfg.dscp);
         }
         Action::Pass
@@ -918,8 +930,12 @@ mod tests {
         a.dscp = 7;
         assert_eq!(m.meter_packet(ms(50), &a), None);
         assert_eq!(m.condition(ms(50), &mut a), Action::Pass);
+        assert!(!m.metered_last(), "an ACK is not counted as marked");
         assert_eq!(a.dscp, 7, "an ACK keeps its codepoint");
-        assert_eq!(m.counts().colour.iter().sum::<u64>(), 1);
+        let mut d = data(1, 1000);
+        m.condition(ms(60), &mut d);
+        assert!(m.metered_last());
+        assert_eq!(m.counts().colour.iter().sum::<u64>(), 2);
         assert_eq!(m.aggregate(), Some((50_000, 200_000)));
     }
 

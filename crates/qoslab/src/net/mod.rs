@@ -4,6 +4,7 @@
 //! queue, its rate and propagation delay, and an optional egress conditioner chain.
 //! Routing is static, computed once when the world is built.
 
+pub mod quench;
 mod route;
 
 pub use route::Routes;
@@ -79,6 +80,8 @@ pub struct Node {
     pub dscp: DscpTable,
     /// IPv4 address: what captures write and prefix filters match.
     pub addr: [u8; 4],
+    /// Source quench generation on queue drops (routers with `source_quench`, P2 §2).
+    pub quench: Option<quench::QuenchLimiter>,
 }
 
 /// What happened to the packets a node handled.

@@ -69,6 +69,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let dests = flows(sc, &mut w, &mut names)?;
     routes(sc, &mut w, &dests)?;
     conditioners(sc, &mut w, &names)?;
+    super::eruf::bind(sc, &mut w, &names.ifaces)?;
     super::qosmgr::build(sc, &mut w, &|n| names.nodes.get(n).copied())?;
     record(sc, &mut w, &names)?;
     w.capture_plan = crate::capture::resolve(&sc.capture, &w.ifaces, &w.flows)?;
@@ -145,6 +146,7 @@ fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(
             host_egress: Hook::default(),
             ingress: Hook::default(),
             counters: NodeCounters::default(),
+            quench: super::eruf::quench_of(n, i)?,
         });
     }
     // Addresses are unique (a default may collide with one given elsewhere).

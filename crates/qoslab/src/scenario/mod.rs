@@ -5,6 +5,7 @@
 //! keys are errors, never silently ignored.
 
 mod build;
+mod eruf;
 mod model;
 mod qosmgr;
 mod trc;

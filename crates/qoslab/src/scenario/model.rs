@@ -91,6 +91,10 @@ pub struct NodeSpec {
     /// address captures used before addresses were configurable.
     #[serde(default)]
     pub address: Option<String>,
+    /// Routers: send a rate-limited ICMP source quench for every packet their queues
+    /// drop (P2 §2); default off.
+    #[serde(default)]
+    pub source_quench: Option<crate::net::quench::SourceQuenchConfig>,
 }
 
 /// A duplex link between nodes `a` and `b`.

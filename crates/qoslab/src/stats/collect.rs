@@ -467,6 +467,12 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = flow_classes_table(w) {
         r.tables.insert("flow_classes".into(), t);
     }
+    if let Some(t) = super::eruf::quench_table(w) {
+        r.tables.insert("quench".into(), t);
+    }
+    if let Some(t) = super::eruf::eruf_table(w) {
+        r.tables.insert("eruf".into(), t);
+    }
 
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));

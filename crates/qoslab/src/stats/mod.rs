@@ -3,6 +3,7 @@
 
 mod collect;
 pub mod delay;
+mod eruf;
 pub mod fairness;
 mod qosmgr;
 mod table;

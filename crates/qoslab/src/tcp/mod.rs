@@ -100,6 +100,19 @@ pub enum Halve {
     Window,
 }
 
+/// What a sender does with an ICMP source quench about one of its segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuenchResponse {
+    /// Reduce the window as on an ECN echo, once per window of data (ns-2's
+    /// `TcpAgent::quench(1)`; RFC 1122 §4.2.3.9 has TCP slow down on a quench).
+    #[default]
+    Halve,
+    /// Ignore quenches (RFC 6633 deprecates host reaction; in ERUF, P2 §2, the quench
+    /// is the edge router's signal).
+    Ignore,
+}
+
 /// Which congestion-control algorithm drives the window (see [`cc`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum CcConfig {
@@ -266,6 +279,9 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     /// What ssthresh halves after a loss: `"flight"` (default) or `"window"` (ns-2).
     pub halve: Halve,
+    /// Reaction to ICMP source quench: `"halve"` (default; P2 §1: quenches "advise
+    /// sources to reduce their sending rates") or `"ignore"`.
+    pub on_quench: QuenchResponse,
 }
 
 impl Default for TcpConfig {
@@ -290,6 +306,7 @@ impl Default for TcpConfig {
             limited_transmit: None,
             recovery: Recovery::Rfc6675,
             halve: Halve::Flight,
+            on_quench: QuenchResponse::Halve,
         }
     }
 }

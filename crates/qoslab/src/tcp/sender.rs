@@ -66,6 +66,8 @@ pub struct TcpSender {
     prr: bool,
     /// What ssthresh halves.
     halve: Halve,
+    /// Reaction to source quenches.
+    on_quench: super::QuenchResponse,
     /// PRR state of the current recovery: `prr_delivered`, `prr_out`, `RecoverFS` [bytes].
     prr_delivered: u64,
     prr_out: u64,
@@ -126,6 +128,7 @@ impl TcpSender {
             limited_transmit: cfg.limited_transmit(),
             prr: cfg.variant == Variant::Sack && cfg.recovery == Recovery::Prr,
             halve: cfg.halve,
+            on_quench: cfg.on_quench,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -232,9 +235,11 @@ impl TcpSender {
     /// until everything sent before this one is acknowledged), and never during loss
     /// recovery, which already reduced the window. Paper 002 (ERUF) §2 has core routers
     /// send quenches on drops and regulates at the edge; it does not define the host's
-    /// response, so ns-2's is used.
+    /// response, so ns-2's is used. With `on_quench = "ignore"` nothing happens.
     pub fn on_source_quench(&mut self, _now: SimTime) {
-        self.congestion_signal(false);
+        if self.on_quench == super::QuenchResponse::Halve {
+            self.congestion_signal(false);
+        }
     }
 
     /// The application hands `bytes` more bytes to send. Ignored for an infinite bulk
@@ -272,6 +277,11 @@ impl TcpSender {
     /// (not waiting for its handshake).
     pub fn window_closed(&self) -> bool {
         self.state != TcpState::SynSent && self.snd_nxt < self.written
+    }
+
+    /// Loss-recovery flavour.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
 
     /// Counters.

@@ -27,6 +27,10 @@ impl World {
             return;
         }
         if n.kind == NodeKind::Router {
+            if let Header::Quench(q) = &pkt.hdr {
+                let q = *q;
+                self.snoop_quench(now, node, &q);
+            }
             // Chains by input interface first, then the router's own.
             if !self.run_hook(now, HookAt::IngressIface(iface), 0, &mut pkt) {
                 return;
@@ -77,7 +81,7 @@ impl World {
         f.counters.arrived += 1;
         f.counters.arrived_bytes += pkt.size as u64;
         f.queue.enqueue(now, pkt, &mut self.drops);
-        self.account_queue_drops(iface);
+        self.account_queue_drops(now, iface);
         let f = &mut self.ifaces[fi];
         if !f.tx_pending {
             if f.busy_until <= now {
@@ -96,7 +100,7 @@ impl World {
         // The packet stays in `out` and is read by reference until its one move onto the
         // wire: a packet is 144 bytes, and copies of it were a fifth of the run time.
         let out = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
-        self.account_queue_drops(iface);
+        self.account_queue_drops(now, iface);
         let Some(pkt) = out.as_ref() else { return };
         if let Some(c) = self.capture.as_deref_mut() {
             c.on_tx(now, iface, pkt, &self.routes);
@@ -139,7 +143,7 @@ impl World {
         }
     }
 
-    pub(super) fn account_queue_drops(&mut self, iface: IfaceId) {
+    pub(super) fn account_queue_drops(&mut self, now: SimTime, iface: IfaceId) {
         if self.drops.is_empty() {
             return;
         }
@@ -153,8 +157,15 @@ impl World {
         for (p, _) in &drops.dropped {
             self.count_flow_drop(p);
         }
+        let node = self.ifaces[iface.0 as usize].node;
+        let mut quenches = std::mem::take(&mut self.quench_out);
+        self.quenches_for(now, node, &drops.dropped, &mut quenches);
         drops.clear();
         self.drops = drops;
+        if !quenches.is_empty() {
+            self.send_quenches(now, node, &mut quenches);
+        }
+        self.quench_out = quenches;
     }
 
     pub(super) fn count_flow_drop(&mut self, pkt: &Packet) {

@@ -21,6 +21,7 @@ use crate::time::{Dur, SimTime};
 mod forward;
 mod hooks;
 mod qos;
+mod quench;
 mod transport;
 mod web;
 
@@ -174,6 +175,7 @@ pub struct World {
     next_uid: u64,
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
+    quench_out: Vec<Packet>,
     held: PacketSlab,
 }
 
@@ -229,6 +231,7 @@ impl World {
             next_uid: 0,
             drops: Drops::default(),
             tcp_out: Vec::new(),
+            quench_out: Vec::new(),
             held: PacketSlab::default(),
         }
     }

@@ -261,7 +261,9 @@ impl World {
                 }
                 self.tcp_deliver(now, pkt, h);
             }
-            (FlowApp::Tcp(t), Header::Quench(_)) => t.snd.on_source_quench(now),
+            // A quench about a data segment reaches the sender; one about an ACK the
+            // receiver, which has no window to reduce.
+            (FlowApp::Tcp(t), Header::Quench(_)) if node == f.src => t.snd.on_source_quench(now),
             _ => {}
         }
     }

@@ -17,6 +17,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/collect",
         "stats/trc",
         "stats/qosmgr",
+        "stats/eruf",
         "stats/web",
     ],
 ];

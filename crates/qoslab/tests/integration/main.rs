@@ -5,6 +5,7 @@ mod common;
 mod conservation;
 mod determinism;
 mod diffserv;
+mod eruf;
 mod layers;
 mod routing;
 mod rtt_aware;
