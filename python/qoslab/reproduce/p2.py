@@ -47,7 +47,13 @@ RED = {"kind": "red", "limit": 50, "min_th": 5, "max_th": 15}
 LQD = {"kind": "lqd", "limit": 50, "service": "fifo"}
 #: Source-quench limit of every core router with ERUF (the paper: "suitably rate-limited").
 QUENCH = {"rate": 100, "burst": 10}
-TCP = {"variant": "sack", "mss": 1460}
+#: TCP SACK, 1500-byte packets; the paper modified ns-2's routers, not its TCP, so the
+#: senders ignore source quenches (the edge regulates).
+TCP = {"variant": "sack", "mss": 1460, "on_quench": "ignore"}
+#: Regulator bucket depth [bytes]: one window of TCP (64 segments of 1500 bytes), so a
+#: regulator does not police a conformant TCP's window bursts (validation/p2_tcp_only.py);
+#: the paper gives none.
+REG_BURST = 64 * 1500
 CBR_SIZE = 100
 #: Goodput of the 128 kb/s link when full of 100-byte CBR packets (72 payload bytes).
 ISDN_PAYLOAD_KBPS = 128 * (CBR_SIZE - 28) / CBR_SIZE
@@ -107,7 +113,7 @@ def _top(name: str, nodes: list, links: list, flows: list, cond: list) -> dict[s
 
 
 def _eruf(iface: str, **stage: Any) -> dict[str, Any]:
-    return {"iface": iface, "stages": [{"kind": "eruf", **stage}]}
+    return {"iface": iface, "stages": [{"kind": "eruf", "burst": REG_BURST, **stage}]}
 
 
 def dumbbell(eruf: bool) -> dict[str, Any]:
