@@ -1,0 +1,69 @@
+"""P2 (ERUF): generated scenarios, the doc links of the explanations, and the paper's
+claims in short runs (the full experiments are ``qoslab reproduce p2-…``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import qoslab
+from qoslab.reproduce import Explanation, p2, scenarios_dir
+from qoslab.reproduce.p1 import to_toml
+
+ROOT = Path(__file__).resolve().parents[1]
+SHORT = {"duration": "40s", "warmup": "10s"}
+
+
+def test_committed_scenarios_match_the_generator():
+    assert len(p2.specs()) == 9
+    for rel, data in p2.specs().items():
+        path = scenarios_dir() / rel
+        assert path.read_text() == to_toml(data, p2.HEADER), f"regenerate {rel}"
+        qoslab.check(path)
+
+
+def test_explanations_link_to_existing_doc_anchors_and_scripts():
+    exps = [v for v in vars(p2).values() if isinstance(v, Explanation)]
+    assert len(exps) == 4
+    for e in exps:
+        doc, anchor = e.doc.split("#")
+        assert f'<a id="{anchor}"></a>' in (ROOT / doc).read_text(), e.doc
+        assert (ROOT / e.script.split()[-1]).is_file(), e.script
+    assert not re.search(r"issue \d", (ROOT / "python/qoslab/reproduce/p2.py").read_text())
+
+
+def test_with_total_shares_the_rate_equally_among_the_cbr_flows():
+    d = p2.with_total(p2.cross(True), 2000)
+    rates = [f["cbr"]["rate"] for f in d["flow"] if "cbr" in f]
+    assert rates == ["500.0000kbps"] * 4
+    assert p2.dumbbell(True)["flow"][1]["cbr"]["rate"] == "333.333kbps"
+
+
+def _measure(data: dict) -> dict[str, float]:
+    return p2.measure(qoslab.run(data, SHORT), {"r1", "r4"})
+
+
+def test_dumbbell_eruf_moves_drops_to_the_edge_and_lifts_tcp():
+    plain = _measure(p2.with_total(p2.dumbbell(False), 2000))
+    eruf = _measure(p2.with_total(p2.dumbbell(True), 2000))
+    share = lambda m: m["edge_drops_per_s"] / (m["edge_drops_per_s"] + m["core_drops_per_s"])  # noqa: E731
+    assert share(plain) < 0.5 < 0.8 < share(eruf)
+    assert eruf["tcp_kbps"] > 3.5 * plain["tcp_kbps"]
+    assert eruf["quenches"] > 0 == plain["quenches"]
+
+
+def test_aggregation_restores_the_effect_per_flow_regulation_loses_with_many_flows():
+    one = _measure(p2.small_flows(1, "flow"))["tcp_kbps"]
+    many = _measure(p2.small_flows(50, "flow"))["tcp_kbps"]
+    agg = _measure(p2.small_flows(50, "destination"))["tcp_kbps"]
+    assert many < 0.5 * one
+    assert agg > 0.8 * one
+
+
+def test_tcp_only_regulators_with_a_window_bucket_do_not_drop_tcp():
+    for n in (2, 10):
+        plain = qoslab.run(p2.tcp_only(n, False), SHORT, 2)
+        eruf = qoslab.run(p2.tcp_only(n, True), SHORT, 2)
+        assert int(eruf.tables["quench"]["sent"].sum()) > 0
+        extra = p2.measure(eruf, {"r1"})["drops"] - p2.measure(plain, {"r1"})["drops"]
+        assert extra <= 1
