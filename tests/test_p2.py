@@ -15,7 +15,7 @@ SHORT = {"duration": "40s", "warmup": "10s"}
 
 
 def test_committed_scenarios_match_the_generator():
-    assert len(p2.specs()) == 9
+    assert len(p2.specs()) == 11
     for rel, data in p2.specs().items():
         path = scenarios_dir() / rel
         assert path.read_text() == to_toml(data, p2.HEADER), f"regenerate {rel}"
@@ -24,7 +24,7 @@ def test_committed_scenarios_match_the_generator():
 
 def test_explanations_link_to_existing_doc_anchors_and_scripts():
     exps = [v for v in vars(p2).values() if isinstance(v, Explanation)]
-    assert len(exps) == 4
+    assert len(exps) == 5
     for e in exps:
         doc, anchor = e.doc.split("#")
         assert f'<a id="{anchor}"></a>' in (ROOT / doc).read_text(), e.doc
@@ -50,6 +50,15 @@ def test_dumbbell_eruf_moves_drops_to_the_edge_and_lifts_tcp():
     assert share(plain) < 0.5 < 0.8 < share(eruf)
     assert eruf["tcp_kbps"] > 3.5 * plain["tcp_kbps"]
     assert eruf["quenches"] > 0 == plain["quenches"]
+
+
+def test_multi_dumbbell_eruf_moves_drops_to_the_edges_and_lifts_tcp_many_fold():
+    plain = _measure(p2.with_total(p2.multi_dumbbell(False), 2000))
+    eruf = _measure(p2.with_total(p2.multi_dumbbell(True), 2000))
+    share = lambda m: m["edge_drops_per_s"] / (m["edge_drops_per_s"] + m["core_drops_per_s"])  # noqa: E731
+    assert plain["tcp_kbps"] < 400
+    assert share(plain) < 0.5 < share(eruf)
+    assert eruf["tcp_kbps"] > 5 * plain["tcp_kbps"]
 
 
 def test_aggregation_restores_the_effect_per_flow_regulation_loses_with_many_flows():
