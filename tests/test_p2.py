@@ -15,7 +15,7 @@ SHORT = {"duration": "40s", "warmup": "10s"}
 
 
 def test_committed_scenarios_match_the_generator():
-    assert len(p2.specs()) == 13
+    assert len(p2.specs()) == 15
     for rel, data in p2.specs().items():
         path = scenarios_dir() / rel
         assert path.read_text() == to_toml(data, p2.HEADER), f"regenerate {rel}"
@@ -78,6 +78,14 @@ def test_video_server_eruf_regulates_the_flows_to_the_128_kbps_link_and_frees_th
     ]
     assert edge[0]["edge_drops_per_s"] == 0
     assert edge[1]["edge_drops_per_s"] > 0.1 * edge[1]["core_drops_per_s"]
+
+
+def test_waist_eruf_drops_cbr_before_the_waist_and_lifts_tcp():
+    plain = _measure(p2.with_total(p2.waist(False), 2000))
+    eruf = _measure(p2.with_total(p2.waist(True), 2000))
+    assert plain["edge_drops_per_s"] == 0 < plain["core_drops_per_s"]
+    assert eruf["edge_drops_per_s"] > eruf["core_drops_per_s"]
+    assert eruf["tcp_kbps"] > 2 * plain["tcp_kbps"]
 
 
 def test_aggregation_restores_the_effect_per_flow_regulation_loses_with_many_flows():
