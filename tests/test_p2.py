@@ -15,7 +15,7 @@ SHORT = {"duration": "40s", "warmup": "10s"}
 
 
 def test_committed_scenarios_match_the_generator():
-    assert len(p2.specs()) == 15
+    assert len(p2.specs()) == 17
     for rel, data in p2.specs().items():
         path = scenarios_dir() / rel
         assert path.read_text() == to_toml(data, p2.HEADER), f"regenerate {rel}"
@@ -86,6 +86,18 @@ def test_waist_eruf_drops_cbr_before_the_waist_and_lifts_tcp():
     assert plain["edge_drops_per_s"] == 0 < plain["core_drops_per_s"]
     assert eruf["edge_drops_per_s"] > eruf["core_drops_per_s"]
     assert eruf["tcp_kbps"] > 2 * plain["tcp_kbps"]
+
+
+def test_reverse_quenches_from_r4_regulate_the_reverse_flow_and_spare_the_others():
+    runs = {}
+    for q4 in (False, True):
+        res = qoslab.run(p2.with_reverse(p2.reverse(q4), 2000), SHORT)
+        runs[q4] = p2.measure_reverse(res)
+    assert runs[False]["rev_edge_drops_per_s"] == 0 < runs[False]["rev_r4_drops_per_s"]
+    assert runs[True]["rev_edge_drops_per_s"] > runs[True]["rev_r4_drops_per_s"]
+    assert runs[True]["rev_kbps"] < 0.8 * runs[False]["rev_kbps"]
+    assert runs[True]["tcp_kbps"] > 0.9 * runs[False]["tcp_kbps"]
+    assert runs[True]["fwd_cbr_kbps"] > 0.9 * runs[False]["fwd_cbr_kbps"]
 
 
 def test_aggregation_restores_the_effect_per_flow_regulation_loses_with_many_flows():
