@@ -7,6 +7,7 @@ mod determinism;
 mod diffserv;
 mod eruf;
 mod layers;
+mod multcp;
 mod routing;
 mod rtt_aware;
 mod scenario_errors;
