@@ -12,6 +12,7 @@ mod routing;
 mod rtt_aware;
 mod scenario_errors;
 mod snapshots;
+mod stripe;
 mod tcp;
 mod trc;
 mod udp;
