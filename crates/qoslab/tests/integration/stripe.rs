@@ -123,3 +123,41 @@ fn striping_over_one_connection_is_a_plain_tcp_flow() {
     assert!(a > 1e6, "{a}");
     assert!((a - b).abs() <= 0.001 * b, "striped {a} vs plain {b}");
 }
+
+#[test]
+fn stripe_errors_name_the_key() {
+    let tcp = "{ variant = \"sack\" }";
+    let err = |text: String| {
+        qoslab::check_str(&text, qoslab::scenario::Format::Toml)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(striped("{ connections = 0 }", tcp, None, 0.0, "1s"));
+    assert!(e.contains("stripe.connections"), "{e}");
+    let e = err(striped(
+        "{ connections = 2, block = \"8KB\", send_buffer = \"4KB\" }",
+        tcp,
+        None,
+        0.0,
+        "1s",
+    ));
+    assert!(e.contains("stripe.send_buffer"), "{e}");
+    let e = err(striped(
+        "{ connections = 2, policy = \"random\" }",
+        tcp,
+        None,
+        0.0,
+        "1s",
+    ));
+    assert!(e.contains("write_until_block"), "{e}");
+    let e = err(
+        striped("{ connections = 2 }", tcp, None, 0.0, "1s").replace(
+            "tcp = { variant",
+            "writes = { size = 1000, every = \"1s\" }\ntcp = { variant",
+        ),
+    );
+    assert!(e.contains("writes") && e.contains("stripe"), "{e}");
+    let e = err(striped("{ connections = 2 }", tcp, None, 0.0, "1s")
+        .replace("tcp = { variant = \"sack\" }\n", ""));
+    assert!(e.contains("stripe"), "{e}");
+}
