@@ -68,6 +68,9 @@ pub struct TcpFlow {
     /// The web application, if any (P3 §V.D): its model and its per-object connections;
     /// the flow's own `snd` and `rcv` stay unused then.
     pub web: Option<Box<crate::app::web::WebFlow>>,
+    /// The striping application and its connections, if any (P4 §2); the flow's own
+    /// `snd` and `rcv` stay unused then.
+    pub stripe: Option<Box<crate::app::Stripe>>,
 }
 
 /// An application writing `size` bytes every `every` on a TCP connection.

@@ -6,12 +6,14 @@
 mod cbr;
 mod onoff;
 mod sink;
+mod stripe;
 mod telnet;
 pub mod web;
 
 pub use cbr::{Cbr, CbrConfig};
 pub use onoff::{ParetoConfig, ParetoOnOff};
 pub use sink::UdpSink;
+pub use stripe::{Stripe, StripeConfig, StripeConn, StripePolicy};
 pub use telnet::{Telnet, TelnetConfig, TelnetStep, TelnetWrite};
 pub use web::{Web, WebConfig};
 

@@ -393,6 +393,36 @@ fn flows<'a>(
             }
             wb.validate().map_err(|e| at(key("web"), e))?;
         }
+        if let Some(st) = &f.stripe {
+            if f.tcp.is_none() {
+                return Err(ScenarioError::new(
+                    key("stripe"),
+                    "stripe applies to TCP flows only",
+                ));
+            }
+            for (set, k) in [
+                (f.writes.is_some(), "writes"),
+                (f.telnet.is_some(), "telnet"),
+                (f.web.is_some(), "web"),
+            ] {
+                if set {
+                    return Err(ScenarioError::new(
+                        key(k),
+                        format!("{k} cannot be combined with stripe (the striping application writes its own blocks)"),
+                    ));
+                }
+            }
+            if sc.record.traces.iter().any(|t| t == &f.name) {
+                return Err(ScenarioError::new(
+                    "record.traces",
+                    format!(
+                        "flow {:?} is a striped flow; only single TCP senders can be traced",
+                        f.name
+                    ),
+                ));
+            }
+            st.validate().map_err(|e| at(key("stripe"), e))?;
+        }
         if f.bytes.is_some() && f.tcp.is_none() {
             return Err(ScenarioError::new(
                 key("bytes"),
@@ -455,6 +485,10 @@ fn flows<'a>(
                         let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
                         Box::new(crate::app::web::WebFlow::new(wb, c, r))
                     }),
+                    stripe: f
+                        .stripe
+                        .as_ref()
+                        .map(|st| Box::new(crate::app::Stripe::new(st, c, bytes))),
                 }))
             }
             (None, Some(c), None) => {

@@ -180,6 +180,10 @@ pub struct FlowSpec {
     /// objects, one connection per object; the flow's source is the server.
     #[serde(default)]
     pub web: Option<crate::app::WebConfig>,
+    /// TCP only: application striping (P4 §2): w TCP connections, data in blocks,
+    /// read in block order at the receiver.
+    #[serde(default)]
+    pub stripe: Option<crate::app::StripeConfig>,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
     #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
     pub dscp: u8,

@@ -242,6 +242,20 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         super::web::web_tables(&mut r, &web);
     }
 
+    // Striped flows (P4 §2)
+    let st: Vec<(usize, &crate::app::Stripe)> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &f.app {
+            FlowApp::Tcp(t) => t.stripe.as_deref().map(|x| (i, x)),
+            _ => None,
+        })
+        .collect();
+    if !st.is_empty() {
+        super::stripe::stripe_tables(&mut r, &st);
+    }
+
     // traces
     let tr = &w.recorded.traces;
     let mut t = Table::default();

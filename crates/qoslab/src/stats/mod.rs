@@ -6,6 +6,7 @@ pub mod delay;
 mod eruf;
 pub mod fairness;
 mod qosmgr;
+mod stripe;
 mod table;
 mod trc;
 mod web;

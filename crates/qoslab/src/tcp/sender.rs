@@ -273,6 +273,11 @@ impl TcpSender {
         self.closed && self.snd_una >= self.written && (!self.fin_expected() || self.fin_acked)
     }
 
+    /// Bytes written and not yet acknowledged (what a send buffer holds).
+    pub fn buffered(&self) -> u64 {
+        self.written.saturating_sub(self.snd_una)
+    }
+
     /// Written data waits for the window: some is unsent and the connection is open
     /// (not waiting for its handshake).
     pub fn window_closed(&self) -> bool {

@@ -22,6 +22,7 @@ mod forward;
 mod hooks;
 mod qos;
 mod quench;
+mod stripe;
 mod transport;
 mod web;
 
@@ -77,6 +78,9 @@ enum Event {
     /// A timer of one end of a web flow's connection (P3 §V.D): the connection by its
     /// client port, the end as `crate::app::web::WebEnd`.
     WebTimer { flow: FlowId, port: u16, end: u8 },
+    /// A timer of one end of a striped flow's connection (P4 §2): the connection by
+    /// its subflow index, the end 0 (sender) or 1 (receiver).
+    StripeTimer { flow: FlowId, conn: u8, end: u8 },
     /// A QoS manager's shaping timer (P0).
     QosTimer { mgr: u32 },
     /// The warm-up ends: totals start here.
@@ -364,6 +368,7 @@ impl World {
             Event::TcpTimer { flow, receiver } => self.tcp_timer(now, flow, receiver),
             Event::QosTimer { mgr } => self.qos_timer(now, mgr),
             Event::WebTimer { flow, port, end } => self.web_timer(now, flow, port, end),
+            Event::StripeTimer { flow, conn, end } => self.stripe_timer(now, flow, conn, end),
             Event::WarmupEnd => {
                 self.warm = self.snapshot();
                 for n in &mut self.nodes {

@@ -10,6 +10,7 @@ impl World {
             FlowApp::Cbr { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Tcp(t) if t.web.is_some() => return self.web_source(now, flow),
+            FlowApp::Tcp(t) if t.stripe.is_some() => return self.stripe_source(now, flow),
             FlowApp::Tcp(t) => {
                 let mut out = std::mem::take(&mut self.tcp_out);
                 let opened = !t.started;
@@ -258,6 +259,9 @@ impl World {
                 }
                 if t.web.is_some() {
                     return self.web_deliver(now, node, pkt, h);
+                }
+                if t.stripe.is_some() {
+                    return self.stripe_deliver(now, node, pkt, h);
                 }
                 self.tcp_deliver(now, pkt, h);
             }

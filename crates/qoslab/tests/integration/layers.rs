@@ -19,6 +19,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/qosmgr",
         "stats/eruf",
         "stats/web",
+        "stats/stripe",
     ],
 ];
 
