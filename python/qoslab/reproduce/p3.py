@@ -161,6 +161,30 @@ def md_rtt(flow: str) -> float:
     return 2 * (2 * ACCESS_DELAY + sum(DOMAIN_DELAYS[i:j]))
 
 
+#: TCP of every multi-domain micro-flow (ns-2's 1024-byte packets, 64-packet window).
+MD_TCP = {"variant": "newreno", "mss": 1024, "max_window": 64, "delayed_ack": False}
+
+
+def md_network(
+    used: dict[str, tuple[str, str, str, str]], rate: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Nodes and links of the multi-domain topology for the aggregates ``used`` (name →
+    (source, its router, destination, its router)): the domain chain with three-colour
+    RED and every host on its own 1 ms DropTail access link, all at ``rate``."""
+    red = {"kind": "rio_c", "limit": 100, "w_q": 0.002}
+    tail = {"kind": "droptail", "limit": 1000}
+    hosts = sorted({h for f in used.values() for h in (f[0], f[2])}, key=lambda h: int(h[1:]))
+    nodes = [{"name": h} for h in hosts] + [{"name": r, "kind": "router"} for r in DOMAINS]
+    lk = [
+        {"a": a, "b": b, "rate": rate, "delay": _ms(d), "queue": red}
+        for a, b, d in zip(DOMAINS[:-1], DOMAINS[1:], DOMAIN_DELAYS, strict=True)
+    ]
+    for src, ra, dst, rb in used.values():
+        lk.append({"a": src, "b": ra, "rate": rate, "delay": _ms(ACCESS_DELAY), "queue": tail})
+        lk.append({"a": rb, "b": dst, "rate": rate, "delay": _ms(ACCESS_DELAY), "queue": tail})
+    return nodes, lk
+
+
 def multi_domain(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
     """P3 Fig. 2(b) as qoslab reads it (the text names the flows, not the drawing): four
     domain routers in a chain R1 – R2 – R3 – R4 (20, 2 and 20 ms, 10 Mb/s, three-colour
@@ -171,18 +195,8 @@ def multi_domain(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
     link. Each aggregate
     (200 micro-flows) is marked where it enters its first router, CIR 1 Mb/s (PIR 2 Mb/s
     for TSW3CM), the markers of all five in one exchange group."""
-    red = {"kind": "rio_c", "limit": 100, "w_q": 0.002}
-    tail = {"kind": "droptail", "limit": 1000}
-    hosts = sorted({h for f in MD_FLOWS.values() for h in (f[0], f[2])}, key=lambda h: int(h[1:]))
-    nodes = [{"name": h} for h in hosts] + [{"name": r, "kind": "router"} for r in DOMAINS]
-    lk = [
-        {"a": a, "b": b, "rate": LINK, "delay": _ms(d), "queue": red}
-        for a, b, d in zip(DOMAINS[:-1], DOMAINS[1:], DOMAIN_DELAYS, strict=True)
-    ]
-    for src, ra, dst, rb in MD_FLOWS.values():
-        lk.append({"a": src, "b": ra, "rate": LINK, "delay": _ms(ACCESS_DELAY), "queue": tail})
-        lk.append({"a": rb, "b": dst, "rate": LINK, "delay": _ms(ACCESS_DELAY), "queue": tail})
-    tcp = {"variant": "newreno", "mss": 1024, "max_window": 64, "delayed_ack": False}
+    nodes, lk = md_network(MD_FLOWS, LINK)
+    tcp = dict(MD_TCP)
     flows = [
         {"name": f"{name}-{i}", "from": src, "to": dst, "start_jitter": "5s", "tcp": tcp}
         for name, (src, _, dst, _) in MD_FLOWS.items()

@@ -40,14 +40,13 @@ from qoslab.reproduce import (
 )
 from qoslab.reproduce.p1 import write_specs
 from qoslab.reproduce.p3 import (
-    ACCESS_DELAY,
-    DOMAIN_DELAYS,
-    DOMAINS,
     LABELS,
     MARKERS,
     MD_FLOWS,
     MD_MARKERS,
+    MD_TCP,
     _ms,
+    md_network,
     md_rtt,
 )
 
@@ -76,19 +75,8 @@ def web_model() -> dict[str, Any]:
 
 def www(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
     """The multi-domain topology at 1 Mb/s with the three web aggregates (module doc)."""
-    red = {"kind": "rio_c", "limit": 100, "w_q": 0.002}
-    tail = {"kind": "droptail", "limit": 1000}
-    used = {WWW[w]: MD_FLOWS[WWW[w]] for w in WWW}
-    hosts = sorted({h for f in used.values() for h in (f[0], f[2])}, key=lambda h: int(h[1:]))
-    nodes = [{"name": h} for h in hosts] + [{"name": r, "kind": "router"} for r in DOMAINS]
-    lk = [
-        {"a": a, "b": b, "rate": LINK, "delay": _ms(d), "queue": red}
-        for a, b, d in zip(DOMAINS[:-1], DOMAINS[1:], DOMAIN_DELAYS, strict=True)
-    ]
-    for client, ra, server, rb in used.values():
-        lk.append({"a": client, "b": ra, "rate": LINK, "delay": _ms(ACCESS_DELAY), "queue": tail})
-        lk.append({"a": rb, "b": server, "rate": LINK, "delay": _ms(ACCESS_DELAY), "queue": tail})
-    tcp = {"variant": "newreno", "mss": 1024, "max_window": 64, "delayed_ack": False}
+    nodes, lk = md_network({WWW[w]: MD_FLOWS[WWW[w]] for w in WWW}, LINK)
+    tcp = dict(MD_TCP)
     flows = [
         {"name": w, "from": MD_FLOWS[f][2], "to": MD_FLOWS[f][0], "web": web_model(), "tcp": tcp}
         for w, f in WWW.items()
