@@ -143,10 +143,18 @@ impl World {
         }
     }
 
+    /// Counts what the last queue operation at `iface` dropped or marked, and sends the
+    /// router's source quenches. Runs after every enqueue and dequeue, so the common
+    /// nothing-to-count case stays inline and the counting lives out of line.
+    #[inline]
     pub(super) fn account_queue_drops(&mut self, now: SimTime, iface: IfaceId) {
-        if self.drops.is_empty() {
-            return;
+        if !self.drops.is_empty() {
+            self.count_queue_drops(now, iface);
         }
+    }
+
+    #[inline(never)]
+    fn count_queue_drops(&mut self, now: SimTime, iface: IfaceId) {
         let mut drops = std::mem::take(&mut self.drops);
         let f = &mut self.ifaces[iface.0 as usize];
         f.counters.ecn_marked += drops.ecn_marked as u64;
