@@ -426,6 +426,15 @@ def _gain(t: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _sweep_top(t: pl.DataFrame) -> tuple[pl.DataFrame, float, float, float, float]:
+    """What every rate sweep's comparisons read: the gain per rate, the top rate, TCP
+    goodput there without and with ERUF, and total drops there with ÷ without ERUF."""
+    g = _gain(t)
+    top = float(max(t["cbr_kbps"]))
+    plain, eruf = _at(t, False, top, "tcp_kbps"), _at(t, True, top, "tcp_kbps")
+    return g, top, plain, eruf, _at(t, True, top, "drops") / _at(t, False, top, "drops")
+
+
 def _edge_share(t: pl.DataFrame, eruf: bool, rate: float) -> float:
     e, c = _at(t, eruf, rate, "edge_drops_per_s"), _at(t, eruf, rate, "core_drops_per_s")
     return e / (e + c)
@@ -458,10 +467,7 @@ COLLAPSE_GAIN = Explanation(
           paper="P2 Fig. 1")  # fmt: skip
 def f1(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f1", dumbbell)
-    g = _gain(t)
-    top = max(t["cbr_kbps"])
-    plain_top, eruf_top = _at(t, False, top, "tcp_kbps"), _at(t, True, top, "tcp_kbps")
-    drops_ratio = _at(t, True, top, "drops") / _at(t, False, top, "drops")
+    g, top, plain_top, eruf_top, drops_ratio = _sweep_top(t)
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, paper=400, unit="kb/s",
                    rtol=0.5, note="the paper: TCP 'levels off' near 400 kb/s",
@@ -504,10 +510,7 @@ MULTI_CORE = Explanation(
           paper="P2 Fig. 2")  # fmt: skip
 def f2(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f2", multi_dumbbell)
-    g = _gain(t)
-    top = max(t["cbr_kbps"])
-    plain_top, eruf_top = _at(t, False, top, "tcp_kbps"), _at(t, True, top, "tcp_kbps")
-    drops_ratio = _at(t, True, top, "drops") / _at(t, False, top, "drops")
+    g, top, plain_top, eruf_top, drops_ratio = _sweep_top(t)
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, at_most=400, unit="kb/s",
                    against="the paper: TCP 'continues to drop below 400 kb/s'"),
@@ -694,9 +697,7 @@ CROSS_GAIN = Explanation(
           paper="P2 Fig. 3")  # fmt: skip
 def f3(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f3", cross)
-    g = _gain(t)
-    top = max(t["cbr_kbps"])
-    plain_top, eruf_top = _at(t, False, top, "tcp_kbps"), _at(t, True, top, "tcp_kbps")
+    g, top, plain_top, eruf_top, _ = _sweep_top(t)
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, paper=50, unit="kb/s",
                    rtol=0.5, note="the paper: 'falls to about 50 kb/s'",
