@@ -2,7 +2,11 @@
 and writes the result as one line into ``docs/papers/p1.md``, between the markers
 ``<!-- p1-full-timing -->`` and ``<!-- p1-full-timing end -->``.
 
-    nice python benches/p1_full_timing.py [--workers 2] [--no-doc]
+    nice python benches/p1_full_timing.py [--workers 2] [--no-doc] [--out RESULTS]
+
+``--out`` keeps the results in a new folder (cached runs would spoil the timing, so an
+existing non-empty folder is refused) so that its tables can be exported into the docs;
+by default they go to a temporary folder.
 
 The line gives the wall time of the whole command (Python start-up, every sweep,
 Parquet, catalog and report), the number of runs, and the date; the machine is shared,
@@ -35,10 +39,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-doc", action="store_true", help="print only; leave p1.md alone")
+    ap.add_argument("--out", type=Path, help="keep the results in this folder")
     a = ap.parse_args()
+    if a.out is not None and a.out.exists() and any(a.out.iterdir()):
+        print(f"{a.out}: not empty; the timing needs a new folder", file=sys.stderr)
+        return 2
     qoslab = Path(sys.executable).with_name("qoslab")
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "p1-full"
+        out = a.out if a.out is not None else Path(tmp) / "p1-full"
         cmd = [str(qoslab), "reproduce", "p1-t1", "-o", str(out), "-j", str(a.workers)]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, check=False)
