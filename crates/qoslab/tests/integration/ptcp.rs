@@ -92,10 +92,11 @@ fn one_pipe_is_close_to_a_plain_sack_flow() {
     ));
     let plain = go(ptcp("X", tcp, None, 0.005, "60s").replace("ptcp = X\n", ""));
     assert!(one > 1e6, "{one}");
-    // Tolerance 5 %: the pipe is the same SACK sender; the engine adds nothing with one
-    // pipe but can send a hollow segment for data already acknowledged.
+    // Tolerance 1 % (measured: 0.07 % over these seeds): the pipe is the same SACK
+    // sender; with one pipe the engine only adds hollow segments for data already
+    // acknowledged through the data ACK.
     assert!(
-        (one - plain).abs() <= 0.05 * plain,
+        (one - plain).abs() <= 0.01 * plain,
         "pTCP w = 1: {one}, plain SACK: {plain}"
     );
 }

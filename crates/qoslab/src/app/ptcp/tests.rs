@@ -99,13 +99,11 @@ impl Net {
             if self.queued.len() >= self.buffer {
                 dropped = true;
             }
-            if h.len > 0 || h.flags & tcp_flags::ACK != 0 {
-                self.sent.push(Sent {
-                    t: self.now,
-                    h,
-                    dropped,
-                });
-            }
+            self.sent.push(Sent {
+                t: self.now,
+                h,
+                dropped,
+            });
             if dropped {
                 continue;
             }
@@ -237,6 +235,31 @@ fn every_byte_reaches_the_application_once_and_in_order_under_random_loss() {
 }
 
 #[test]
+fn pipes_with_handshakes_and_delayed_acks_open_carry_and_close() {
+    let tcp = TcpConfig {
+        handshake: true,
+        delayed_ack: true,
+        ..sack()
+    };
+    let mut pt = Ptcp::new(&cfg(3, 32_000), &tcp, Some(150_500));
+    pt.rcv.log = Some(Vec::new());
+    let mut net = Net::new(pt, 10.0, 20, 40, 0.02, 5);
+    net.run(SimTime::from_secs(600));
+    assert!(
+        net.pt.is_done(),
+        "every pipe closed with its FIN acknowledged"
+    );
+    assert_stream(&net.pt, 150_500, "handshake");
+    assert!(net.pt.pipes.iter().all(|p| p.established && p.closed));
+    let syns = net
+        .sent
+        .iter()
+        .filter(|s| s.h.flags & tcp_flags::SYN != 0)
+        .count();
+    assert!(syns >= 3, "{syns}");
+}
+
+#[test]
 fn data_is_bound_only_to_pipes_with_window_room() {
     // Small windows, a small buffer and heavy loss: many binds in every pipe state.
     let tcp = TcpConfig {
@@ -257,7 +280,7 @@ fn data_is_bound_only_to_pipes_with_window_room() {
     // and no pipe holds more virtual data in flight than its window allows.
     let mut t = SimTime::ZERO;
     while !net.pt.is_done() && t < SimTime::from_secs(600) {
-        t = t + Dur::from_millis(5);
+        t += Dur::from_millis(5);
         net.run(t);
         for p in &net.pt.pipes {
             assert!(p.pending.is_none(), "a chunk bound to a pipe waits unsent");
