@@ -10,7 +10,7 @@ mod stripe;
 mod telnet;
 pub mod web;
 
-pub use cbr::{Cbr, CbrConfig};
+pub use cbr::{Cbr, CbrConfig, RateChange};
 pub use onoff::{ParetoConfig, ParetoOnOff};
 pub use sink::UdpSink;
 pub use stripe::{Stripe, StripeConfig, StripeConn, StripePolicy};
