@@ -131,3 +131,43 @@ def test_relative_std_dev_and_jain():
     assert p4._rsd([1.0, 3.0]) == pytest.approx(0.5)
     assert p4._jain([1.0, 1.0]) == pytest.approx(1.0)
     assert p4._jain([1.0, 0.0]) == pytest.approx(0.5)
+
+
+def test_paper_figures_draw_one_curve_per_method_and_the_ideal(tmp_path):
+    import polars as pl
+
+    from qoslab.reproduce import FIGURES, Saved, discover
+
+    discover()
+    ms = p4.METHODS
+    ratio = {
+        "method": [m for m in ms for _ in (1, 100)],
+        "w": [1, 100] * len(ms),
+        "ratio": [1.0, 50.0] * len(ms),
+    }
+    tables = {
+        "p4-f2": {"f2": pl.DataFrame(ratio)},
+        "p4-f3a": {
+            "f3a": pl.DataFrame(
+                {"method": ms, "buffer_kb": [64] * len(ms), "ratio": [10.0] * len(ms)}
+            )
+        },
+        "p4-f3b": {
+            "f3b": pl.DataFrame({"method": ms, "mbps": [10] * len(ms), "ratio": [10.0] * len(ms)})
+        },
+        "p4-f6": {
+            "f6a": pl.DataFrame(ratio),
+            "f6b": pl.DataFrame({**ratio, "rsd": [0.1, 0.2] * len(ms)}),
+        },
+    }
+    for name, ts in tables.items():
+        d = tmp_path / name
+        d.mkdir()
+        for t, df in ts.items():
+            df.write_parquet(d / f"table-{t}.parquet")
+        figs = FIGURES[name](Saved(d, {"name": name, "tables": list(ts)}, True))
+        figs = figs if isinstance(figs, list) else [figs]
+        labels = {t.get_text() for f in figs for t in f.axes[0].get_legend().get_texts()}
+        assert {p4.LABELS[m] for m in ms} <= labels, (name, labels)
+        if name != "p4-f6":
+            assert "ideal" in labels
