@@ -171,3 +171,17 @@ def test_paper_figures_draw_one_curve_per_method_and_the_ideal(tmp_path):
         assert {p4.LABELS[m] for m in ms} <= labels, (name, labels)
         if name != "p4-f6":
             assert "ideal" in labels
+
+
+def test_explanations_link_to_existing_docs_and_scripts():
+    from pathlib import Path
+
+    from qoslab.reproduce import Explanation
+
+    root = Path(__file__).resolve().parents[1]
+    found = [v for v in vars(p4).values() if isinstance(v, Explanation)]
+    assert found
+    for e in found:
+        doc, anchor = e.doc.split("#")
+        assert f'<a id="{anchor}"></a>' in (root / doc).read_text(), e.doc
+        assert (root / e.script.split()[-1]).is_file(), e.script

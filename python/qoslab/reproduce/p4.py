@@ -665,6 +665,7 @@ def _f3b_figure(saved: Saved) -> Any:
     ax.invert_xaxis()
     ax.set_ylim(bottom=0)
     plot.overlay_paper(ax, [10], [W3 / 2], label="paper: striping ≈ half the ideal")
+    ax.legend()
     return fig
 
 
