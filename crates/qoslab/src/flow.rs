@@ -71,6 +71,9 @@ pub struct TcpFlow {
     /// The striping application and its connections, if any (P4 §2); the flow's own
     /// `snd` and `rcv` stay unused then.
     pub stripe: Option<Box<crate::app::Stripe>>,
+    /// The pTCP connection, if any (P4 §4): its engine and pipes; the flow's own `snd`
+    /// and `rcv` stay unused then.
+    pub ptcp: Option<Box<crate::app::Ptcp>>,
 }
 
 /// An application writing `size` bytes every `every` on a TCP connection.

@@ -117,6 +117,10 @@ pub struct TcpHeader {
     pub retransmit: bool,
     /// Sub-flow / pipe index (pTCP, striping); 0 for ordinary flows.
     pub subflow: u8,
+    /// pTCP data sequence number (P4 §4.2, the pTCP header): on a data segment the
+    /// stream offset of the bytes it carries, on an ACK the receiving engine's cumulative
+    /// data acknowledgement (next stream byte expected). 0 for ordinary flows.
+    pub dsn: u64,
     /// The sender's state when it sent this segment; not on the wire (see
     /// [`SenderView`]).
     pub view: SenderView,

@@ -5,6 +5,7 @@
 
 mod cbr;
 mod onoff;
+pub mod ptcp;
 mod sink;
 mod stripe;
 mod telnet;
@@ -12,6 +13,7 @@ pub mod web;
 
 pub use cbr::{Cbr, CbrConfig, RateChange};
 pub use onoff::{ParetoConfig, ParetoOnOff};
+pub use ptcp::{Ptcp, PtcpConfig};
 pub use sink::UdpSink;
 pub use stripe::{Stripe, StripeConfig, StripeConn, StripePolicy};
 pub use telnet::{Telnet, TelnetConfig, TelnetStep, TelnetWrite};

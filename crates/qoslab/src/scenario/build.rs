@@ -423,6 +423,43 @@ fn flows<'a>(
             }
             st.validate().map_err(|e| at(key("stripe"), e))?;
         }
+        if let Some(pt) = &f.ptcp {
+            let Some(tcp) = &f.tcp else {
+                return Err(ScenarioError::new(
+                    key("ptcp"),
+                    "ptcp applies to TCP flows only",
+                ));
+            };
+            for (set, k) in [
+                (f.writes.is_some(), "writes"),
+                (f.telnet.is_some(), "telnet"),
+                (f.web.is_some(), "web"),
+                (f.stripe.is_some(), "stripe"),
+            ] {
+                if set {
+                    return Err(ScenarioError::new(
+                        key(k),
+                        format!("{k} cannot be combined with ptcp (the pTCP engine writes its own data)"),
+                    ));
+                }
+            }
+            if tcp.rcv_buffer.is_some() {
+                return Err(ScenarioError::new(
+                    key("tcp.rcv_buffer"),
+                    "a pTCP flow's receive buffer belongs to its engine: set ptcp.recv_buffer instead",
+                ));
+            }
+            if sc.record.traces.iter().any(|t| t == &f.name) {
+                return Err(ScenarioError::new(
+                    "record.traces",
+                    format!(
+                        "flow {:?} is a pTCP flow; only single TCP senders can be traced",
+                        f.name
+                    ),
+                ));
+            }
+            pt.validate(tcp.mss).map_err(|e| at(key("ptcp"), e))?;
+        }
         if f.bytes.is_some() && f.tcp.is_none() {
             return Err(ScenarioError::new(
                 key("bytes"),
@@ -489,6 +526,10 @@ fn flows<'a>(
                         .stripe
                         .as_ref()
                         .map(|st| Box::new(crate::app::Stripe::new(st, c, bytes))),
+                    ptcp: f
+                        .ptcp
+                        .as_ref()
+                        .map(|pt| Box::new(crate::app::Ptcp::new(pt, c, bytes))),
                 }))
             }
             (None, Some(c), None) => {

@@ -184,6 +184,10 @@ pub struct FlowSpec {
     /// read in block order at the receiver.
     #[serde(default)]
     pub stripe: Option<crate::app::StripeConfig>,
+    /// TCP only: pTCP (P4 §4): one connection of `pipes` TCP-v pipes whose engine owns
+    /// the send and receive buffers.
+    #[serde(default)]
+    pub ptcp: Option<crate::app::PtcpConfig>,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
     #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
     pub dscp: u8,

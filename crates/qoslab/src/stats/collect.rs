@@ -256,6 +256,20 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         super::stripe::stripe_tables(&mut r, &st);
     }
 
+    // pTCP flows (P4 §4)
+    let pt: Vec<(usize, &crate::app::Ptcp)> = w
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &f.app {
+            FlowApp::Tcp(t) => t.ptcp.as_deref().map(|x| (i, x)),
+            _ => None,
+        })
+        .collect();
+    if !pt.is_empty() {
+        super::ptcp::ptcp_tables(&mut r, &pt);
+    }
+
     // traces
     let tr = &w.recorded.traces;
     let mut t = Table::default();

@@ -5,6 +5,7 @@ mod collect;
 pub mod delay;
 mod eruf;
 pub mod fairness;
+mod ptcp;
 mod qosmgr;
 mod stripe;
 mod table;

@@ -210,6 +210,7 @@ impl TcpReceiver {
             ts_ecr: self.ts_recent,
             retransmit: false,
             subflow: self.subflow,
+            dsn: 0,
             view: Default::default(),
         };
         if self.sack_blocks > 0 && !self.ooo.is_empty() {

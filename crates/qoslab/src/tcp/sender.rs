@@ -284,6 +284,38 @@ impl TcpSender {
         self.state != TcpState::SynSent && self.snd_nxt < self.written
     }
 
+    /// Room for one more full segment of new data at once: the connection is open, no
+    /// written data waits, and the window (recovery's `pipe` rule for SACK, with no
+    /// segment waiting to be retransmitted) takes one more MSS. pTCP's engine asks this
+    /// before it binds data to a TCP-v pipe (P4 §4.1, window-based striping): a write
+    /// of one MSS then leaves at once as exactly one new segment.
+    pub fn can_send_new(&self) -> bool {
+        if matches!(self.state, TcpState::SynSent | TcpState::Done)
+            || self.fin_sent
+            || self.written > self.snd_max
+        {
+            return false;
+        }
+        let len = self.mss as u64;
+        if self.variant == Variant::Sack && self.state == TcpState::Recovery {
+            self.sb.pipe() + len <= self.cc.cwnd() as u64
+                && self.sb.next_lost().is_none()
+                && self.snd_max + len <= self.snd_una + self.peer_wnd.min(self.cap) as u64
+        } else {
+            self.snd_nxt >= self.snd_max && self.snd_max + len <= self.snd_una + self.window()
+        }
+    }
+
+    /// Still waiting for the SYN-ACK (pTCP's `established()` comes when this turns false).
+    pub fn opening(&self) -> bool {
+        self.state == TcpState::SynSent
+    }
+
+    /// Maximum segment size [bytes].
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
     /// Loss-recovery flavour.
     pub fn variant(&self) -> Variant {
         self.variant

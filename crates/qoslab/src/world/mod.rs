@@ -20,6 +20,7 @@ use crate::time::{Dur, SimTime};
 
 mod forward;
 mod hooks;
+mod ptcp;
 mod qos;
 mod quench;
 mod stripe;
@@ -81,6 +82,9 @@ enum Event {
     /// A timer of one end of a striped flow's connection (P4 §2): the connection by
     /// its subflow index, the end 0 (sender) or 1 (receiver).
     StripeTimer { flow: FlowId, conn: u8, end: u8 },
+    /// A timer of one end of a pTCP flow's pipe (P4 §4): the pipe by its subflow index,
+    /// the end 0 (sender) or 1 (receiver).
+    PtcpTimer { flow: FlowId, pipe: u8, end: u8 },
     /// A QoS manager's shaping timer (P0).
     QosTimer { mgr: u32 },
     /// The warm-up ends: totals start here.
@@ -369,6 +373,7 @@ impl World {
             Event::QosTimer { mgr } => self.qos_timer(now, mgr),
             Event::WebTimer { flow, port, end } => self.web_timer(now, flow, port, end),
             Event::StripeTimer { flow, conn, end } => self.stripe_timer(now, flow, conn, end),
+            Event::PtcpTimer { flow, pipe, end } => self.ptcp_timer(now, flow, pipe, end),
             Event::WarmupEnd => {
                 self.warm = self.snapshot();
                 for n in &mut self.nodes {

@@ -11,6 +11,7 @@ impl World {
             FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Tcp(t) if t.web.is_some() => return self.web_source(now, flow),
             FlowApp::Tcp(t) if t.stripe.is_some() => return self.stripe_source(now, flow),
+            FlowApp::Tcp(t) if t.ptcp.is_some() => return self.ptcp_source(now, flow),
             FlowApp::Tcp(t) => {
                 let mut out = std::mem::take(&mut self.tcp_out);
                 let opened = !t.started;
@@ -262,6 +263,9 @@ impl World {
                 }
                 if t.stripe.is_some() {
                     return self.stripe_deliver(now, node, pkt, h);
+                }
+                if t.ptcp.is_some() {
+                    return self.ptcp_deliver(now, node, pkt, h);
                 }
                 self.tcp_deliver(now, pkt, h);
             }

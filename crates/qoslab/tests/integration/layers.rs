@@ -20,6 +20,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/eruf",
         "stats/web",
         "stats/stripe",
+        "stats/ptcp",
     ],
 ];
 
