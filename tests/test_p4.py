@@ -20,6 +20,9 @@ def test_committed_scenarios_match_the_generator():
     names = set(p4.specs())
     for m in p4.METHODS:
         assert {f"p4/f2-{m}.toml", f"p4/f6-{m}.toml", f"p4/f6b-{m}.toml"} <= names
+    assert "p4/f9-ptcp.toml" in names
+    f9 = p4.specs()["p4/f9-ptcp.toml"]
+    assert [f["ptcp"]["pipes"] for f in f9["flow"]] == [1] * 10
     for rel, data in p4.specs().items():
         path = scenarios_dir() / rel
         assert path.read_text() == to_toml(data, p4.HEADER), f"regenerate {rel}"
@@ -50,6 +53,15 @@ def test_buffer_and_bandwidth_overrides_scale_the_link_red_and_sockets():
     ).data
     assert waimd["flow"][0]["tcp"]["rcv_buffer"] == "640000B"
     assert waimd["flow"][0]["tcp"]["cc"]["w"] == 20
+    # pTCP's one send and one receive buffer hold w TCBs' worth.
+    ptcp = qoslab.check(
+        scenarios_dir() / "p4" / "f2-ptcp.toml", p4.buffer_overrides("ptcp", 32, 20)
+    ).data
+    assert ptcp["flow"][0]["ptcp"] == {
+        "pipes": 20,
+        "send_buffer": "640000B",
+        "recv_buffer": "640000B",
+    }
 
 
 def test_multi_link_has_the_papers_cross_traffic():
@@ -114,6 +126,7 @@ def test_weighted_flow_beats_unit_flows_and_waimd_collapses_at_large_weights():
     assert ratio("waimd", 5) > 2.5
     assert ratio("stripe", 5) > 2.0
     assert ratio("waimd", 100) < 20
+    assert 16 < ratio("ptcp", 20) < 24
 
 
 def test_striping_needs_large_buffers_at_w_20():
@@ -171,6 +184,13 @@ def test_paper_figures_draw_one_curve_per_method_and_the_ideal(tmp_path):
         assert {p4.LABELS[m] for m in ms} <= labels, (name, labels)
         if name != "p4-f6":
             assert "ideal" in labels
+    d = tmp_path / "p4-f9"
+    d.mkdir()
+    pl.DataFrame({"tcbs": [50, 600], "mean_bps": [9e5, 8e5], "rsd": [0.02, 0.1]}).write_parquet(
+        d / "table-f9.parquet"
+    )
+    fig = FIGURES["p4-f9"](Saved(d, {"name": "p4-f9", "tables": ["f9"]}, True))
+    assert [ax.get_lines()[0].get_ydata().tolist() for ax in fig.axes] == [[900, 800], [0.02, 0.1]]
 
 
 def test_explanations_link_to_existing_docs_and_scripts():
