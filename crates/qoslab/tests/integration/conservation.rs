@@ -83,3 +83,24 @@ fn random_loss_conserves_and_matches_probability() {
     // 1250 packets, p = 0.05: σ ≈ 0.006.
     assert!((p - 0.05).abs() < 0.02, "{p}");
 }
+
+#[test]
+fn ptcp_with_random_loss_conserves() {
+    // A pTCP flow of 8 pipes (hollow and repeated segments, two-way traffic) and a
+    // plain TCP flow over a lossy RED bottleneck.
+    let flows = "[[flow]]\nname = \"p\"\nfrom = \"s0\"\nto = \"d0\"\ntcp = { variant = \"sack\" }\nptcp = { pipes = 8, recv_buffer = \"64KB\" }\n\
+                 [[flow]]\nname = \"t\"\nfrom = \"s1\"\nto = \"d1\"\ntcp = { variant = \"sack\" }\n";
+    let text = dumbbell(
+        2,
+        "5Mbps",
+        "{ kind = \"red\", limit = 60, min_th = 10, max_th = 30 }",
+        flows,
+        "",
+    )
+    .replace(
+        "delay = \"10ms\"\nqueue",
+        "delay = \"10ms\"\nloss = 0.01\nqueue",
+    );
+    let w = run_world(&text);
+    check(&w);
+}

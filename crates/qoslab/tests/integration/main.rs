@@ -8,6 +8,7 @@ mod diffserv;
 mod eruf;
 mod layers;
 mod multcp;
+mod ptcp;
 mod routing;
 mod rtt_aware;
 mod scenario_errors;

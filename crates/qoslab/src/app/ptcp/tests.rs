@@ -46,6 +46,8 @@ struct Net {
     rng: RngStream,
     /// Drop the first transmission of the data packet on this pipe with this virtual seq.
     drop_one: Option<(u8, u64)>,
+    /// Drop the first packet carrying stream offset `dsn`.
+    drop_dsn: Option<u64>,
     wire: Vec<TcpHeader>,
     /// Every data packet sent, in order.
     sent: Vec<Sent>,
@@ -66,6 +68,7 @@ impl Net {
             loss,
             rng: RngStream::from_seed(seed),
             drop_one: None,
+            drop_dsn: None,
             wire: Vec::new(),
             sent: Vec::new(),
         }
@@ -93,19 +96,21 @@ impl Net {
                     self.drop_one = None;
                 }
             }
+            if self.drop_dsn.is_some_and(|d| h.len > 0 && h.dsn == d) {
+                dropped = true;
+                self.drop_dsn = None;
+            }
             while self.queued.front().is_some_and(|&d| d <= self.now) {
                 self.queued.pop_front();
             }
             if self.queued.len() >= self.buffer {
                 dropped = true;
             }
-            if h.len > 0 || h.flags & tcp_flags::ACK != 0 {
-                self.sent.push(Sent {
-                    t: self.now,
-                    h,
-                    dropped,
-                });
-            }
+            self.sent.push(Sent {
+                t: self.now,
+                h,
+                dropped,
+            });
             if dropped {
                 continue;
             }
@@ -237,6 +242,31 @@ fn every_byte_reaches_the_application_once_and_in_order_under_random_loss() {
 }
 
 #[test]
+fn pipes_with_handshakes_and_delayed_acks_open_carry_and_close() {
+    let tcp = TcpConfig {
+        handshake: true,
+        delayed_ack: true,
+        ..sack()
+    };
+    let mut pt = Ptcp::new(&cfg(3, 32_000), &tcp, Some(150_500));
+    pt.rcv.log = Some(Vec::new());
+    let mut net = Net::new(pt, 10.0, 20, 40, 0.02, 5);
+    net.run(SimTime::from_secs(600));
+    assert!(
+        net.pt.is_done(),
+        "every pipe closed with its FIN acknowledged"
+    );
+    assert_stream(&net.pt, 150_500, "handshake");
+    assert!(net.pt.pipes.iter().all(|p| p.established && p.closed));
+    let syns = net
+        .sent
+        .iter()
+        .filter(|s| s.h.flags & tcp_flags::SYN != 0)
+        .count();
+    assert!(syns >= 3, "{syns}");
+}
+
+#[test]
 fn data_is_bound_only_to_pipes_with_window_room() {
     // Small windows, a small buffer and heavy loss: many binds in every pipe state.
     let tcp = TcpConfig {
@@ -257,7 +287,7 @@ fn data_is_bound_only_to_pipes_with_window_room() {
     // and no pipe holds more virtual data in flight than its window allows.
     let mut t = SimTime::ZERO;
     while !net.pt.is_done() && t < SimTime::from_secs(600) {
-        t = t + Dur::from_millis(5);
+        t += Dur::from_millis(5);
         net.run(t);
         for p in &net.pt.pipes {
             assert!(p.pending.is_none(), "a chunk bound to a pipe waits unsent");
@@ -346,6 +376,45 @@ fn a_fast_retransmitted_segments_data_also_goes_on_a_second_pipe() {
         .filter(|s| s.t > lost.t && s.h.subflow != 1 && s.h.len > 0 && s.h.dsn == lost.h.dsn)
         .count();
     assert!(others >= 1, "the data also went on another pipe");
+}
+
+#[test]
+fn data_its_pipe_resends_after_a_timeout_also_goes_on_another_pipe() {
+    // The last chunk is lost: nothing sent later is acknowledged, so no fast reassign
+    // and no fast retransmit; its pipe times out, and redundant striping sends the
+    // chunk on the other pipe too.
+    let n = 50_000;
+    let mut pt = Ptcp::new(&cfg(2, 100_000), &sack(), Some(n));
+    pt.rcv.log = Some(Vec::new());
+    let mut net = Net::new(pt, 10.0, 20, 100, 0.0, 1);
+    net.drop_dsn = Some(n - 1000);
+    net.run(SimTime::from_secs(60));
+    assert!(net.pt.is_done());
+    assert_stream(&net.pt, n, "tail loss");
+    let lost = net
+        .sent
+        .iter()
+        .find(|s| s.dropped)
+        .copied()
+        .expect("dropped");
+    let a = lost.h.subflow as usize;
+    assert_eq!(net.pt.pipes[a].snd.stats().timeouts, 1);
+    assert_eq!(net.pt.engine.stats.reassigns, 0);
+    assert_eq!(net.pt.engine.stats.redundant, 1);
+    let copies: Vec<u8> = net
+        .sent
+        .iter()
+        .filter(|s| s.t > lost.t && s.h.len > 0 && s.h.dsn == lost.h.dsn)
+        .map(|s| s.h.subflow)
+        .collect();
+    assert!(
+        copies.contains(&lost.h.subflow),
+        "its pipe resent it: {copies:?}"
+    );
+    assert!(
+        copies.iter().any(|&p| p != lost.h.subflow),
+        "and another pipe: {copies:?}"
+    );
 }
 
 #[test]
