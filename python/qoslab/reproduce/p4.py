@@ -19,6 +19,7 @@ weight w: MulTCP with that weight (``waimd``), w striped connections (``stripe``
 blocks round-robin, 64 KB send and receive buffers per connection), or pTCP with w
 pipes (``ptcp``, 64 KB per pipe in the connection's one send and one receive buffer).
 The ratio is f0's goodput over the mean of f1..f9's after a 20 s warm-up.
+Fig. 9 uses the same link with all ten flows pTCP of one weight w (10·w TCBs).
 
 Multiple links (paper §5.2, Fig. 5): five backbone routers r0..r4 in a chain (15, 43,
 17 and 43 ms; r1→r2 is the 10 Mb/s bottleneck, the others 20 Mb/s; RED with a buffer of

@@ -128,7 +128,7 @@ impl Cbr {
         while now >= due {
             let bps = lo + (hi - lo) * self.rng.uniform();
             self.interval = Rate::from_bps(bps.round() as u64).tx_time(self.size);
-            due = due + every;
+            due += every;
         }
         self.next_change = Some(due);
     }
