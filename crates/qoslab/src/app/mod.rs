@@ -11,7 +11,7 @@ mod stripe;
 mod telnet;
 pub mod web;
 
-pub use cbr::{Cbr, CbrConfig};
+pub use cbr::{Cbr, CbrConfig, RateChange};
 pub use onoff::{ParetoConfig, ParetoOnOff};
 pub use ptcp::{Ptcp, PtcpConfig};
 pub use sink::UdpSink;

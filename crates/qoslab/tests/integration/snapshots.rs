@@ -1,4 +1,4 @@
-//! Guards against silent change: the shipped scenarios (examples, P0, P1, P2, P3, cut short) give
+//! Guards against silent change: the shipped scenarios (examples, P0 to P4, cut short) give
 //! the same result tables byte for byte, and bad scenarios the same error (key and
 //! message), as recorded in `tests/snapshots/`.
 //!
@@ -61,6 +61,7 @@ fn shipped_scenarios_give_the_recorded_tables() {
         "scenarios/p1",
         "scenarios/p2",
         "scenarios/p3",
+        "scenarios/p4",
     ]
     .iter()
     .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
