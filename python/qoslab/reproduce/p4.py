@@ -33,6 +33,7 @@ source on r1→r2 whose rate is drawn uniformly in 0.5–3.5 Mb/s every second.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,8 +217,7 @@ def specs() -> dict[str, dict[str, Any]]:
         out[f"p4/f2-{m}.toml"] = single_link(m)
         out[f"p4/f6-{m}.toml"] = multi_link(m)
         out[f"p4/f6b-{m}.toml"] = multi_link(m, weighted=N_FLOWS)
-    if "ptcp" in METHODS:
-        out["p4/f9-ptcp.toml"] = single_link("ptcp", weighted=N_FLOWS)
+    out["p4/f9-ptcp.toml"] = single_link("ptcp", weighted=N_FLOWS)
     return out
 
 
@@ -310,21 +310,41 @@ def _seeds(ctx: Context, full: int) -> list[int]:
     return [1] if ctx.quick else list(range(1, full + 1))
 
 
+def _method_sweep(
+    ctx: Context,
+    stem: str,
+    key: str,
+    values: list[int],
+    overrides: Callable[[str, int], dict[str, Any]],
+    label: Callable[[str, int, int], str],
+    keep_at: int,
+    seeds: list[int],
+    duration: str,
+) -> pl.DataFrame:
+    """Runs ``p4/{stem}-{method}.toml`` for every method, value of ``key`` (set by
+    ``overrides(method, value)``) and seed; one row per run with f0's ratio. The run at
+    ``keep_at`` with seed 1 is kept for the report."""
+    rows = []
+    for method in METHODS:
+        path = ctx.scenario(f"p4/{stem}-{method}.toml")
+        for v in values:
+            for seed in seeds:
+                ov = {**overrides(method, v), "duration": duration}
+                keep = seed == 1 and v == keep_at
+                res = _run(ctx, path, ov, seed, label(method, v, seed), keep=keep)
+                rows.append({"method": method, key: v, "seed": seed, **_ratio_row(_goodputs(res))})
+    return pl.DataFrame(rows)
+
+
 def _ratio_sweep(
     ctx: Context, stem: str, weights: list[int], seeds: list[int], duration: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Runs ``p4/{stem}-{method}.toml`` for every method, weight and seed; returns the
     per-seed rows and their means per (method, w) with ``ratio_over_w``."""
-    rows = []
-    for method in METHODS:
-        path = ctx.scenario(f"p4/{stem}-{method}.toml")
-        for w in weights:
-            for seed in seeds:
-                ov = {**weight_overrides(method, w), "duration": duration}
-                label = f"{stem}-{method}-w{w}-s{seed}"
-                res = _run(ctx, path, ov, seed, label, keep=seed == 1 and w == max(weights))
-                rows.append({"method": method, "w": w, "seed": seed, **_ratio_row(_goodputs(res))})
-    per_seed = pl.DataFrame(rows)
+    per_seed = _method_sweep(
+        ctx, stem, "w", weights, weight_overrides,
+        lambda m, w, seed: f"{stem}-{m}-w{w}-s{seed}", max(weights), seeds, duration,
+    )  # fmt: skip
     t = _mean_by(per_seed, ["method", "w"], ["ratio", "total_bps"]).with_columns(
         (pl.col("ratio") / pl.col("w")).alias("ratio_over_w")
     )
@@ -377,17 +397,16 @@ def _scaling_comparisons(t: pl.DataFrame, weights: list[int], fig: str) -> list[
             against="striping scales better than WAIMD (paper §3.2)",
         )
     )
-    if "ptcp" in METHODS:
-        best_other = max(_pick(t, "ratio", method=m, w=top) for m in ("waimd", "stripe"))
-        comps.append(
-            Comparison(
-                f"pTCP ratio ÷ the better other at w = {top}",
-                _pick(t, "ratio", method="ptcp", w=top) / best_other,
-                unit="×",
-                at_least=1.0,
-                against=f"pTCP scales best (paper Fig. {fig})",
-            )
+    best_other = max(_pick(t, "ratio", method=m, w=top) for m in ("waimd", "stripe"))
+    comps.append(
+        Comparison(
+            f"pTCP ratio ÷ the better other at w = {top}",
+            _pick(t, "ratio", method="ptcp", w=top) / best_other,
+            unit="×",
+            at_least=1.0,
+            against=f"pTCP scales best (paper Fig. {fig})",
         )
+    )
     return comps
 
 
@@ -459,18 +478,10 @@ def f3a_experiment(ctx: Context) -> Outcome:
     """Fig. 3(a): f0 of weight 20 with 16 KB … 1 MB of buffer per TCB."""
     kbs = F3A_BUFFERS_KB
     duration = "100s" if ctx.quick else "300s"
-    rows = []
-    for method in METHODS:
-        path = ctx.scenario(f"p4/f2-{method}.toml")
-        for kb in kbs:
-            for seed in _seeds(ctx, 3):
-                ov = {**buffer_overrides(method, kb, W3), "duration": duration}
-                label = f"{method}-{kb}KB-s{seed}"
-                res = _run(ctx, path, ov, seed, label, keep=seed == 1 and kb == min(kbs))
-                rows.append(
-                    {"method": method, "buffer_kb": kb, "seed": seed, **_ratio_row(_goodputs(res))}
-                )
-    per_seed = pl.DataFrame(rows)
+    per_seed = _method_sweep(
+        ctx, "f2", "buffer_kb", kbs, lambda m, kb: buffer_overrides(m, kb, W3),
+        lambda m, kb, seed: f"{m}-{kb}KB-s{seed}", min(kbs), _seeds(ctx, 3), duration,
+    )  # fmt: skip
     t = _mean_by(per_seed, ["method", "buffer_kb"], ["ratio", "total_bps"]).with_columns(
         (pl.col("ratio") / W3).alias("ratio_over_w")
     )
@@ -502,24 +513,23 @@ def f3a_experiment(ctx: Context) -> Outcome:
             against="striping needs large buffers (paper §3.2)",
         ),
     ]
-    if "ptcp" in METHODS:
-        ideal_min = 64 if 64 in kbs else min(k for k in kbs if k >= 48)
-        comps += [
-            Comparison(
-                f"pTCP: ratio ÷ w with {ideal_min} KB per TCB",
-                at("ptcp", ideal_min),
-                unit="×",
-                at_least=0.8,
-                against="near the ideal from about 48 KB per TCB (paper §5.1)",
-            ),
-            Comparison(
-                f"pTCP ÷ striping with {small} KB per TCB",
-                at("ptcp", small) / at("stripe", small),
-                unit="×",
-                at_least=1.0,
-                against="pTCP degrades more gracefully (paper §5.1, Fig. 3a)",
-            ),
-        ]
+    ideal_min = 64 if 64 in kbs else min(k for k in kbs if k >= 48)
+    comps += [
+        Comparison(
+            f"pTCP: ratio ÷ w with {ideal_min} KB per TCB",
+            at("ptcp", ideal_min),
+            unit="×",
+            at_least=0.8,
+            against="near the ideal from about 48 KB per TCB (paper §5.1)",
+        ),
+        Comparison(
+            f"pTCP ÷ striping with {small} KB per TCB",
+            at("ptcp", small) / at("stripe", small),
+            unit="×",
+            at_least=1.0,
+            against="pTCP degrades more gracefully (paper §5.1, Fig. 3a)",
+        ),
+    ]
     return Outcome(comparisons=comps, tables={"f3a": t, "f3a_per_seed": per_seed})
 
 
@@ -576,18 +586,10 @@ def f3b_experiment(ctx: Context) -> Outcome:
     """Fig. 3(b): f0 of weight 20 as the bottleneck shrinks (RED and socket buffers scale)."""
     rates = F3B_MBPS
     duration = "100s" if ctx.quick else "300s"
-    rows = []
-    for method in METHODS:
-        path = ctx.scenario(f"p4/f2-{method}.toml")
-        for mbps in rates:
-            for seed in _seeds(ctx, 3):
-                ov = {**bandwidth_overrides(method, mbps, W3), "duration": duration}
-                label = f"{method}-{mbps}M-s{seed}"
-                res = _run(ctx, path, ov, seed, label, keep=seed == 1 and mbps == min(rates))
-                rows.append(
-                    {"method": method, "mbps": mbps, "seed": seed, **_ratio_row(_goodputs(res))}
-                )
-    per_seed = pl.DataFrame(rows)
+    per_seed = _method_sweep(
+        ctx, "f2", "mbps", rates, lambda m, mbps: bandwidth_overrides(m, mbps, W3),
+        lambda m, mbps, seed: f"{m}-{mbps}M-s{seed}", min(rates), _seeds(ctx, 3), duration,
+    )  # fmt: skip
     # Average window per TCB [packets] as the paper estimates it: network storage
     # (bandwidth-delay product + RED buffer) over the 29 TCBs.
     storage = (pl.col("mbps") * 1e6 * 0.24 / 8 + RED_BYTES * pl.col("mbps") / 10) / (MSS + 40)
@@ -623,23 +625,22 @@ def f3b_experiment(ctx: Context) -> Outcome:
             against="WAIMD below the ideal at w = 20 (paper Fig. 3b)",
         ),
     ]
-    if "ptcp" in METHODS:
-        comps += [
-            Comparison(
-                "pTCP: worst ratio ÷ w from 10 down to 4 Mb/s",
-                min(at("ptcp", r) for r in rates if r >= 4),
-                unit="×",
-                at_least=0.8,
-                against="pTCP holds to about 4 Mb/s (paper §5.1)",
-            ),
-            Comparison(
-                "pTCP ÷ the better other at 3 Mb/s",
-                at("ptcp", 3) / max(at("stripe", 3), at("waimd", 3)),
-                unit="×",
-                at_least=1.0,
-                against="pTCP degrades last (paper Fig. 3b)",
-            ),
-        ]
+    comps += [
+        Comparison(
+            "pTCP: worst ratio ÷ w from 10 down to 4 Mb/s",
+            min(at("ptcp", r) for r in rates if r >= 4),
+            unit="×",
+            at_least=0.8,
+            against="pTCP holds to about 4 Mb/s (paper §5.1)",
+        ),
+        Comparison(
+            "pTCP ÷ the better other at 3 Mb/s",
+            at("ptcp", 3) / max(at("stripe", 3), at("waimd", 3)),
+            unit="×",
+            at_least=1.0,
+            against="pTCP degrades last (paper Fig. 3b)",
+        ),
+    ]
     return Outcome(comparisons=comps, tables={"f3b": t, "f3b_per_seed": per_seed})
 
 
@@ -735,16 +736,15 @@ def f6_experiment(ctx: Context) -> Outcome:
             against="striping grows less fair with the weight (paper Fig. 6b)",
         ),
     ]
-    if "ptcp" in METHODS:
-        comps.append(
-            Comparison(
-                f"6(b) pTCP ÷ the lower other relative std-dev at w = {top}",
-                rsd("ptcp", top) / min(rsd("waimd", top), rsd("stripe", top)),
-                unit="×",
-                at_most=1.0,
-                against="pTCP's relative std-dev lowest (paper Fig. 6b)",
-            )
+    comps.append(
+        Comparison(
+            f"6(b) pTCP ÷ the lower other relative std-dev at w = {top}",
+            rsd("ptcp", top) / min(rsd("waimd", top), rsd("stripe", top)),
+            unit="×",
+            at_most=1.0,
+            against="pTCP's relative std-dev lowest (paper Fig. 6b)",
         )
+    )
     return Outcome(comparisons=comps, tables={"f6a": t, "f6a_per_seed": per_seed, "f6b": b})
 
 
