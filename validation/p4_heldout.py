@@ -1,5 +1,7 @@
-"""Held-out check of P4's qualitative claims off the paper's grid: other bottleneck
-rates, base RTTs and flow counts than the paper's single link (10 Mb/s, 240 ms, 10 flows).
+"""Held-out check of P4's qualitative claims (WAIMD, striping, pTCP) off the paper's grid.
+
+Other bottleneck rates, base RTTs and flow counts than the paper's single link (10 Mb/s,
+240 ms, 10 flows).
 
 Single link as in the paper's Fig. 1: n senders and receivers on 100 Mb/s, 1 ms access
 links (DropTail, 1000 packets), two backbone routers joined by the bottleneck whose delay
