@@ -8,8 +8,8 @@
 //! Events live in the heap itself, next to their `(time, seq)` key: a 4-ary min-heap of
 //! 32-byte entries, so a pop touches half as many levels as a binary heap and reads no
 //! second array, and the steady state allocates nothing. Cancellation is lazy and rare
-//! (the world never cancels): it finds the entry by its sequence number, empties it,
-//! and the emptied entry is skipped when it comes out.
+//! (the world never cancels): it finds the entry by its sequence number and notes that
+//! number, and the entry is skipped when it comes out.
 
 use crate::time::SimTime;
 
@@ -31,12 +31,11 @@ impl ReservedKey {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Entry<E> {
     /// `time << 64 | seq`: one integer comparison orders by time, then insertion.
     key: u128,
-    /// `None` once cancelled.
-    ev: Option<E>,
+    ev: E,
 }
 
 impl<E> Entry<E> {
@@ -53,25 +52,32 @@ impl<E> Entry<E> {
 const ARITY: usize = 4;
 
 /// A deterministic event queue over payloads of type `E`.
+///
+/// Payloads are small plain values (`Copy`): entries move through the heap as plain
+/// copies, with no "taken" state to write and test on every move.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
+    /// Sequence numbers of cancelled events still in the heap (empty in a run: the
+    /// world never cancels, so the pop path tests only `is_empty`).
+    cancelled: Vec<u64>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
             heap: Vec::new(),
+            cancelled: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -104,7 +110,7 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         self.push(Entry {
             key: (time.as_nanos() as u128) << 64 | seq as u128,
-            ev: Some(ev),
+            ev,
         });
         EventKey { seq }
     }
@@ -134,26 +140,42 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
         debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
-        self.push(Entry {
-            key: key.0,
-            ev: Some(ev),
-        });
+        self.push(Entry { key: key.0, ev });
     }
 
     /// Cancels the event behind `key`; returns its payload if it had not run yet.
     /// Linear in the number of pending events (nothing on a hot path cancels).
     pub fn cancel(&mut self, key: EventKey) -> Option<E> {
-        self.heap
-            .iter_mut()
-            .find(|e| e.seq() == key.seq)
-            .and_then(|e| e.ev.take())
+        if self.cancelled.contains(&key.seq) {
+            return None;
+        }
+        let ev = self.heap.iter().find(|e| e.seq() == key.seq)?.ev;
+        self.cancelled.push(key.seq);
+        Some(ev)
+    }
+
+    /// True (and forgets the mark) if the entry with `seq` was cancelled.
+    #[cold]
+    fn take_cancelled(&mut self, seq: u64) -> bool {
+        match self.cancelled.iter().position(|&s| s == seq) {
+            Some(i) => {
+                self.cancelled.swap_remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Time of the next live event, if any (drops cancelled entries on the way).
+    #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         while let Some(top) = self.heap.first() {
-            if top.ev.is_some() {
+            if self.cancelled.is_empty() {
                 return Some(top.time());
+            }
+            let seq = top.seq();
+            if !self.take_cancelled(seq) {
+                return Some(self.heap[0].time());
             }
             self.pop_root();
         }
@@ -161,15 +183,17 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes the next live event and advances the clock to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         while !self.heap.is_empty() {
             let e = self.pop_root();
-            let t = e.time();
-            if let Some(ev) = e.ev {
-                self.now = t;
-                self.popped += 1;
-                return Some((t, ev));
+            if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
+                continue;
             }
+            let t = e.time();
+            self.now = t;
+            self.popped += 1;
+            return Some((t, e.ev));
         }
         None
     }
@@ -188,25 +212,19 @@ impl<E> EventQueue<E> {
     #[inline]
     fn push(&mut self, e: Entry<E>) {
         let mut hole = self.heap.len();
-        self.heap.push(Entry { key: 0, ev: None });
+        self.heap.push(e);
+        let heap = &mut self.heap[..];
         while hole > 0 {
             let parent = (hole - 1) / ARITY;
-            if e.key < self.heap[parent].key {
-                self.move_entry(parent, hole);
+            let p = heap[parent];
+            if e.key < p.key {
+                heap[hole] = p;
                 hole = parent;
             } else {
                 break;
             }
         }
-        self.heap[hole] = e;
-    }
-
-    /// Moves the entry at `from` to `to`, leaving an empty entry at `from`.
-    #[inline(always)]
-    fn move_entry(&mut self, from: usize, to: usize) {
-        let ev = self.heap[from].ev.take();
-        self.heap[to].key = self.heap[from].key;
-        self.heap[to].ev = ev;
+        heap[hole] = e;
     }
 
     /// Removes the root (the heap is not empty) and restores the heap.
@@ -214,47 +232,55 @@ impl<E> EventQueue<E> {
     /// Bottom-up (Floyd's variant): the hole left by the root sinks along the earliest
     /// children to a leaf, with no comparison against the last entry on the way; the last
     /// entry then goes into the hole and rises (it usually belongs near the bottom, as
-    /// most new events are scheduled later than the ones waiting).
+    /// most new events are scheduled later than the ones waiting). A node with all four
+    /// children (every level but the last) picks the earliest in a fixed sequence of
+    /// three comparisons.
     #[inline]
     fn pop_root(&mut self) -> Entry<E> {
         let last = self.heap.pop().expect("pop_root on a non-empty heap");
-        let n = self.heap.len();
+        let heap = &mut self.heap[..];
+        let n = heap.len();
         if n == 0 {
             return last;
         }
-        let root = Entry {
-            key: self.heap[0].key,
-            ev: self.heap[0].ev.take(),
-        };
+        let root = heap[0];
         let mut hole = 0;
         loop {
             let first = hole * ARITY + 1;
-            if first >= n {
+            if let Some(c) = heap.get(first..first + ARITY) {
+                let (k0, k1, k2, k3) = (c[0].key, c[1].key, c[2].key, c[3].key);
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                let best = first + if kb < ka { b } else { a };
+                heap[hole] = heap[best];
+                hole = best;
+            } else {
+                // The last parent, with fewer than four children: their own children
+                // (from 4·first + 1 on) are past the end, so the hole stops there.
+                if first < n {
+                    let mut best = first;
+                    for c in first + 1..n {
+                        if heap[c].key < heap[best].key {
+                            best = c;
+                        }
+                    }
+                    heap[hole] = heap[best];
+                    hole = best;
+                }
                 break;
             }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            let mut best_key = self.heap[first].key;
-            for c in first + 1..end {
-                let k = self.heap[c].key;
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
-            }
-            self.move_entry(best, hole);
-            hole = best;
         }
         while hole > 0 {
             let parent = (hole - 1) / ARITY;
-            if last.key < self.heap[parent].key {
-                self.move_entry(parent, hole);
+            let p = heap[parent];
+            if last.key < p.key {
+                heap[hole] = p;
                 hole = parent;
             } else {
                 break;
             }
         }
-        self.heap[hole] = last;
+        heap[hole] = last;
         root
     }
 }

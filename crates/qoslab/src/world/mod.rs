@@ -59,7 +59,7 @@ pub enum HookAt {
 }
 
 /// Something that happens at a point in simulated time.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Event {
     /// The first packet propagating on `iface` reaches the node at its far end.
     Arrive { iface: IfaceId },
