@@ -10,7 +10,7 @@ impl World {
         self.nodes[node.0 as usize].counters.originated += 1;
         let at = HookAt::HostEgress(node);
         if self.run_hook(now, at, 0, &mut pkt) {
-            self.route_out(now, node, pkt);
+            self.route_out(now, node, &mut pkt);
         }
     }
 
@@ -40,17 +40,20 @@ impl World {
                 return;
             }
         }
-        self.route_out(now, node, pkt);
+        self.route_out(now, node, &mut pkt);
     }
 
+    /// Routes `pkt` out of `node`. Packets go by reference along the forwarding path
+    /// (a packet is 152 bytes: each by-value hand-over was a copy) until the queue
+    /// takes its copy.
     #[inline]
-    pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, mut pkt: Packet) {
+    pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, pkt: &mut Packet) {
         let Some(iface) = self.routes.next_hop(node, pkt.dst) else {
-            self.drop_at_node(node, &pkt, DropCause::NoRoute);
+            self.drop_at_node(node, pkt, DropCause::NoRoute);
             return;
         };
         let at = HookAt::Egress(iface);
-        if self.run_hook(now, at, 0, &mut pkt) {
+        if self.run_hook(now, at, 0, pkt) {
             self.enqueue(now, iface, pkt);
         }
     }
@@ -58,19 +61,19 @@ impl World {
     /// Continues a packet's journey after the hook at `at` let it through.
     pub(super) fn after_hook(&mut self, now: SimTime, at: HookAt, mut pkt: Packet) {
         match at {
-            HookAt::HostEgress(n) | HookAt::Ingress(n) => self.route_out(now, n, pkt),
-            HookAt::Egress(f) => self.enqueue(now, f, pkt),
+            HookAt::HostEgress(n) | HookAt::Ingress(n) => self.route_out(now, n, &mut pkt),
+            HookAt::Egress(f) => self.enqueue(now, f, &mut pkt),
             HookAt::IngressIface(f) => {
                 let n = self.ifaces[f.0 as usize].peer;
                 if self.run_hook(now, HookAt::Ingress(n), 0, &mut pkt) {
-                    self.route_out(now, n, pkt);
+                    self.route_out(now, n, &mut pkt);
                 }
             }
         }
     }
 
     #[inline]
-    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, mut pkt: Packet) {
+    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, pkt: &mut Packet) {
         let fi = iface.0 as usize;
         let node = self.ifaces[fi].node;
         let n = &mut self.nodes[node.0 as usize];
@@ -80,7 +83,7 @@ impl World {
         let f = &mut self.ifaces[fi];
         f.counters.arrived += 1;
         f.counters.arrived_bytes += pkt.size as u64;
-        f.queue.enqueue(now, pkt, &mut self.drops);
+        f.queue.enqueue(now, *pkt, &mut self.drops);
         self.account_queue_drops(now, iface);
         let f = &mut self.ifaces[fi];
         if !f.tx_pending {
