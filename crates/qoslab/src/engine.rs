@@ -51,169 +51,24 @@ impl<E> Entry<E> {
 /// Children per heap node.
 const ARITY: usize = 4;
 
-/// A deterministic event queue over payloads of type `E`.
-///
-/// Payloads are small plain values (`Copy`): entries move through the heap as plain
-/// copies, with no "taken" state to write and test on every move.
+/// A 4-ary min-heap of entries by key.
 #[derive(Debug)]
-pub struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
-    /// Sequence numbers of cancelled events still in the heap (empty in a run: the
-    /// world never cancels, so the pop path tests only `is_empty`).
-    cancelled: Vec<u64>,
-    next_seq: u64,
-    now: SimTime,
-    popped: u64,
-}
+struct Heap<E>(Vec<Entry<E>>);
 
-impl<E: Copy> Default for EventQueue<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<E: Copy> EventQueue<E> {
-    /// An empty queue at time zero.
-    pub fn new() -> Self {
-        EventQueue {
-            heap: Vec::new(),
-            cancelled: Vec::new(),
-            next_seq: 0,
-            now: SimTime::ZERO,
-            popped: 0,
-        }
-    }
-
-    /// Time of the event most recently popped (the current simulated time).
-    pub fn now(&self) -> SimTime {
-        self.now
-    }
-
-    /// Events popped so far (cancelled ones excluded).
-    pub fn events_processed(&self) -> u64 {
-        self.popped
-    }
-
-    /// Events waiting, cancelled ones included until they surface.
-    pub fn pending(&self) -> usize {
-        self.heap.len()
-    }
-
-    /// Schedules `ev` at `at` and returns a key that can cancel it.
-    ///
-    /// An event in the past is run at the current time (after those already due), so
-    /// time never goes backwards.
-    #[inline]
-    pub fn schedule(&mut self, at: SimTime, ev: E) -> EventKey {
-        let time = at.max(self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.push(Entry {
-            key: (time.as_nanos() as u128) << 64 | seq as u128,
-            ev,
-        });
-        EventKey { seq }
-    }
-
-    /// Schedules `ev` at `at` with no intention of cancelling it.
-    #[inline]
-    pub fn schedule_forget(&mut self, at: SimTime, ev: E) {
-        let _ = self.schedule(at, ev);
-    }
-
-    /// Takes the place in the order that `schedule(at, _)` would give an event now,
-    /// without scheduling anything: the key it returns goes to [`Self::schedule_reserved`]
-    /// later. A mechanism that releases its own items in key order (a delay FIFO) keeps
-    /// only its earliest item in the heap, and the run is the same event for event as if
-    /// every item had had its own event from the start.
-    #[inline]
-    pub fn reserve(&mut self, at: SimTime) -> ReservedKey {
-        let time = at.max(self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        ReservedKey((time.as_nanos() as u128) << 64 | seq as u128)
-    }
-
-    /// Schedules `ev` with a key taken earlier by [`Self::reserve`]; its time must not be
-    /// before the current time (the caller keeps its items in key order and schedules
-    /// the next only when the one before it has run).
-    #[inline]
-    pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
-        debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
-        self.push(Entry { key: key.0, ev });
-    }
-
-    /// Cancels the event behind `key`; returns its payload if it had not run yet.
-    /// Linear in the number of pending events (nothing on a hot path cancels).
-    pub fn cancel(&mut self, key: EventKey) -> Option<E> {
-        if self.cancelled.contains(&key.seq) {
-            return None;
-        }
-        let ev = self.heap.iter().find(|e| e.seq() == key.seq)?.ev;
-        self.cancelled.push(key.seq);
-        Some(ev)
-    }
-
-    /// True (and forgets the mark) if the entry with `seq` was cancelled.
-    #[cold]
-    fn take_cancelled(&mut self, seq: u64) -> bool {
-        match self.cancelled.iter().position(|&s| s == seq) {
-            Some(i) => {
-                self.cancelled.swap_remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Time of the next live event, if any (drops cancelled entries on the way).
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        while let Some(top) = self.heap.first() {
-            if self.cancelled.is_empty() {
-                return Some(top.time());
-            }
-            let seq = top.seq();
-            if !self.take_cancelled(seq) {
-                return Some(self.heap[0].time());
-            }
-            self.pop_root();
-        }
-        None
-    }
-
-    /// Removes the next live event and advances the clock to its time.
-    #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        while !self.heap.is_empty() {
-            let e = self.pop_root();
-            if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
-                continue;
-            }
-            let t = e.time();
-            self.now = t;
-            self.popped += 1;
-            return Some((t, e.ev));
-        }
-        None
-    }
-
-    /// Removes the next live event only if it is due at or before `until`.
-    #[inline]
-    pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
-        match self.peek_time() {
-            Some(t) if t <= until => self.pop(),
-            _ => None,
-        }
+impl<E: Copy> Heap<E> {
+    /// Key of the earliest entry, if any.
+    #[inline(always)]
+    fn top(&self) -> Option<&Entry<E>> {
+        self.0.first()
     }
 
     /// Appends `e` and moves it up to its place: parents that run later move down one
     /// level each, and `e` is written once, where it belongs.
     #[inline]
     fn push(&mut self, e: Entry<E>) {
-        let mut hole = self.heap.len();
-        self.heap.push(e);
-        let heap = &mut self.heap[..];
+        let mut hole = self.0.len();
+        self.0.push(e);
+        let heap = &mut self.0[..];
         while hole > 0 {
             let parent = (hole - 1) / ARITY;
             let p = heap[parent];
@@ -237,8 +92,8 @@ impl<E: Copy> EventQueue<E> {
     /// three comparisons.
     #[inline]
     fn pop_root(&mut self) -> Entry<E> {
-        let last = self.heap.pop().expect("pop_root on a non-empty heap");
-        let heap = &mut self.heap[..];
+        let last = self.0.pop().expect("pop_root on a non-empty heap");
+        let heap = &mut self.0[..];
         let n = heap.len();
         if n == 0 {
             return last;
@@ -282,6 +137,195 @@ impl<E: Copy> EventQueue<E> {
         }
         heap[hole] = last;
         root
+    }
+}
+
+/// A deterministic event queue over payloads of type `E`.
+///
+/// Payloads are small plain values (`Copy`): entries move through the heap as plain
+/// copies, with no "taken" state to write and test on every move.
+///
+/// Two heaps share one sequence counter: the main one and one for timers
+/// ([`Self::schedule_timer`]). Timers (a TCP endpoint's, a conditioner's, the
+/// samplers') wait long and rarely run, and in a run of many flows they are most of
+/// the pending events; kept apart, they do not deepen the heap that the packet events
+/// go through. A pop takes the earlier of the two tops, so the order of events is
+/// `(time, seq)` exactly as with one heap.
+#[derive(Debug)]
+pub struct EventQueue<E> {
+    main: Heap<E>,
+    timers: Heap<E>,
+    /// Sequence numbers of cancelled events still in a heap (empty in a run: the
+    /// world never cancels, so the pop path tests only `is_empty`).
+    cancelled: Vec<u64>,
+    next_seq: u64,
+    now: SimTime,
+    popped: u64,
+}
+
+impl<E: Copy> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    /// An empty queue at time zero.
+    pub fn new() -> Self {
+        EventQueue {
+            main: Heap(Vec::new()),
+            timers: Heap(Vec::new()),
+            cancelled: Vec::new(),
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
+    }
+
+    /// Time of the event most recently popped (the current simulated time).
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Events popped so far (cancelled ones excluded).
+    pub fn events_processed(&self) -> u64 {
+        self.popped
+    }
+
+    /// Events waiting, cancelled ones included until they surface.
+    pub fn pending(&self) -> usize {
+        self.main.0.len() + self.timers.0.len()
+    }
+
+    /// The key `schedule(at, _)` gives an event now.
+    #[inline(always)]
+    fn next_key(&mut self, at: SimTime) -> u128 {
+        let time = at.max(self.now);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        (time.as_nanos() as u128) << 64 | seq as u128
+    }
+
+    /// Schedules `ev` at `at` and returns a key that can cancel it.
+    ///
+    /// An event in the past is run at the current time (after those already due), so
+    /// time never goes backwards.
+    #[inline]
+    pub fn schedule(&mut self, at: SimTime, ev: E) -> EventKey {
+        let key = self.next_key(at);
+        self.main.push(Entry { key, ev });
+        EventKey { seq: key as u64 }
+    }
+
+    /// Schedules `ev` at `at` with no intention of cancelling it.
+    #[inline]
+    pub fn schedule_forget(&mut self, at: SimTime, ev: E) {
+        let _ = self.schedule(at, ev);
+    }
+
+    /// Schedules a timer: the same as [`Self::schedule_forget`] (same place in the
+    /// order), kept in the timers' heap.
+    #[inline]
+    pub fn schedule_timer(&mut self, at: SimTime, ev: E) {
+        let key = self.next_key(at);
+        self.timers.push(Entry { key, ev });
+    }
+
+    /// Takes the place in the order that `schedule(at, _)` would give an event now,
+    /// without scheduling anything: the key it returns goes to [`Self::schedule_reserved`]
+    /// later. A mechanism that releases its own items in key order (a delay FIFO) keeps
+    /// only its earliest item in the heap, and the run is the same event for event as if
+    /// every item had had its own event from the start.
+    #[inline]
+    pub fn reserve(&mut self, at: SimTime) -> ReservedKey {
+        ReservedKey(self.next_key(at))
+    }
+
+    /// Schedules `ev` with a key taken earlier by [`Self::reserve`]; its time must not be
+    /// before the current time (the caller keeps its items in key order and schedules
+    /// the next only when the one before it has run).
+    #[inline]
+    pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
+        debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
+        self.main.push(Entry { key: key.0, ev });
+    }
+
+    /// Cancels the event behind `key`; returns its payload if it had not run yet.
+    /// Linear in the number of pending events (nothing on a hot path cancels).
+    pub fn cancel(&mut self, key: EventKey) -> Option<E> {
+        if self.cancelled.contains(&key.seq) {
+            return None;
+        }
+        let ev = (self.main.0.iter())
+            .chain(self.timers.0.iter())
+            .find(|e| e.seq() == key.seq)?
+            .ev;
+        self.cancelled.push(key.seq);
+        Some(ev)
+    }
+
+    /// True (and forgets the mark) if the entry with `seq` was cancelled.
+    #[cold]
+    fn take_cancelled(&mut self, seq: u64) -> bool {
+        match self.cancelled.iter().position(|&s| s == seq) {
+            Some(i) => {
+                self.cancelled.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The heap whose top is the earliest event, if any event waits.
+    #[inline(always)]
+    fn earliest(&mut self) -> Option<&mut Heap<E>> {
+        match (self.main.top(), self.timers.top()) {
+            (Some(m), Some(t)) if t.key < m.key => Some(&mut self.timers),
+            (Some(_), _) => Some(&mut self.main),
+            (None, Some(_)) => Some(&mut self.timers),
+            (None, None) => None,
+        }
+    }
+
+    /// Time of the next live event, if any (drops cancelled entries on the way).
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        loop {
+            let check = !self.cancelled.is_empty();
+            let heap = self.earliest()?;
+            let top = *heap.top()?;
+            if !check {
+                return Some(top.time());
+            }
+            if !self.take_cancelled(top.seq()) {
+                return Some(top.time());
+            }
+            self.earliest()?.pop_root();
+        }
+    }
+
+    /// Removes the next live event and advances the clock to its time.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        loop {
+            let e = self.earliest()?.pop_root();
+            if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
+                continue;
+            }
+            let t = e.time();
+            self.now = t;
+            self.popped += 1;
+            return Some((t, e.ev));
+        }
+    }
+
+    /// Removes the next live event only if it is due at or before `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+        match self.peek_time() {
+            Some(t) if t <= until => self.pop(),
+            _ => None,
+        }
     }
 }
 
@@ -333,7 +377,7 @@ mod tests {
             q.schedule_forget(SimTime::from_nanos(i), i);
             q.pop();
         }
-        assert!(q.heap.capacity() <= 4, "{}", q.heap.capacity());
+        assert!(q.main.0.capacity() <= 4, "{}", q.main.0.capacity());
     }
 
     #[test]
@@ -351,7 +395,12 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 let t = q.now().as_nanos() + x % 50;
-                q.schedule_forget(SimTime::from_nanos(t), seq);
+                // Either heap: the order is the same (time, insertion) across both.
+                if x % 3 == 0 {
+                    q.schedule_timer(SimTime::from_nanos(t), seq);
+                } else {
+                    q.schedule_forget(SimTime::from_nanos(t), seq);
+                }
                 want.push((t, seq));
                 seq += 1;
             }
@@ -421,6 +470,21 @@ mod tests {
         let a = run(false);
         assert!(a.len() > 3000);
         assert_eq!(a, run(true));
+    }
+
+    #[test]
+    fn timers_take_their_place_in_one_order_and_cancel() {
+        let mut q = EventQueue::new();
+        q.schedule_timer(SimTime::from_nanos(5), "t5");
+        q.schedule_forget(SimTime::from_nanos(5), "m5");
+        let k = q.schedule(SimTime::from_nanos(3), "m3");
+        q.schedule_timer(SimTime::from_nanos(3), "t3");
+        q.schedule_timer(SimTime::from_nanos(1), "t1");
+        assert_eq!(q.pending(), 5);
+        assert_eq!(q.cancel(k), Some("m3"));
+        assert_eq!(q.peek_time(), Some(SimTime::from_nanos(1)));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!["t1", "t3", "t5", "m5"]);
     }
 
     #[test]

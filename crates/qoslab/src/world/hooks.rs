@@ -104,7 +104,7 @@ impl World {
         if let Some(t) = h.chain.next_timer() {
             if t < h.armed {
                 h.armed = t;
-                self.q.schedule_forget(t, Event::CondTimer { at });
+                self.q.schedule_timer(t, Event::CondTimer { at });
             }
         }
     }
