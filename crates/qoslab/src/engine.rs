@@ -396,7 +396,7 @@ mod tests {
                 x ^= x << 17;
                 let t = q.now().as_nanos() + x % 50;
                 // Either heap: the order is the same (time, insertion) across both.
-                if x % 3 == 0 {
+                if x.is_multiple_of(3) {
                     q.schedule_timer(SimTime::from_nanos(t), seq);
                 } else {
                     q.schedule_forget(SimTime::from_nanos(t), seq);
