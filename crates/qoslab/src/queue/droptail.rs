@@ -30,6 +30,7 @@ impl DropTail {
 }
 
 impl Queue for DropTail {
+    #[inline]
     fn enqueue(&mut self, _now: SimTime, pkt: Packet, drops: &mut Drops) {
         if self.limit.admits(self.occupancy(), pkt.size) {
             self.bytes += pkt.size as u64;
@@ -39,12 +40,14 @@ impl Queue for DropTail {
         }
     }
 
+    #[inline]
     fn dequeue(&mut self, _now: SimTime, _drops: &mut Drops) -> Option<Packet> {
         let p = self.buf.pop_front()?;
         self.bytes -= p.size as u64;
         Some(p)
     }
 
+    #[inline]
     fn occupancy(&self) -> Occupancy {
         Occupancy {
             packets: self.buf.len() as u32,

@@ -243,13 +243,18 @@ impl AnyQueue {
     }
 }
 
+/// Dispatch is inlined into the forwarding path, so the plain FIFO (most queues of a
+/// run) takes the packet straight from the caller, with no intermediate copy.
 impl Queue for AnyQueue {
+    #[inline]
     fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
         each!(self, q => q.enqueue(now, pkt, drops))
     }
+    #[inline]
     fn dequeue(&mut self, now: SimTime, drops: &mut Drops) -> Option<Packet> {
         each!(self, q => q.dequeue(now, drops))
     }
+    #[inline]
     fn occupancy(&self) -> Occupancy {
         each!(self, q => q.occupancy())
     }
