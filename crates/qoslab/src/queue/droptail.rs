@@ -29,6 +29,15 @@ impl DropTail {
     }
 }
 
+impl DropTail {
+    /// True if an enqueue of `pkt` followed at once by a dequeue would hand it back and
+    /// leave the queue as it was: the queue is empty and admits it.
+    #[inline]
+    pub fn passes_when_empty(&self, pkt: &Packet) -> bool {
+        self.buf.is_empty() && self.limit.admits(self.occupancy(), pkt.size)
+    }
+}
+
 impl Queue for DropTail {
     #[inline]
     fn enqueue(&mut self, _now: SimTime, pkt: Packet, drops: &mut Drops) {

@@ -229,6 +229,17 @@ macro_rules! each {
 }
 
 impl AnyQueue {
+    /// True if enqueueing `pkt` and dequeueing at once would hand it back with no other
+    /// effect (an empty plain FIFO that admits it): the world then puts it on the idle
+    /// link directly. Disciplines with state per arrival (RED's average) say false.
+    #[inline]
+    pub fn passes_when_empty(&self, pkt: &Packet) -> bool {
+        match self {
+            AnyQueue::DropTail(q) => q.passes_when_empty(pkt),
+            _ => false,
+        }
+    }
+
     /// Per-colour averages [packets] of the multi-colour RED queues in this queue, as
     /// (class index or `None` for the queue itself, [green, yellow, red]) pushed onto
     /// `out`: RIO-C's average of each colour and better, RIO-D's per colour, WRED's
