@@ -82,6 +82,41 @@ impl<E: Copy> Heap<E> {
         heap[hole] = e;
     }
 
+    /// Replaces the root (the heap is not empty) with `e` and moves `e` down to its
+    /// place: the children that run earlier move up one level each.
+    #[inline]
+    fn replace_root(&mut self, e: Entry<E>) {
+        let heap = &mut self.0[..];
+        let n = heap.len();
+        let mut hole = 0;
+        loop {
+            let first = hole * ARITY + 1;
+            let best = if let Some(c) = heap.get(first..first + ARITY) {
+                let (k0, k1, k2, k3) = (c[0].key, c[1].key, c[2].key, c[3].key);
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                first + if kb < ka { b } else { a }
+            } else if first < n {
+                let mut best = first;
+                for c in first + 1..n {
+                    if heap[c].key < heap[best].key {
+                        best = c;
+                    }
+                }
+                best
+            } else {
+                break;
+            };
+            if heap[best].key < e.key {
+                heap[hole] = heap[best];
+                hole = best;
+            } else {
+                break;
+            }
+        }
+        heap[hole] = e;
+    }
+
     /// Removes the root (the heap is not empty) and restores the heap.
     ///
     /// Bottom-up (Floyd's variant): the hole left by the root sinks along the earliest
@@ -140,6 +175,13 @@ impl<E: Copy> Heap<E> {
     }
 }
 
+/// Which of the two heaps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    Main,
+    Timers,
+}
+
 /// A deterministic event queue over payloads of type `E`.
 ///
 /// Payloads are small plain values (`Copy`): entries move through the heap as plain
@@ -151,10 +193,17 @@ impl<E: Copy> Heap<E> {
 /// the pending events; kept apart, they do not deepen the heap that the packet events
 /// go through. A pop takes the earlier of the two tops, so the order of events is
 /// `(time, seq)` exactly as with one heap.
+///
+/// A popped event's entry stays at the root of its heap until the next schedule into
+/// that heap or the next pop: the handler of an event usually schedules one, which then
+/// takes the root's place and sinks once, instead of the root's removal and the new
+/// entry's insertion each restoring the heap.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     main: Heap<E>,
     timers: Heap<E>,
+    /// The heap whose root is the event popped last and not yet removed, if any.
+    spent: Option<Lane>,
     /// Sequence numbers of cancelled events still in a heap (empty in a run: the
     /// world never cancels, so the pop path tests only `is_empty`).
     cancelled: Vec<u64>,
@@ -175,6 +224,7 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             main: Heap(Vec::new()),
             timers: Heap(Vec::new()),
+            spent: None,
             cancelled: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
@@ -194,7 +244,35 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events waiting, cancelled ones included until they surface.
     pub fn pending(&self) -> usize {
-        self.main.0.len() + self.timers.0.len()
+        self.main.0.len() + self.timers.0.len() - self.spent.is_some() as usize
+    }
+
+    /// The heap of `lane`.
+    #[inline(always)]
+    fn heap(&mut self, lane: Lane) -> &mut Heap<E> {
+        match lane {
+            Lane::Main => &mut self.main,
+            Lane::Timers => &mut self.timers,
+        }
+    }
+
+    /// Puts `e` into the heap of `lane`, in the place of its spent root if it has one.
+    #[inline(always)]
+    fn insert(&mut self, lane: Lane, e: Entry<E>) {
+        if self.spent == Some(lane) {
+            self.spent = None;
+            self.heap(lane).replace_root(e);
+        } else {
+            self.heap(lane).push(e);
+        }
+    }
+
+    /// Removes the spent root, if any.
+    #[inline(always)]
+    fn settle(&mut self) {
+        if let Some(lane) = self.spent.take() {
+            self.heap(lane).pop_root();
+        }
     }
 
     /// The key `schedule(at, _)` gives an event now.
@@ -213,7 +291,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: E) -> EventKey {
         let key = self.next_key(at);
-        self.main.push(Entry { key, ev });
+        self.insert(Lane::Main, Entry { key, ev });
         EventKey { seq: key as u64 }
     }
 
@@ -228,7 +306,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule_timer(&mut self, at: SimTime, ev: E) {
         let key = self.next_key(at);
-        self.timers.push(Entry { key, ev });
+        self.insert(Lane::Timers, Entry { key, ev });
     }
 
     /// Takes the place in the order that `schedule(at, _)` would give an event now,
@@ -247,12 +325,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
         debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
-        self.main.push(Entry { key: key.0, ev });
+        self.insert(Lane::Main, Entry { key: key.0, ev });
     }
 
     /// Cancels the event behind `key`; returns its payload if it had not run yet.
     /// Linear in the number of pending events (nothing on a hot path cancels).
     pub fn cancel(&mut self, key: EventKey) -> Option<E> {
+        self.settle();
         if self.cancelled.contains(&key.seq) {
             return None;
         }
@@ -276,13 +355,13 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// The heap whose top is the earliest event, if any event waits.
+    /// The heap whose top is the earliest event, if any event waits (no root is spent).
     #[inline(always)]
-    fn earliest(&mut self) -> Option<&mut Heap<E>> {
+    fn earliest(&self) -> Option<Lane> {
         match (self.main.top(), self.timers.top()) {
-            (Some(m), Some(t)) if t.key < m.key => Some(&mut self.timers),
-            (Some(_), _) => Some(&mut self.main),
-            (None, Some(_)) => Some(&mut self.timers),
+            (Some(m), Some(t)) if t.key < m.key => Some(Lane::Timers),
+            (Some(_), _) => Some(Lane::Main),
+            (None, Some(_)) => Some(Lane::Timers),
             (None, None) => None,
         }
     }
@@ -290,28 +369,30 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the next live event, if any (drops cancelled entries on the way).
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.settle();
         loop {
-            let check = !self.cancelled.is_empty();
-            let heap = self.earliest()?;
-            let top = *heap.top()?;
-            if !check {
+            let lane = self.earliest()?;
+            let top = *self.heap(lane).top()?;
+            if self.cancelled.is_empty() || !self.take_cancelled(top.seq()) {
                 return Some(top.time());
             }
-            if !self.take_cancelled(top.seq()) {
-                return Some(top.time());
-            }
-            self.earliest()?.pop_root();
+            self.heap(lane).pop_root();
         }
     }
 
     /// Removes the next live event and advances the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.settle();
         loop {
-            let e = self.earliest()?.pop_root();
+            let lane = self.earliest()?;
+            let e = *self.heap(lane).top()?;
             if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
+                self.heap(lane).pop_root();
                 continue;
             }
+            // The entry stays at the root until the next schedule or pop.
+            self.spent = Some(lane);
             let t = e.time();
             self.now = t;
             self.popped += 1;
@@ -493,5 +574,12 @@ mod tests {
         q.schedule_forget(SimTime::from_nanos(10), ());
         assert!(q.pop_until(SimTime::from_nanos(9)).is_none());
         assert!(q.pop_until(SimTime::from_nanos(10)).is_some());
+        // The popped entry waits at the root for the next schedule but is not pending.
+        assert_eq!(q.pending(), 0);
+        q.schedule_forget(SimTime::from_nanos(12), ());
+        q.schedule_forget(SimTime::from_nanos(11), ());
+        assert_eq!(q.pending(), 2);
+        assert_eq!(q.pop().map(|(t, _)| t), Some(SimTime::from_nanos(11)));
+        assert_eq!(q.pending(), 1);
     }
 }
