@@ -131,12 +131,13 @@ def profile(name, top=12):
     lines += [f"| {pct:.1f} % | `{sym.replace('|', '∣')}` |" for pct, sym in rows]
     lines += [
         "",
-        "`EventQueue::pop_root` and `schedule` are the event heap (one entry per busy link, "
-        "armed timer and conditioner stage holding packets); `__memmove…` is copying "
-        "packets (144 bytes each: into and out of a queue, onto and off a link); "
-        "`World::resume` is the event loop with "
-        "the packet handlers inlined into it; the rest is per-packet work of the queues, "
-        "TCP and the conditioner hooks.",
+        "`Heap::replace_root`, `Heap::pop_root` and `EventQueue::schedule…` are the "
+        "event heaps (one entry per busy link and conditioner stage holding packets; "
+        "timers in a heap of their own); `__memmove…` is copying packets (152 bytes "
+        "each: off a link, onto the next, and into and out of a queue where one "
+        "builds up); `World::resume` is the event loop with the packet handlers "
+        "inlined into it; the rest is per-packet work of forwarding, the queues, TCP "
+        "and the conditioner hooks.",
     ]
     return "\n".join(lines)
 

@@ -8,8 +8,8 @@
 //! Events live in the heap itself, next to their `(time, seq)` key: a 4-ary min-heap of
 //! 32-byte entries, so a pop touches half as many levels as a binary heap and reads no
 //! second array, and the steady state allocates nothing. Cancellation is lazy and rare
-//! (the world never cancels): it finds the entry by its sequence number, empties it,
-//! and the emptied entry is skipped when it comes out.
+//! (the world never cancels): it finds the entry by its sequence number and notes that
+//! number, and the entry is skipped when it comes out.
 
 use crate::time::SimTime;
 
@@ -31,12 +31,11 @@ impl ReservedKey {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Entry<E> {
     /// `time << 64 | seq`: one integer comparison orders by time, then insertion.
     key: u128,
-    /// `None` once cancelled.
-    ev: Option<E>,
+    ev: E,
 }
 
 impl<E> Entry<E> {
@@ -52,26 +51,181 @@ impl<E> Entry<E> {
 /// Children per heap node.
 const ARITY: usize = 4;
 
+/// A 4-ary min-heap of entries by key.
+#[derive(Debug)]
+struct Heap<E>(Vec<Entry<E>>);
+
+impl<E: Copy> Heap<E> {
+    /// Key of the earliest entry, if any.
+    #[inline(always)]
+    fn top(&self) -> Option<&Entry<E>> {
+        self.0.first()
+    }
+
+    /// Appends `e` and moves it up to its place: parents that run later move down one
+    /// level each, and `e` is written once, where it belongs.
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        let mut hole = self.0.len();
+        self.0.push(e);
+        let heap = &mut self.0[..];
+        while hole > 0 {
+            let parent = (hole - 1) / ARITY;
+            let p = heap[parent];
+            if e.key < p.key {
+                heap[hole] = p;
+                hole = parent;
+            } else {
+                break;
+            }
+        }
+        heap[hole] = e;
+    }
+
+    /// Replaces the root (the heap is not empty) with `e` and moves `e` down to its
+    /// place: the children that run earlier move up one level each.
+    #[inline]
+    fn replace_root(&mut self, e: Entry<E>) {
+        let heap = &mut self.0[..];
+        let n = heap.len();
+        let mut hole = 0;
+        loop {
+            let first = hole * ARITY + 1;
+            let best = if let Some(c) = heap.get(first..first + ARITY) {
+                let (k0, k1, k2, k3) = (c[0].key, c[1].key, c[2].key, c[3].key);
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                first + if kb < ka { b } else { a }
+            } else if first < n {
+                let mut best = first;
+                for c in first + 1..n {
+                    if heap[c].key < heap[best].key {
+                        best = c;
+                    }
+                }
+                best
+            } else {
+                break;
+            };
+            if heap[best].key < e.key {
+                heap[hole] = heap[best];
+                hole = best;
+            } else {
+                break;
+            }
+        }
+        heap[hole] = e;
+    }
+
+    /// Removes the root (the heap is not empty) and restores the heap.
+    ///
+    /// Bottom-up (Floyd's variant): the hole left by the root sinks along the earliest
+    /// children to a leaf, with no comparison against the last entry on the way; the last
+    /// entry then goes into the hole and rises (it usually belongs near the bottom, as
+    /// most new events are scheduled later than the ones waiting). A node with all four
+    /// children (every level but the last) picks the earliest in a fixed sequence of
+    /// three comparisons.
+    #[inline]
+    fn pop_root(&mut self) -> Entry<E> {
+        let last = self.0.pop().expect("pop_root on a non-empty heap");
+        let heap = &mut self.0[..];
+        let n = heap.len();
+        if n == 0 {
+            return last;
+        }
+        let root = heap[0];
+        let mut hole = 0;
+        loop {
+            let first = hole * ARITY + 1;
+            if let Some(c) = heap.get(first..first + ARITY) {
+                let (k0, k1, k2, k3) = (c[0].key, c[1].key, c[2].key, c[3].key);
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                let best = first + if kb < ka { b } else { a };
+                heap[hole] = heap[best];
+                hole = best;
+            } else {
+                // The last parent, with fewer than four children: their own children
+                // (from 4·first + 1 on) are past the end, so the hole stops there.
+                if first < n {
+                    let mut best = first;
+                    for c in first + 1..n {
+                        if heap[c].key < heap[best].key {
+                            best = c;
+                        }
+                    }
+                    heap[hole] = heap[best];
+                    hole = best;
+                }
+                break;
+            }
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / ARITY;
+            let p = heap[parent];
+            if last.key < p.key {
+                heap[hole] = p;
+                hole = parent;
+            } else {
+                break;
+            }
+        }
+        heap[hole] = last;
+        root
+    }
+}
+
+/// Which of the two heaps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    Main,
+    Timers,
+}
+
 /// A deterministic event queue over payloads of type `E`.
+///
+/// Payloads are small plain values (`Copy`): entries move through the heap as plain
+/// copies, with no "taken" state to write and test on every move.
+///
+/// Two heaps share one sequence counter: the main one and one for timers
+/// ([`Self::schedule_timer`]). Timers (a TCP endpoint's, a conditioner's, the
+/// samplers') wait long and rarely run, and in a run of many flows they are most of
+/// the pending events; kept apart, they do not deepen the heap that the packet events
+/// go through. A pop takes the earlier of the two tops, so the order of events is
+/// `(time, seq)` exactly as with one heap.
+///
+/// A popped event's entry stays at the root of its heap until the next schedule into
+/// that heap or the next pop: the handler of an event usually schedules one, which then
+/// takes the root's place and sinks once, instead of the root's removal and the new
+/// entry's insertion each restoring the heap.
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
+    main: Heap<E>,
+    timers: Heap<E>,
+    /// The heap whose root is the event popped last and not yet removed, if any.
+    spent: Option<Lane>,
+    /// Sequence numbers of cancelled events still in a heap (empty in a run: the
+    /// world never cancels, so the pop path tests only `is_empty`).
+    cancelled: Vec<u64>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
-            heap: Vec::new(),
+            main: Heap(Vec::new()),
+            timers: Heap(Vec::new()),
+            spent: None,
+            cancelled: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -90,7 +244,44 @@ impl<E> EventQueue<E> {
 
     /// Events waiting, cancelled ones included until they surface.
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.main.0.len() + self.timers.0.len() - self.spent.is_some() as usize
+    }
+
+    /// The heap of `lane`.
+    #[inline(always)]
+    fn heap(&mut self, lane: Lane) -> &mut Heap<E> {
+        match lane {
+            Lane::Main => &mut self.main,
+            Lane::Timers => &mut self.timers,
+        }
+    }
+
+    /// Puts `e` into the heap of `lane`, in the place of its spent root if it has one.
+    #[inline(always)]
+    fn insert(&mut self, lane: Lane, e: Entry<E>) {
+        if self.spent == Some(lane) {
+            self.spent = None;
+            self.heap(lane).replace_root(e);
+        } else {
+            self.heap(lane).push(e);
+        }
+    }
+
+    /// Removes the spent root, if any.
+    #[inline(always)]
+    fn settle(&mut self) {
+        if let Some(lane) = self.spent.take() {
+            self.heap(lane).pop_root();
+        }
+    }
+
+    /// The key `schedule(at, _)` gives an event now.
+    #[inline(always)]
+    fn next_key(&mut self, at: SimTime) -> u128 {
+        let time = at.max(self.now);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        (time.as_nanos() as u128) << 64 | seq as u128
     }
 
     /// Schedules `ev` at `at` and returns a key that can cancel it.
@@ -99,20 +290,23 @@ impl<E> EventQueue<E> {
     /// time never goes backwards.
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: E) -> EventKey {
-        let time = at.max(self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.push(Entry {
-            key: (time.as_nanos() as u128) << 64 | seq as u128,
-            ev: Some(ev),
-        });
-        EventKey { seq }
+        let key = self.next_key(at);
+        self.insert(Lane::Main, Entry { key, ev });
+        EventKey { seq: key as u64 }
     }
 
     /// Schedules `ev` at `at` with no intention of cancelling it.
     #[inline]
     pub fn schedule_forget(&mut self, at: SimTime, ev: E) {
         let _ = self.schedule(at, ev);
+    }
+
+    /// Schedules a timer: the same as [`Self::schedule_forget`] (same place in the
+    /// order), kept in the timers' heap.
+    #[inline]
+    pub fn schedule_timer(&mut self, at: SimTime, ev: E) {
+        let key = self.next_key(at);
+        self.insert(Lane::Timers, Entry { key, ev });
     }
 
     /// Takes the place in the order that `schedule(at, _)` would give an event now,
@@ -122,10 +316,7 @@ impl<E> EventQueue<E> {
     /// every item had had its own event from the start.
     #[inline]
     pub fn reserve(&mut self, at: SimTime) -> ReservedKey {
-        let time = at.max(self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        ReservedKey((time.as_nanos() as u128) << 64 | seq as u128)
+        ReservedKey(self.next_key(at))
     }
 
     /// Schedules `ev` with a key taken earlier by [`Self::reserve`]; its time must not be
@@ -134,44 +325,79 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
         debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
-        self.push(Entry {
-            key: key.0,
-            ev: Some(ev),
-        });
+        self.insert(Lane::Main, Entry { key: key.0, ev });
     }
 
     /// Cancels the event behind `key`; returns its payload if it had not run yet.
     /// Linear in the number of pending events (nothing on a hot path cancels).
     pub fn cancel(&mut self, key: EventKey) -> Option<E> {
-        self.heap
-            .iter_mut()
-            .find(|e| e.seq() == key.seq)
-            .and_then(|e| e.ev.take())
+        self.settle();
+        if self.cancelled.contains(&key.seq) {
+            return None;
+        }
+        let ev = (self.main.0.iter())
+            .chain(self.timers.0.iter())
+            .find(|e| e.seq() == key.seq)?
+            .ev;
+        self.cancelled.push(key.seq);
+        Some(ev)
+    }
+
+    /// True (and forgets the mark) if the entry with `seq` was cancelled.
+    #[cold]
+    fn take_cancelled(&mut self, seq: u64) -> bool {
+        match self.cancelled.iter().position(|&s| s == seq) {
+            Some(i) => {
+                self.cancelled.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The heap whose top is the earliest event, if any event waits (no root is spent).
+    #[inline(always)]
+    fn earliest(&self) -> Option<Lane> {
+        match (self.main.top(), self.timers.top()) {
+            (Some(m), Some(t)) if t.key < m.key => Some(Lane::Timers),
+            (Some(_), _) => Some(Lane::Main),
+            (None, Some(_)) => Some(Lane::Timers),
+            (None, None) => None,
+        }
     }
 
     /// Time of the next live event, if any (drops cancelled entries on the way).
+    #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        while let Some(top) = self.heap.first() {
-            if top.ev.is_some() {
+        self.settle();
+        loop {
+            let lane = self.earliest()?;
+            let top = *self.heap(lane).top()?;
+            if self.cancelled.is_empty() || !self.take_cancelled(top.seq()) {
                 return Some(top.time());
             }
-            self.pop_root();
+            self.heap(lane).pop_root();
         }
-        None
     }
 
     /// Removes the next live event and advances the clock to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        while !self.heap.is_empty() {
-            let e = self.pop_root();
-            let t = e.time();
-            if let Some(ev) = e.ev {
-                self.now = t;
-                self.popped += 1;
-                return Some((t, ev));
+        self.settle();
+        loop {
+            let lane = self.earliest()?;
+            let e = *self.heap(lane).top()?;
+            if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
+                self.heap(lane).pop_root();
+                continue;
             }
+            // The entry stays at the root until the next schedule or pop.
+            self.spent = Some(lane);
+            let t = e.time();
+            self.now = t;
+            self.popped += 1;
+            return Some((t, e.ev));
         }
-        None
     }
 
     /// Removes the next live event only if it is due at or before `until`.
@@ -181,81 +407,6 @@ impl<E> EventQueue<E> {
             Some(t) if t <= until => self.pop(),
             _ => None,
         }
-    }
-
-    /// Appends `e` and moves it up to its place: parents that run later move down one
-    /// level each, and `e` is written once, where it belongs.
-    #[inline]
-    fn push(&mut self, e: Entry<E>) {
-        let mut hole = self.heap.len();
-        self.heap.push(Entry { key: 0, ev: None });
-        while hole > 0 {
-            let parent = (hole - 1) / ARITY;
-            if e.key < self.heap[parent].key {
-                self.move_entry(parent, hole);
-                hole = parent;
-            } else {
-                break;
-            }
-        }
-        self.heap[hole] = e;
-    }
-
-    /// Moves the entry at `from` to `to`, leaving an empty entry at `from`.
-    #[inline(always)]
-    fn move_entry(&mut self, from: usize, to: usize) {
-        let ev = self.heap[from].ev.take();
-        self.heap[to].key = self.heap[from].key;
-        self.heap[to].ev = ev;
-    }
-
-    /// Removes the root (the heap is not empty) and restores the heap.
-    ///
-    /// Bottom-up (Floyd's variant): the hole left by the root sinks along the earliest
-    /// children to a leaf, with no comparison against the last entry on the way; the last
-    /// entry then goes into the hole and rises (it usually belongs near the bottom, as
-    /// most new events are scheduled later than the ones waiting).
-    #[inline]
-    fn pop_root(&mut self) -> Entry<E> {
-        let last = self.heap.pop().expect("pop_root on a non-empty heap");
-        let n = self.heap.len();
-        if n == 0 {
-            return last;
-        }
-        let root = Entry {
-            key: self.heap[0].key,
-            ev: self.heap[0].ev.take(),
-        };
-        let mut hole = 0;
-        loop {
-            let first = hole * ARITY + 1;
-            if first >= n {
-                break;
-            }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            let mut best_key = self.heap[first].key;
-            for c in first + 1..end {
-                let k = self.heap[c].key;
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
-            }
-            self.move_entry(best, hole);
-            hole = best;
-        }
-        while hole > 0 {
-            let parent = (hole - 1) / ARITY;
-            if last.key < self.heap[parent].key {
-                self.move_entry(parent, hole);
-                hole = parent;
-            } else {
-                break;
-            }
-        }
-        self.heap[hole] = last;
-        root
     }
 }
 
@@ -307,7 +458,7 @@ mod tests {
             q.schedule_forget(SimTime::from_nanos(i), i);
             q.pop();
         }
-        assert!(q.heap.capacity() <= 4, "{}", q.heap.capacity());
+        assert!(q.main.0.capacity() <= 4, "{}", q.main.0.capacity());
     }
 
     #[test]
@@ -325,7 +476,12 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 let t = q.now().as_nanos() + x % 50;
-                q.schedule_forget(SimTime::from_nanos(t), seq);
+                // Either heap: the order is the same (time, insertion) across both.
+                if x.is_multiple_of(3) {
+                    q.schedule_timer(SimTime::from_nanos(t), seq);
+                } else {
+                    q.schedule_forget(SimTime::from_nanos(t), seq);
+                }
                 want.push((t, seq));
                 seq += 1;
             }
@@ -398,10 +554,32 @@ mod tests {
     }
 
     #[test]
+    fn timers_take_their_place_in_one_order_and_cancel() {
+        let mut q = EventQueue::new();
+        q.schedule_timer(SimTime::from_nanos(5), "t5");
+        q.schedule_forget(SimTime::from_nanos(5), "m5");
+        let k = q.schedule(SimTime::from_nanos(3), "m3");
+        q.schedule_timer(SimTime::from_nanos(3), "t3");
+        q.schedule_timer(SimTime::from_nanos(1), "t1");
+        assert_eq!(q.pending(), 5);
+        assert_eq!(q.cancel(k), Some("m3"));
+        assert_eq!(q.peek_time(), Some(SimTime::from_nanos(1)));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!["t1", "t3", "t5", "m5"]);
+    }
+
+    #[test]
     fn pop_until_respects_bound() {
         let mut q = EventQueue::new();
         q.schedule_forget(SimTime::from_nanos(10), ());
         assert!(q.pop_until(SimTime::from_nanos(9)).is_none());
         assert!(q.pop_until(SimTime::from_nanos(10)).is_some());
+        // The popped entry waits at the root for the next schedule but is not pending.
+        assert_eq!(q.pending(), 0);
+        q.schedule_forget(SimTime::from_nanos(12), ());
+        q.schedule_forget(SimTime::from_nanos(11), ());
+        assert_eq!(q.pending(), 2);
+        assert_eq!(q.pop().map(|(t, _)| t), Some(SimTime::from_nanos(11)));
+        assert_eq!(q.pending(), 1);
     }
 }

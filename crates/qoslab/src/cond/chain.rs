@@ -123,6 +123,7 @@ impl Chain {
     }
 
     /// True if the chain has no stage (every packet passes).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.stages.is_empty()
     }

@@ -56,6 +56,7 @@ impl Hook {
         }
     }
     /// True if the hook has no stage (packets pass untouched).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.chain.is_empty()
     }

@@ -29,7 +29,17 @@ impl DropTail {
     }
 }
 
+impl DropTail {
+    /// True if an enqueue of `pkt` followed at once by a dequeue would hand it back and
+    /// leave the queue as it was: the queue is empty and admits it.
+    #[inline]
+    pub fn passes_when_empty(&self, pkt: &Packet) -> bool {
+        self.buf.is_empty() && self.limit.admits(self.occupancy(), pkt.size)
+    }
+}
+
 impl Queue for DropTail {
+    #[inline]
     fn enqueue(&mut self, _now: SimTime, pkt: Packet, drops: &mut Drops) {
         if self.limit.admits(self.occupancy(), pkt.size) {
             self.bytes += pkt.size as u64;
@@ -39,12 +49,14 @@ impl Queue for DropTail {
         }
     }
 
+    #[inline]
     fn dequeue(&mut self, _now: SimTime, _drops: &mut Drops) -> Option<Packet> {
         let p = self.buf.pop_front()?;
         self.bytes -= p.size as u64;
         Some(p)
     }
 
+    #[inline]
     fn occupancy(&self) -> Occupancy {
         Occupancy {
             packets: self.buf.len() as u32,

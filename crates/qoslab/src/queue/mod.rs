@@ -229,6 +229,17 @@ macro_rules! each {
 }
 
 impl AnyQueue {
+    /// True if enqueueing `pkt` and dequeueing at once would hand it back with no other
+    /// effect (an empty plain FIFO that admits it): the world then puts it on the idle
+    /// link directly. Disciplines with state per arrival (RED's average) say false.
+    #[inline]
+    pub fn passes_when_empty(&self, pkt: &Packet) -> bool {
+        match self {
+            AnyQueue::DropTail(q) => q.passes_when_empty(pkt),
+            _ => false,
+        }
+    }
+
     /// Per-colour averages [packets] of the multi-colour RED queues in this queue, as
     /// (class index or `None` for the queue itself, [green, yellow, red]) pushed onto
     /// `out`: RIO-C's average of each colour and better, RIO-D's per colour, WRED's
@@ -243,13 +254,18 @@ impl AnyQueue {
     }
 }
 
+/// Dispatch is inlined into the forwarding path, so the plain FIFO (most queues of a
+/// run) takes the packet straight from the caller, with no intermediate copy.
 impl Queue for AnyQueue {
+    #[inline]
     fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
         each!(self, q => q.enqueue(now, pkt, drops))
     }
+    #[inline]
     fn dequeue(&mut self, now: SimTime, drops: &mut Drops) -> Option<Packet> {
         each!(self, q => q.dequeue(now, drops))
     }
+    #[inline]
     fn occupancy(&self) -> Occupancy {
         each!(self, q => q.occupancy())
     }

@@ -130,6 +130,10 @@ pub(crate) struct Ewma {
     idle_since: SimTime,
     /// Transmission time of a mean-sized packet at the link rate [ns].
     typical_tx_ns: f64,
+    /// The last idle decay computed, as `(m, (1 − w_q)^m)`: idle periods repeat
+    /// (ACK clocking spaces arrivals at an empty queue evenly), and `powf` is a pure
+    /// function, so a repeat reuses the factor bit for bit.
+    last_decay: (f64, f64),
 }
 
 impl Ewma {
@@ -141,6 +145,7 @@ impl Ewma {
             avg: 0.0,
             idle_since: SimTime::ZERO,
             typical_tx_ns: tx.max(1) as f64,
+            last_decay: (0.0, 1.0),
         }
     }
 
@@ -156,8 +161,16 @@ impl Ewma {
             self.avg += self.w_q * (q - self.avg);
         } else {
             // F&J §4: m = idle time / transmission time of a typical packet.
-            let m = now.saturating_since(self.idle_since).as_nanos() as f64 / self.typical_tx_ns;
-            self.avg *= (1.0 - self.w_q).powf(m);
+            // An average of zero stays zero (the factor is finite): the common case of
+            // a queue that never builds up (the ACK direction) computes nothing.
+            if self.avg != 0.0 {
+                let m =
+                    now.saturating_since(self.idle_since).as_nanos() as f64 / self.typical_tx_ns;
+                if m != self.last_decay.0 {
+                    self.last_decay = (m, (1.0 - self.w_q).powf(m));
+                }
+                self.avg *= self.last_decay.1;
+            }
             // The idle period up to now is accounted for (see the module doc).
             self.idle_since = now;
         }

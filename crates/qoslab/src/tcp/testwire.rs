@@ -92,7 +92,7 @@ impl Path {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Ev {
     /// A data-direction segment reaches the bottleneck.
     Enqueue(TcpHeader),

@@ -4,6 +4,7 @@
 use super::*;
 
 impl World {
+    #[inline]
     pub(super) fn hook_mut(&mut self, at: HookAt) -> &mut Hook {
         match at {
             HookAt::HostEgress(n) => &mut self.nodes[n.0 as usize].host_egress,
@@ -26,9 +27,23 @@ impl World {
         &mut self.nodes[n.0 as usize].counters
     }
 
+    /// True if the hook at `at` has no stage: every packet passes it untouched.
+    #[inline(always)]
+    fn hook_is_empty(&self, at: HookAt) -> bool {
+        match at {
+            HookAt::HostEgress(n) => self.nodes[n.0 as usize].host_egress.is_empty(),
+            HookAt::Ingress(n) => self.nodes[n.0 as usize].ingress.is_empty(),
+            HookAt::Egress(f) => self.ifaces[f.0 as usize].egress.is_empty(),
+            HookAt::IngressIface(f) => self.ifaces[f.0 as usize].ingress.is_empty(),
+        }
+    }
+
     /// Runs the chain at `at` from `stage` on; true if the packet passes the whole
     /// chain now (false: dropped, or held until a `Released` event).
-    #[inline]
+    ///
+    /// Most hooks of a run are empty (every router has three per packet): that check
+    /// is inlined into the forwarding path, with the chain itself out of line.
+    #[inline(always)]
     pub(super) fn run_hook(
         &mut self,
         now: SimTime,
@@ -36,10 +51,13 @@ impl World {
         stage: usize,
         pkt: &mut Packet,
     ) -> bool {
+        self.hook_is_empty(at) || self.run_chain(now, at, stage, pkt)
+    }
+
+    /// [`Self::run_hook`] on a hook with stages.
+    #[inline(never)]
+    fn run_chain(&mut self, now: SimTime, at: HookAt, stage: usize, pkt: &mut Packet) -> bool {
         let h = self.hook_mut(at);
-        if h.chain.is_empty() {
-            return true;
-        }
         let (action, resume) = h.chain.condition_from(stage, now, pkt);
         self.arm_cond_timer(at);
         match action {
@@ -86,7 +104,7 @@ impl World {
         if let Some(t) = h.chain.next_timer() {
             if t < h.armed {
                 h.armed = t;
-                self.q.schedule_forget(t, Event::CondTimer { at });
+                self.q.schedule_timer(t, Event::CondTimer { at });
             }
         }
     }

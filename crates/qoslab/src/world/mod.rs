@@ -60,7 +60,7 @@ pub enum HookAt {
 }
 
 /// Something that happens at a point in simulated time.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Event {
     /// The first packet propagating on `iface` reaches the node at its far end.
     Arrive { iface: IfaceId },
@@ -299,14 +299,14 @@ impl World {
             );
         }
         if self.warmup > SimTime::ZERO {
-            self.q.schedule_forget(self.warmup, Event::WarmupEnd);
+            self.q.schedule_timer(self.warmup, Event::WarmupEnd);
         }
         if self.plan.interval > Dur::ZERO {
             self.q
-                .schedule_forget(SimTime::ZERO + self.plan.interval, Event::SeriesSample);
+                .schedule_timer(SimTime::ZERO + self.plan.interval, Event::SeriesSample);
         }
         if !self.plan.queues.is_empty() && self.plan.queue_interval > Dur::ZERO {
-            self.q.schedule_forget(SimTime::ZERO, Event::QueueSample);
+            self.q.schedule_timer(SimTime::ZERO, Event::QueueSample);
         }
     }
 
@@ -402,7 +402,7 @@ impl World {
                         .push((i as u32, t, f.counters.goodput_bytes));
                 }
                 self.q
-                    .schedule_forget(now + self.plan.interval, Event::SeriesSample);
+                    .schedule_timer(now + self.plan.interval, Event::SeriesSample);
             }
             Event::QueueSample => {
                 let t = now.as_nanos();
@@ -420,7 +420,7 @@ impl World {
                     }
                 }
                 self.q
-                    .schedule_forget(now + self.plan.queue_interval, Event::QueueSample);
+                    .schedule_timer(now + self.plan.queue_interval, Event::QueueSample);
             }
         }
     }

@@ -147,8 +147,7 @@ impl World {
         if let Some(n) = next {
             if n < *armed {
                 *armed = n;
-                self.q
-                    .schedule_forget(n, Event::TcpTimer { flow, receiver });
+                self.q.schedule_timer(n, Event::TcpTimer { flow, receiver });
             }
         }
     }
