@@ -94,7 +94,7 @@ impl World {
                 if let Some(n) = next {
                     if n < k.armed[end as usize] {
                         k.armed[end as usize] = n;
-                        self.q.schedule_forget(
+                        self.q.schedule_timer(
                             n,
                             Event::PtcpTimer {
                                 flow,
