@@ -1,6 +1,7 @@
 //! Scenario builders shared by the integration tests.
 
 use qoslab::scenario::{self, Format, Scenario};
+use qoslab::stats::{Column, RunResult};
 use qoslab::world::World;
 
 /// A dumbbell: `n` senders s0.. → r1 → r2 → receivers d0.., access links 10 Mb/s 1 ms,
@@ -35,4 +36,28 @@ pub fn run_world(text: &str) -> World {
     let mut w = scenario::build(&sc).unwrap_or_else(|e| panic!("{e}"));
     w.run().unwrap();
     w
+}
+
+/// One sender s0 → d0 with `flows` (TOML of its [[flow]] table) over a 5 Mb/s, 30 ms
+/// DropTail bottleneck with random `loss`, for `duration`.
+pub fn lossy_one_flow(flows: &str, loss: f64, duration: &str) -> String {
+    dumbbell(1, "5Mbps", "{ kind = \"droptail\", limit = 50 }", flows, "")
+        .replace("duration = \"10s\"", &format!("duration = \"{duration}\""))
+        .replace(
+            "delay = \"10ms\"\nqueue",
+            &format!("delay = \"30ms\"\nloss = {loss}\nqueue"),
+        )
+}
+
+/// Runs TOML text, panicking with the error and the text if it fails.
+pub fn run_text(text: &str) -> RunResult {
+    qoslab::run_str(text, Format::Toml, None).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// The integer column `c` of result table `table`.
+pub fn ints(r: &RunResult, table: &str, c: &str) -> Vec<i64> {
+    match r.tables.get(table).and_then(|t| t.get(c)) {
+        Some(Column::Int(v)) => v.clone(),
+        _ => panic!("{table}.{c}"),
+    }
 }

@@ -13,36 +13,13 @@ fn ptcp(pt: &str, tcp: &str, bytes: Option<&str>, loss: f64, duration: &str) -> 
     let flows = format!(
         "[[flow]]\nname = \"pt\"\nfrom = \"s0\"\nto = \"d0\"\n{bytes}ptcp = {pt}\ntcp = {tcp}\n"
     );
-    dumbbell(
-        1,
-        "5Mbps",
-        "{ kind = \"droptail\", limit = 50 }",
-        &flows,
-        "",
-    )
-    .replace("duration = \"10s\"", &format!("duration = \"{duration}\""))
-    .replace(
-        "delay = \"10ms\"\nqueue",
-        &format!("delay = \"30ms\"\nloss = {loss}\nqueue"),
-    )
-}
-
-fn ints(r: &qoslab::stats::RunResult, table: &str, c: &str) -> Vec<i64> {
-    match r.tables.get(table).and_then(|t| t.get(c)) {
-        Some(Column::Int(v)) => v.clone(),
-        _ => panic!("{table}.{c}"),
-    }
-}
-
-fn run(text: &str) -> qoslab::stats::RunResult {
-    qoslab::run_str(text, qoslab::scenario::Format::Toml, None)
-        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    lossy_one_flow(&flows, loss, duration)
 }
 
 #[test]
 fn every_byte_reaches_the_application_once_under_random_loss() {
     for w in [1, 2, 10] {
-        let r = run(&ptcp(
+        let r = run_text(&ptcp(
             &format!("{{ pipes = {w}, send_buffer = \"64KB\", recv_buffer = \"64KB\" }}"),
             "{ variant = \"sack\" }",
             Some("1000017B"),

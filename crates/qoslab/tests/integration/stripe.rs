@@ -13,30 +13,7 @@ fn striped(stripe: &str, tcp: &str, bytes: Option<&str>, loss: f64, duration: &s
     let flows = format!(
         "[[flow]]\nname = \"st\"\nfrom = \"s0\"\nto = \"d0\"\n{bytes}stripe = {stripe}\ntcp = {tcp}\n"
     );
-    dumbbell(
-        1,
-        "5Mbps",
-        "{ kind = \"droptail\", limit = 50 }",
-        &flows,
-        "",
-    )
-    .replace("duration = \"10s\"", &format!("duration = \"{duration}\""))
-    .replace(
-        "delay = \"10ms\"\nqueue",
-        &format!("delay = \"30ms\"\nloss = {loss}\nqueue"),
-    )
-}
-
-fn ints(r: &qoslab::stats::RunResult, table: &str, c: &str) -> Vec<i64> {
-    match r.tables.get(table).and_then(|t| t.get(c)) {
-        Some(Column::Int(v)) => v.clone(),
-        _ => panic!("{table}.{c}"),
-    }
-}
-
-fn run(text: &str) -> qoslab::stats::RunResult {
-    qoslab::run_str(text, qoslab::scenario::Format::Toml, None)
-        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    lossy_one_flow(&flows, loss, duration)
 }
 
 #[test]
@@ -50,7 +27,7 @@ fn every_byte_reaches_the_application_once_and_in_block_order_under_loss() {
                 0.02,
                 "200s",
             );
-            let r = run(&text);
+            let r = run_text(&text);
             let at = format!("{policy}, w = {w}");
             // The application read exactly the bytes written, whole blocks in order
             // (the last one short), and the transfer finished.
@@ -93,14 +70,14 @@ fn a_full_receive_buffer_stalls_striping_with_zero_windows_and_it_resumes() {
             "300s",
         )
     };
-    let r = run(&text("{ variant = \"sack\", rcv_buffer = \"5840B\" }"));
+    let r = run_text(&text("{ variant = \"sack\", rcv_buffer = \"5840B\" }"));
     let zero = ints(&r, "stripe", "zero_windows")[0];
     assert!(zero > 0, "zero windows advertised: {zero}");
     assert!(ints(&r, "stripe", "hol_waits")[0] > 0);
     // ... and every stall ended: the whole transfer reached the application.
     assert_eq!(ints(&r, "stripe", "app_bytes"), vec![3_000_000]);
     // Without a finite buffer the receiving TCP never closes its window.
-    let r = run(&text("{ variant = \"sack\" }"));
+    let r = run_text(&text("{ variant = \"sack\" }"));
     assert_eq!(ints(&r, "stripe", "zero_windows"), vec![0]);
     assert_eq!(ints(&r, "stripe", "app_bytes"), vec![3_000_000]);
 }
@@ -108,14 +85,14 @@ fn a_full_receive_buffer_stalls_striping_with_zero_windows_and_it_resumes() {
 #[test]
 fn striping_over_one_connection_is_a_plain_tcp_flow() {
     let tcp = "{ variant = \"sack\", rcv_buffer = \"64KB\", max_window = 64 }";
-    let one = run(&striped(
+    let one = run_text(&striped(
         "{ connections = 1, block = \"8KB\", send_buffer = \"1MB\" }",
         tcp,
         None,
         0.005,
         "60s",
     ));
-    let plain = run(&striped("X", tcp, None, 0.005, "60s").replace("stripe = X\n", ""));
+    let plain = run_text(&striped("X", tcp, None, 0.005, "60s").replace("stripe = X\n", ""));
     let (a, b) = (
         ints(&one, "flows", "goodput_bytes")[0] as f64,
         ints(&plain, "flows", "goodput_bytes")[0] as f64,
