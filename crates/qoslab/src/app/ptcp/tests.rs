@@ -54,6 +54,21 @@ struct Net {
 }
 
 impl Net {
+    /// A loss-free 10 Mb/s path of 20 ms one way with a 100-packet buffer (seed 1), for
+    /// tests that drop one chosen packet.
+    fn clean(pt: Ptcp) -> Self {
+        Net::new(pt, 10.0, 20, 100, 0.0, 1)
+    }
+
+    /// The one packet the test dropped.
+    fn lost(&self) -> Sent {
+        self.sent
+            .iter()
+            .find(|s| s.dropped)
+            .copied()
+            .expect("one packet dropped")
+    }
+
     fn new(pt: Ptcp, rate_mbps: f64, delay_ms: u64, buffer: usize, loss: f64, seed: u64) -> Self {
         Net {
             pt,
@@ -302,24 +317,12 @@ fn data_is_bound_only_to_pipes_with_window_room() {
 
 #[test]
 fn a_fast_reassigned_segment_goes_on_another_pipe_before_its_pipe_times_out() {
-    let mut net = Net::new(
-        Ptcp::new(&cfg(2, 200_000), &sack(), Some(200_000)),
-        10.0,
-        20,
-        100,
-        0.0,
-        1,
-    );
+    let mut net = Net::clean(Ptcp::new(&cfg(2, 200_000), &sack(), Some(200_000)));
     // Drop pipe 0's 20th virtual segment once.
     net.drop_one = Some((0, 19_000));
     net.run(SimTime::from_secs(60));
     assert!(net.pt.is_done());
-    let lost = net
-        .sent
-        .iter()
-        .find(|s| s.dropped)
-        .copied()
-        .expect("one packet dropped");
+    let lost = net.lost();
     assert_eq!(lost.h.subflow, 0);
     let resent = net
         .sent
@@ -342,23 +345,11 @@ fn a_fast_reassigned_segment_goes_on_another_pipe_before_its_pipe_times_out() {
 
 #[test]
 fn a_fast_retransmitted_segments_data_also_goes_on_a_second_pipe() {
-    let mut net = Net::new(
-        Ptcp::new(&cfg(3, 200_000), &sack(), Some(300_000)),
-        10.0,
-        20,
-        100,
-        0.0,
-        1,
-    );
+    let mut net = Net::clean(Ptcp::new(&cfg(3, 200_000), &sack(), Some(300_000)));
     net.drop_one = Some((1, 30_000));
     net.run(SimTime::from_secs(60));
     assert!(net.pt.is_done());
-    let lost = net
-        .sent
-        .iter()
-        .find(|s| s.dropped)
-        .copied()
-        .expect("dropped");
+    let lost = net.lost();
     assert_eq!(net.pt.pipes[1].snd.stats().fast_retransmits, 1);
     let fast_rtx = net
         .sent
@@ -386,17 +377,12 @@ fn data_its_pipe_resends_after_a_timeout_also_goes_on_another_pipe() {
     let n = 50_000;
     let mut pt = Ptcp::new(&cfg(2, 100_000), &sack(), Some(n));
     pt.rcv.log = Some(Vec::new());
-    let mut net = Net::new(pt, 10.0, 20, 100, 0.0, 1);
+    let mut net = Net::clean(pt);
     net.drop_dsn = Some(n - 1000);
     net.run(SimTime::from_secs(60));
     assert!(net.pt.is_done());
     assert_stream(&net.pt, n, "tail loss");
-    let lost = net
-        .sent
-        .iter()
-        .find(|s| s.dropped)
-        .copied()
-        .expect("dropped");
+    let lost = net.lost();
     let a = lost.h.subflow as usize;
     assert_eq!(net.pt.pipes[a].snd.stats().timeouts, 1);
     assert_eq!(net.pt.engine.stats.reassigns, 0);
@@ -469,7 +455,7 @@ fn a_pipe_with_window_but_no_data_freezes_and_resumes_when_the_application_write
     let mut pt = Ptcp::new(&cfg(2, 100_000), &sack(), None);
     pt.engine = Engine::new(1000, 2, 100_000, 100_000, None).app_limited();
     pt.rcv.log = Some(Vec::new());
-    let mut net = Net::new(pt, 10.0, 20, 100, 0.0, 1);
+    let mut net = Net::clean(pt);
     net.at(SimTime::from_secs(1), Ev::Write(3_000));
     net.run(SimTime::from_millis(500));
     // Nothing written yet: both pipes asked, got FREEZE and sent nothing.
