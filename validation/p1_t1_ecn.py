@@ -4,9 +4,10 @@
 Reads a full-mode reproduction folder (``qoslab reproduce -o RESULTS p1-t1``) and prints,
 per bottleneck rate, access delay and request, the mean goodput with drops and with
 ECN, their ratio, and per run the TRC's drops or marks and the sender's reductions
-(fast retransmits with drops, ECN reductions with marks) over the run. A mark that
-reaches a sender already reducing in that window causes no reduction, so with ECN the
-TRC can mark more often than the window halves; fewer reductions mean longer cycles.
+(fast retransmits with drops, ECN reductions with marks), all counted over the whole
+run (the TRC's counters include the warm-up, so the senders' whole-run counters are
+the ones to set beside them). A mark that reaches a sender already reducing in that
+window would cause no reduction; the counts show how often that happens.
 
 Usage: python3 validation/p1_t1_ecn.py RESULTS/p1-t1 [--rate 10]
 """
@@ -26,16 +27,16 @@ KEYS = ["link.0.delay", "target_bps"]
 def per_cell(sweep: Path) -> pl.DataFrame:
     """Means over runs per access delay and TRC target of a T1 sweep."""
     flows = gather(sweep, "flows")
-    trc = gather(sweep, "trc").select("run", "name", "target_bps", "marked")
+    trc = gather(sweep, "trc").select("run", "name", "target_bps", "dropped", "marked")
     return (
         flows.join(trc, on=["run", "name"])
         .group_by(KEYS)
         .agg(
             pl.col("goodput_bps").mean(),
-            pl.col("drops").mean(),
+            pl.col("dropped").mean(),
             pl.col("marked").mean(),
-            pl.col("fast_retransmits").mean(),
-            pl.col("ecn_reductions").mean(),
+            pl.col("fast_retransmits_whole_run").mean(),
+            pl.col("ecn_reductions_whole_run").mean(),
         )
     )
 
@@ -57,9 +58,9 @@ def main() -> None:
               f"{'marks':>7} {'reductions':>10}")  # fmt: skip
         for row in j.iter_rows(named=True):
             print(f"  {row['link.0.delay']:>7} {row['target_bps'] / 1.06e3:7.0f}k "
-                  f"{row['goodput_bps_ecn'] / row['goodput_bps']:9.4f} {row['drops']:7.1f} "
-                  f"{row['fast_retransmits']:8.1f} {row['marked_ecn']:7.1f} "
-                  f"{row['ecn_reductions_ecn']:10.1f}")  # fmt: skip
+                  f"{row['goodput_bps_ecn'] / row['goodput_bps']:9.4f} {row['dropped']:7.1f} "
+                  f"{row['fast_retransmits_whole_run']:8.1f} {row['marked_ecn']:7.1f} "
+                  f"{row['ecn_reductions_whole_run_ecn']:10.1f}")  # fmt: skip
 
 
 if __name__ == "__main__":
