@@ -10,7 +10,10 @@ by default they go to a temporary folder.
 
 The line gives the wall time of the whole command (Python start-up, every sweep,
 Parquet, catalog and report), the number of runs, and the date; the machine is shared,
-so the figure is an upper bound for it.
+so the figure is an upper bound for it. Table 1 runs each cell with drops and with ECN
+under qoslab's fitted model, and once more under the paper's eq. 1 (sweeps ``…-eq1``);
+the line also gives the time of the first two alone, summed over their sweeps from the
+run manifests (first run started → last run written).
 """
 
 from __future__ import annotations
@@ -35,6 +38,22 @@ def count_runs(out: Path) -> int:
     return sum(1 for sweep in out.rglob("sweep.json") for _ in (sweep.parent / "runs").iterdir())
 
 
+def sweep_spans(out: Path) -> dict[str, tuple[int, float]]:
+    """Per sweep label: (runs, seconds from its first run's start to its last run's end),
+    from each run's manifest (``written_at``) and summary (``call_s``)."""
+    spans = {}
+    for sweep in out.rglob("sweep.json"):
+        starts, ends = [], []
+        for run in (sweep.parent / "runs").iterdir():
+            end = json.loads((run / "manifest.json").read_text())["written_at"]
+            call = json.loads((run / "summary.json").read_text())["call_s"]
+            starts.append(end - call)
+            ends.append(end)
+        if ends:
+            spans[sweep.parent.name] = (len(ends), max(ends) - min(starts))
+    return spans
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
@@ -53,10 +72,14 @@ def main() -> int:
         wall = time.perf_counter() - t0
         index = json.loads((out / "reproduce.json").read_text())
         runs = count_runs(out)
+        spans = sweep_spans(out)
     status = index["experiments"][0]["status"]
+    fitted = [v for k, v in spans.items() if not k.endswith("-eq1")]
     line = (
         f"Full-mode Table 1 (`qoslab reproduce p1-t1 -j {a.workers}`, {runs} runs): "
-        f"{wall / 60:.1f} min wall end to end on this project's 2-core machine "
+        f"{wall / 60:.1f} min wall end to end on this project's 2-core machine; "
+        f"the {sum(n for n, _ in fitted)} runs with drops and ECN under the fitted model "
+        f"alone {sum(t for _, t in fitted) / 60:.1f} min of it "
         f"({datetime.date.today().isoformat()}, {status}; measured by "
         "`benches/p1_full_timing.py`)."
     )
