@@ -373,7 +373,6 @@ mod tests {
             dst: NodeId(3),
             src_port: 1024,
             dst_port: 5001,
-            proto: Proto::Tcp,
             size,
             dscp: 10,
             ecn: Ecn::Ect,
@@ -497,7 +496,6 @@ mod tests {
             dst: NodeId(1),
             src_port: 7,
             dst_port: 9,
-            proto: Proto::Udp,
             size: 1000,
             hdr: Header::Udp(UdpHeader { seq: 3 }),
             ..Default::default()
@@ -510,7 +508,6 @@ mod tests {
         let q = Packet {
             src: NodeId(5),
             dst: NodeId(2),
-            proto: Proto::Icmp,
             size: 56,
             hdr: Header::Quench(crate::packet::QuenchHeader {
                 orig_flow: FlowId(0),
