@@ -245,11 +245,11 @@ pub fn serialise_with(
             put32(t, o + 4, ts_clock(h.ts_val));
             put32(t, o + 8, ts_clock(h.ts_ecr));
             o += 12;
-            let n = (h.nsack as usize).min(h.sack.len());
+            let n = h.nsack();
             if n > 0 {
                 t[o..o + 4].copy_from_slice(&[1, 1, 5, 2 + 8 * n as u8]);
                 o += 4;
-                for s in &h.sack[..n] {
+                for s in h.sack_blocks() {
                     // SACK edges name bytes of the peer's (the data sender's) stream.
                     put32(t, o, peer_isn.wrapping_add(1).wrapping_add(s.start as u32));
                     put32(
@@ -373,7 +373,6 @@ mod tests {
             dst: NodeId(3),
             src_port: 1024,
             dst_port: 5001,
-            proto: Proto::Tcp,
             size,
             dscp: 10,
             ecn: Ecn::Ect,
@@ -446,24 +445,24 @@ mod tests {
 
     #[test]
     fn ack_with_sack_blocks() {
-        let mut sack = [SackBlock::default(); 3];
-        sack[0] = SackBlock {
-            start: 2920,
-            end: 4380,
-        };
-        sack[1] = SackBlock {
-            start: 5840,
-            end: 7300,
-        };
-        let h = TcpHeader {
+        let mut h = TcpHeader {
             ack: 1460,
             flags: tcp_flags::ACK,
             wnd: 100_000,
-            sack,
-            nsack: 2,
             ts_ecr: SimTime::from_nanos(5_000),
             ..Default::default()
         };
+        let sack = [
+            SackBlock {
+                start: 2920,
+                end: 4380,
+            },
+            SackBlock {
+                start: 5840,
+                end: 7300,
+            },
+        ];
+        assert_eq!(h.set_sack(&sack), 2);
         let mut p = tcp_pkt(h, 40);
         p.src = NodeId(3);
         p.dst = NodeId(2);
@@ -497,7 +496,6 @@ mod tests {
             dst: NodeId(1),
             src_port: 7,
             dst_port: 9,
-            proto: Proto::Udp,
             size: 1000,
             hdr: Header::Udp(UdpHeader { seq: 3 }),
             ..Default::default()
@@ -510,7 +508,6 @@ mod tests {
         let q = Packet {
             src: NodeId(5),
             dst: NodeId(2),
-            proto: Proto::Icmp,
             size: 56,
             hdr: Header::Quench(crate::packet::QuenchHeader {
                 orig_flow: FlowId(0),

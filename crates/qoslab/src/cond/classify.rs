@@ -259,7 +259,7 @@ impl Filter {
             && !matches!(self.dst, Some(v) if v != p.dst)
             && !matches!(self.src_port, Some(v) if v != p.src_port)
             && !matches!(self.dst_port, Some(v) if v != p.dst_port)
-            && !matches!(self.proto, Some(v) if v != p.proto)
+            && !matches!(self.proto, Some(v) if v != p.proto())
             && !matches!(self.dscp, Some(v) if !v.contains(p.dscp))
             && !matches!(self.flow, Some(v) if v != p.flow)
             && !matches!(&self.src_in, Some(s) if !s.contains(p.src))
@@ -395,6 +395,7 @@ impl FilterConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::{Header, TcpHeader, UdpHeader};
 
     pub(crate) fn resolver(name: &str) -> Option<NodeId> {
         match name {
@@ -443,10 +444,11 @@ mod tests {
         // Protocol and DSCP.
         let f = filter("filter = { proto = \"udp\", dscp = 10 }");
         let mut p = pkt(0, 0, 0, 0);
-        assert!(!f.matches(&p));
-        p.proto = Proto::Udp;
+        p.hdr = Header::Tcp(TcpHeader::default());
         assert!(!f.matches(&p));
         p.dscp = 10;
+        assert!(!f.matches(&p), "a TCP segment is not UDP");
+        p.hdr = Header::Udp(UdpHeader::default());
         assert!(f.matches(&p));
         // A set of codepoints, by name or number.
         let f = filter("filter = { dscp = [\"EF\", \"AF11\", 40] }");

@@ -665,7 +665,7 @@ impl Conditioner for RttAware {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{FlowId, Header, Proto, SenderView, TcpHeader};
+    use crate::packet::{FlowId, Header, SenderView, TcpHeader};
 
     fn cfg(text: &str) -> RttAwareConfig {
         let c: RttAwareConfig = toml::from_str(text).unwrap();
@@ -677,7 +677,6 @@ mod tests {
         Packet {
             flow: FlowId(flow),
             size,
-            proto: Proto::Tcp,
             hdr: Header::Tcp(TcpHeader {
                 len: size - 40,
                 view: SenderView {

@@ -6,7 +6,7 @@ use super::trc::{path, rtt_net};
 use crate::cond::PolicyAction;
 use crate::config::ScenarioError;
 use crate::net::NodeKind;
-use crate::packet::{FlowId, NodeId, Packet, Proto};
+use crate::packet::{FlowId, Header, NodeId, Packet, TcpHeader};
 use crate::qosmgr::{DepthSplit, Order, QosManager, Scheme, SharingName, TokenShare};
 use crate::time::{Dur, Rate};
 use crate::world::{FlowApp, QosSet, World};
@@ -82,7 +82,7 @@ pub fn build(
                 dst: f.dst,
                 src_port: f.src_port,
                 dst_port: f.dst_port,
-                proto: Proto::Tcp,
+                hdr: Header::Tcp(TcpHeader::default()),
                 ..Default::default()
             };
             if f.src != host || !filter.matches(&probe) {
@@ -246,6 +246,18 @@ mod tests {
             "{HEAD}{p}action = \"shape\"\nsharing = \"common\"\n[[qosmgr]]\nat = \"s\"\n{p}action = \"shape\"\nsharing = \"common\""
         ));
         assert_eq!(k, "qosmgr[1].filter");
+    }
+
+    #[test]
+    fn a_protocol_filter_sees_the_flows_as_tcp() {
+        // The manager's filter is tried on each flow's first data segment: a TCP one.
+        let p = "profile = { rate = \"320kbps\", burst = \"20KB\" }\naction = \"shape\"\nsharing = \"common\"\n";
+        let text = scenario(&format!("{HEAD}{p}filter = {{ proto = \"tcp\" }}"));
+        let w = build(&parse(&text, Format::Toml).unwrap()).unwrap();
+        assert_eq!(w.qos.as_deref().unwrap().managers[0].conns.len(), 2);
+        let (k, m) = err(&format!("{HEAD}{p}filter = {{ proto = \"udp\" }}"));
+        assert_eq!(k, "qosmgr[0].filter");
+        assert!(m.contains("no TCP flow"), "{m}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::sack::OooRanges;
 use super::{TcpConfig, Variant};
-use crate::packet::{tcp_flags, SackBlock, TcpHeader, MAX_SACK_BLOCKS};
+use crate::packet::{tcp_flags, SackBlock, SackList, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::{Dur, SimTime};
 
 /// A TCP receiver (sink). Goodput is counted when bytes become in order.
@@ -204,8 +204,7 @@ impl TcpReceiver {
             len: 0,
             flags: flags | if self.ece { tcp_flags::ECE } else { 0 },
             wnd: self.window(),
-            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
-            nsack: 0,
+            sack: SackList::default(),
             ts_val: SimTime::ZERO,
             ts_ecr: self.ts_recent,
             retransmit: false,
@@ -214,7 +213,9 @@ impl TcpReceiver {
             view: Default::default(),
         };
         if self.sack_blocks > 0 && !self.ooo.is_empty() {
-            h.nsack = self.ooo.blocks(self.sack_blocks as usize, &mut h.sack);
+            let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+            let n = self.ooo.blocks(self.sack_blocks as usize, &mut blocks);
+            h.set_sack(&blocks[..n as usize]);
         }
         self.last_wnd = h.wnd;
         self.unacked_segs = 0;
@@ -288,18 +289,17 @@ mod tests {
         assert_eq!(r.on_segment(t, &data(2000, 1000), false, &mut out), 0);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack, 1000);
-        assert_eq!(out[0].nsack, 1);
         assert_eq!(
-            out[0].sack[0],
-            SackBlock {
+            out[0].sack_blocks().collect::<Vec<_>>(),
+            [SackBlock {
                 start: 2000,
                 end: 3000
-            }
+            }]
         );
         assert_eq!(r.on_segment(t, &data(1000, 1000), false, &mut out), 2000);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].ack, 3000);
-        assert_eq!(out[1].nsack, 0);
+        assert_eq!(out[1].nsack(), 0);
         // A duplicate is acked at once and delivers nothing.
         assert_eq!(r.on_segment(t, &data(0, 1000), false, &mut out), 0);
         assert_eq!(out.len(), 3);

@@ -85,7 +85,7 @@ impl Scoreboard {
 
     /// Marks every segment lying wholly inside one of `blocks` as SACKed; then
     /// recomputes `IsLost` for every segment (RFC 6675 §4).
-    pub fn sack(&mut self, blocks: &[SackBlock], mss: u32) {
+    pub fn sack(&mut self, blocks: impl IntoIterator<Item = SackBlock>, mss: u32) {
         for b in blocks {
             if b.end <= b.start {
                 continue;
@@ -321,7 +321,7 @@ mod tests {
         }
         // Segments 2 and 4 SACKed: not enough to call 0 lost.
         s.sack(
-            &[
+            [
                 SackBlock {
                     start: 200,
                     end: 300,
@@ -336,7 +336,7 @@ mod tests {
         assert!(!s.first_lost());
         assert_eq!(s.pipe(), 400);
         s.sack(
-            &[SackBlock {
+            [SackBlock {
                 start: 500,
                 end: 600,
             }],

@@ -181,9 +181,8 @@ impl TcpSender {
         let before = self
             .prr
             .then(|| self.snd_una as i64 + self.sb.sacked_bytes() as i64);
-        if self.variant == Variant::Sack && ack.nsack > 0 {
-            let n = (ack.nsack as usize).min(ack.sack.len());
-            self.sb.sack(&ack.sack[..n], self.mss);
+        if self.variant == Variant::Sack && ack.nsack() > 0 {
+            self.sb.sack(ack.sack_blocks(), self.mss);
         }
         let ece = self.ecn && ack.flags & tcp_flags::ECE != 0;
         let fin_ack = self.fin_expected() && ack.ack > self.written && !self.fin_acked;

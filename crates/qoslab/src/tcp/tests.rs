@@ -289,8 +289,7 @@ fn ack_hdr(ack: u64, sack: Option<(u64, u64)>) -> TcpHeader {
         ..Default::default()
     };
     if let Some((start, end)) = sack {
-        h.sack[0] = crate::packet::SackBlock { start, end };
-        h.nsack = 1;
+        h.set_sack(&[crate::packet::SackBlock { start, end }]);
     }
     h
 }

@@ -13,7 +13,7 @@ use crate::cond::Action;
 use crate::engine::EventQueue;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
-use crate::packet::{FlowId, Header, NodeId, Packet, Proto, UdpHeader};
+use crate::packet::{FlowId, Header, NodeId, Packet, UdpHeader};
 use crate::queue::{DropCause, Drops, Queue};
 use crate::tcp::{TcpProbe, TcpSenderStats};
 use crate::time::{Dur, SimTime};

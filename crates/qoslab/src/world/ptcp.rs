@@ -72,7 +72,7 @@ impl World {
         for h in out.drain(..) {
             let size = h.len + TCP_IP_HEADER;
             let data = h.len > 0;
-            let mut pkt = self.new_packet(flow, size, Proto::Tcp, Header::Tcp(h), now, reverse);
+            let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
             if ecn && data && !reverse {
                 pkt.ecn = Ecn::Ect;
             }

@@ -30,7 +30,6 @@ impl World {
                 flow: p.flow,
                 src: node,
                 dst: p.src,
-                proto: Proto::Icmp,
                 size,
                 created: now,
                 hdr: Header::Quench(QuenchHeader {
@@ -40,7 +39,7 @@ impl World {
                     reporter: node,
                     orig_src_port: p.src_port,
                     orig_dst_port: p.dst_port,
-                    orig_proto: p.proto,
+                    orig_proto: p.proto(),
                 }),
                 ..Default::default()
             });

@@ -107,7 +107,7 @@ impl World {
                     }
                 }
                 let size = h.len + TCP_IP_HEADER;
-                let mut pkt = self.new_packet(flow, size, Proto::Tcp, Header::Tcp(h), now, reverse);
+                let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
                 if ecn && data && !reverse {
                     pkt.ecn = Ecn::Ect;
                 }

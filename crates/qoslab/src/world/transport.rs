@@ -65,7 +65,7 @@ impl World {
         if step.send {
             let hdr = Header::Udp(UdpHeader { seq: *seq });
             *seq += 1;
-            let pkt = self.new_packet(flow, size, Proto::Udp, hdr, now, false);
+            let pkt = self.new_packet(flow, size, hdr, now, false);
             self.send_from_host(now, pkt);
         }
     }
@@ -75,7 +75,6 @@ impl World {
         &mut self,
         flow: FlowId,
         size: u32,
-        proto: Proto,
         hdr: Header,
         now: SimTime,
         reverse: bool,
@@ -98,7 +97,6 @@ impl World {
             dst,
             src_port,
             dst_port,
-            proto,
             size,
             created: now,
             dscp,
@@ -122,7 +120,7 @@ impl World {
         for h in out.drain(..) {
             let size = h.len + TCP_IP_HEADER;
             let data = h.len > 0;
-            let mut pkt = self.new_packet(flow, size, Proto::Tcp, Header::Tcp(h), now, reverse);
+            let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
             if ecn && data && !reverse {
                 pkt.ecn = Ecn::Ect;
             }

@@ -67,7 +67,7 @@ impl World {
     ) {
         for h in out.drain(..) {
             let size = h.len + TCP_IP_HEADER;
-            let mut pkt = self.new_packet(flow, size, Proto::Tcp, Header::Tcp(h), now, !to_client);
+            let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, !to_client);
             if to_client {
                 pkt.dst_port = port;
             } else {

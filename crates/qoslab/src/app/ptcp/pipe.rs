@@ -144,8 +144,7 @@ impl Pipe {
                 acked.push((b.chunk, b.tx));
             }
         }
-        let n = (ack.nsack as usize).min(ack.sack.len());
-        for s in &ack.sack[..n] {
+        for s in ack.sack_blocks() {
             let from = s.start.div_ceil(mss).max(self.vbase);
             let to = (s.end / mss).min(self.vbase + self.bindings.len() as u64);
             for k in from..to {

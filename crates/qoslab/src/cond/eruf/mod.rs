@@ -319,7 +319,7 @@ impl Conditioner for Eruf {
         if matches!(pkt.hdr, Header::Quench(_)) {
             return Action::Pass;
         }
-        let key = self.key(pkt.src, pkt.dst, pkt.src_port, pkt.dst_port, pkt.proto);
+        let key = self.key(pkt.src, pkt.dst, pkt.src_port, pkt.dst_port, pkt.proto());
         let i = match self.index.get(&key) {
             Some(&i) => i as usize,
             None => {

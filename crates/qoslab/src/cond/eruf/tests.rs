@@ -23,7 +23,6 @@ fn udp(flow: u32, src: u32, dst: u32) -> Packet {
         dst: NodeId(dst),
         src_port: 1024 + flow as u16,
         dst_port: 5001,
-        proto: Proto::Udp,
         size: 100,
         hdr: Header::Udp(UdpHeader::default()),
         ..Default::default()
@@ -38,7 +37,7 @@ fn quench_of(p: &Packet) -> QuenchHeader {
         reporter: NodeId(99),
         orig_src_port: p.src_port,
         orig_dst_port: p.dst_port,
-        orig_proto: p.proto,
+        orig_proto: p.proto(),
     }
 }
 
