@@ -16,7 +16,7 @@ the TRCs), the pattern that explains it:
    holes per 100 packets (gaps of 2.5–50 ms, i.e. 2–40 bottleneck packet times, between
    two of the flow's packets), the mean wait the flow's arrivals alone would have in an
    empty FIFO of the bottleneck's rate, and how many arrivals in a row wait there once
-   one has to.
+   one has to; then where in its window's train each signal (drop or mark) falls.
 3. The 500 kb/s flow alone, drawn round by round around one signal.
 4. The whole row with the drop runs' W_max and RTT_TRC: the mean queue when only one
    flow uses ECN, and per flow the shape of its rounds (packets closer than 50 ms) with
@@ -33,6 +33,7 @@ Usage: python3 validation/p1_ecn_queue.py [--seeds N] [--duration 600s] [--doc]
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import io
 import itertools
@@ -52,6 +53,7 @@ TCP = (
     'variant = "sack", max_window = 2000, initial_window = 1, granularity = "100ms", '
     'rto_estimator = "ns2", limited_transmit = false'
 )
+MSS = 1460
 SERVICE = 1500 * 8 / 10e6  # one full packet on the 10 Mb/s bottleneck [s]
 WARMUP = 100.0
 DOC = ROOT / "docs" / "validation" / "p1-ecn-queue.md"
@@ -195,6 +197,32 @@ def rounds_shape(pk: list[tuple]) -> tuple[float, float, float]:
     )
 
 
+def signal_places(pk: list[tuple], ecn: bool) -> collections.Counter:
+    """(position, length) of each signalled packet in its train (1-based): the CE-marked
+    packet, or the dropped one (never captured: the gap its retransmission fills)."""
+    trains: list[list[tuple]] = [[pk[0]]]
+    for a, b in itertools.pairwise(pk):
+        if b[0] - a[0] > 0.05:
+            trains.append([])
+        trains[-1].append(b)
+    out: collections.Counter = collections.Counter()
+    if ecn:
+        for t in trains:
+            out.update((k + 1, len(t)) for k, p in enumerate(t) if p[5] == 3)
+        return out
+    where = {}  # first transmissions: seq -> (train, position)
+    for j, t in enumerate(trains):
+        for k, p in enumerate(t):
+            where.setdefault(p[2], (j, k))
+    top = -1
+    for p in pk:
+        if p[2] < top and p[2] - MSS in where:  # a retransmission; its predecessor's place
+            j, k = where[p[2] - MSS]
+            out[(k + 2, len(trains[j]) + 1)] += 1
+        top = max(top, p[2])
+    return out
+
+
 def signals(pk: list[tuple], ecn: bool) -> list[int]:
     """Indices of the signalled packets: CE-marked ones (ECN), or retransmissions (the
     dropped packet never reaches the bottleneck; its retransmission does)."""
@@ -293,7 +321,7 @@ def report(a: argparse.Namespace) -> int:
     )
     cols = ("goodput [kb/s]", "mean queue", "holes", "own wait", "waiting run")
     print(f"  {'flows':>19}" + "".join(f" {c:>15}" for c in cols))
-    kept: dict[bool, list] = {}
+    kept: dict[tuple[int, bool], list] = {}
     for idx in [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (4, 6), (6, 7)]:
         got = {}
         for ecn in (False, True):
@@ -307,16 +335,27 @@ def report(a: argparse.Namespace) -> int:
                 statistics.mean(self_wait_ms(x) for x in per),
                 statistics.mean(waiting_run(x) for x in per),
             )
-            if idx == (4,):
-                kept[ecn] = pk
+            if len(idx) == 1:
+                kept[(idx[0], ecn)] = pk
         name = " + ".join(REQUESTS[i - 1] for i in idx)
         fmt = (".0f", ".3f", ".1f", ".3f", ".1f")
         cells = [f"{d:{f}} / {e:{f}}" for d, e, f in zip(got[False], got[True], fmt, strict=True)]
         print(f"  {name:>19}" + "".join(f" {c:>15}" for c in cells))
 
+    print(
+        "\n   Where the signal falls in its window's train (packets closer than 50 ms), the three"
+        "\n   most common places as position/train length × count (drops: where the dropped"
+        "\n   packet was; at a train's end it may also have been the first of the next one)"
+    )
+    for i in (3, 4, 5, 6):
+        for ecn in (False, True):
+            pos = signal_places([p for p in kept[(i, ecn)] if p[0] >= WARMUP], ecn)
+            top = ", ".join(f"{k}/{n} ×{c}" for (k, n), c in pos.most_common(3))
+            print(f"  {REQUESTS[i - 1]:>9} {'ECN' if ecn else 'drops':>5}: {top}")
+
     print("\n3. The 500 kb/s flow alone: its arrivals at the bottleneck, round by round")
     for ecn in (False, True):
-        pk = [p for p in kept[ecn] if p[0] >= WARMUP]
+        pk = [p for p in kept[(4, ecn)] if p[0] >= WARMUP]
         print(f"  {'ECN (mark = CE-marked packet)' if ecn else 'drops (signal = retransmission)'}")
         draw_rounds(pk, ecn)
 
