@@ -22,7 +22,9 @@ the TRCs), the pattern that explains it:
    flow uses ECN, and per flow the shape of its rounds (packets closer than 50 ms) with
    all flows in one mode. The 5 Mb/s flow never pauses 50 ms, so its "rounds" last
    several round trips; only its mean gap means anything.
-5. A side check of RFC 3168 §6.1.5 (retransmitted segments must not be ECT).
+5. W_max against where the signals fall: the 500 kb/s flow alone with W_max from 14.5
+   to 20.5 in half steps, and the whole row with every W_max shifted by −1, +0.5, +1.
+6. A side check of RFC 3168 §6.1.5 (retransmitted segments must not be ECT).
 
 With `--doc` the same output goes into docs/validation/p1-ecn-queue.md.
 
@@ -383,7 +385,38 @@ def report(a: argparse.Namespace) -> int:
         ]
         print(f"  {r:>9}" + "".join(f" {c:>15}" for c in cells))
 
-    # 5. RFC 3168 §6.1.5: "the TCP data sender MUST NOT set either an ECT codepoint or
+    print(
+        "\n5. W_max decides where the signals fall. The 500 kb/s flow alone (seed 1, 300 s,"
+        " RTT_TRC 31.2 ms)\n   with fixed W_max; each cell drops / ECN; first half: the share"
+        " of signals that fall in\n   the first half of a train but not on its first packet"
+        " (there the halving pause splits\n   the train). Fig. 2 only picks W_max = even + 0.5."
+    )
+    cols = ("mean queue", "holes", "first half")
+    print(f"  {'W_max':>6}" + "".join(f" {c:>15}" for c in cols))
+    for w in (14.5, 15.0, 15.5, 16.0, 16.5, 17.0, 17.5, 18.0, 18.5, 19.0, 19.5, 20.0, 20.5):
+        got = {}
+        for ecn in (False, True):
+            flows = [dict(idx=4, rate="500kbps", ecn=ecn, w_max=w, rtt_trc=p_drop[1][3])]
+            t, pk = run(scenario(flows, "300s", capture=True), 1, pcap=True)
+            x = [p for p in pk if p[0] >= WARMUP]
+            places = signal_places(x, ecn)
+            early = sum(c for (k, n), c in places.items() if 1 < k <= n / 2)
+            got[ecn] = (mean_queue(t), holes_per_100(x), early / max(places.total(), 1))
+        fmt = (".3f", ".1f", ".2f")
+        cells = [f"{d:{f}} / {e:{f}}" for d, e, f in zip(got[False], got[True], fmt, strict=True)]
+        print(f"  {w:6.2f}" + "".join(f" {c:>15}" for c in cells))
+    print(
+        f"   The row (seeds 1–{a.seeds}, {dur}) with the drop runs' RTT_TRC and their W_max"
+        " shifted for every\n   flow: mean queue and goodput [Mb/s], drops / ECN"
+    )
+    for shift, what in ((0.0, "even + 0.5"), (1.0, "odd + 0.5"), (-1.0, "odd + 0.5"),
+                        (0.5, "whole numbers")):  # fmt: skip
+        w = [x + shift for x in p_drop[0]]
+        (qd, gd), (qe, ge) = q(row(False, (w, p_drop[1]))), q(row(True, (w, p_drop[1])))
+        print(f"  W_max {shift:+.1f} ({what:>13}): queue {qd:.2f} / {qe:.2f}, goodput "
+              f"{gd:.3f} / {ge:.3f}")  # fmt: skip
+
+    # 6. RFC 3168 §6.1.5: "the TCP data sender MUST NOT set either an ECT codepoint or
     # the CE codepoint on retransmitted data packets". The 5 Mb/s ECN flow alone with
     # the bottleneck's DropTail queue cut from 112 to 4 packets overflows now and then.
     text = scenario([dict(idx=7, rate="5000kbps", ecn=True)], "300s", capture=True)
@@ -396,7 +429,7 @@ def report(a: argparse.Namespace) -> int:
             ect += p[5] != 0
         top = max(top, p[2])
     print(
-        f"\n5. RFC 3168 §6.1.5 check (5 Mb/s ECN flow alone, 4-packet bottleneck queue): "
+        f"\n6. RFC 3168 §6.1.5 check (5 Mb/s ECN flow alone, 4-packet bottleneck queue): "
         f"{rtx} retransmitted segments, {ect} of them ECT or CE (RFC: 0)"
     )
     return 0
