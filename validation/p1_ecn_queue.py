@@ -29,7 +29,7 @@ the TRCs), the pattern that explains it:
 With `--doc` the same output goes into docs/validation/p1-ecn-queue.md.
 
 Usage: python3 validation/p1_ecn_queue.py [--seeds N] [--duration 600s] [--doc]
-(needs cargo build --release --bin qoslab-run; takes about 20 s)
+(needs cargo build --release --bin qoslab-run; takes about half a minute)
 """
 
 from __future__ import annotations
