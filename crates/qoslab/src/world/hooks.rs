@@ -59,7 +59,10 @@ impl World {
             HookAt::IngressIface(f) => &mut self.ifaces[f.0 as usize].ingress,
         };
         let (action, resume) = h.chain.condition_from(stage, now, &mut self.pool[p]);
-        self.arm_cond_timer(at);
+        // Only chains with a policy ever ask for a timer (a TRC chain never does).
+        if h.chain.has_timers() {
+            self.arm_cond_timer(at);
+        }
         match action {
             Action::Pass => true,
             Action::Drop(cause) => {
