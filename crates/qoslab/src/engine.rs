@@ -84,7 +84,7 @@ impl<E: Copy> Heap<E> {
 
     /// Replaces the root (the heap is not empty) with `e` and moves `e` down to its
     /// place: the children that run earlier move up one level each.
-    #[inline]
+    #[inline(always)]
     fn replace_root(&mut self, e: Entry<E>) {
         let heap = &mut self.0[..];
         let n = heap.len();
@@ -288,7 +288,7 @@ impl<E: Copy> EventQueue<E> {
     ///
     /// An event in the past is run at the current time (after those already due), so
     /// time never goes backwards.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, ev: E) -> EventKey {
         let key = self.next_key(at);
         self.insert(Lane::Main, Entry { key, ev });
@@ -296,7 +296,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `ev` at `at` with no intention of cancelling it.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_forget(&mut self, at: SimTime, ev: E) {
         let _ = self.schedule(at, ev);
     }

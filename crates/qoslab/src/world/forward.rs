@@ -123,7 +123,7 @@ impl World {
 
     /// Puts the packet in slot `p`, just taken from the queue at `iface` (or passed
     /// straight through it), on the link.
-    #[inline]
+    #[inline(always)]
     fn transmit(&mut self, now: SimTime, iface: IfaceId, p: Slot) {
         let fi = iface.0 as usize;
         let pkt = &self.pool[p];
