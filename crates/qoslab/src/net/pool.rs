@@ -24,7 +24,7 @@ pub struct PacketPool {
 
 impl PacketPool {
     /// Stores `pkt` in a free slot (growing the pool only when none is free).
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, pkt: Packet) -> Slot {
         match self.free.pop() {
             Some(i) => {

@@ -6,6 +6,7 @@ use super::*;
 impl World {
     /// A host hands a packet to the network: it goes into the pool, where it stays
     /// until it is delivered, dropped or queued.
+    #[inline(always)]
     pub(super) fn send_from_host(&mut self, now: SimTime, pkt: Packet) {
         let node = pkt.src;
         self.nodes[node.0 as usize].counters.originated += 1;
