@@ -96,8 +96,8 @@ impl World {
             self.transmit(now, iface, p);
             return;
         }
-        let pkt = self.pool.take(p);
-        f.queue.enqueue(now, pkt, &mut self.drops);
+        f.queue.enqueue_copy(now, &self.pool[p], &mut self.drops);
+        self.pool.free(p);
         self.account_queue_drops(now, iface);
         let f = &mut self.ifaces[fi];
         if !f.tx_pending {
@@ -114,10 +114,10 @@ impl World {
 
     pub(super) fn start_tx(&mut self, now: SimTime, iface: IfaceId) {
         let fi = iface.0 as usize;
-        let out = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
+        let pool = &mut self.pool;
+        let out = (self.ifaces[fi].queue).dequeue_with(now, &mut self.drops, |pkt| pool.put(*pkt));
         self.account_queue_drops(now, iface);
-        if let Some(pkt) = out {
-            let p = self.pool.put(pkt);
+        if let Some(p) = out {
             self.transmit(now, iface, p);
         }
     }
