@@ -366,10 +366,7 @@ impl<E: Copy> EventQueue<E> {
     /// The heap whose top is the earliest event, if any event waits (no root is spent).
     #[inline(always)]
     fn earliest(&self) -> Option<Lane> {
-        let mut best = match self.main.top() {
-            Some(m) => Some((m.key, Lane::Main)),
-            None => None,
-        };
+        let mut best = self.main.top().map(|m| (m.key, Lane::Main));
         for (heap, lane) in [(&self.held, Lane::Held), (&self.timers, Lane::Timers)] {
             if let Some(e) = heap.top() {
                 if best.is_none_or(|(k, _)| e.key < k) {
