@@ -240,18 +240,19 @@ impl AnyQueue {
         }
     }
 
-    /// The same as `enqueue(now, *pkt, drops)`; the plain FIFO copies the packet once,
+    /// The same as `enqueue(now, *pkt, drops)`; the plain FIFO and RED copy the packet once,
     /// straight from where it waits into its buffer (a by-value packet is copied on the
     /// way in, and a packet is 150-odd bytes).
     #[inline]
     pub fn enqueue_copy(&mut self, now: SimTime, pkt: &Packet, drops: &mut Drops) {
         match self {
             AnyQueue::DropTail(q) => q.enqueue_copy(pkt, drops),
+            AnyQueue::Red(q) => q.enqueue_class(now, pkt, drops, 0, 1.0),
             other => other.enqueue(now, *pkt, drops),
         }
     }
 
-    /// The same as `dequeue(now, drops).map(|p| put(&p))`; the plain FIFO hands `put`
+    /// The same as `dequeue(now, drops).map(|p| put(&p))`; the plain FIFO and RED hand `put`
     /// the packet where it lies in its buffer, with no copy on the way out.
     #[inline]
     pub fn dequeue_with<R>(
@@ -262,6 +263,7 @@ impl AnyQueue {
     ) -> Option<R> {
         match self {
             AnyQueue::DropTail(q) => q.dequeue_with(put),
+            AnyQueue::Red(q) => q.dequeue_with(now, put),
             other => other.dequeue(now, drops).map(|p| put(&p)),
         }
     }
@@ -539,6 +541,8 @@ mod tests {
             r#"{ kind = "droptail", limit = 20 }"#,
             r#"{ kind = "droptail", limit_bytes = "20KB" }"#,
             r#"{ kind = "red", limit = 20, min_th = 2, max_th = 8, w_q = 0.05, ecn = true }"#,
+            r#"{ kind = "red", limit = 20, min_th = 2, max_th = 8, w_q = 0.05 }"#,
+            r#"{ kind = "ered", limit = 20, min_th = 2, max_th = 8, w_q = 0.05, ecn = true }"#,
             r#"{ kind = "lqd", limit = 20 }"#,
         ] {
             let cfg: QueueConfig = toml::from_str::<toml::Table>(&format!("q = {cfg}")).unwrap()
