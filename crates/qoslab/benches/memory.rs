@@ -60,15 +60,16 @@ fn tcp_dumbbell(n: usize, bn: &str, access: &str, limit: u32, secs: f64) -> Stri
     s
 }
 
-/// Packets in queues and on the wire, and their bytes as stored (capacity included).
+/// Packets in queues and on the wire, and the bytes of the links' FIFOs and the packet
+/// pool that holds the packets in flight (capacity included).
 fn packets_held(w: &World) -> (u64, i64) {
     let mut n = 0u64;
-    let mut bytes = 0i64;
+    let mut bytes = w.packet_pool().allocated_bytes() as i64;
     for f in &w.ifaces {
         let q = f.queue.occupancy().packets as u64;
         n += q + f.on_wire.len() as u64;
         bytes += (f.on_wire.capacity()
-            * std::mem::size_of::<(qoslab::time::SimTime, qoslab::packet::Packet)>())
+            * std::mem::size_of::<(qoslab::time::SimTime, qoslab::net::Slot)>())
             as i64;
     }
     (n, bytes)
@@ -85,7 +86,7 @@ fn per_flow(n: usize, bn: &str, access: &str, limit: u32, secs: f64) {
     let steady = live() - before;
     println!(
         "{n:>6} TCP flows @ {bn:>6}: built {:>7.0} B/flow; after {secs} s {:>7.0} B/flow \
-         ({held} packets queued or in flight; wires' storage {:.0} B/flow)",
+         ({held} packets queued or in flight; wires' and packet pool's storage {:.0} B/flow)",
         built as f64 / n as f64,
         steady as f64 / n as f64,
         wire_bytes as f64 / n as f64,

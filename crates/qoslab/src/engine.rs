@@ -84,7 +84,7 @@ impl<E: Copy> Heap<E> {
 
     /// Replaces the root (the heap is not empty) with `e` and moves `e` down to its
     /// place: the children that run earlier move up one level each.
-    #[inline]
+    #[inline(always)]
     fn replace_root(&mut self, e: Entry<E>) {
         let heap = &mut self.0[..];
         let n = heap.len();
@@ -179,6 +179,7 @@ impl<E: Copy> Heap<E> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Lane {
     Main,
+    Held,
     Timers,
 }
 
@@ -187,12 +188,15 @@ enum Lane {
 /// Payloads are small plain values (`Copy`): entries move through the heap as plain
 /// copies, with no "taken" state to write and test on every move.
 ///
-/// Two heaps share one sequence counter: the main one and one for timers
-/// ([`Self::schedule_timer`]). Timers (a TCP endpoint's, a conditioner's, the
+/// Three heaps share one sequence counter: the main one, one for timers
+/// ([`Self::schedule_timer`]) and one for the releases of held items
+/// ([`Self::schedule_reserved`]). Timers (a TCP endpoint's, a conditioner's, the
 /// samplers') wait long and rarely run, and in a run of many flows they are most of
-/// the pending events; kept apart, they do not deepen the heap that the packet events
-/// go through. A pop takes the earlier of the two tops, so the order of events is
-/// `(time, seq)` exactly as with one heap.
+/// the pending events; held items (packets a conditioner delays: P1 has a TRC per
+/// flow, each always holding packets) keep one entry per FIFO, most of them far
+/// ahead. Kept apart, neither deepens the heap that the links' events go through
+/// (most events of a run). A pop takes the earliest of the three tops, so the order of
+/// events is `(time, seq)` exactly as with one heap.
 ///
 /// A popped event's entry stays at the root of its heap until the next schedule into
 /// that heap or the next pop: the handler of an event usually schedules one, which then
@@ -201,6 +205,7 @@ enum Lane {
 #[derive(Debug)]
 pub struct EventQueue<E> {
     main: Heap<E>,
+    held: Heap<E>,
     timers: Heap<E>,
     /// The heap whose root is the event popped last and not yet removed, if any.
     spent: Option<Lane>,
@@ -223,6 +228,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             main: Heap(Vec::new()),
+            held: Heap(Vec::new()),
             timers: Heap(Vec::new()),
             spent: None,
             cancelled: Vec::new(),
@@ -244,7 +250,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events waiting, cancelled ones included until they surface.
     pub fn pending(&self) -> usize {
-        self.main.0.len() + self.timers.0.len() - self.spent.is_some() as usize
+        self.main.0.len() + self.held.0.len() + self.timers.0.len() - self.spent.is_some() as usize
     }
 
     /// The heap of `lane`.
@@ -252,6 +258,7 @@ impl<E: Copy> EventQueue<E> {
     fn heap(&mut self, lane: Lane) -> &mut Heap<E> {
         match lane {
             Lane::Main => &mut self.main,
+            Lane::Held => &mut self.held,
             Lane::Timers => &mut self.timers,
         }
     }
@@ -288,7 +295,7 @@ impl<E: Copy> EventQueue<E> {
     ///
     /// An event in the past is run at the current time (after those already due), so
     /// time never goes backwards.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, ev: E) -> EventKey {
         let key = self.next_key(at);
         self.insert(Lane::Main, Entry { key, ev });
@@ -296,7 +303,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `ev` at `at` with no intention of cancelling it.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_forget(&mut self, at: SimTime, ev: E) {
         let _ = self.schedule(at, ev);
     }
@@ -321,11 +328,11 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `ev` with a key taken earlier by [`Self::reserve`]; its time must not be
     /// before the current time (the caller keeps its items in key order and schedules
-    /// the next only when the one before it has run).
+    /// the next only when the one before it has run); kept in the held items' heap.
     #[inline]
     pub fn schedule_reserved(&mut self, key: ReservedKey, ev: E) {
         debug_assert!(((key.0 >> 64) as u64) >= self.now.as_nanos());
-        self.insert(Lane::Main, Entry { key: key.0, ev });
+        self.insert(Lane::Held, Entry { key: key.0, ev });
     }
 
     /// Cancels the event behind `key`; returns its payload if it had not run yet.
@@ -336,6 +343,7 @@ impl<E: Copy> EventQueue<E> {
             return None;
         }
         let ev = (self.main.0.iter())
+            .chain(self.held.0.iter())
             .chain(self.timers.0.iter())
             .find(|e| e.seq() == key.seq)?
             .ev;
@@ -358,12 +366,15 @@ impl<E: Copy> EventQueue<E> {
     /// The heap whose top is the earliest event, if any event waits (no root is spent).
     #[inline(always)]
     fn earliest(&self) -> Option<Lane> {
-        match (self.main.top(), self.timers.top()) {
-            (Some(m), Some(t)) if t.key < m.key => Some(Lane::Timers),
-            (Some(_), _) => Some(Lane::Main),
-            (None, Some(_)) => Some(Lane::Timers),
-            (None, None) => None,
+        let mut best = self.main.top().map(|m| (m.key, Lane::Main));
+        for (heap, lane) in [(&self.held, Lane::Held), (&self.timers, Lane::Timers)] {
+            if let Some(e) = heap.top() {
+                if best.is_none_or(|(k, _)| e.key < k) {
+                    best = Some((e.key, lane));
+                }
+            }
         }
+        best.map(|(_, lane)| lane)
     }
 
     /// Time of the next live event, if any (drops cancelled entries on the way).
@@ -401,11 +412,28 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Removes the next live event only if it is due at or before `until`.
+    ///
+    /// The same as [`Self::peek_time`] then [`Self::pop`], finding the earliest entry
+    /// once instead of twice (this runs once per event).
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
-        match self.peek_time() {
-            Some(t) if t <= until => self.pop(),
-            _ => None,
+        self.settle();
+        loop {
+            let lane = self.earliest()?;
+            let e = *self.heap(lane).top()?;
+            if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
+                self.heap(lane).pop_root();
+                continue;
+            }
+            let t = e.time();
+            if t > until {
+                return None;
+            }
+            // The entry stays at the root until the next schedule or pop.
+            self.spent = Some(lane);
+            self.now = t;
+            self.popped += 1;
+            return Some((t, e.ev));
         }
     }
 }
@@ -476,11 +504,14 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 let t = q.now().as_nanos() + x % 50;
-                // Either heap: the order is the same (time, insertion) across both.
-                if x.is_multiple_of(3) {
-                    q.schedule_timer(SimTime::from_nanos(t), seq);
-                } else {
-                    q.schedule_forget(SimTime::from_nanos(t), seq);
+                // Any heap: the order is the same (time, insertion) across all three.
+                match x % 3 {
+                    0 => q.schedule_timer(SimTime::from_nanos(t), seq),
+                    1 => {
+                        let k = q.reserve(SimTime::from_nanos(t));
+                        q.schedule_reserved(k, seq);
+                    }
+                    _ => q.schedule_forget(SimTime::from_nanos(t), seq),
                 }
                 want.push((t, seq));
                 seq += 1;

@@ -1,8 +1,8 @@
 //! Packets and their headers.
 //!
-//! A [`Packet`] is a plain value (no heap data), moved from component to component;
-//! the engine stores in-flight packets inside reusable event slots, so the steady
-//! state allocates nothing per packet. Sizes are bytes on the wire including all
+//! A [`Packet`] is a plain value (no heap data); the world keeps in-flight packets in
+//! a reusable pool (`net::PacketPool`) and moves them by slot, so the steady state
+//! allocates nothing per packet. Sizes are bytes on the wire including all
 //! headers; TCP sequence numbers count payload bytes, as real TCP does.
 
 use crate::time::SimTime;

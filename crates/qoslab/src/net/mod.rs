@@ -4,16 +4,18 @@
 //! queue, its rate and propagation delay, and an optional egress conditioner chain.
 //! Routing is static, computed once when the world is built.
 
+mod pool;
 pub mod quench;
 mod route;
 
+pub use pool::{PacketPool, Slot};
 pub use route::Routes;
 
 use std::collections::VecDeque;
 
 use crate::cond::{Chain, DscpTable};
 use crate::engine::ReservedKey;
-use crate::packet::{NodeId, Packet};
+use crate::packet::NodeId;
 use crate::queue::{AnyQueue, DropCause};
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
@@ -40,10 +42,11 @@ pub struct Hook {
     pub chain: Chain,
     /// Time of the chain's timer event already scheduled (NEVER if none).
     pub armed: SimTime,
-    /// Packets the chain holds, per stage to resume at, in release order, each with
-    /// the place in the event order its release took when it was held: only the first
-    /// of each FIFO has an event (a TRC holds every packet of its flow).
-    pub delayed: Vec<VecDeque<(ReservedKey, Packet)>>,
+    /// Packets the chain holds (their slots in the world's pool), per stage to resume
+    /// at, in release order, each with the place in the event order its release took
+    /// when it was held: only the first of each FIFO has an event (a TRC holds every
+    /// packet of its flow).
+    pub delayed: Vec<VecDeque<(ReservedKey, Slot)>>,
 }
 
 impl Hook {
@@ -201,8 +204,9 @@ pub struct Iface {
     pub busy_until: SimTime,
     /// A `TxDone` event is scheduled to serve the queue.
     pub tx_pending: bool,
-    /// Packets propagating on the link, with their arrival times (FIFO).
-    pub on_wire: VecDeque<(SimTime, Packet)>,
+    /// Packets propagating on the link (their slots in the world's pool), with their
+    /// arrival times (FIFO).
+    pub on_wire: VecDeque<(SimTime, Slot)>,
     /// An `Arrive` event is scheduled for the head of `on_wire`.
     pub arrive_pending: bool,
     /// Counters since the start of the run.

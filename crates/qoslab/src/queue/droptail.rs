@@ -38,6 +38,29 @@ impl DropTail {
     }
 }
 
+impl DropTail {
+    /// [`Queue::enqueue`] of a copy of `pkt`, copied once, into the buffer.
+    #[inline]
+    pub fn enqueue_copy(&mut self, pkt: &Packet, drops: &mut Drops) {
+        if self.limit.admits(self.occupancy(), pkt.size) {
+            self.bytes += pkt.size as u64;
+            self.buf.push_back(*pkt);
+        } else {
+            drops.push(*pkt, DropCause::Overflow);
+        }
+    }
+
+    /// [`Queue::dequeue`], handing the packet to `put` where it lies in the buffer.
+    #[inline]
+    pub fn dequeue_with<R>(&mut self, put: impl FnOnce(&Packet) -> R) -> Option<R> {
+        let p = self.buf.front()?;
+        self.bytes -= p.size as u64;
+        let r = put(p);
+        self.buf.pop_front();
+        Some(r)
+    }
+}
+
 impl Queue for DropTail {
     #[inline]
     fn enqueue(&mut self, _now: SimTime, pkt: Packet, drops: &mut Drops) {

@@ -49,9 +49,9 @@ impl Queue for Ered {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
         if pkt.in_profile {
             self.red
-                .enqueue_class(now, pkt, drops, 1, 1.0 / self.factor);
+                .enqueue_class(now, &pkt, drops, 1, 1.0 / self.factor);
         } else {
-            self.red.enqueue_class(now, pkt, drops, 0, 1.0);
+            self.red.enqueue_class(now, &pkt, drops, 0, 1.0);
         }
     }
 

@@ -232,11 +232,13 @@ impl Red {
         matches!(self.s.limit, Limit::Bytes(_))
     }
 
-    /// Enqueues with drop class `class` (its own count) and p_b multiplied by `scale`.
+    /// Enqueues a copy of `pkt` with drop class `class` (its own count) and p_b
+    /// multiplied by `scale`: the packet is copied once, into the buffer or the drops.
+    #[inline(never)]
     pub(crate) fn enqueue_class(
         &mut self,
         now: SimTime,
-        mut pkt: Packet,
+        pkt: &Packet,
         drops: &mut Drops,
         class: usize,
         scale: f64,
@@ -262,26 +264,48 @@ impl Red {
         match v {
             Verdict::Admit => {}
             Verdict::Early if self.s.ecn && matches!(pkt.ecn, Ecn::Ect | Ecn::Ce) => {
-                pkt.ecn = Ecn::Ce;
                 marked = true;
             }
-            Verdict::Early => return drops.push(pkt, DropCause::RedEarly),
-            Verdict::Forced => return drops.push(pkt, DropCause::RedForced),
+            Verdict::Early => return drops.push(*pkt, DropCause::RedEarly),
+            Verdict::Forced => return drops.push(*pkt, DropCause::RedForced),
         }
         if !self.s.limit.admits(self.occupancy(), pkt.size) {
-            return drops.push(pkt, DropCause::Overflow);
-        }
-        if marked {
-            drops.ecn_marked += 1;
+            // An overflow drops it (with the CE mark RED gave it), not counted as marked.
+            let mut p = *pkt;
+            if marked {
+                p.ecn = Ecn::Ce;
+            }
+            return drops.push(p, DropCause::Overflow);
         }
         self.bytes += pkt.size as u64;
-        self.buf.push_back(pkt);
+        self.buf.push_back(*pkt);
+        if marked {
+            drops.ecn_marked += 1;
+            if let Some(p) = self.buf.back_mut() {
+                p.ecn = Ecn::Ce;
+            }
+        }
+    }
+}
+
+impl Red {
+    /// [`Queue::dequeue`], handing the packet to `put` where it lies in the buffer.
+    #[inline]
+    pub fn dequeue_with<R>(&mut self, now: SimTime, put: impl FnOnce(&Packet) -> R) -> Option<R> {
+        let p = self.buf.front()?;
+        self.bytes -= p.size as u64;
+        let r = put(p);
+        self.buf.pop_front();
+        if self.buf.is_empty() {
+            self.ewma.on_empty(now);
+        }
+        Some(r)
     }
 }
 
 impl Queue for Red {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, drops: &mut Drops) {
-        self.enqueue_class(now, pkt, drops, 0, 1.0);
+        self.enqueue_class(now, &pkt, drops, 0, 1.0);
     }
 
     fn dequeue(&mut self, now: SimTime, _drops: &mut Drops) -> Option<Packet> {

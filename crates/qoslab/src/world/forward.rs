@@ -4,81 +4,87 @@
 use super::*;
 
 impl World {
-    /// A host hands a packet to the network.
-    pub(super) fn send_from_host(&mut self, now: SimTime, mut pkt: Packet) {
+    /// A host hands a packet to the network: it goes into the pool, where it stays
+    /// until it is delivered, dropped or queued.
+    #[inline(always)]
+    pub(super) fn send_from_host(&mut self, now: SimTime, pkt: Packet) {
         let node = pkt.src;
         self.nodes[node.0 as usize].counters.originated += 1;
+        let p = self.pool.put(pkt);
         let at = HookAt::HostEgress(node);
-        if self.run_hook(now, at, 0, &mut pkt) {
-            self.route_out(now, node, &mut pkt);
+        if self.run_hook(now, at, 0, p) {
+            self.route_out(now, node, p);
         }
     }
 
-    pub(super) fn arrive(&mut self, now: SimTime, iface: IfaceId, mut pkt: Packet) {
+    /// The packet in slot `p` came off `iface` at its far end.
+    pub(super) fn arrive(&mut self, now: SimTime, iface: IfaceId, p: Slot) {
         if let Some(c) = self.capture.as_deref_mut() {
-            c.on_rx(now, iface, &pkt, &self.routes);
+            c.on_rx(now, iface, &self.pool[p], &self.routes);
         }
         let node = self.ifaces[iface.0 as usize].peer;
         let n = &mut self.nodes[node.0 as usize];
         n.counters.received += 1;
-        if pkt.dst == node {
+        if self.pool[p].dst == node {
             n.counters.delivered += 1;
+            // Its journey ends: the transport reads it while it sends new packets.
+            let pkt = self.pool.take(p);
             self.deliver(now, node, &pkt);
             return;
         }
         if n.kind == NodeKind::Router {
-            if let Header::Quench(q) = &pkt.hdr {
+            if let Header::Quench(q) = &self.pool[p].hdr {
                 let q = *q;
                 self.snoop_quench(now, node, &q);
             }
             // Chains by input interface first, then the router's own.
-            if !self.run_hook(now, HookAt::IngressIface(iface), 0, &mut pkt) {
+            if !self.run_hook(now, HookAt::IngressIface(iface), 0, p) {
                 return;
             }
             let at = HookAt::Ingress(node);
-            if !self.run_hook(now, at, 0, &mut pkt) {
+            if !self.run_hook(now, at, 0, p) {
                 return;
             }
         }
-        self.route_out(now, node, &mut pkt);
+        self.route_out(now, node, p);
     }
 
-    /// Routes `pkt` out of `node`. Packets go by reference along the forwarding path
-    /// (a packet is 152 bytes: each by-value hand-over was a copy) until the queue
-    /// takes its copy.
+    /// Routes the packet in slot `p` out of `node`.
     #[inline]
-    pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, pkt: &mut Packet) {
-        let Some(iface) = self.routes.next_hop(node, pkt.dst) else {
-            self.drop_at_node(node, pkt, DropCause::NoRoute);
+    pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, p: Slot) {
+        let Some(iface) = self.routes.next_hop(node, self.pool[p].dst) else {
+            self.drop_at_node(node, p, DropCause::NoRoute);
             return;
         };
         let at = HookAt::Egress(iface);
-        if self.run_hook(now, at, 0, pkt) {
-            self.enqueue(now, iface, pkt);
+        if self.run_hook(now, at, 0, p) {
+            self.enqueue(now, iface, p);
         }
     }
 
     /// Continues a packet's journey after the hook at `at` let it through.
-    pub(super) fn after_hook(&mut self, now: SimTime, at: HookAt, mut pkt: Packet) {
+    pub(super) fn after_hook(&mut self, now: SimTime, at: HookAt, p: Slot) {
         match at {
-            HookAt::HostEgress(n) | HookAt::Ingress(n) => self.route_out(now, n, &mut pkt),
-            HookAt::Egress(f) => self.enqueue(now, f, &mut pkt),
+            HookAt::HostEgress(n) | HookAt::Ingress(n) => self.route_out(now, n, p),
+            HookAt::Egress(f) => self.enqueue(now, f, p),
             HookAt::IngressIface(f) => {
                 let n = self.ifaces[f.0 as usize].peer;
-                if self.run_hook(now, HookAt::Ingress(n), 0, &mut pkt) {
-                    self.route_out(now, n, &mut pkt);
+                if self.run_hook(now, HookAt::Ingress(n), 0, p) {
+                    self.route_out(now, n, p);
                 }
             }
         }
     }
 
+    /// Offers the packet in slot `p` to the queue of `iface`.
     #[inline]
-    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, pkt: &mut Packet) {
+    pub(super) fn enqueue(&mut self, now: SimTime, iface: IfaceId, p: Slot) {
         let fi = iface.0 as usize;
         let node = self.ifaces[fi].node;
         let n = &mut self.nodes[node.0 as usize];
         n.counters.forwarded += 1;
         // Queues act on the drop precedence the node's table gives the DSCP on the wire.
+        let pkt = &mut self.pool[p];
         pkt.colour = n.dscp.colour(pkt.dscp);
         let f = &mut self.ifaces[fi];
         f.counters.arrived += 1;
@@ -87,10 +93,11 @@ impl World {
         // straight back, so it goes on the link without the two copies through it (most
         // hops of a run, all on the access links and the ACK path).
         if !f.tx_pending && f.busy_until <= now && f.queue.passes_when_empty(pkt) {
-            self.transmit(now, iface, pkt);
+            self.transmit(now, iface, p);
             return;
         }
-        f.queue.enqueue(now, *pkt, &mut self.drops);
+        f.queue.enqueue_copy(now, &self.pool[p], &mut self.drops);
+        self.pool.free(p);
         self.account_queue_drops(now, iface);
         let f = &mut self.ifaces[fi];
         if !f.tx_pending {
@@ -107,27 +114,29 @@ impl World {
 
     pub(super) fn start_tx(&mut self, now: SimTime, iface: IfaceId) {
         let fi = iface.0 as usize;
-        // The packet stays in `out` and is read by reference until its one copy onto
-        // the wire: a packet is 152 bytes, and copies of it were a fifth of the run time.
-        let out = self.ifaces[fi].queue.dequeue(now, &mut self.drops);
+        let pool = &mut self.pool;
+        let out = (self.ifaces[fi].queue).dequeue_with(now, &mut self.drops, |pkt| pool.put(*pkt));
         self.account_queue_drops(now, iface);
-        if let Some(pkt) = out.as_ref() {
-            self.transmit(now, iface, pkt);
+        if let Some(p) = out {
+            self.transmit(now, iface, p);
         }
     }
 
-    /// Puts `pkt`, just taken from the queue at `iface`, on the link.
-    #[inline]
-    fn transmit(&mut self, now: SimTime, iface: IfaceId, pkt: &Packet) {
+    /// Puts the packet in slot `p`, just taken from the queue at `iface` (or passed
+    /// straight through it), on the link.
+    #[inline(always)]
+    fn transmit(&mut self, now: SimTime, iface: IfaceId, p: Slot) {
         let fi = iface.0 as usize;
+        let pkt = &self.pool[p];
         if let Some(c) = self.capture.as_deref_mut() {
             c.on_tx(now, iface, pkt, &self.routes);
         }
+        let size = pkt.size;
         let f = &mut self.ifaces[fi];
         f.counters.departed += 1;
-        f.counters.departed_bytes += pkt.size as u64;
+        f.counters.departed_bytes += size as u64;
         // The link also carries its framing overhead (0 unless the scenario sets it).
-        let tx = f.rate.tx_time(pkt.size + f.framing);
+        let tx = f.rate.tx_time(size + f.framing);
         let done = now + tx;
         let lost = f.loss > 0.0 && f.loss_rng.bernoulli(f.loss);
         let arrive = done + f.delay;
@@ -140,18 +149,18 @@ impl World {
             self.q.schedule_forget(done, Event::TxDone { iface });
         }
         if lost {
-            let size = pkt.size;
             self.ifaces[fi]
                 .counters
                 .drops
                 .add(DropCause::RandomLoss, size);
-            self.count_flow_drop(pkt);
+            let pkt = self.pool.take(p);
+            self.count_flow_drop(&pkt);
         } else {
             // Packets on a link arrive in the order they were sent, so the link keeps
             // them in a FIFO and only its head has an event: the event heap holds one
             // entry per busy link instead of one per packet in flight.
             let f = &mut self.ifaces[fi];
-            f.on_wire.push_back((arrive, *pkt));
+            f.on_wire.push_back((arrive, p));
             if !f.arrive_pending {
                 f.arrive_pending = true;
                 self.q.schedule_forget(arrive, Event::Arrive { iface });
@@ -200,11 +209,13 @@ impl World {
         }
     }
 
-    pub(super) fn drop_at_node(&mut self, node: NodeId, pkt: &Packet, cause: DropCause) {
+    /// Drops the packet in slot `p` at `node` (outside its queues), freeing the slot.
+    pub(super) fn drop_at_node(&mut self, node: NodeId, p: Slot, cause: DropCause) {
+        let pkt = self.pool.take(p);
         self.nodes[node.0 as usize]
             .counters
             .drops
             .add(cause, pkt.size);
-        self.count_flow_drop(pkt);
+        self.count_flow_drop(&pkt);
     }
 }

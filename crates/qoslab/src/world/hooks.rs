@@ -44,27 +44,30 @@ impl World {
     /// Most hooks of a run are empty (every router has three per packet): that check
     /// is inlined into the forwarding path, with the chain itself out of line.
     #[inline(always)]
-    pub(super) fn run_hook(
-        &mut self,
-        now: SimTime,
-        at: HookAt,
-        stage: usize,
-        pkt: &mut Packet,
-    ) -> bool {
-        self.hook_is_empty(at) || self.run_chain(now, at, stage, pkt)
+    pub(super) fn run_hook(&mut self, now: SimTime, at: HookAt, stage: usize, p: Slot) -> bool {
+        self.hook_is_empty(at) || self.run_chain(now, at, stage, p)
     }
 
     /// [`Self::run_hook`] on a hook with stages.
     #[inline(never)]
-    fn run_chain(&mut self, now: SimTime, at: HookAt, stage: usize, pkt: &mut Packet) -> bool {
-        let h = self.hook_mut(at);
-        let (action, resume) = h.chain.condition_from(stage, now, pkt);
-        self.arm_cond_timer(at);
+    fn run_chain(&mut self, now: SimTime, at: HookAt, stage: usize, p: Slot) -> bool {
+        // The chain reads and changes the packet where it waits, in the pool.
+        let h = match at {
+            HookAt::HostEgress(n) => &mut self.nodes[n.0 as usize].host_egress,
+            HookAt::Ingress(n) => &mut self.nodes[n.0 as usize].ingress,
+            HookAt::Egress(f) => &mut self.ifaces[f.0 as usize].egress,
+            HookAt::IngressIface(f) => &mut self.ifaces[f.0 as usize].ingress,
+        };
+        let (action, resume) = h.chain.condition_from(stage, now, &mut self.pool[p]);
+        // Only chains with a policy ever ask for a timer (a TRC chain never does).
+        if h.chain.has_timers() {
+            self.arm_cond_timer(at);
+        }
         match action {
             Action::Pass => true,
             Action::Drop(cause) => {
                 let node = self.hook_node(at);
-                self.drop_at_node(node, pkt, cause);
+                self.drop_at_node(node, p, cause);
                 false
             }
             Action::DelayUntil(t) => {
@@ -78,13 +81,13 @@ impl World {
                 match fifo.back() {
                     Some(&(last, _)) if last > key => {
                         // Out of order (a shaper per key in a policy): its own event.
-                        let slot = self.held.put(*pkt);
+                        let slot = p.0;
                         self.q
                             .schedule_reserved(key, Event::Released { at, resume, slot });
                     }
                     last => {
                         let first = last.is_none();
-                        fifo.push_back((key, *pkt));
+                        fifo.push_back((key, p));
                         if first {
                             self.q
                                 .schedule_reserved(key, Event::ReleasedFifo { at, resume });

@@ -12,6 +12,7 @@
 use crate::cond::Action;
 use crate::engine::EventQueue;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
+use crate::net::{PacketPool, Slot};
 use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
 use crate::packet::{FlowId, Header, NodeId, Packet, UdpHeader};
 use crate::queue::{DropCause, Drops, Queue};
@@ -184,35 +185,9 @@ pub struct World {
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
     quench_out: Vec<Packet>,
-    held: PacketSlab,
-}
-
-/// Packets held by conditioners, in reusable slots: events refer to them by index so
-/// that events stay small (a packet is 144 bytes; an event is 16).
-#[derive(Debug, Default)]
-struct PacketSlab {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl PacketSlab {
-    fn put(&mut self, pkt: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = pkt;
-                i
-            }
-            None => {
-                self.slots.push(pkt);
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    fn take(&mut self, slot: u32) -> Packet {
-        self.free.push(slot);
-        self.slots[slot as usize]
-    }
+    /// Every packet in the network (on links, held by conditioners, being forwarded),
+    /// written once: the rest refers to it by slot.
+    pool: PacketPool,
 }
 
 impl World {
@@ -240,7 +215,7 @@ impl World {
             drops: Drops::default(),
             tcp_out: Vec::new(),
             quench_out: Vec::new(),
-            held: PacketSlab::default(),
+            pool: PacketPool::default(),
         }
     }
 
@@ -252,6 +227,11 @@ impl World {
     /// Events waiting in the event heap now.
     pub fn pending_events(&self) -> usize {
         self.q.pending()
+    }
+
+    /// The packets in the network now (on links and held by conditioners).
+    pub fn packet_pool(&self) -> &PacketPool {
+        &self.pool
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -334,7 +314,7 @@ impl World {
         match ev {
             Event::Arrive { iface } => {
                 let f = &mut self.ifaces[iface.0 as usize];
-                let (_, pkt) = f
+                let (_, p) = f
                     .on_wire
                     .pop_front()
                     .expect("an Arrive event has a packet on the wire");
@@ -342,29 +322,29 @@ impl World {
                     Some(&(t, _)) => self.q.schedule_forget(t, Event::Arrive { iface }),
                     None => f.arrive_pending = false,
                 }
-                self.arrive(now, iface, pkt);
+                self.arrive(now, iface, p);
             }
             Event::TxDone { iface } => {
                 self.ifaces[iface.0 as usize].tx_pending = false;
                 self.start_tx(now, iface);
             }
             Event::Released { at, resume, slot } => {
-                let mut pkt = self.held.take(slot);
+                let p = Slot(slot);
                 self.node_of_hook_mut(at).held -= 1;
-                if self.run_hook(now, at, resume as usize, &mut pkt) {
-                    self.after_hook(now, at, pkt);
+                if self.run_hook(now, at, resume as usize, p) {
+                    self.after_hook(now, at, p);
                 }
             }
             Event::ReleasedFifo { at, resume } => {
                 let fifo = &mut self.hook_mut(at).delayed[resume as usize];
-                let (_, mut pkt) = fifo.pop_front().expect("a release has a held packet");
+                let (_, p) = fifo.pop_front().expect("a release has a held packet");
                 if let Some(&(key, _)) = fifo.front() {
                     self.q
                         .schedule_reserved(key, Event::ReleasedFifo { at, resume });
                 }
                 self.node_of_hook_mut(at).held -= 1;
-                if self.run_hook(now, at, resume as usize, &mut pkt) {
-                    self.after_hook(now, at, pkt);
+                if self.run_hook(now, at, resume as usize, p) {
+                    self.after_hook(now, at, p);
                 }
             }
             Event::CondTimer { at } => self.cond_timer(now, at),

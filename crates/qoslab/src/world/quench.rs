@@ -49,7 +49,7 @@ impl World {
     /// Sends the quenches router `node` generated, through its routing, conditioners
     /// and queues like any packet it originates; its own ERUF stages snoop them first.
     pub(super) fn send_quenches(&mut self, now: SimTime, node: NodeId, out: &mut Vec<Packet>) {
-        for mut q in out.drain(..) {
+        for q in out.drain(..) {
             // The router's own ERUF stages learn of its drops as a passing quench would
             // tell them (an edge router that is also congested).
             if let Header::Quench(h) = &q.hdr {
@@ -57,7 +57,8 @@ impl World {
                 self.snoop_quench(now, node, &h);
             }
             self.nodes[node.0 as usize].counters.originated += 1;
-            self.route_out(now, node, &mut q);
+            let p = self.pool.put(q);
+            self.route_out(now, node, p);
         }
     }
 

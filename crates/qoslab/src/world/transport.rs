@@ -71,6 +71,7 @@ impl World {
     }
 
     /// A fresh packet of `flow`, from its source (or, `reverse`, from its destination).
+    #[inline(always)]
     pub(super) fn new_packet(
         &mut self,
         flow: FlowId,
