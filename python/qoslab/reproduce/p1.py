@@ -513,7 +513,7 @@ def _acceptance(
     worst: Explanation | None = None,
     network: Explanation | None = None,
 ) -> None:
-    for ecn in df["ecn"].unique().to_list() if "ecn" in df.columns else [None]:
+    for ecn in sorted(df["ecn"].unique().to_list()) if "ecn" in df.columns else [None]:
         d = df if ecn is None else df.filter(pl.col("ecn") == ecn)
         m = "" if ecn is None else (" ecn" if ecn else " drop")
         if name.endswith(m):  # the caller already named the mode (F6b)
@@ -783,7 +783,8 @@ def t1(ctx: Context) -> Outcome:
                                  ECN_QUEUEING if bw == 2 else ECN_LOAD)  # fmt: skip
                 if model == "fitted":
                     allf.append(df.with_columns(pl.lit(bw).alias("bw_mbps")))
-                for delay in t["link.0.delay"].unique().to_list():
+                delays = t["link.0.delay"].unique().to_list()
+                for delay in sorted(delays, key=lambda d: float(d.removesuffix("ms"))):
                     d = float(delay.removesuffix("ms"))
                     paper = PAPER_T1.get((bw, d))
                     if paper and not ecn:
