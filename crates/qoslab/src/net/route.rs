@@ -18,6 +18,11 @@ use crate::packet::NodeId;
 
 const NONE: u32 = u32::MAX;
 
+/// Networks up to this many nodes also get a dense (node, destination) → interface
+/// table (at most 4 MiB), so a hop's routing is one load instead of a leaf check, a
+/// slot lookup and a table lookup.
+const DENSE_MAX_NODES: usize = 1024;
+
 /// Next-hop tables for the destinations the run uses.
 #[derive(Debug, Default)]
 pub struct Routes {
@@ -28,6 +33,9 @@ pub struct Routes {
     slot: Vec<u32>,
     /// Leaf destination → (its neighbour, the neighbour's interface to it).
     leaf: Vec<Option<(NodeId, u32)>>,
+    /// `dense[at * n + dst]`: the next interface (NONE if none), for networks of at
+    /// most [`DENSE_MAX_NODES`] nodes; empty otherwise.
+    dense: Vec<u32>,
 }
 
 impl Routes {
@@ -48,6 +56,7 @@ impl Routes {
             table: Vec::new(),
             slot: vec![NONE; n_nodes],
             leaf: vec![None; n_nodes],
+            dense: Vec::new(),
         };
         // Leaves: one interface out and one in (one duplex link) to a non-leaf.
         let is_leaf = |u: usize| node_ifaces[u].len() == 1 && incoming[u].len() == 1;
@@ -112,12 +121,34 @@ impl Routes {
             routes.slot[d.0 as usize] = routes.table.len() as u32;
             routes.table.push(next);
         }
+        if n_nodes <= DENSE_MAX_NODES {
+            let mut dense = vec![NONE; n_nodes * n_nodes];
+            for at in 0..n_nodes {
+                for dst in 0..n_nodes {
+                    if let Some(IfaceId(f)) = routes.search(NodeId(at as u32), NodeId(dst as u32)) {
+                        dense[at * n_nodes + dst] = f;
+                    }
+                }
+            }
+            routes.dense = dense;
+        }
         routes
     }
 
     /// The interface `at` sends on towards `dst`, if there is a path.
     #[inline]
-    pub fn next_hop(&self, at: NodeId, mut dst: NodeId) -> Option<IfaceId> {
+    pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<IfaceId> {
+        let (a, d) = (at.0 as usize, dst.0 as usize);
+        if !self.dense.is_empty() && a < self.n && d < self.n {
+            let f = self.dense[a * self.n + d];
+            return (f != NONE).then_some(IfaceId(f));
+        }
+        self.search(at, dst)
+    }
+
+    /// [`Self::next_hop`] from the per-destination tables (what the dense table holds).
+    #[inline]
+    fn search(&self, at: NodeId, mut dst: NodeId) -> Option<IfaceId> {
         if let Some((r, f_in)) = *self.leaf.get(dst.0 as usize)? {
             if at == r {
                 return Some(IfaceId(f_in));
@@ -148,5 +179,109 @@ impl Routes {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::packet::NodeId;
+    use crate::scenario::{build, parse, Format};
+
+    /// A chain of routers with a parallel path, hosts on several of them and a router
+    /// with a single link (a leaf that is not a host).
+    const NET: &str = r#"
+name = "routes"
+duration = "1s"
+[[node]]
+name = "r0"
+kind = "router"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "r2"
+kind = "router"
+[[node]]
+name = "r3"
+kind = "router"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[node]]
+name = "c"
+[[link]]
+a = "a"
+b = "r0"
+rate = 10000000
+delay = "1ms"
+[[link]]
+a = "r0"
+b = "r1"
+rate = 10000000
+delay = "5ms"
+[[link]]
+a = "r1"
+b = "r2"
+rate = 10000000
+delay = "1ms"
+[[link]]
+a = "r0"
+b = "r2"
+rate = 10000000
+delay = "2ms"
+[[link]]
+a = "r2"
+b = "b"
+rate = 10000000
+delay = "1ms"
+[[link]]
+a = "r1"
+b = "c"
+rate = 10000000
+delay = "1ms"
+[[link]]
+a = "r2"
+b = "r3"
+rate = 10000000
+delay = "1ms"
+[[flow]]
+name = "ab"
+from = "a"
+to = "b"
+tcp = {}
+[[flow]]
+name = "bc"
+from = "b"
+to = "c"
+tcp = {}
+[[flow]]
+name = "ca"
+from = "c"
+to = "a"
+tcp = {}
+"#;
+
+    #[test]
+    fn dense_table_gives_the_searched_next_hops() {
+        let w = build(&parse(NET, Format::Toml).unwrap()).unwrap();
+        let r = &w.routes;
+        assert_eq!(
+            r.dense.len(),
+            r.n * r.n,
+            "a small network gets the dense table"
+        );
+        let mut routed = 0;
+        // Destinations past the last node too: the network has no route to them.
+        for at in (0..r.n as u32).map(NodeId) {
+            for dst in (0..r.n as u32 + 2).map(NodeId) {
+                let searched = r.search(at, dst);
+                assert_eq!(r.next_hop(at, dst), searched, "{at:?} → {dst:?}");
+                routed += searched.is_some() as usize;
+            }
+        }
+        // Every node reaches a, b and c (the flows' ends) and the routers their leaves
+        // lead through: the comparison above was not all `None`.
+        assert!(routed >= 18, "{routed}");
     }
 }
