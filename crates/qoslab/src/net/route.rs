@@ -184,104 +184,74 @@ impl Routes {
 
 #[cfg(test)]
 mod tests {
-    use crate::packet::NodeId;
-    use crate::scenario::{build, parse, Format};
+    use super::*;
+    use crate::net::{Hook, IfaceCounters};
+    use crate::queue::{AnyQueue, DropTail, Limit};
+    use crate::rng::RngStream;
+    use crate::time::{Dur, Rate, SimTime};
 
-    /// A chain of routers with a parallel path, hosts on several of them and a router
-    /// with a single link (a leaf that is not a host).
-    const NET: &str = r#"
-name = "routes"
-duration = "1s"
-[[node]]
-name = "r0"
-kind = "router"
-[[node]]
-name = "r1"
-kind = "router"
-[[node]]
-name = "r2"
-kind = "router"
-[[node]]
-name = "r3"
-kind = "router"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[node]]
-name = "c"
-[[link]]
-a = "a"
-b = "r0"
-rate = 10000000
-delay = "1ms"
-[[link]]
-a = "r0"
-b = "r1"
-rate = 10000000
-delay = "5ms"
-[[link]]
-a = "r1"
-b = "r2"
-rate = 10000000
-delay = "1ms"
-[[link]]
-a = "r0"
-b = "r2"
-rate = 10000000
-delay = "2ms"
-[[link]]
-a = "r2"
-b = "b"
-rate = 10000000
-delay = "1ms"
-[[link]]
-a = "r1"
-b = "c"
-rate = 10000000
-delay = "1ms"
-[[link]]
-a = "r2"
-b = "r3"
-rate = 10000000
-delay = "1ms"
-[[flow]]
-name = "ab"
-from = "a"
-to = "b"
-tcp = {}
-[[flow]]
-name = "bc"
-from = "b"
-to = "c"
-tcp = {}
-[[flow]]
-name = "ca"
-from = "c"
-to = "a"
-tcp = {}
-"#;
+    /// Routers 0–3 (a chain 0–1–2 with a shortcut 0–2, and 3 hanging off 2) and hosts
+    /// 4 (on 0), 5 (on 2) and 6 (on 1): leaves and non-leaves, equal and unequal paths.
+    fn network() -> (usize, Vec<Iface>, Vec<Vec<IfaceId>>) {
+        let links = [
+            (4, 0, 1),
+            (0, 1, 5),
+            (1, 2, 1),
+            (0, 2, 2),
+            (2, 5, 1),
+            (1, 6, 1),
+            (2, 3, 1),
+        ];
+        let n = 7;
+        let mut ifaces = Vec::new();
+        let mut node_ifaces = vec![Vec::new(); n];
+        for (a, b, ms) in links {
+            for (from, to) in [(a, b), (b, a)] {
+                node_ifaces[from].push(IfaceId(ifaces.len() as u32));
+                ifaces.push(Iface {
+                    node: NodeId(from as u32),
+                    peer: NodeId(to as u32),
+                    framing: 0,
+                    tx_pending: false,
+                    arrive_pending: false,
+                    rate: Rate::from_bps(10_000_000),
+                    delay: Dur::from_millis(ms),
+                    busy_until: SimTime::ZERO,
+                    loss: 0.0,
+                    on_wire: Default::default(),
+                    counters: IfaceCounters::default(),
+                    egress: Hook::default(),
+                    ingress: Hook::default(),
+                    queue: AnyQueue::DropTail(DropTail::new(Limit::Packets(10))),
+                    loss_rng: RngStream::derive(1, "loss"),
+                    name: format!("{from}->{to}"),
+                });
+            }
+        }
+        (n, ifaces, node_ifaces)
+    }
 
     #[test]
     fn dense_table_gives_the_searched_next_hops() {
-        let w = build(&parse(NET, Format::Toml).unwrap()).unwrap();
-        let r = &w.routes;
-        assert_eq!(
-            r.dense.len(),
-            r.n * r.n,
-            "a small network gets the dense table"
-        );
+        let (n, ifaces, node_ifaces) = network();
+        let dests: Vec<NodeId> = [4, 5, 6, 1].map(NodeId).to_vec();
+        let r = Routes::compute(n, &ifaces, &node_ifaces, &dests);
+        assert_eq!(r.dense.len(), n * n, "a small network gets the dense table");
         let mut routed = 0;
         // Destinations past the last node too: the network has no route to them.
-        for at in (0..r.n as u32).map(NodeId) {
-            for dst in (0..r.n as u32 + 2).map(NodeId) {
+        for at in (0..n as u32).map(NodeId) {
+            for dst in (0..n as u32 + 2).map(NodeId) {
                 let searched = r.search(at, dst);
                 assert_eq!(r.next_hop(at, dst), searched, "{at:?} → {dst:?}");
                 routed += searched.is_some() as usize;
             }
         }
-        // Every node reaches a, b and c (the flows' ends) and the routers their leaves
-        // lead through: the comparison above was not all `None`.
-        assert!(routed >= 18, "{routed}");
+        // Every other node reaches the four destinations and routers 0 and 2 (whose
+        // tables serve their leaves 4 and 5): the comparison above was not all `None`.
+        assert_eq!(routed, 6 * (n - 1));
+        // The shortcut (2 ms) beats the chain (5 + 1 ms) from router 0 towards host 5.
+        let f = r.next_hop(NodeId(0), NodeId(5)).unwrap();
+        assert_eq!(ifaces[f.0 as usize].peer, NodeId(2));
+        assert!(r.reachable(NodeId(4), NodeId(6), &ifaces));
     }
 }
