@@ -174,41 +174,47 @@ impl IfaceCounters {
 }
 
 /// One direction of a link: a queue feeding a transmitter.
+///
+/// Laid out in declaration order (`repr(C)`) with what every hop reads first: the
+/// scalars of the transmitter and the wire, then the counters and the hooks, so a hop
+/// touches a few adjacent cache lines (each interface starting a line) instead of lines
+/// spread over the whole struct.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Iface {
-    /// `"a->b"`.
-    pub name: String,
     /// The node that sends on it.
     pub node: NodeId,
     /// The node at the other end.
     pub peer: NodeId,
+    /// Bytes of link-layer framing added to every packet on the wire (serialisation
+    /// time only; packet sizes, queues and counters stay in IP bytes).
+    pub framing: u32,
+    /// A `TxDone` event is scheduled to serve the queue.
+    pub tx_pending: bool,
+    /// An `Arrive` event is scheduled for the head of `on_wire`.
+    pub arrive_pending: bool,
     /// Transmission rate.
     pub rate: Rate,
     /// Propagation delay.
     pub delay: Dur,
-    /// Bytes of link-layer framing added to every packet on the wire (serialisation
-    /// time only; packet sizes, queues and counters stay in IP bytes).
-    pub framing: u32,
-    /// The output queue.
-    pub queue: AnyQueue,
+    /// When the transmitter finishes the packet it is sending (in the past if idle).
+    pub busy_until: SimTime,
+    /// Probability that a packet put on the wire is lost (random loss model).
+    pub loss: f64,
+    /// Packets propagating on the link (their slots in the world's pool), with their
+    /// arrival times (FIFO).
+    pub on_wire: VecDeque<(SimTime, Slot)>,
+    /// Counters since the start of the run.
+    pub counters: IfaceCounters,
     /// Conditioners applied before the queue (router egress).
     pub egress: Hook,
     /// Conditioners applied to packets arriving over this interface at its peer
     /// router, before the router's own ingress chain.
     pub ingress: Hook,
-    /// Probability that a packet put on the wire is lost (random loss model).
-    pub loss: f64,
+    /// The output queue.
+    pub queue: AnyQueue,
     /// The stream the loss model draws from.
     pub loss_rng: RngStream,
-    /// When the transmitter finishes the packet it is sending (in the past if idle).
-    pub busy_until: SimTime,
-    /// A `TxDone` event is scheduled to serve the queue.
-    pub tx_pending: bool,
-    /// Packets propagating on the link (their slots in the world's pool), with their
-    /// arrival times (FIFO).
-    pub on_wire: VecDeque<(SimTime, Slot)>,
-    /// An `Arrive` event is scheduled for the head of `on_wire`.
-    pub arrive_pending: bool,
-    /// Counters since the start of the run.
-    pub counters: IfaceCounters,
+    /// `"a->b"`.
+    pub name: String,
 }

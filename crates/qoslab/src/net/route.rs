@@ -18,6 +18,11 @@ use crate::packet::NodeId;
 
 const NONE: u32 = u32::MAX;
 
+/// Networks up to this many nodes also get a dense (node, destination) → interface
+/// table (at most 4 MiB), so a hop's routing is one load instead of a leaf check, a
+/// slot lookup and a table lookup.
+const DENSE_MAX_NODES: usize = 1024;
+
 /// Next-hop tables for the destinations the run uses.
 #[derive(Debug, Default)]
 pub struct Routes {
@@ -28,6 +33,9 @@ pub struct Routes {
     slot: Vec<u32>,
     /// Leaf destination → (its neighbour, the neighbour's interface to it).
     leaf: Vec<Option<(NodeId, u32)>>,
+    /// `dense[at * n + dst]`: the next interface (NONE if none), for networks of at
+    /// most [`DENSE_MAX_NODES`] nodes; empty otherwise.
+    dense: Vec<u32>,
 }
 
 impl Routes {
@@ -48,6 +56,7 @@ impl Routes {
             table: Vec::new(),
             slot: vec![NONE; n_nodes],
             leaf: vec![None; n_nodes],
+            dense: Vec::new(),
         };
         // Leaves: one interface out and one in (one duplex link) to a non-leaf.
         let is_leaf = |u: usize| node_ifaces[u].len() == 1 && incoming[u].len() == 1;
@@ -112,12 +121,34 @@ impl Routes {
             routes.slot[d.0 as usize] = routes.table.len() as u32;
             routes.table.push(next);
         }
+        if n_nodes <= DENSE_MAX_NODES {
+            let mut dense = vec![NONE; n_nodes * n_nodes];
+            for at in 0..n_nodes {
+                for dst in 0..n_nodes {
+                    if let Some(IfaceId(f)) = routes.search(NodeId(at as u32), NodeId(dst as u32)) {
+                        dense[at * n_nodes + dst] = f;
+                    }
+                }
+            }
+            routes.dense = dense;
+        }
         routes
     }
 
     /// The interface `at` sends on towards `dst`, if there is a path.
     #[inline]
-    pub fn next_hop(&self, at: NodeId, mut dst: NodeId) -> Option<IfaceId> {
+    pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<IfaceId> {
+        let (a, d) = (at.0 as usize, dst.0 as usize);
+        if !self.dense.is_empty() && a < self.n && d < self.n {
+            let f = self.dense[a * self.n + d];
+            return (f != NONE).then_some(IfaceId(f));
+        }
+        self.search(at, dst)
+    }
+
+    /// [`Self::next_hop`] from the per-destination tables (what the dense table holds).
+    #[inline]
+    fn search(&self, at: NodeId, mut dst: NodeId) -> Option<IfaceId> {
         if let Some((r, f_in)) = *self.leaf.get(dst.0 as usize)? {
             if at == r {
                 return Some(IfaceId(f_in));
@@ -148,5 +179,79 @@ impl Routes {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{Hook, IfaceCounters};
+    use crate::queue::{AnyQueue, DropTail, Limit};
+    use crate::rng::RngStream;
+    use crate::time::{Dur, Rate, SimTime};
+
+    /// Routers 0–3 (a chain 0–1–2 with a shortcut 0–2, and 3 hanging off 2) and hosts
+    /// 4 (on 0), 5 (on 2) and 6 (on 1): leaves and non-leaves, equal and unequal paths.
+    fn network() -> (usize, Vec<Iface>, Vec<Vec<IfaceId>>) {
+        let links = [
+            (4, 0, 1),
+            (0, 1, 5),
+            (1, 2, 1),
+            (0, 2, 2),
+            (2, 5, 1),
+            (1, 6, 1),
+            (2, 3, 1),
+        ];
+        let n = 7;
+        let mut ifaces = Vec::new();
+        let mut node_ifaces = vec![Vec::new(); n];
+        for (a, b, ms) in links {
+            for (from, to) in [(a, b), (b, a)] {
+                node_ifaces[from].push(IfaceId(ifaces.len() as u32));
+                ifaces.push(Iface {
+                    node: NodeId(from as u32),
+                    peer: NodeId(to as u32),
+                    framing: 0,
+                    tx_pending: false,
+                    arrive_pending: false,
+                    rate: Rate::from_bps(10_000_000),
+                    delay: Dur::from_millis(ms),
+                    busy_until: SimTime::ZERO,
+                    loss: 0.0,
+                    on_wire: Default::default(),
+                    counters: IfaceCounters::default(),
+                    egress: Hook::default(),
+                    ingress: Hook::default(),
+                    queue: AnyQueue::DropTail(DropTail::new(Limit::Packets(10))),
+                    loss_rng: RngStream::derive(1, "loss"),
+                    name: format!("{from}->{to}"),
+                });
+            }
+        }
+        (n, ifaces, node_ifaces)
+    }
+
+    #[test]
+    fn dense_table_gives_the_searched_next_hops() {
+        let (n, ifaces, node_ifaces) = network();
+        let dests: Vec<NodeId> = [4, 5, 6, 1].map(NodeId).to_vec();
+        let r = Routes::compute(n, &ifaces, &node_ifaces, &dests);
+        assert_eq!(r.dense.len(), n * n, "a small network gets the dense table");
+        let mut routed = 0;
+        // Destinations past the last node too: the network has no route to them.
+        for at in (0..n as u32).map(NodeId) {
+            for dst in (0..n as u32 + 2).map(NodeId) {
+                let searched = r.search(at, dst);
+                assert_eq!(r.next_hop(at, dst), searched, "{at:?} → {dst:?}");
+                routed += searched.is_some() as usize;
+            }
+        }
+        // Every other node reaches the four destinations and routers 0 and 2 (whose
+        // tables serve their leaves 4 and 5): the comparison above was not all `None`.
+        assert_eq!(routed, 6 * (n - 1));
+        // The shortcut (2 ms) beats the chain (5 + 1 ms) from router 0 towards host 5.
+        let f = r.next_hop(NodeId(0), NodeId(5)).unwrap();
+        assert_eq!(ifaces[f.0 as usize].peer, NodeId(2));
+        assert!(r.reachable(NodeId(4), NodeId(6), &ifaces));
     }
 }
