@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from qoslab.exceptions import OutputError, ResultsError, scenario_error
 
@@ -271,12 +273,7 @@ class Result:
     @classmethod
     def from_engine(cls, raw: Mapping[str, Any], scenario: dict[str, Any] | None) -> Result:
         """From the dict ``qoslab._core.run`` returns."""
-        tables = {
-            name: pl.DataFrame(
-                [_column(n, c) for n, c in zip(t["names"], t["columns"], strict=True)]
-            )
-            for name, t in raw["tables"].items()
-        }
+        tables = {name: _table(t) for name, t in raw["tables"].items()}
         return cls(dict(raw["summary"]), tables, scenario)
 
     def table(self, name: str) -> pl.DataFrame:
@@ -342,27 +339,46 @@ class Result:
 _DTYPES = {"i64": np.int64, "f64": np.float64}
 
 
-def _column(name: str, col: Any) -> pl.Series:
-    """One engine column: ``(dtype, raw bytes)`` for numbers, ``("str", distinct values,
-    u32 codes as bytes)`` for strings (see ``crates/qoslab-py/src/convert.rs``)."""
-    if col[0] == "str":
-        codes = pl.Series(np.frombuffer(col[2], dtype=np.uint32))
-        return pl.Series(name, col[1], dtype=pl.String).gather(codes)
-    return pl.Series(name, np.frombuffer(col[1], dtype=_DTYPES[col[0]]))
+def _table(t: Mapping[str, Any]) -> pl.DataFrame:
+    """One engine table as a DataFrame, built through one Arrow table: a run's tables
+    are small, so the cost is per column, and Arrow arrays cost a third of what polars
+    Series built one by one cost (the frame is the same)."""
+    names = list(t["names"])
+    if not names:
+        return pl.DataFrame()
+    arrays = []
+    for col in t["columns"]:
+        if col[0] == "str":
+            codes = pa.array(np.frombuffer(col[2], dtype=np.uint32))
+            arrays.append(pa.array(col[1], pa.large_string()).take(codes))
+        else:
+            arrays.append(pa.array(np.frombuffer(col[1], dtype=_DTYPES[col[0]])))
+    return pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False)
 
 
 def _write_files(stage: Path, result: Result, extra: Mapping[str, Any] | None) -> dict:
     """Writes ``result`` into ``stage``, ``manifest.json`` last; returns the manifest."""
+    # Each file is made in memory, hashed there and written once: polars writes a small
+    # frame to a buffer in a third of the time it takes to a path, and the manifest
+    # needs no second read of the file.
+    written: dict[str, dict[str, Any]] = {}
+
+    def put(rel: str, data: bytes) -> None:
+        (stage / rel).write_bytes(data)
+        written[rel] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
     names = []
     for name, df in result.tables.items():
-        df.write_parquet(stage / f"{name}.parquet")
+        buf = io.BytesIO()
+        df.write_parquet(buf)
+        put(f"{name}.parquet", buf.getvalue())
         names.append(name)
     summary = dict(result.summary)
     summary.update(extra or {})
     summary["tables"] = names
     summary.setdefault("written_at", time.time())
     if result.scenario is not None:
-        (stage / "scenario.json").write_text(json.dumps(result.scenario, indent=2, default=str))
+        put("scenario.json", json.dumps(result.scenario, indent=2, default=str).encode())
     pcap = stage / "pcap"
     src = result.pcap_dir
     if src is not None and Path(src).is_dir() and Path(src).resolve() != pcap.resolve():
@@ -377,12 +393,16 @@ def _write_files(stage: Path, result: Result, extra: Mapping[str, Any] | None) -
         target = pcap / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    (stage / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    files = {}
-    for f in sorted(stage.rglob("*")):
-        if f.is_file():
-            rel = f.relative_to(stage).as_posix()
-            files[rel] = {"size": f.stat().st_size, "sha256": _sha256(f)}
+    put("summary.json", json.dumps(summary, indent=2, default=str).encode())
+    files = dict(written)
+    if pcap.is_dir():
+        for f in pcap.rglob("*"):
+            if f.is_file():
+                files[f.relative_to(stage).as_posix()] = {
+                    "size": f.stat().st_size,
+                    "sha256": _sha256(f),
+                }
+    files = dict(sorted(files.items()))
     manifest = {
         "kind": "run",
         "engine_build": summary.get("engine_build"),

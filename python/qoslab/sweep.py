@@ -654,7 +654,8 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
                 pool = _InlinePool()
             else:
                 pool = _LocalPool(min(workers or _default_workers(), len(todo)))
-            for status in pool.run([asdict(t) for t in todo], out):
+            # Shallow: asdict would deep-copy every run's scenario (a millisecond each).
+            for status in pool.run([dict(vars(t)) for t in todo], out):
                 key = status["key"]
                 if status["ok"]:
                     done += 1
@@ -810,11 +811,13 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     tasks = _load_tasks(out) if tasks is None else tasks
     rows = []
     names = list(TABLES)  # and any other table the runs produced (captures, …)
+    complete = [t for t in tasks if is_complete(out / "runs" / t.key)]
+    done = {t.key for t in complete}
     for t in tasks:
         row: dict[str, Any] = {"run": t.key, "seed": t.seed, "status": "pending", "error": None}
         row.update({k: _param_value(v) for k, v in t.params.items()})
         row.update(numeric_companions(t.params))  # link.2.rate_bps …: ORDER BY by value
-        if is_complete(out / "runs" / t.key):
+        if t.key in done:
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
             row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))
             names += [n for n in s.get("tables", []) if isinstance(n, str) and n not in names]
@@ -837,9 +840,8 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
             # the catalog cost more than the runs themselves.
             files = [
                 f"runs/{t.key}/{name}.parquet"
-                for t in tasks
-                if is_complete(out / "runs" / t.key)
-                and (out / "runs" / t.key / f"{name}.parquet").is_file()
+                for t in complete
+                if os.path.isfile(os.path.join(out, "runs", t.key, f"{name}.parquet"))
             ]
             if not files:
                 continue
