@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from qoslab.exceptions import OutputError, ResultsError, scenario_error
 
@@ -273,7 +272,12 @@ class Result:
     @classmethod
     def from_engine(cls, raw: Mapping[str, Any], scenario: dict[str, Any] | None) -> Result:
         """From the dict ``qoslab._core.run`` returns."""
-        tables = {name: _table(t) for name, t in raw["tables"].items()}
+        tables = {
+            name: pl.DataFrame(
+                [_column(n, c) for n, c in zip(t["names"], t["columns"], strict=True)]
+            )
+            for name, t in raw["tables"].items()
+        }
         return cls(dict(raw["summary"]), tables, scenario)
 
     def table(self, name: str) -> pl.DataFrame:
@@ -339,28 +343,19 @@ class Result:
 _DTYPES = {"i64": np.int64, "f64": np.float64}
 
 
-def _table(t: Mapping[str, Any]) -> pl.DataFrame:
-    """One engine table as a DataFrame, built through one Arrow table: a run's tables
-    are small, so the cost is per column, and Arrow arrays cost a third of what polars
-    Series built one by one cost (the frame is the same)."""
-    names = list(t["names"])
-    if not names:
-        return pl.DataFrame()
-    arrays = []
-    for col in t["columns"]:
-        if col[0] == "str":
-            codes = pa.array(np.frombuffer(col[2], dtype=np.uint32))
-            arrays.append(pa.array(col[1], pa.large_string()).take(codes))
-        else:
-            arrays.append(pa.array(np.frombuffer(col[1], dtype=_DTYPES[col[0]])))
-    return pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False)
+def _column(name: str, col: Any) -> pl.Series:
+    """One engine column: ``(dtype, raw bytes)`` for numbers, ``("str", distinct values,
+    u32 codes as bytes)`` for strings (see ``crates/qoslab-py/src/convert.rs``)."""
+    if col[0] == "str":
+        codes = pl.Series(np.frombuffer(col[2], dtype=np.uint32))
+        return pl.Series(name, col[1], dtype=pl.String).gather(codes)
+    return pl.Series(name, np.frombuffer(col[1], dtype=_DTYPES[col[0]]))
 
 
 def _write_files(stage: Path, result: Result, extra: Mapping[str, Any] | None) -> dict:
     """Writes ``result`` into ``stage``, ``manifest.json`` last; returns the manifest."""
-    # Each file is made in memory, hashed there and written once: polars writes a small
-    # frame to a buffer in a third of the time it takes to a path, and the manifest
-    # needs no second read of the file.
+    # Each file is made in memory, hashed there and written once: the manifest needs no
+    # second read of the run's files.
     written: dict[str, dict[str, Any]] = {}
 
     def put(rel: str, data: bytes) -> None:
