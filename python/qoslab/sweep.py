@@ -224,6 +224,9 @@ class SweepOutcome:
     damaged: int = 0
     #: Finished runs made by another engine build and run again.
     stale: int = 0
+    #: Time the workers spent on the runs (the engine call, writing the run folder and
+    #: the bookkeeping around them); the rest of their time is pool dispatch and idling.
+    task_s: float = 0.0
 
     def line(self) -> str:
         """One line for humans."""
@@ -255,6 +258,8 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     status: dict[str, Any] = {"key": task["key"], "seed": task["seed"], "params": task["params"]}
+    # CPU this worker spent before this run: its start-up (imports) and earlier runs.
+    status["cpu_before_s"] = time.process_time()
     stage = None
     try:
         sc = Scenario(task["data"], task["file"])
@@ -645,7 +650,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
     skipped = len(tasks) - len(todo)
     failures: list[dict[str, Any]] = []
     done = 0
-    engine_s = call_s = 0.0
+    engine_s = call_s = task_s = 0.0
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
@@ -664,6 +669,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
             # Shallow: asdict would deep-copy every run's scenario (a millisecond each).
             for status in pool.run([dict(vars(t)) for t in todo], out):
                 key = status["key"]
+                task_s += status.get("total_s", 0.0)
                 if status["ok"]:
                     done += 1
                     engine_s += status.get("engine_s", 0.0)
@@ -698,6 +704,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
         call_s,
         len(damaged),
         len(stale),
+        task_s,
     )
 
 
