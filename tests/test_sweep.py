@@ -247,3 +247,24 @@ def test_outcome_reports_time_in_the_workers_tasks(tmp_path):
     # The engine call, then writing the run: the task's time holds both.
     assert res.call_s > 0 and res.task_s > res.call_s
     assert res.task_s < res.wall_s
+
+
+def test_gather_reads_all_runs_at_once_into_the_same_frame(tmp_path):
+    # gather reads every run's file in one call; the frame is the one file-by-file
+    # reading gives (leading run, seed and params columns with their types, row order).
+    from qoslab.sweep import _load_tasks, _with_params, gather
+
+    out = tmp_path / "o"
+    run_sweep(_scenario(tmp_path), out, seeds=2, workers=1, progress=False)
+    tasks = _load_tasks(out)
+    for table in ("flows", "queues", "traces"):
+        one_by_one = pl.concat(
+            [
+                _with_params(pl.read_parquet(out / "runs" / t.key / f"{table}.parquet"), t)
+                for t in tasks
+            ],
+            how="diagonal_relaxed",
+        )
+        got = gather(out, table)
+        assert got.schema == one_by_one.schema and got.equals(one_by_one), table
+    assert gather(out, "no_such_table").is_empty()
