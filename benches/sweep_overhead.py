@@ -37,6 +37,7 @@ from qoslab.sweep import (
     SweepSpec,
     _LocalPool,
     build_catalog,
+    gather,
     plan,
     run_sweep,
     summarise,
@@ -87,6 +88,9 @@ def main() -> None:
         build_catalog(out)
         t3 = time.perf_counter()
         summary_s, catalog_s = t2 - t1, t3 - t2
+        for table in ("flows", "trc", "drops"):  # what `qoslab reproduce p1-t1` reads back
+            gather(out, table)
+        gather_s = time.perf_counter() - t3
         sc = load(scenario).with_overrides(overrides)
         one = run_resolved(sc, 1)
         k = 10
@@ -130,6 +134,10 @@ def main() -> None:
         f"in the workers, per run: {in_task_ms:.1f} ms writing the run and bookkeeping "
         f"around the engine call, {between_ms:.1f} ms between runs (pool dispatch, "
         "start-up, the driver's planning, summary and catalog, idle workers)"
+    )
+    print(
+        f"reading flows, trc and drops back (gather): {gather_s:.2f} s "
+        f"({gather_s / runs * 1e3:.1f} ms per run)"
     )
     # A fresh pool, as every sweep starts one: the CPU its worker spent before its run.
     with tempfile.TemporaryDirectory() as tmp:
