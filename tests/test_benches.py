@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,11 @@ def test_sweep_overhead_prints_the_split():
     line = next(x for x in r.stdout.splitlines() if x.startswith("per run:"))
     for part in ("tables from Rust", "Parquet", "summary + catalog", "pool and Python"):
         assert part in line
+    # The workers' own split, the reading back and a fresh worker's start-up, as numbers.
+    out = r.stdout
+    assert re.search(r"in the workers, per run: -?\d+\.\d ms writing .* -?\d+\.\d ms between", out)
+    assert re.search(r"reading flows, trc and drops back \(gather\): \d+\.\d\d s", out)
+    assert re.search(r"worker start-up: \d+ ms of CPU", out)
 
 
 def test_p1_timing_markers_exist_and_are_replaced():

@@ -213,3 +213,58 @@ def test_ray_gives_identical_tables(tmp_path):
         assert len(pcap) > 24
         assert pcap == (tmp_path / "ray" / "runs" / key / "pcap" / "bn.pcap").read_bytes()
     assert local.summary.equals(remote.summary)
+
+
+@pytest.mark.skipif(
+    "forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="workers are forked from a fork server only where there is one",
+)
+def test_pool_workers_start_with_qoslab_already_imported(tmp_path):
+    # Every sweep starts a pool; its workers come from a fork server that has qoslab
+    # (polars, the engine) imported, so a worker spends next to no CPU before its first
+    # run (importing them costs about 0.3 s of CPU per worker and sweep).
+    from qoslab.scenario import load
+    from qoslab.store import prepare_output
+    from qoslab.sweep import SweepSpec, _LocalPool, plan
+
+    sc = load(_scenario(tmp_path, "1s"))
+    tasks = plan(sc, SweepSpec.from_scenario(sc, seeds=1))
+    out = prepare_output(tmp_path / "o", "sweep")
+    for t in tasks[:2]:  # the second pool: the fork server is already running
+        pool = _LocalPool(1)
+        try:
+            status = next(pool.run([dict(vars(t))], out))
+        finally:
+            pool.close(False)
+        assert status["ok"], status
+        cpu = status["cpu_before_s"]
+        assert cpu < 0.1, f"a new worker spent {cpu:.2f} s of CPU before its first run"
+
+
+def test_outcome_reports_time_in_the_workers_tasks(tmp_path):
+    res = run_sweep(_scenario(tmp_path), tmp_path / "o", seeds=2, workers=1, progress=False)
+    assert res.done == 4
+    # The engine call, then writing the run: the task's time holds both.
+    assert res.call_s > 0 and res.task_s > res.call_s
+    assert res.task_s < res.wall_s
+
+
+def test_gather_reads_all_runs_at_once_into_the_same_frame(tmp_path):
+    # gather reads every run's file in one call; the frame is the one file-by-file
+    # reading gives (leading run, seed and params columns with their types, row order).
+    from qoslab.sweep import _load_tasks, _with_params, gather
+
+    out = tmp_path / "o"
+    run_sweep(_scenario(tmp_path), out, seeds=2, workers=1, progress=False)
+    tasks = _load_tasks(out)
+    for table in ("flows", "queues", "traces"):
+        one_by_one = pl.concat(
+            [
+                _with_params(pl.read_parquet(out / "runs" / t.key / f"{table}.parquet"), t)
+                for t in tasks
+            ],
+            how="diagonal_relaxed",
+        )
+        got = gather(out, table)
+        assert got.schema == one_by_one.schema and got.equals(one_by_one), table
+    assert gather(out, "no_such_table").is_empty()

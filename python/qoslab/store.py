@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -353,16 +354,26 @@ def _column(name: str, col: Any) -> pl.Series:
 
 def _write_files(stage: Path, result: Result, extra: Mapping[str, Any] | None) -> dict:
     """Writes ``result`` into ``stage``, ``manifest.json`` last; returns the manifest."""
+    # Each file is made in memory, hashed there and written once: the manifest needs no
+    # second read of the run's files.
+    written: dict[str, dict[str, Any]] = {}
+
+    def put(rel: str, data: bytes) -> None:
+        (stage / rel).write_bytes(data)
+        written[rel] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
     names = []
     for name, df in result.tables.items():
-        df.write_parquet(stage / f"{name}.parquet")
+        buf = io.BytesIO()
+        df.write_parquet(buf)
+        put(f"{name}.parquet", buf.getvalue())
         names.append(name)
     summary = dict(result.summary)
     summary.update(extra or {})
     summary["tables"] = names
     summary.setdefault("written_at", time.time())
     if result.scenario is not None:
-        (stage / "scenario.json").write_text(json.dumps(result.scenario, indent=2, default=str))
+        put("scenario.json", json.dumps(result.scenario, indent=2, default=str).encode())
     pcap = stage / "pcap"
     src = result.pcap_dir
     if src is not None and Path(src).is_dir() and Path(src).resolve() != pcap.resolve():
@@ -377,12 +388,16 @@ def _write_files(stage: Path, result: Result, extra: Mapping[str, Any] | None) -
         target = pcap / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    (stage / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    files = {}
-    for f in sorted(stage.rglob("*")):
-        if f.is_file():
-            rel = f.relative_to(stage).as_posix()
-            files[rel] = {"size": f.stat().st_size, "sha256": _sha256(f)}
+    put("summary.json", json.dumps(summary, indent=2, default=str).encode())
+    files = dict(written)
+    if pcap.is_dir():
+        for f in pcap.rglob("*"):
+            if f.is_file():
+                files[f.relative_to(stage).as_posix()] = {
+                    "size": f.stat().st_size,
+                    "sha256": _sha256(f),
+                }
+    files = dict(sorted(files.items()))
     manifest = {
         "kind": "run",
         "engine_build": summary.get("engine_build"),

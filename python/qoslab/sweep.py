@@ -224,6 +224,9 @@ class SweepOutcome:
     damaged: int = 0
     #: Finished runs made by another engine build and run again.
     stale: int = 0
+    #: Time the workers spent on the runs (the engine call, writing the run folder and
+    #: the bookkeeping around them); the rest of their time is pool dispatch and idling.
+    task_s: float = 0.0
 
     def line(self) -> str:
         """One line for humans."""
@@ -255,6 +258,8 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     status: dict[str, Any] = {"key": task["key"], "seed": task["seed"], "params": task["params"]}
+    # CPU this worker spent before this run: its start-up (imports) and earlier runs.
+    status["cpu_before_s"] = time.process_time()
     stage = None
     try:
         sc = Scenario(task["data"], task["file"])
@@ -333,7 +338,14 @@ class _LocalPool:
         import multiprocessing as mp
 
         method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-        self.ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context(method))
+        ctx = mp.get_context(method)
+        if method == "forkserver":
+            # The fork server imports what a worker needs once (polars, the engine): each
+            # sweep's workers are forked from it ready, instead of spending 0.3 s of CPU
+            # each on imports (0.6 s of wall per sweep on two cores). Only qoslab's own
+            # modules, never the user's __main__; no effect once a fork server runs.
+            ctx.set_forkserver_preload(["qoslab.sweep", "qoslab.api"])
+        self.ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
     def run(self, tasks: list[dict], out: Path) -> Iterator[dict]:
         with _plain_main():
@@ -638,7 +650,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
     skipped = len(tasks) - len(todo)
     failures: list[dict[str, Any]] = []
     done = 0
-    engine_s = call_s = 0.0
+    engine_s = call_s = task_s = 0.0
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
@@ -654,8 +666,10 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
                 pool = _InlinePool()
             else:
                 pool = _LocalPool(min(workers or _default_workers(), len(todo)))
-            for status in pool.run([asdict(t) for t in todo], out):
+            # Shallow: asdict would deep-copy every run's scenario (a millisecond each).
+            for status in pool.run([dict(vars(t)) for t in todo], out):
                 key = status["key"]
+                task_s += status.get("total_s", 0.0)
                 if status["ok"]:
                     done += 1
                     engine_s += status.get("engine_s", 0.0)
@@ -690,6 +704,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
         call_s,
         len(damaged),
         len(stale),
+        task_s,
     )
 
 
@@ -729,18 +744,46 @@ def gather(out: str | Path, table: str, tasks: list[RunTask] | None = None) -> p
     out = Path(out)
     if tasks is None:
         tasks = _load_tasks(out)
+    found = [
+        (t, out / "runs" / t.key / f"{table}.parquet")
+        for t in _finished(out, tasks)
+        if (out / "runs" / t.key / f"{table}.parquet").is_file()
+    ]
+    fast = _gather_at_once(found) if found else None
+    if fast is not None:
+        return fast
     frames = []
-    for t in _finished(out, tasks):
-        f = out / "runs" / t.key / f"{table}.parquet"
-        if f.is_file():
-            try:
-                frames.append(_with_params(pl.read_parquet(f), t))
-            except Exception as e:  # polars raises several types for damaged files
-                raise ResultsError(f"{f}: corrupt or not a Parquet file ({e})") from None
+    for t, f in found:
+        try:
+            frames.append(_with_params(pl.read_parquet(f), t))
+        except Exception as e:  # polars raises several types for damaged files
+            raise ResultsError(f"{f}: corrupt or not a Parquet file ({e})") from None
     frames = [f for f in frames if f.width > 0]
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+_FILE_COL = "__qoslab_file"
+
+
+def _gather_at_once(found: list[tuple[RunTask, Path]]) -> pl.DataFrame | None:
+    """:func:`gather` with every file read in one call (two to three times faster than
+    file by file); ``None`` when the files' schemas differ (or one does not read), for
+    the file-by-file way, which names a damaged file. The same frame either way: the
+    leading columns are made per run as there and repeated over its rows."""
+    try:
+        body = pl.read_parquet([str(f) for _, f in found], include_file_paths=_FILE_COL)
+    except Exception:  # schemas differ, or a file is damaged: file by file
+        return None
+    if body.width <= 1:  # tables without columns: file by file
+        return None
+    index = {str(f): i for i, (_, f) in enumerate(found)}
+    rows = body[_FILE_COL].replace_strict(index, return_dtype=pl.UInt32)
+    head = pl.concat([_with_params(pl.DataFrame(), t) for t, _ in found], how="diagonal_relaxed")
+    lead = set(head.columns)
+    body = body.select([c for c in body.columns if c != _FILE_COL and c not in lead])
+    return pl.concat([head[rows], body], how="horizontal")
 
 
 def _load_tasks(out: Path) -> list[RunTask]:
@@ -810,11 +853,13 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     tasks = _load_tasks(out) if tasks is None else tasks
     rows = []
     names = list(TABLES)  # and any other table the runs produced (captures, …)
+    complete = [t for t in tasks if is_complete(out / "runs" / t.key)]
+    done = {t.key for t in complete}
     for t in tasks:
         row: dict[str, Any] = {"run": t.key, "seed": t.seed, "status": "pending", "error": None}
         row.update({k: _param_value(v) for k, v in t.params.items()})
         row.update(numeric_companions(t.params))  # link.2.rate_bps …: ORDER BY by value
-        if is_complete(out / "runs" / t.key):
+        if t.key in done:
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
             row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))
             names += [n for n in s.get("tables", []) if isinstance(n, str) and n not in names]
@@ -837,9 +882,8 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
             # the catalog cost more than the runs themselves.
             files = [
                 f"runs/{t.key}/{name}.parquet"
-                for t in tasks
-                if is_complete(out / "runs" / t.key)
-                and (out / "runs" / t.key / f"{name}.parquet").is_file()
+                for t in complete
+                if os.path.isfile(os.path.join(out, "runs", t.key, f"{name}.parquet"))
             ]
             if not files:
                 continue
