@@ -131,13 +131,13 @@ def profile(name, top=12):
     lines += [f"| {pct:.1f} % | `{sym.replace('|', '∣')}` |" for pct, sym in rows]
     lines += [
         "",
-        "`Heap::replace_root`, `Heap::pop_root` and `EventQueue::schedule…` are the "
-        "event heaps (one entry per busy link and conditioner stage holding packets; "
-        "timers in a heap of their own); `__memmove…` is copying packets (152 bytes "
-        "each: off a link, onto the next, and into and out of a queue where one "
-        "builds up); `World::resume` is the event loop with the packet handlers "
-        "inlined into it; the rest is per-packet work of forwarding, the queues, TCP "
-        "and the conditioner hooks.",
+        "`World::handle` is the event loop's dispatch with the packet handlers "
+        "inlined into it; `enqueue` and `start_tx` put a packet on a link (its queue, "
+        "the transmitter, the event scheduling, all inlined); `Heap::…` are the event "
+        "heaps (one entry per busy link; held packets' releases and timers in heaps "
+        "of their own); `red::…` is the RED queue; packets (128 bytes) stay in a pool "
+        "and move by slot, so copying them no longer shows; the rest is per-packet "
+        "work of routing, TCP and the conditioner hooks.",
     ]
     return "\n".join(lines)
 
