@@ -394,21 +394,8 @@ impl<E: Copy> EventQueue<E> {
     /// Removes the next live event and advances the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.settle();
-        loop {
-            let lane = self.earliest()?;
-            let e = *self.heap(lane).top()?;
-            if !self.cancelled.is_empty() && self.take_cancelled(e.seq()) {
-                self.heap(lane).pop_root();
-                continue;
-            }
-            // The entry stays at the root until the next schedule or pop.
-            self.spent = Some(lane);
-            let t = e.time();
-            self.now = t;
-            self.popped += 1;
-            return Some((t, e.ev));
-        }
+        // No event is due later than NEVER (u64::MAX), so this takes whatever is next.
+        self.pop_until(SimTime::NEVER)
     }
 
     /// Removes the next live event only if it is due at or before `until`.
