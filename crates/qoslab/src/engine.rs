@@ -55,6 +55,23 @@ const ARITY: usize = 4;
 #[derive(Debug)]
 struct Heap<E>(Vec<Entry<E>>);
 
+/// Puts `e` into the hole at `hole` and moves it up to its place: parents that run
+/// later move down one level each, and `e` is written once, where it belongs.
+#[inline(always)]
+fn sift_up<E: Copy>(heap: &mut [Entry<E>], mut hole: usize, e: Entry<E>) {
+    while hole > 0 {
+        let parent = (hole - 1) / ARITY;
+        let p = heap[parent];
+        if e.key < p.key {
+            heap[hole] = p;
+            hole = parent;
+        } else {
+            break;
+        }
+    }
+    heap[hole] = e;
+}
+
 impl<E: Copy> Heap<E> {
     /// Key of the earliest entry, if any.
     #[inline(always)]
@@ -62,24 +79,12 @@ impl<E: Copy> Heap<E> {
         self.0.first()
     }
 
-    /// Appends `e` and moves it up to its place: parents that run later move down one
-    /// level each, and `e` is written once, where it belongs.
+    /// Appends `e` and moves it up to its place ([`sift_up`]).
     #[inline]
     fn push(&mut self, e: Entry<E>) {
-        let mut hole = self.0.len();
+        let hole = self.0.len();
         self.0.push(e);
-        let heap = &mut self.0[..];
-        while hole > 0 {
-            let parent = (hole - 1) / ARITY;
-            let p = heap[parent];
-            if e.key < p.key {
-                heap[hole] = p;
-                hole = parent;
-            } else {
-                break;
-            }
-        }
-        heap[hole] = e;
+        sift_up(&mut self.0, hole, e);
     }
 
     /// Replaces the root (the heap is not empty) with `e` and moves `e` down to its
@@ -160,17 +165,7 @@ impl<E: Copy> Heap<E> {
                 break;
             }
         }
-        while hole > 0 {
-            let parent = (hole - 1) / ARITY;
-            let p = heap[parent];
-            if last.key < p.key {
-                heap[hole] = p;
-                hole = parent;
-            } else {
-                break;
-            }
-        }
-        heap[hole] = last;
+        sift_up(heap, hole, last);
         root
     }
 }
