@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a clone for use: a .venv with qoslab's Python dependencies (and the test and
-# Ray extras) and the Rust extension built in release mode and installed editable.
+# Ray extras) and the Rust extension built in release mode (profile-guided where
+# possible: scripts/pgo_build.py) and installed editable.
 # Idempotent: a second run checks two stamps and returns in about a second.
 # Needs: Rust (cargo), Python >= 3.10 with venv and pip. maturin comes from PyPI.
 set -euo pipefail
@@ -44,8 +45,9 @@ src_hash=$(find crates -type f \( -name '*.rs' -o -name Cargo.toml \) -print0 | 
   | xargs -0 cat Cargo.toml Cargo.lock pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat .venv/.qoslab-build 2>/dev/null || true)" != "$src_hash" ] \
    || ! "$VPY" -c "import qoslab._core" >/dev/null 2>&1; then
-  echo "setup: building the Rust extension (release)"
-  VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" .venv/bin/maturin develop --release -q
+  # Profile-guided when the machine allows it (scripts/pgo_build.py says why not);
+  # QOSLAB_PGO=0 builds plainly. Results are the same either way, only the speed differs.
+  "$VPY" scripts/pgo_build.py
   echo "$src_hash" > .venv/.qoslab-build
 fi
 "$VPY" -c "import qoslab; print('setup: qoslab', qoslab.__version__, 'ready in .venv')"

@@ -24,7 +24,7 @@ echo "== cargo fmt";    cargo fmt --all --check
 echo "== cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test";   cargo test --workspace -q
 # Two lines, not `a && b`: under `set -e` a failing `a` in an && list would not stop us.
-echo "== ruff";         .venv/bin/ruff check python tests benches validation
-.venv/bin/ruff format --check python tests benches validation
+echo "== ruff";         .venv/bin/ruff check python tests benches validation scripts
+.venv/bin/ruff format --check python tests benches validation scripts
 echo "== pytest"
 QOSLAB_REQUIRE_CHROMIUM=1 .venv/bin/python -m pytest -m "slow or not slow" -q
