@@ -57,6 +57,33 @@ def test_full_prefix_runs_those_experiments_in_full_mode_under_quick(registry, t
     assert "quick (full mode: t0-a)" in html
 
 
+def test_paper_only_reaches_the_experiments_and_the_report(registry, tmp_path):
+    from click.testing import CliRunner
+
+    from qoslab.cli import cli
+
+    seen = []
+    register("t-po", title="t-po")(lambda ctx: seen.append(ctx.paper_only))
+    for args in ([], ["--paper-only"]):
+        out = tmp_path / f"rep{len(seen)}"
+        r = CliRunner().invoke(cli, ["reproduce", "t-po", "-o", str(out), *args])
+        assert r.exit_code == 0, r.output
+        html = (out / "report.html").read_text()
+        assert ("configurations only (--paper-only)" in html) == bool(args)
+    assert seen == [False, True]
+
+
+def test_p1_paper_only_drops_the_eq1_reruns():
+    from qoslab.reproduce import Context
+    from qoslab.reproduce.p1 import _models, _variants
+
+    ctx = Context("p1-t1", None, quick=False, workers=None, ray=None)
+    assert _models(ctx) == ("fitted", "paper")
+    ctx.paper_only = True
+    assert _models(ctx) == ("fitted",)
+    assert [v[0] for v in _variants(ctx, "t3")] == ["fitted", "fitted"]
+
+
 def test_register_twice_is_an_error(registry):
     register("t-x", title="x")(lambda ctx: Outcome())
     with pytest.raises(ValueError, match="twice"):

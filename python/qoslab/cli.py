@@ -375,10 +375,16 @@ def sql(directory: Path, query: str) -> None:
     help="With --quick, still run experiments whose name starts with PREFIX in full mode "
     "(repeatable, e.g. --full p0-).",
 )
+@click.option(
+    "--paper-only",
+    is_flag=True,
+    help="Only the papers' own configurations: skip qoslab's extra runs that explain "
+    "a difference (P1: the tables rerun under the paper's eq. 1).",
+)
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("results/reproduce"))
 @click.option("--workers", "-j", type=int, default=None)
 @click.option("--ray", default=None, metavar="auto|local|ADDRESS")
-def reproduce(names, all_, quick, full, out, workers, ray) -> None:
+def reproduce(names, all_, quick, full, paper_only, out, workers, ray) -> None:
     """Reproduce paper experiments (NAMES, or --all) and write the report.
 
     Exits with 1 when an experiment fails or a comparison lies outside its reference
@@ -402,6 +408,7 @@ def reproduce(names, all_, quick, full, out, workers, ray) -> None:
         ray=ray,
         log=click.echo,
         full=full,
+        paper_only=paper_only,
     )
     _print_comparisons(idx["experiments"])
     from qoslab.reproduce import summarize

@@ -375,6 +375,8 @@ def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
     mode = "quick" if idx.get("quick") else "full"
     if full:
         mode += f" (full mode: {', '.join(full)})"
+    if idx.get("paper_only"):
+        mode += "; the papers' configurations only (--paper-only)"
     return {
         "mode": mode,
         "n_run": len(exps),

@@ -38,6 +38,9 @@ used, so nothing else needs editing. In it, register each experiment::
   the verdicts and exits with 1 when any comparison is ``outside``.
 - ``ctx.quick`` is true under ``--quick``: use fewer seeds and shorter durations so
   ``reproduce --all --quick`` stays within minutes on a laptop.
+- ``ctx.paper_only`` is true under ``--paper-only``: run only the paper's own
+  configurations and skip qoslab's extra runs that explain a difference (P1: the
+  tables rerun under the paper's eq. 1).
 - ``ctx.run`` / ``ctx.sweep`` save their results under the experiment's directory; the
   report draws figures from those files (throughput over time for runs, goodput vs
   the swept parameter for sweeps) and puts ``comparisons`` (ours beside the paper's)
@@ -431,9 +434,19 @@ def scenarios_dir() -> Path:
 class Context:
     """Handed to each experiment: where to write, how thorough to be, how to run."""
 
-    def __init__(self, name: str, out: Path, quick: bool, workers: int | None, ray: str | None):
+    def __init__(
+        self,
+        name: str,
+        out: Path,
+        quick: bool,
+        workers: int | None,
+        ray: str | None,
+        paper_only: bool = False,
+    ):
         self.name, self.out, self.quick = name, out, quick
         self.workers, self.ray = workers, ray
+        #: Only the paper's own configurations (``--paper-only``): no explanatory extras.
+        self.paper_only = paper_only
         self.runs: list[Path] = []
         self.sweeps: list[Path] = []
 
@@ -478,11 +491,13 @@ def run_experiments(
     ray: str | None = None,
     log: Callable[[str], None] = print,
     full: Sequence[str] = (),
+    paper_only: bool = False,
 ) -> dict[str, Any]:
     """Runs the named experiments (all if ``names`` is None) into ``out`` and writes
     ``out/reproduce.json``: per experiment its status, comparisons, directories and
     mode. With ``quick``, experiments whose name starts with one of ``full`` still run
-    in full mode (e.g. ``full=["p0-"]``: P0's full mode takes about a minute)."""
+    in full mode (e.g. ``full=["p0-"]``: P0's full mode takes about a minute). With
+    ``paper_only``, experiments skip their explanatory extra runs (``ctx.paper_only``)."""
     reg = discover()
     names = list(reg) if names is None else names
     unknown = [n for n in names if n not in reg]
@@ -493,14 +508,21 @@ def run_experiments(
         raise QoslabError(f"unknown experiment {unknown[0]!r}; known: {known}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    index: dict[str, Any] = {"quick": quick, "experiments": [], "started": time.time()}
+    index: dict[str, Any] = {
+        "quick": quick,
+        "paper_only": paper_only,
+        "experiments": [],
+        "started": time.time(),
+    }
     for name in names:
         exp = reg[name]
         q = quick and not any(name.startswith(p) for p in full)
-        ctx = Context(name, out / name, q, workers, ray)
+        ctx = Context(name, out / name, q, workers, ray, paper_only)
         ctx.out.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         entry: dict[str, Any] = {"name": name, "title": exp.title, "paper": exp.paper, "quick": q}
+        if paper_only:
+            entry["paper_only"] = True
         log(f"reproduce {name}: {exp.title}")
         try:
             outcome = exp.fn(ctx) or Outcome()

@@ -673,11 +673,18 @@ MODEL_TAG = {"fitted": "", "paper": " [eq. 1]"}
 RHO_TAG = " [ρ = 0.85]"
 
 
+def _models(ctx: Context) -> tuple[str, ...]:
+    """The TRC models a table runs under: both, or under ``--paper-only`` the fitted one
+    alone (the eq. 1 runs only explain why the paper's own model misses)."""
+    return MODELS[:1] if ctx.paper_only else MODELS
+
+
 def _variants(ctx: Context, name: str) -> list[tuple[str, str, str, str]]:
     """(model, quantity tag, scenario, sweep-label suffix) for a table of ``name``: the
-    light-load scenario under both models, then the ρ = 0.85 one (fitted)."""
+    light-load scenario under both models (:func:`_models`), then the ρ = 0.85 one
+    (fitted)."""
     rel = f"p1/{name}.toml"
-    out = [(m, MODEL_TAG[m], rel, "") for m in MODELS]
+    out = [(m, MODEL_TAG[m], rel, "") for m in _models(ctx)]
     return [*out, ("fitted", RHO_TAG, f"p1/{name}-rho85.toml", "-rho85")]
 
 
@@ -771,7 +778,7 @@ def t1(ctx: Context) -> Outcome:
     bws = [2, 50] if ctx.quick else [2, 10, 50]
     for bw in bws:
         grid = {"link.0.delay": ["1.5ms"]} if ctx.quick and bw == 50 else None
-        for model in MODELS:
+        for model in _models(ctx):
             for ecn, df in _sweep_both(ctx, f"p1/t1-{bw}mbps.toml", f"t1-{bw}mbps", grid=grid,
                                        modes=_modes(model), model=model):  # fmt: skip
                 m = _mode(ecn, model)
