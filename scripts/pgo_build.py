@@ -42,6 +42,8 @@ PROFDATA = TOOLS / "llvm" / "bin" / "llvm-profdata"
 GEN_DIR = ROOT / "target" / "pgo-gen"
 RAW_DIR = ROOT / "target" / "pgo" / "raw"
 MERGED = ROOT / "target" / "pgo" / "merged.profdata"
+#: What the last build was: "pgo", or "plain: <why>" (read by the benches' reports).
+KIND = VENV / ".qoslab-build-kind"
 #: Simulated seconds of each training run (the warm-up cut to at most half of them).
 TRAIN_S = 20.0
 #: Scenarios the training runs at full length: the heaviest cells of the reproductions
@@ -156,18 +158,22 @@ def main() -> int:
     if sys.argv[1:] == ["train"]:
         train()
         return 0
+    KIND.unlink(missing_ok=True)
     if os.environ.get("QOSLAB_PGO", "1") == "0":
         say("building the Rust extension (release; PGO off by QOSLAB_PGO=0)")
         maturin(None, None)
+        KIND.write_text("plain: QOSLAB_PGO=0\n")
         return 0
     try:
         build_pgo(fetch_profdata())
     except (PgoUnavailable, subprocess.CalledProcessError, OSError) as e:
         say(f"PGO skipped ({e}); building the Rust extension plainly (release)")
         maturin(None, None)
+        KIND.write_text(f"plain: {e}\n")
         return 0
     say("building the Rust extension with the profile (PGO step 3 of 3)")
     maturin(f"-Cprofile-use={MERGED}", None)
+    KIND.write_text("pgo\n")
     return 0
 
 

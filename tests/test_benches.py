@@ -79,6 +79,16 @@ def test_p1_timing_markers_exist_and_are_replaced():
     t = _module(ROOT / "benches" / "p1_full_timing.py")
     doc = (ROOT / "docs" / "papers" / "p1.md").read_text()
     assert t.BLOCK.search(doc), "docs/papers/p1.md lost its p1-full-timing markers"
+    paper, ours = t.PREFIX[True], t.PREFIX[False]
+
+    def put(text, line, prefix):
+        return t.BLOCK.sub(lambda m: m.group(1) + t.merge(m, line, prefix) + m.group(2), text)
+
     text = "a\n<!-- p1-full-timing -->\nold line\n<!-- p1-full-timing end -->\nb\n"
-    new = t.BLOCK.sub(lambda m: m.group(1) + "new line\n" + m.group(2), text)
-    assert new == "a\n<!-- p1-full-timing -->\nnew line\n<!-- p1-full-timing end -->\nb\n"
+    text = put(text, f"{ours}: 13 min", ours)
+    assert text == f"a\n<!-- p1-full-timing -->\n{ours}: 13 min\n<!-- p1-full-timing end -->\nb\n"
+    # Each mode replaces only its own line; the paper's alone comes first.
+    text = put(text, f"{paper}: 9 min", paper)
+    text = put(text, f"{ours}: 12 min", ours)
+    block = text.split("\n")[2:4]
+    assert block == [f"{paper}: 9 min", f"{ours}: 12 min"]
