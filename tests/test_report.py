@@ -346,3 +346,35 @@ def test_reference_lines_the_scenario_implies():
         "conditioner": [{"stages": [{"kind": "trc", "flow": "f1", "rate": "1Mbps"}]}],
     }
     assert _references(trc) == {"requested f1": 1e6}
+
+
+def test_experiments_drawn_in_parallel_give_the_serial_page(small, tmp_path, monkeypatch):
+    import concurrent.futures
+
+    pools = []
+
+    class Pool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *a, **kw):
+            pools.append(a)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    saved_reg = dict(reproduce.REGISTRY)
+    for name in ("t-par-a", "t-par-b"):
+        register(name, title=name)(lambda ctx, n=name: ctx.run(small, label=n) and Outcome())
+    try:
+        run_experiments(["t-par-a", "t-par-b"], tmp_path / "rep", quick=True, log=lambda s: None)
+        pages = {}
+        for cores in (1, 2):
+            monkeypatch.setattr(os, "cpu_count", lambda c=cores: c)
+            page = write_report(tmp_path / "rep", tmp_path / f"{cores}.html").read_text()
+            pages[cores] = re.sub(r"qoslab \S+, \d{4}-\d\d-\d\d \d\d:\d\d", "", page)
+    finally:
+        reproduce.REGISTRY.clear()
+        reproduce.REGISTRY.update(saved_reg)
+    assert len(pools) == 1, "two cores: one pool; one core: none"
+    assert pages[1] == pages[2]
+    assert pages[1].count("t-par-") >= 2 and "data:image/png;base64," in pages[1]
+    # Figures drawn by a worker are written where the serial report writes them.
+    for name in ("t-par-a", "t-par-b"):
+        assert list((tmp_path / "rep" / name / "figures").glob("run0-*.png")), name

@@ -318,58 +318,87 @@ def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
-    from qoslab.reproduce import (
-        FIGURES,
-        Saved,
-        count_verdicts,
-        discover,
-        experiment_status,
-        summarize,
+def _experiment_context(d: Path, e: dict[str, Any], quick: bool) -> tuple[dict, list[Path]]:
+    """One experiment's section of a reproduction report (its paper figure, tables,
+    sweeps and runs, figures written under ``d/<name>/figures``) and the figure files
+    written; runs in a worker process when the report has several experiments."""
+    from qoslab.reproduce import FIGURES, Saved, count_verdicts, discover, experiment_status
+
+    discover()  # the paper modules register their figures
+    status = experiment_status(e)
+    n = count_verdicts(e.get("comparisons") or [])
+    ectx: dict[str, Any] = {
+        "name": e["name"],
+        "title": e.get("title", ""),
+        "paper": e.get("paper", ""),
+        "status": status,
+        "cls": {"within": "ok", "outside-explained": "expl"}.get(status, "failed"),
+        "counts": ", ".join(f"{v} {k}" for k, v in n.items() if v),
+        "error": e.get("error") if e.get("status") == "failed" else "",
+        "figures": [],
+        "figure_error": "",
+        "comparisons": [_comparison_row(c) for c in e.get("comparisons") or []],
+        "notes": e.get("notes", ""),
+        "tables": [],
+        "sweeps": [],
+        "runs": [],
+    }
+    efigs = _Figures(d / e["name"] / "figures")
+    if e.get("status") != "failed":
+        if e["name"] in FIGURES:
+            saved = Saved(d / e["name"], e, bool(e.get("quick", quick)))
+            try:
+                drawn = FIGURES[e["name"]](saved)
+                ectx["figures"] = efigs.add_all(drawn, "paper-figure", f"{e['name']}")
+            except Exception as ex:  # a broken figure must not hide the numbers
+                ectx["figure_error"] = f"{type(ex).__name__}: {ex}"
+        for t in e.get("tables", []):
+            f = d / e["name"] / f"table-{t}.parquet"
+            ectx["tables"].append((t, _table(pl.read_parquet(f), source=str(f))))
+        for i, s in enumerate(e.get("sweeps", [])):
+            ectx["sweeps"].append(_sweep_context(Path(s), efigs.sub(f"sweep{i}")))
+        for i, r in enumerate(e.get("runs", [])):
+            ectx["runs"].append(_run_context(Path(r), efigs.sub(f"run{i}")))
+    return ectx, efigs.written
+
+
+def _experiment_contexts(d: Path, exps: list[dict], quick: bool) -> list[tuple[dict, list]]:
+    """:func:`_experiment_context` of every experiment, in order: drawing the figures
+    is most of a report's time (the main job's report has over 300), so several
+    experiments are drawn in parallel, one worker process per core. Only when every
+    paper figure among them is qoslab's own: a worker imports qoslab afresh, so a
+    figure registered by the user's script (or a test) is drawn here, in this process."""
+    import os
+
+    from qoslab.reproduce import FIGURES, discover
+
+    discover()
+    own = all(
+        FIGURES[e["name"]].__module__.startswith("qoslab.") for e in exps if e["name"] in FIGURES
     )
+    workers = min(len(exps), os.cpu_count() or 1, 8)
+    if workers < 2 or not own:
+        return [_experiment_context(d, e, quick) for e in exps]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from qoslab.sweep import _plain_main
+
+    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+    with _plain_main(), ProcessPoolExecutor(workers, mp_context=mp.get_context(method)) as ex:
+        futures = [ex.submit(_experiment_context, d, e, quick) for e in exps]
+    return [f.result() for f in futures]
+
+
+def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
+    from qoslab.reproduce import summarize
 
     idx = json.loads((d / "reproduce.json").read_text())
     exps = idx.get("experiments", [])
     summ = summarize(idx)
-    if exps:
-        discover()  # the paper modules register their figures
     out = []
-    for e in exps:
-        status = experiment_status(e)
-        n = count_verdicts(e.get("comparisons") or [])
-        ectx: dict[str, Any] = {
-            "name": e["name"],
-            "title": e.get("title", ""),
-            "paper": e.get("paper", ""),
-            "status": status,
-            "cls": {"within": "ok", "outside-explained": "expl"}.get(status, "failed"),
-            "counts": ", ".join(f"{v} {k}" for k, v in n.items() if v),
-            "error": e.get("error") if e.get("status") == "failed" else "",
-            "figures": [],
-            "figure_error": "",
-            "comparisons": [_comparison_row(c) for c in e.get("comparisons") or []],
-            "notes": e.get("notes", ""),
-            "tables": [],
-            "sweeps": [],
-            "runs": [],
-        }
-        if e.get("status") != "failed":
-            efigs = _Figures(d / e["name"] / "figures")
-            if e["name"] in FIGURES:
-                saved = Saved(d / e["name"], e, bool(e.get("quick", idx.get("quick"))))
-                try:
-                    drawn = FIGURES[e["name"]](saved)
-                    ectx["figures"] = efigs.add_all(drawn, "paper-figure", f"{e['name']}")
-                except Exception as ex:  # a broken figure must not hide the numbers
-                    ectx["figure_error"] = f"{type(ex).__name__}: {ex}"
-            for t in e.get("tables", []):
-                f = d / e["name"] / f"table-{t}.parquet"
-                ectx["tables"].append((t, _table(pl.read_parquet(f), source=str(f))))
-            for i, s in enumerate(e.get("sweeps", [])):
-                ectx["sweeps"].append(_sweep_context(Path(s), efigs.sub(f"sweep{i}")))
-            for i, r in enumerate(e.get("runs", [])):
-                ectx["runs"].append(_run_context(Path(r), efigs.sub(f"run{i}")))
-            figs.written += efigs.written
+    for ectx, written in _experiment_contexts(d, exps, bool(idx.get("quick"))):
+        figs.written += written
         out.append(ectx)
     full = [e["name"] for e in exps if idx.get("quick") and e.get("quick") is False]
     mode = "quick" if idx.get("quick") else "full"
