@@ -92,3 +92,24 @@ def test_p1_timing_markers_exist_and_are_replaced():
     text = put(text, f"{ours}: 12 min", ours)
     block = text.split("\n")[2:4]
     assert block == [f"{paper}: 9 min", f"{ours}: 12 min"]
+
+
+def test_same_tables_finds_a_changed_or_missing_table(tmp_path, monkeypatch, capsys):
+    import polars as pl
+
+    t = _module(ROOT / "benches" / "same_tables.py")
+    for name, y in (("a", 1.0), ("b", 1.0), ("c", 1.5)):
+        (tmp_path / name / "p1-t1").mkdir(parents=True)
+        pl.DataFrame({"x": [1, 2], "y": [0.5, y]}).write_parquet(
+            tmp_path / name / "p1-t1" / "table-t.parquet"
+        )
+    (tmp_path / "empty").mkdir()
+
+    def run(a, b):
+        monkeypatch.setattr("sys.argv", ["same_tables.py", str(tmp_path / a), str(tmp_path / b)])
+        return t.main()
+
+    assert run("a", "b") == 0
+    assert run("a", "c") == 1 and "DIFFERS" in capsys.readouterr().out
+    assert run("a", "empty") == 1 and "missing" in capsys.readouterr().out
+    assert run("empty", "a") == 2
