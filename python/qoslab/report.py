@@ -379,13 +379,11 @@ def _experiment_contexts(d: Path, exps: list[dict], quick: bool) -> list[tuple[d
     workers = min(len(exps), os.cpu_count() or 1, 8)
     if workers < 2 or not own:
         return [_experiment_context(d, e, quick) for e in exps]
-    import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from qoslab.sweep import _plain_main
+    from qoslab.sweep import _plain_main, worker_context
 
-    method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-    with _plain_main(), ProcessPoolExecutor(workers, mp_context=mp.get_context(method)) as ex:
+    with _plain_main(), ProcessPoolExecutor(workers, mp_context=worker_context()) as ex:
         futures = [ex.submit(_experiment_context, d, e, quick) for e in exps]
     return [f.result() for f in futures]
 
