@@ -241,6 +241,49 @@ def test_pool_workers_start_with_qoslab_already_imported(tmp_path):
         assert cpu < 0.1, f"a new worker spent {cpu:.2f} s of CPU before its first run"
 
 
+PRELOAD_AFTER_OTHER_POOL = """
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+from qoslab.scenario import load
+from qoslab.store import prepare_output
+from qoslab.sweep import SweepSpec, _LocalPool, plan, worker_context
+
+if __name__ == "__main__":
+    # Another pool of qoslab's (a report's) starts the process's one fork server first.
+    with ProcessPoolExecutor(1, mp_context=worker_context()) as ex:
+        ex.submit(int).result()
+    sc = load(sys.argv[1])
+    task = plan(sc, SweepSpec.from_scenario(sc, seeds=1))[0]
+    pool = _LocalPool(1)
+    try:
+        status = next(pool.run([dict(vars(task))], prepare_output(sys.argv[2], "sweep")))
+    finally:
+        pool.close(False)
+    print(status["cpu_before_s"])
+"""
+
+
+@pytest.mark.skipif(
+    "forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="workers are forked from a fork server only where there is one",
+)
+def test_sweep_workers_are_preloaded_when_another_pool_started_the_fork_server(tmp_path):
+    # The fork server is one per process and takes its preload list only when it
+    # starts: a report's pool that started it without the list left every later sweep
+    # worker importing polars and the engine itself (0.3 s of CPU each).
+    import subprocess
+    import sys
+
+    script = tmp_path / "probe.py"
+    script.write_text(PRELOAD_AFTER_OTHER_POOL)
+    sc = _scenario(tmp_path, "1s")
+    out = subprocess.run([sys.executable, str(script), str(sc), str(tmp_path / "o")],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    cpu = float(out.stdout.split()[-1])
+    assert cpu < 0.1, f"a sweep worker spent {cpu:.2f} s of CPU before its first run"
+
+
 def test_outcome_reports_time_in_the_workers_tasks(tmp_path):
     res = run_sweep(_scenario(tmp_path), tmp_path / "o", seeds=2, workers=1, progress=False)
     assert res.done == 4
