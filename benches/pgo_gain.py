@@ -49,12 +49,12 @@ def cpu_run(binary: Path, scenario: Path, out: Path) -> float:
 
 
 def without_sweep(scenario: Path, tmp: Path) -> Path:
-    """A copy of ``scenario`` up to its ``[sweep]`` table (``qoslab-run`` runs one
-    scenario; the first value of each swept key is the file's own)."""
-    lines = scenario.read_text().splitlines(keepends=True)
-    cut = next((i for i, ln in enumerate(lines) if ln.strip() == "[sweep]"), len(lines))
-    out = tmp / scenario.name
-    out.write_text("".join(lines[:cut]))
+    """``scenario`` as JSON without its ``[sweep]`` table (``qoslab-run`` runs one
+    scenario: each swept key keeps the file's own value), as qoslab's loader reads it."""
+    from qoslab.scenario import load, to_json
+
+    out = tmp / f"{scenario.stem}.json"
+    out.write_text(to_json(load(scenario).data))
     return out
 
 
