@@ -92,6 +92,8 @@ from typing import Any
 
 import polars as pl
 
+from qoslab.tables import t_quantile
+
 __all__ = [
     "FIGURES",
     "REGISTRY",
@@ -123,30 +125,6 @@ VERDICTS = ("within", "outside-explained", "tie", "outside", "info")
 """Every verdict a comparison can get, best first (``tie``: a claimed strict order whose
 seed-paired interval straddles zero; ``info``: nothing to compare against)."""
 
-_T975 = {
-    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-    9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
-    17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
-    25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000,
-    120: 1.980,
-}  # fmt: skip
-
-
-def t975(df: int) -> float:
-    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (two-sided 95 %),
-    from the standard table, linear in 1/df between its rows and 1.960 beyond 120."""
-    if df < 1:
-        raise ValueError("a t interval needs at least two values")
-    if df in _T975:
-        return _T975[df]
-    if df > 120:
-        return 1.960 + (1.980 - 1.960) * 120 / df
-    rows = sorted(_T975)
-    lo = max(r for r in rows if r < df)
-    hi = min(r for r in rows if r > df)
-    w = (1 / df - 1 / hi) / (1 / lo - 1 / hi)
-    return _T975[hi] + w * (_T975[lo] - _T975[hi])
-
 
 def paired_interval(
     a: Sequence[float], b: Sequence[float] | None = None, *, paired: bool = True
@@ -177,7 +155,7 @@ def paired_interval(
         if se == 0:
             return ma - mb, ma - mb, ma - mb, min(len(xs), len(ys))
         df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(ys) - 1))
-        h = t975(max(1, math.floor(df))) * se
+        h = t_quantile(0.975, df) * se
         return ma - mb, ma - mb - h, ma - mb + h, min(len(xs), len(ys))
     if any(math.isnan(d) for d in ds):
         raise ValueError("NaN among the values of an interval")
@@ -186,7 +164,7 @@ def paired_interval(
         raise ValueError("an interval needs at least two values (seeds)")
     m = sum(ds) / n
     sd = math.sqrt(sum((d - m) ** 2 for d in ds) / (n - 1))
-    h = t975(n - 1) * sd / math.sqrt(n)
+    h = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
     return m, m - h, m + h, n
 
 
