@@ -247,6 +247,7 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
         "seeds": spec["spec"].get("seeds"),
         "figures": [],
         "summary": None,
+        "tables": [],
         "failed": None,
         "first_run": None,
     }
@@ -260,7 +261,7 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
                 None,
             )
             for t in done:
-                x = t.params.get(param)
+                x = t.labels.get(param)  # the grid value's label, as in the summary
                 sc_file = d / "runs" / t.key / "scenario.json"
                 if x is None or not sc_file.is_file():
                     continue
@@ -275,12 +276,50 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
             fig = plot.goodput_vs_param(summary, param, others=others, references=references)
             ctx["figures"] += figs.add_all(fig, f"goodput-vs-{param}", f"goodput vs {param}")
         ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet")
+    _diffserv_sweep(d, params, figs, ctx)
     failed = runs.filter(pl.col("status") == "failed")
     if failed.height:
         ctx["failed"] = _table(failed)
     if done:
         ctx["first_run"] = _run_context(d / "runs" / done[0].key, figs.sub("first-run"))
     return ctx
+
+
+#: The sweep's DiffServ summaries (see qoslab.sweep.EXTRA_SUMMARIES) as the report
+#: titles them; ``summary_groups`` and ``summary_classes`` are also drawn.
+_DIFFSERV_TABLES = {
+    "summary_groups": "Per flow group: goodput, share, drops, retransmissions",
+    "summary_classes": "Per DiffServ class: goodput, share, drops, retransmissions",
+    "summary_colours": "Packets of each colour per meter",
+    "summary_colour_drops": "Queue drops per colour",
+}
+
+
+def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, Any]) -> None:
+    """The per-group and per-class goodput figures (one line per group, mean and 95 %
+    interval across seeds, against each grid key; one panel per value of the others)
+    and the DiffServ summary tables of a sweep, with 95 % intervals."""
+    for name, title in _DIFFSERV_TABLES.items():
+        f = d / f"{name}.parquet"
+        if not f.is_file():
+            continue
+        df = with_numeric_companions(pl.read_parquet(f), params)
+        shown = df.select([c for c in df.columns if not c.endswith("_std")])
+        ctx["tables"].append(
+            (f"{title} (mean and 95 % CI across seeds)", _table(shown, 100, str(f)))
+        )
+        key = {"summary_groups": "group", "summary_classes": "class"}.get(name)
+        if key is None or key not in df.columns:
+            continue
+        lines = df.rename({key: "name"}) if "name" not in df.columns else df
+        for param in [p for p in params if p != "case"] or params:
+            others = [p for p in params if p != param]
+            fig = plot.goodput_vs_param(
+                lines, param, others=others, title=f"goodput per {key} vs {param}"
+            )
+            ctx["figures"] += figs.add_all(
+                fig, f"{key}-goodput-vs-{param}", f"goodput per {key} vs {param}"
+            )
 
 
 # --------------------------------------------------------------------------- reproduce
