@@ -187,8 +187,9 @@ def check(scenario: Path, sets: tuple[str, ...]) -> None:
         points = 1
         for v in spec.grid.values():
             points *= len(v)
+        cases = f"{len(spec.cases)} case(s) × " if spec.cases else ""
         click.echo(
-            f"sweep: {points} grid point(s) × {len(spec.seeds)} seed(s), every value checked"
+            f"sweep: {cases}{points} grid point(s) × {len(spec.seeds)} seed(s), every value checked"
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -490,9 +491,8 @@ def goodput_vs_param(
             yname = ylabel or metric.removesuffix("_bps").replace("_", " ")
             ax.set_ylabel(f"{yname} [{yunit}]" if yunit else yname)
         if combo:
-            ax.set_title(
-                ", ".join(f"{param_name(k)} = {v}" for k, v in combo.items()), fontsize="medium"
-            )
+            text = ", ".join(f"{param_name(k)} = {v}" for k, v in combo.items())
+            ax.set_title(textwrap.fill(text, 45 if ncols > 1 else 90), fontsize="medium")
         ax.grid(alpha=0.3)
     if handles:
         fig.legend(

@@ -236,7 +236,8 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
         con.close()
     assert isinstance(runs, pl.DataFrame)
     grid = spec["spec"].get("grid") or {}
-    params = list(grid)
+    # the columns that say a grid point: the case (with [sweep.cases]), then the grid keys
+    params = (["case"] if spec["spec"].get("cases") else []) + list(grid)
     ctx: dict[str, Any] = {
         "name": spec.get("name"),
         "path": str(d),
@@ -254,7 +255,10 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
     done = [t for t in tasks if is_complete(d / "runs" / t.key)]
     if (d / "summary.parquet").is_file():
         summary = with_numeric_companions(pl.read_parquet(d / "summary.parquet"), params)
-        for param in params:
+        _diffserv_sweep(d, params, figs, ctx)  # per group and class first: the aggregates
+        grouped = (d / "summary_groups.parquet").is_file()
+        many = summary["name"].n_unique() > 12 if "name" in summary.columns else False
+        for param in [] if grouped and many else params:  # per flow: unreadable then
             refs: dict[str, dict[Any, tuple[float, float]]] = {}
             xcol = next(
                 (f"{param}{s}" for s in ("_bps", "_s", "_bytes") if f"{param}{s}" in summary),
@@ -276,7 +280,6 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
             fig = plot.goodput_vs_param(summary, param, others=others, references=references)
             ctx["figures"] += figs.add_all(fig, f"goodput-vs-{param}", f"goodput vs {param}")
         ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet")
-    _diffserv_sweep(d, params, figs, ctx)
     failed = runs.filter(pl.col("status") == "failed")
     if failed.height:
         ctx["failed"] = _table(failed)
@@ -314,12 +317,9 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
         lines = df.rename({key: "name"}) if "name" not in df.columns else df
         for param in [p for p in params if p != "case"] or params:
             others = [p for p in params if p != param]
-            fig = plot.goodput_vs_param(
-                lines, param, others=others, title=f"goodput per {key} vs {param}"
-            )
-            ctx["figures"] += figs.add_all(
-                fig, f"{key}-goodput-vs-{param}", f"goodput per {key} vs {param}"
-            )
+            title = f"goodput per {key} vs {plot.param_name(param)} (mean, 95 % CI)"
+            fig = plot.goodput_vs_param(lines, param, others=others, title=title)
+            ctx["figures"] += figs.add_all(fig, f"{key}-goodput-vs-{param}", title)
 
 
 # --------------------------------------------------------------------------- reproduce
