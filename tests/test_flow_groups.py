@@ -97,3 +97,16 @@ def test_diffserv_study_report_without_sql(tmp_path):
     af1 = c.filter((pl.col("case") == "srtcm") & (pl.col("place") == "a->r1"))
     green = dict(zip(af1["conditioner.0.stages.0.cir"], af1["green_pkts_mean"], strict=True))
     assert green["900kbps"] > 1.5 * green["300kbps"]
+
+
+def test_run_report_draws_the_rio_colour_averages(tmp_path):
+    from qoslab.report import expected_figures, write_report
+
+    r = qoslab.run(ROOT / "scenarios/examples/diffserv_ef_af_be.toml", {"duration": "8s"})
+    qcs = r.tables["queue_colour_samples"]
+    assert {"avg_green", "avg_yellow", "avg_red"} <= set(qcs.columns)
+    d = r.save(tmp_path / "run")
+    assert "colour-averages" in expected_figures(qoslab.load(d))
+    html = write_report(d).read_text()
+    assert "per-colour averages of the RIO/WRED queues" in html
+    assert (d / "figures" / "colour-averages.png").is_file()

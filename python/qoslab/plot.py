@@ -300,6 +300,38 @@ def queue_over_time(samples: pl.DataFrame, title: str = "", max_queues: int = 8)
     return fig
 
 
+def colour_averages(samples: pl.DataFrame, title: str = "", max_panels: int = 8) -> Figure | None:
+    """Per sampled multi-colour queue (``queue_colour_samples``: RIO-C, RIO-D, WRED,
+    also as a class's queue), each colour's average queue [packets] over time as its
+    drop decision uses it; one panel per interface and class."""
+    cols = [c for c in ("avg_green", "avg_yellow", "avg_red") if c in samples.columns]
+    if samples.is_empty() or not cols or not {"t", "iface"} <= set(samples.columns):
+        return None
+    key = ["iface", "class"] if "class" in samples.columns else ["iface"]
+    panels = list(dict.fromkeys(samples.select(key).rows()))[:max_panels]
+    fig, axes = new_figure(7, 1.2 + 1.8 * len(panels), len(panels), 1, sharex=True)
+    axes = [axes] if len(panels) == 1 else list(axes)
+    colours = {"avg_green": "tab:green", "avg_yellow": "goldenrod", "avg_red": "tab:red"}
+    for ax, p in zip(axes, panels, strict=True):
+        g = samples
+        for k, v in zip(key, p, strict=True):
+            g = g.filter(pl.col(k) == v)
+        g = g.sort("t")
+        for c in cols:
+            ax.plot(g["t"], g[c].cast(pl.Float64).to_numpy(), color=colours[c], lw=1.2,
+                    label=c.removeprefix("avg_"))  # fmt: skip
+        ax.set_ylabel("average [packets]")
+        ax.set_ylim(bottom=0)
+        name = " ".join(f"{v}" for v in p if v)
+        ax.set_title(f"queue {name}", fontsize="medium", loc="left")
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
 # --------------------------------------------------------------------------- sweeps
 
 _SCALE = {"_bps": (1e6, "Mb/s"), "_s": (1e-3, "ms"), "_bytes": (1e3, "kB")}

@@ -122,6 +122,9 @@ def expected_figures(r: Any) -> list[str]:
     qs = r.tables.get("queue_samples")
     if qs is not None and not qs.is_empty():
         out.append("queues")
+    qcs = r.tables.get("queue_colour_samples")
+    if qcs is not None and not qcs.is_empty() and "avg_green" in qcs.columns:
+        out.append("colour-averages")
     if "drops" in r.tables and not r.tables["drops"].is_empty():
         out.append("drops")
     return out
@@ -151,6 +154,13 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
     qs = r.tables.get("queue_samples")
     if qs is not None:
         f += figs.add_all(plot.queue_over_time(qs, f"{title}: queues"), "queues", "queues")
+    qcs = r.tables.get("queue_colour_samples")
+    if qcs is not None:
+        f += figs.add_all(
+            plot.colour_averages(qcs, f"{title}: per-colour averages of the RIO/WRED queues"),
+            "colour-averages",
+            "per-colour queue averages",
+        )
     f += figs.add_all(
         plot.drops_by_place(r.tables.get("drops", pl.DataFrame()), f"{title}: drops"),
         "drops",
