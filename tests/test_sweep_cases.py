@@ -110,3 +110,16 @@ def test_sql_csv_json_all_and_row_count(tmp_path):
     assert p.stdout.rstrip().endswith("150 rows (the first 100 shown; --all for every row)")
     p = cli("sql", out, "SELECT * FROM range(150)", "--all", check=True)
     assert p.stdout.rstrip().endswith("150 rows") and "| 149 " in p.stdout
+
+
+def test_each_run_records_the_host_that_ran_it(tmp_path):
+    import json
+    import socket
+
+    sc = tmp_path / "s.toml"
+    sc.write_text(small_text("1s"))
+    out = tmp_path / "sw"
+    run_sweep(sc, out, seeds=2, workers=2, progress=False)
+    for d in (out / "runs").iterdir():
+        assert json.loads((d / "summary.json").read_text())["host"] == socket.gethostname()
+    assert query(out, "SELECT DISTINCT host FROM runs")["host"].to_list() == [socket.gethostname()]

@@ -559,7 +559,8 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
             res = run_resolved(sc, task["seed"], max_wall=task.get("max_wall"))
         status["engine_s"] = float(res.summary.get("wall_s", res.summary["call_s"]))
         status["call_s"] = float(res.summary["call_s"])
-        extra = {"sweep_key": task["key"], "params": task["params"]}
+        # The machine that ran it: with Ray, which node ran what.
+        extra = {"sweep_key": task["key"], "params": task["params"], "host": socket.gethostname()}
         if CASE in (task.get("labels") or {}):
             extra["case"] = task["labels"][CASE]
         if out_dir is not None:
@@ -1242,7 +1243,9 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
         row.update(numeric_companions(t.labels))  # link.2.rate_bps …: ORDER BY by value
         if t.key in done:
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
-            row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))
+            row.update(
+                status="done", events=s.get("events"), wall_s=s.get("wall_s"), host=s.get("host")
+            )
             names += [n for n in s.get("tables", []) if isinstance(n, str) and n not in names]
         elif (out / "failed" / f"{t.key}.json").is_file():
             f = json.loads((out / "failed" / f"{t.key}.json").read_text())
