@@ -141,14 +141,32 @@ def test_sweep_lines_never_join_different_settings():
     ]
     fig = plot.goodput_vs_param(summary, "link.2.rate", references={"fair share": 4e5})
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in axes] == ["link.2.delay = 5ms", "link.2.delay = 50ms"]
+    # axis and panel names, never raw key paths (issue 35)
+    assert [ax.get_title() for ax in axes] == ["delay (link 2) = 5ms", "delay (link 2) = 50ms"]
     for ax in axes:
         data = {c.get_label(): c.lines[0] for c in ax.containers}  # errorbar per flow
         data.update({ln.get_label(): ln for ln in ax.get_lines() if ln.get_label()[0] != "_"})
         assert set(data) == {"a", "b", "fair share"}
         x = list(data["a"].get_xdata())
         assert x == sorted(x) == [0.5, 1.0, 2.0]  # numeric axis in Mb/s, in order
-        assert ax.get_xlabel() == "link.2.rate [Mb/s]"
+        assert ax.get_xlabel() == "rate (link 2) [Mb/s]"
+        assert ax.get_legend() is None  # one legend, outside the panels
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "fair share"]
+
+
+def test_param_names_and_twenty_distinct_series():
+    assert (
+        plot.param_name("conditioner.0.stages.0.cir") == "committed rate (conditioner 0, stage 0)"
+    )
+    assert plot.param_name("link[2].queue.limit") == "queue limit (link 2)"
+    assert plot.param_name("flow.af1.cbr.rate") == "rate (flow af1)"
+    assert plot.param_name("conditioner.1") == "conditioner 1"
+    assert plot.param_name("case") == "case"
+    styles = {
+        tuple(sorted((k, str(v)) for k, v in plot.series_style(i).items())) for i in range(20)
+    }
+    assert len(styles) == 20
 
 
 def test_exact_t_quantiles_and_formats():

@@ -185,11 +185,12 @@ def test_tables_have_units_and_no_empty_cells(dumbbell_run, dumbbell_page, sweep
 
 def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page):
     html = sweep_page.read_text()
-    assert "goodput vs link.2.rate" in html and "goodput vs link.2.delay" in html
+    # axes and titles name the parameter, not its key path (issue 35)
+    assert "goodput vs rate (link 2)" in html and "goodput vs delay (link 2)" in html
     svg = (sweep2 / "figures" / "goodput-vs-link.2.rate.svg").read_text()
     # One panel per delay, the rate in Mb/s on a numeric axis, offered rates as references.
-    assert "link.2.delay = 5ms" in svg and "link.2.delay = 50ms" in svg
-    assert "link.2.rate [Mb/s]" in svg and "goodput [Mb/s]" in svg
+    assert "delay (link 2) = 5ms" in svg and "delay (link 2) = 50ms" in svg
+    assert "rate (link 2) [Mb/s]" in svg and "goodput [Mb/s]" in svg
     assert "offered a" in svg and "offered b" in svg
     # SQL orders the rates numerically through the companion column.
     import duckdb

@@ -40,6 +40,7 @@ def run(
     format: Literal["json", "toml"] = "json",
     seed: int | None = None,
     pcap_dir: str | None = None,
+    max_wall: float | None = None,
 ) -> dict[str, Any]:
     """Parse, validate and run ``scenario`` (text in ``format``); ``seed`` overrides the
     file's; the scenario's ``[[capture]]`` pcap files are written into ``pcap_dir``

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+import os
 import re
 import shutil
 import tempfile
@@ -15,7 +18,7 @@ import polars as pl
 
 from qoslab import _core
 from qoslab.exceptions import ScenarioError, scenario_error
-from qoslab.scenario import Scenario, check_seed, load, run_key, to_json
+from qoslab.scenario import Scenario, check_seed, expand_flow_groups, load, run_key, to_json
 from qoslab.store import Result, safe_name
 
 __all__ = ["check", "run", "run_resolved"]
@@ -39,6 +42,7 @@ def run(
     seed: int | None = None,
     *,
     pcap_dir: str | Path | None = None,
+    max_wall: float | None = None,
 ) -> Result:
     """Runs one scenario and returns its :class:`~qoslab.Result`.
 
@@ -49,6 +53,9 @@ def run(
       seed: overrides the scenario's ``seed``.
       pcap_dir: where ``[[capture]]`` files go (default: a temporary folder that lives as
         long as the result; ``Result.save`` copies them into the run's ``pcap/``).
+      max_wall: stop the run after this many seconds of wall-clock time
+        (``SimulationError``); default no limit (``max_events`` in the scenario bounds
+        the simulated work).
 
     Raises:
       ScenarioError: the scenario (or an override) is not valid; the message names the
@@ -56,14 +63,37 @@ def run(
       SimulationError: the run failed.
     """
     sc = load(scenario).with_overrides(overrides)
+    if pcap_dir is not None and not isinstance(pcap_dir, (str, os.PathLike)):
+        raise scenario_error(
+            sc.file,
+            "",
+            f"the argument pcap_dir must be a folder path, found a {type(pcap_dir).__name__}",
+        )
     return run_resolved(
         sc,
         sc.seed if seed is None else check_seed(seed, sc.file),
         Path(pcap_dir) if pcap_dir else None,
+        max_wall=check_max_wall(max_wall),
     )
 
 
-def run_resolved(sc: Scenario, seed: int, pcap_dir: Path | None = None) -> Result:
+def check_max_wall(value: Any) -> float | None:
+    """``value`` as a wall-clock limit in seconds (``None``: no limit); anything but a
+    positive finite number raises :class:`~qoslab.ScenarioError` naming ``max_wall``."""
+    if value is None:
+        return None
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        v = float(value)
+        if math.isfinite(v) and v > 0:
+            return v
+    raise scenario_error(
+        None, "", f"the argument max_wall must be a positive number of seconds, found {value!r}"
+    )
+
+
+def run_resolved(
+    sc: Scenario, seed: int, pcap_dir: Path | None = None, max_wall: float | None = None
+) -> Result:
     """Runs an already-loaded scenario with an explicit seed (what sweeps call).
 
     A scenario with ``[[capture]]`` entries has its pcap files written to ``pcap_dir``
@@ -78,10 +108,15 @@ def run_resolved(sc: Scenario, seed: int, pcap_dir: Path | None = None) -> Resul
     if data.get("capture") and pcap_dir is None:
         tmp = tempfile.mkdtemp(prefix="qoslab-pcap-")
         pcap_dir = Path(tmp) / "pcap"
+    engine_data, groups = expand_flow_groups(data, sc.file)
     t0 = time.perf_counter()
     try:
         raw = _core.run(
-            to_json(data), "json", int(seed), str(pcap_dir) if data.get("capture") else None
+            to_json(engine_data),
+            "json",
+            int(seed),
+            str(pcap_dir) if data.get("capture") else None,
+            max_wall,
         )
     except ScenarioError as e:
         if tmp is not None:
@@ -93,6 +128,8 @@ def run_resolved(sc: Scenario, seed: int, pcap_dir: Path | None = None) -> Resul
         raise
     wall = time.perf_counter() - t0
     res = Result.from_engine(raw, data)
+    if groups:
+        res.add_groups(groups)
     if data.get("capture"):
         res.pcap_dir = Path(pcap_dir)
         if tmp is not None:
@@ -146,6 +183,6 @@ def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) ->
 def check_data(sc: Scenario, data: Mapping[str, Any]) -> None:
     """Validates resolved scenario ``data`` (of ``sc``) with the engine, without running."""
     try:
-        _core.check(to_json(data), "json")
+        _core.check(to_json(expand_flow_groups(data, sc.file)[0]), "json")
     except ScenarioError as e:
         raise _engine_error(sc, e) from None

@@ -187,8 +187,9 @@ def check(scenario: Path, sets: tuple[str, ...]) -> None:
         points = 1
         for v in spec.grid.values():
             points *= len(v)
+        cases = f"{len(spec.cases)} case(s) × " if spec.cases else ""
         click.echo(
-            f"sweep: {points} grid point(s) × {len(spec.seeds)} seed(s), every value checked"
+            f"sweep: {cases}{points} grid point(s) × {len(spec.seeds)} seed(s), every value checked"
         )
 
 
@@ -203,14 +204,27 @@ def check(scenario: Path, sets: tuple[str, ...]) -> None:
     default=None,
     help="Results directory (default results/<name>).",
 )
+@click.option(
+    "--max-wall",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop a run after this much wall-clock time (a failed run; default no limit).",
+)
 @click.option("--report", is_flag=True, help="Also write report.html there.")
 def run(
-    scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None, report: bool
+    scenario: Path,
+    sets: tuple[str, ...],
+    seed: int | None,
+    out: Path | None,
+    report: bool,
+    max_wall: float | None,
 ) -> None:
     """Run SCENARIO once and store its results.
 
     The results folder must be missing, empty, or hold an earlier qoslab run (which is
-    replaced); qoslab never writes over other files.
+    replaced); qoslab never writes over other files. SIGTERM ends it as Ctrl-C does:
+    nothing is left behind in the folder's staging area.
     """
     from qoslab.api import check_data
     from qoslab.api import run as run_
@@ -225,7 +239,9 @@ def run(
         save_run,
         undo_prepare,
     )
+    from qoslab.sweep import install_sigterm_handler
 
+    install_sigterm_handler()
     sc = load(scenario).with_overrides(_overrides(sets))
     name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
     dest = out if out is not None else Path("results") / name
@@ -242,7 +258,7 @@ def run(
         raise os_error(dest, e) from None
     try:
         # [[capture]] files are written straight into the run's staging folder.
-        res = run_(sc, None, seed, pcap_dir=stage / "pcap")
+        res = run_(sc, None, seed, pcap_dir=stage / "pcap", max_wall=max_wall)
         save_run(dest, res, stage=stage)
     except BaseException:
         if stage.exists():
@@ -306,8 +322,17 @@ def run(
     help="Sweep folder (default results/<name>-sweep); rerun to resume.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--max-wall",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop a run after this much wall-clock time (a failed run; default no limit).",
+)
 @click.option("--report", is_flag=True, help="Also write report.html in the sweep directory.")
-def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, report) -> None:
+def sweep(
+    scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, max_wall, report
+) -> None:
     """Run SCENARIO over a grid of parameters and seeds (resumable)."""
     from qoslab.scenario import load
     from qoslab.store import safe_name
@@ -326,6 +351,7 @@ def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, re
         ray=ray,
         progress=not no_progress,
         log=lambda m: click.echo(m, err=True),
+        max_wall=max_wall,
     )
     click.echo(res.line())
     for f in res.failures[:5]:
@@ -343,15 +369,23 @@ def sweep(scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, re
 @cli.command()
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.argument("query")
-def sql(directory: Path, query: str) -> None:
-    """Run an SQL QUERY over the catalog of the sweep folder DIRECTORY (tables runs and
-    summary; flows, series, drops, queues, queue_samples, traces with run, seed and the
-    swept parameters as columns)."""
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (every row), for other tools.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines (every row).")
+@click.option("--all", "all_rows", is_flag=True, help="Print every row and column as a table.")
+def sql(directory: Path, query: str, as_csv: bool, as_json: bool, all_rows: bool) -> None:
+    """Run an SQL QUERY over the catalog of the sweep folder DIRECTORY (tables runs,
+    summary and the summary_* tables; flows, series, drops, queues, queue_samples,
+    traces, colours, … with run, seed and the swept parameters as columns).
+
+    As a table (the first 100 rows unless --all) followed by the row count, or every
+    row as CSV (--csv) or JSON lines (--json)."""
     import duckdb
     import polars as pl
 
     from qoslab.sweep import open_catalog
 
+    if as_csv and as_json:
+        raise QoslabError("give one of --csv and --json")
     con = open_catalog(directory)
     try:
         df = pl.from_arrow(con.sql(query).to_arrow_table())
@@ -359,8 +393,26 @@ def sql(directory: Path, query: str) -> None:
         raise QoslabError(f"the query failed: {str(e).strip()}") from None
     finally:
         con.close()
-    with pl.Config(tbl_rows=100, tbl_cols=30, tbl_hide_dataframe_shape=True, fmt_str_lengths=60):
+    assert isinstance(df, pl.DataFrame)
+    if as_csv:
+        click.echo(df.write_csv(), nl=False)
+        return
+    if as_json:
+        click.echo(df.write_ndjson(), nl=False)
+        return
+    n = -1 if all_rows else 100
+    with pl.Config(
+        tbl_rows=n,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        fmt_str_lengths=60,
+        tbl_width_chars=10_000,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_column_data_types=True,
+    ):
         click.echo(df)
+    more = "" if all_rows or df.height <= 100 else " (the first 100 shown; --all for every row)"
+    click.echo(f"{df.height} row{'s' if df.height != 1 else ''}{more}")
 
 
 @cli.command()

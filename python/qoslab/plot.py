@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -299,6 +300,38 @@ def queue_over_time(samples: pl.DataFrame, title: str = "", max_queues: int = 8)
     return fig
 
 
+def colour_averages(samples: pl.DataFrame, title: str = "", max_panels: int = 8) -> Figure | None:
+    """Per sampled multi-colour queue (``queue_colour_samples``: RIO-C, RIO-D, WRED,
+    also as a class's queue), each colour's average queue [packets] over time as its
+    drop decision uses it; one panel per interface and class."""
+    cols = [c for c in ("avg_green", "avg_yellow", "avg_red") if c in samples.columns]
+    if samples.is_empty() or not cols or not {"t", "iface"} <= set(samples.columns):
+        return None
+    key = ["iface", "class"] if "class" in samples.columns else ["iface"]
+    panels = list(dict.fromkeys(samples.select(key).rows()))[:max_panels]
+    fig, axes = new_figure(7, 1.2 + 1.8 * len(panels), len(panels), 1, sharex=True)
+    axes = [axes] if len(panels) == 1 else list(axes)
+    colours = {"avg_green": "tab:green", "avg_yellow": "goldenrod", "avg_red": "tab:red"}
+    for ax, p in zip(axes, panels, strict=True):
+        g = samples
+        for k, v in zip(key, p, strict=True):
+            g = g.filter(pl.col(k) == v)
+        g = g.sort("t")
+        for c in cols:
+            ax.plot(g["t"], g[c].cast(pl.Float64).to_numpy(), color=colours[c], lw=1.2,
+                    label=c.removeprefix("avg_"))  # fmt: skip
+        ax.set_ylabel("average [packets]")
+        ax.set_ylim(bottom=0)
+        name = " ".join(f"{v}" for v in p if v)
+        ax.set_title(f"queue {name}", fontsize="medium", loc="left")
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
 # --------------------------------------------------------------------------- sweeps
 
 _SCALE = {"_bps": (1e6, "Mb/s"), "_s": (1e-3, "ms"), "_bytes": (1e3, "kB")}
@@ -327,6 +360,71 @@ def _y_unit(metric: str) -> tuple[float, str]:
     return 1.0, ""
 
 
+#: Readable names of scenario keys, for axes (``param_name``).
+_KEY_NAMES = {
+    "cir": "committed rate",
+    "pir": "peak rate",
+    "cbs": "committed burst",
+    "ebs": "excess burst",
+    "pbs": "peak burst",
+    "rate": "rate",
+    "limit": "queue limit",
+    "limit_bytes": "queue limit",
+    "delay": "delay",
+    "size": "packet size",
+    "window": "window",
+    "depth": "bucket depth",
+    "weight": "weight",
+    "min_th": "min threshold",
+    "max_th": "max threshold",
+    "max_p": "max drop probability",
+    "w_q": "averaging weight",
+    "warmup": "warm-up",
+}
+#: Scenario lists whose entries an axis name mentions (``link 2``, ``stage 0``).
+_OWNERS = {"link": "link", "flow": "flow", "conditioner": "conditioner", "stages": "stage",
+           "classes": "class", "node": "node"}  # fmt: skip
+
+
+def param_name(param: str) -> str:
+    """An axis name for a sweep parameter: ``conditioner.0.stages.0.cir`` → "committed
+    rate (conditioner 0, stage 0)", ``link.2.rate`` → "rate (link 2)"; a key it does
+    not know keeps its last part, with spaces for underscores."""
+    parts = [p for p in param.replace("[", ".").replace("]", "").split(".") if p]
+    if not parts:
+        return param
+    where = []
+    i = 0
+    while i < len(parts) - 2 or (i == len(parts) - 2 and parts[i] not in _OWNERS):
+        if parts[i] in _OWNERS:
+            where.append(f"{_OWNERS[parts[i]]} {parts[i + 1]}")
+            i += 2
+        else:
+            i += 1
+    if i == len(parts) - 2 and parts[i] in _OWNERS:  # a whole entry: "conditioner 0"
+        where.append(f"{_OWNERS[parts[i]]} {parts[i + 1]}")
+        leaf = ""
+    else:
+        leaf = parts[-1]
+    name = _KEY_NAMES.get(leaf, leaf.replace("_", " "))
+    if not name:
+        return ", ".join(where)
+    return f"{name} ({', '.join(where)})" if where else name
+
+
+#: Line styles and markers cycled with the ten colours: 20 series stay distinguishable.
+_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """Colour, line style and marker of the ``i``-th series of a figure."""
+    import matplotlib as mpl
+
+    colours = mpl.colormaps["tab10"].colors
+    ls, marker = _STYLES[(i // len(colours)) % len(_STYLES)]
+    return {"color": colours[i % len(colours)], "ls": ls, "marker": marker}
+
+
 def goodput_vs_param(
     summary: pl.DataFrame,
     param: str,
@@ -335,6 +433,9 @@ def goodput_vs_param(
     others: Sequence[str] | None = None,
     references: Mapping[str, Any] | None = None,
     max_facets: int = 12,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    series: str = "name",
 ) -> Figure | None:
     """Mean ``metric`` per flow vs the swept parameter ``param`` with 95 % CI bars (the
     sweep summary's ``…_ci95``: Student t across seeds). One panel per combination of
@@ -342,8 +443,16 @@ def goodput_vs_param(
     flow in it, so points of different settings are never joined. A parameter given with
     units goes on a numeric axis through its companion column (``link.2.rate_bps``).
     ``references`` = {label: value or {x: value}} draws horizontal (or per-x) reference
-    lines in the metric's unit, e.g. the fair share or a requested rate."""
+    lines in the metric's unit, e.g. the fair share or a requested rate.
+
+    Fit for a paper: the x axis is named by :func:`param_name` (or ``xlabel``) with its
+    unit, never the raw key path; panels share the y axis; one legend sits outside the
+    data, right of the panels; each ``series`` value (the column naming a line: flow
+    name, group, class) keeps one colour, line style and marker in every panel (20 stay
+    distinct, :func:`series_style`)."""
     mean, ci = f"{metric}_mean", f"{metric}_ci95"
+    if series != "name" and series in summary.columns:
+        summary = summary.drop("name", strict=False).rename({series: "name"})
     if summary.is_empty() or param not in summary.columns or mean not in summary.columns:
         return None
     xcol, xscale, xunit = _x_axis(summary, param)
@@ -366,9 +475,14 @@ def goodput_vs_param(
     shown = combos[:max_facets]
     ncols = 1 if len(shown) == 1 else 2 if len(shown) <= 4 else 3
     nrows = math.ceil(len(shown) / ncols)
-    fig, axes = new_figure(7 if ncols == 1 else 4 * ncols, 1 + 3 * nrows, nrows, ncols)
+    fig, axes = new_figure(
+        8.5 if ncols == 1 else 4 * ncols + 1.5, 1 + 3 * nrows, nrows, ncols, sharey=True
+    )
     flat = list(axes.flat) if hasattr(axes, "flat") else [axes]
     yscale, yunit = _y_unit(metric)
+    names = [str(n) for n in dict.fromkeys(summary["name"].to_list())] if "name" in summary else []
+    style = {n: series_style(i) for i, n in enumerate(names)}
+    handles: dict[str, Any] = {}
     for ax, combo in zip(flat, shown, strict=False):
         sub = summary
         for k, v in combo.items():
@@ -385,30 +499,43 @@ def goodput_vs_param(
             err = g[ci].cast(pl.Float64).fill_nan(0).fill_null(0).to_numpy() / yscale if (
                 ci in g.columns
             ) else None  # fmt: skip
-            ax.errorbar(g["_x"].to_numpy(), y, yerr=err, marker="o", capsize=3, label=str(key[0]))
+            h = ax.errorbar(
+                g["_x"].to_numpy(), y, yerr=err, capsize=3, label=str(key[0]),
+                **style.get(str(key[0]), series_style(0)),
+            )  # fmt: skip
+            handles.setdefault(str(key[0]), h)
         for i, (lab, ref) in enumerate((references or {}).items()):
-            style = dict(color="0.3", lw=1, ls=("--", ":", "-.")[i % 3])
+            rstyle = dict(color="0.3", lw=1, ls=("--", ":", "-.")[i % 3])
             if isinstance(ref, Mapping):
                 pts = sorted(
                     ((float(xv) / xscale if xcol else xs.index(xk)), float(yv) / yscale)
                     for xk, (xv, yv) in ref.items()
                 )
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=lab, **style)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=lab, **rstyle)
             else:
-                ax.axhline(float(ref) / yscale, label=lab, **style)
+                ax.axhline(float(ref) / yscale, label=lab, **rstyle)
+            handles.setdefault(lab, ax.lines[-1])
         if xcol is None:
             ax.set_xticks(range(len(xs)), [str(x) for x in xs])
-        ax.set_xlabel(f"{param} [{xunit}]" if xunit else param)
-        ax.set_ylabel(f"{metric.removesuffix('_bps')} [{yunit}]" if yunit else metric)
+        xname = xlabel or param_name(param)
+        ax.set_xlabel(f"{xname} [{xunit}]" if xunit else xname)
+        if ax in flat[::ncols]:
+            yname = ylabel or metric.removesuffix("_bps").replace("_", " ")
+            ax.set_ylabel(f"{yname} [{yunit}]" if yunit else yname)
         if combo:
-            ax.set_title(", ".join(f"{k} = {v}" for k, v in combo.items()), fontsize="medium")
+            text = ", ".join(f"{param_name(k)} = {v}" for k, v in combo.items())
+            ax.set_title(textwrap.fill(text, 45 if ncols > 1 else 90), fontsize="medium")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+    if handles:
+        fig.legend(
+            list(handles.values()), list(handles), loc="outside right upper", fontsize="small",
+            ncols=1 + len(handles) // 16,
+        )  # fmt: skip
     for ax in flat[len(shown) :]:
         ax.set_visible(False)
     more = f" (first {max_facets} of {len(combos)} settings)" if len(combos) > max_facets else ""
     what = metric.removesuffix("_bps")
-    fig.suptitle((title or f"{what} vs {param} (mean, 95 % CI)") + more)
+    fig.suptitle((title or f"{what} vs {param_name(param)} (mean, 95 % CI)") + more)
     return fig
 
 

@@ -122,6 +122,9 @@ def expected_figures(r: Any) -> list[str]:
     qs = r.tables.get("queue_samples")
     if qs is not None and not qs.is_empty():
         out.append("queues")
+    qcs = r.tables.get("queue_colour_samples")
+    if qcs is not None and not qcs.is_empty() and "avg_green" in qcs.columns:
+        out.append("colour-averages")
     if "drops" in r.tables and not r.tables["drops"].is_empty():
         out.append("drops")
     return out
@@ -151,6 +154,13 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
     qs = r.tables.get("queue_samples")
     if qs is not None:
         f += figs.add_all(plot.queue_over_time(qs, f"{title}: queues"), "queues", "queues")
+    qcs = r.tables.get("queue_colour_samples")
+    if qcs is not None:
+        f += figs.add_all(
+            plot.colour_averages(qcs, f"{title}: per-colour averages of the RIO/WRED queues"),
+            "colour-averages",
+            "per-colour queue averages",
+        )
     f += figs.add_all(
         plot.drops_by_place(r.tables.get("drops", pl.DataFrame()), f"{title}: drops"),
         "drops",
@@ -236,7 +246,8 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
         con.close()
     assert isinstance(runs, pl.DataFrame)
     grid = spec["spec"].get("grid") or {}
-    params = list(grid)
+    # the columns that say a grid point: the case (with [sweep.cases]), then the grid keys
+    params = (["case"] if spec["spec"].get("cases") else []) + list(grid)
     ctx: dict[str, Any] = {
         "name": spec.get("name"),
         "path": str(d),
@@ -247,20 +258,24 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
         "seeds": spec["spec"].get("seeds"),
         "figures": [],
         "summary": None,
+        "tables": [],
         "failed": None,
         "first_run": None,
     }
     done = [t for t in tasks if is_complete(d / "runs" / t.key)]
     if (d / "summary.parquet").is_file():
         summary = with_numeric_companions(pl.read_parquet(d / "summary.parquet"), params)
-        for param in params:
+        _diffserv_sweep(d, params, figs, ctx)  # per group and class first: the aggregates
+        grouped = (d / "summary_groups.parquet").is_file()
+        many = summary["name"].n_unique() > 12 if "name" in summary.columns else False
+        for param in [] if grouped and many else params:  # per flow: unreadable then
             refs: dict[str, dict[Any, tuple[float, float]]] = {}
             xcol = next(
                 (f"{param}{s}" for s in ("_bps", "_s", "_bytes") if f"{param}{s}" in summary),
                 None,
             )
             for t in done:
-                x = t.params.get(param)
+                x = t.labels.get(param)  # the grid value's label, as in the summary
                 sc_file = d / "runs" / t.key / "scenario.json"
                 if x is None or not sc_file.is_file():
                     continue
@@ -281,6 +296,40 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
     if done:
         ctx["first_run"] = _run_context(d / "runs" / done[0].key, figs.sub("first-run"))
     return ctx
+
+
+#: The sweep's DiffServ summaries (see qoslab.sweep.EXTRA_SUMMARIES) as the report
+#: titles them; ``summary_groups`` and ``summary_classes`` are also drawn.
+_DIFFSERV_TABLES = {
+    "summary_groups": "Per flow group: goodput, share, drops, retransmissions",
+    "summary_classes": "Per DiffServ class: goodput, share, drops, retransmissions",
+    "summary_colours": "Packets of each colour per meter",
+    "summary_colour_drops": "Queue drops per colour",
+}
+
+
+def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, Any]) -> None:
+    """The per-group and per-class goodput figures (one line per group, mean and 95 %
+    interval across seeds, against each grid key; one panel per value of the others)
+    and the DiffServ summary tables of a sweep, with 95 % intervals."""
+    for name, title in _DIFFSERV_TABLES.items():
+        f = d / f"{name}.parquet"
+        if not f.is_file():
+            continue
+        df = with_numeric_companions(pl.read_parquet(f), params)
+        shown = df.select([c for c in df.columns if not c.endswith("_std")])
+        ctx["tables"].append(
+            (f"{title} (mean and 95 % CI across seeds)", _table(shown, 100, str(f)))
+        )
+        key = {"summary_groups": "group", "summary_classes": "class"}.get(name)
+        if key is None or key not in df.columns:
+            continue
+        lines = df.rename({key: "name"}) if "name" not in df.columns else df
+        for param in [p for p in params if p != "case"] or params:
+            others = [p for p in params if p != param]
+            title = f"goodput per {key} vs {plot.param_name(param)} (mean, 95 % CI)"
+            fig = plot.goodput_vs_param(lines, param, others=others, title=title)
+            ctx["figures"] += figs.add_all(fig, f"{key}-goodput-vs-{param}", title)
 
 
 # --------------------------------------------------------------------------- reproduce

@@ -14,7 +14,9 @@ import hashlib
 import json
 import math
 import numbers
+import os
 import re
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,9 +32,13 @@ else:  # pragma: no cover
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_FLOW_COUNT",
     "Scenario",
     "apply_overrides",
+    "as_list",
     "check_seed",
+    "expand_flow_groups",
     "load",
     "parse_key_path",
     "parse_value",
@@ -44,6 +50,10 @@ _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 #: How deeply tables and lists may nest (the engine's limit too).
 MAX_DEPTH = 32
+
+#: The largest scenario file read [bytes]: a scenario is text of a few kilobytes; a
+#: bigger file is a mistake (a capture, a log) and is refused before it is read.
+MAX_FILE_BYTES = 16 * 2**20
 
 _U64_MAX = 2**64 - 1
 _I64_MIN = -(2**63)
@@ -70,6 +80,7 @@ def _plain(value: Any, file: str | None, path: str, depth: int = 0) -> Any:
         raise scenario_error(
             file, path, f"tables and lists nest more than {MAX_DEPTH} levels deep here"
         )
+    value = _from_numpy(value)
     if value is None or isinstance(value, (bool, str, _dt.date, _dt.time)):
         return value
     if isinstance(value, numbers.Integral):
@@ -95,7 +106,7 @@ def _plain(value: Any, file: str | None, path: str, depth: int = 0) -> Any:
                 )
             out[k] = _plain(v, file, f"{path}.{k}" if path else k, depth + 1)
         return out
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, range)):
         return [_plain(v, file, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     raise scenario_error(
         file,
@@ -103,6 +114,23 @@ def _plain(value: Any, file: str | None, path: str, depth: int = 0) -> Any:
         f"a {type(value).__name__} cannot be a scenario value "
         "(expected a string, number, boolean, list or table)",
     )
+
+
+def _from_numpy(value: Any) -> Any:
+    """A numpy scalar or array as the Python number or list it holds (``value`` as it
+    is otherwise); numpy is not imported for this."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+def as_list(value: Any) -> list[Any] | None:
+    """``value`` as a list when it is one, a tuple, a ``range`` or a numpy array; else
+    ``None`` (a string, a table, a number)."""
+    value = _from_numpy(value)
+    if isinstance(value, (list, tuple, range)):
+        return list(value)
+    return None
 
 
 @dataclass
@@ -124,6 +152,13 @@ class Scenario:
 
     def with_overrides(self, overrides: Mapping[str, Any] | None) -> Scenario:
         """A copy with ``overrides`` applied (the original is left alone)."""
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise scenario_error(
+                self.file,
+                "",
+                "the argument overrides must be a table {key path: value}, e.g. "
+                f'{{"link.0.rate": "5Mbps"}}, found a {type(overrides).__name__}',
+            )
         if not overrides:
             return self
         data = apply_overrides(self.data, overrides, file=self.file)
@@ -147,17 +182,21 @@ def load(scenario: str | Path | Mapping[str, Any] | Scenario) -> Scenario:
     if isinstance(scenario, Mapping):
         data = scenario
         file = None
-    else:
+    elif isinstance(scenario, (str, os.PathLike)) and str(scenario):
         path = Path(scenario)
         file = str(path)
-        try:
-            # utf-8-sig: a byte-order mark some editors write is not part of the text.
-            text = path.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise scenario_error(file, "", "no such file") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise scenario_error(file, "", f"cannot be read ({e})") from None
+        text = _read_file(path, file)
         data = _parse_text(text, file, json_=path.suffix.lower() == ".json")
+    else:
+        found = "an empty path" if isinstance(scenario, str) else f"a {type(scenario).__name__}"
+        if isinstance(scenario, bytes):
+            found += " (decode it: a path is a str)"
+        raise scenario_error(
+            None,
+            "",
+            "the argument scenario must be a file path (str or Path), a table (dict) or a "
+            f"Scenario, found {found}",
+        )
     if not isinstance(data, Mapping):
         raise scenario_error(file, "", "expected a table of keys at the top level")
     data = _plain(data, file, "")
@@ -165,6 +204,42 @@ def load(scenario: str | Path | Mapping[str, Any] | Scenario) -> Scenario:
     if sweep is not None and not isinstance(sweep, dict):
         raise scenario_error(file, "sweep", "expected a table, e.g. [sweep] seeds = 10")
     return Scenario(data, file, sweep)
+
+
+def _read_file(path: Path, file: str) -> str:
+    """The text of the scenario file ``path``; a missing or unreadable file, anything
+    but a regular file (a FIFO would block, ``/dev/zero`` never ends) and a file above
+    :data:`MAX_FILE_BYTES` raise :class:`~qoslab.ScenarioError`."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise scenario_error(file, "", "no such file") from None
+    except (OSError, ValueError) as e:
+        raise scenario_error(file, "", f"cannot be read ({e})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise scenario_error(file, "", "is a folder, not a scenario file")
+    if not stat.S_ISREG(st.st_mode):
+        raise scenario_error(
+            file, "", "is not a regular file (a pipe, a device or a socket); give a TOML file"
+        )
+    if st.st_size > MAX_FILE_BYTES:
+        raise scenario_error(
+            file,
+            "",
+            f"is {st.st_size} bytes, larger than a scenario can be ({MAX_FILE_BYTES} bytes)",
+        )
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise scenario_error(file, "", f"cannot be read ({e})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise scenario_error(file, "", f"is larger than a scenario can be ({MAX_FILE_BYTES} bytes)")
+    try:
+        # utf-8-sig: a byte-order mark some editors write is not part of the text.
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise scenario_error(file, "", f"cannot be read ({e})") from None
 
 
 def _parse_text(text: str, file: str, json_: bool) -> Any:
@@ -200,6 +275,65 @@ def _value_error(e: ValueError) -> str:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"expected finite numbers, found {name} (JSON has no {name})")
+
+
+#: The most copies one ``[[flow]]`` may stand for (``count``).
+MAX_FLOW_COUNT = 10_000
+
+
+def expand_flow_groups(
+    data: Mapping[str, Any], file: str | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``data`` as the engine reads it, and each flow's group (flow name → group).
+
+    A ``[[flow]]`` with ``count = N`` (N > 1) stands for N copies named ``<name>-1`` …
+    ``<name>-N``, alike but for their names, so that each draws its own start time from
+    ``start_jitter`` and its own random streams; their ``group`` is ``group`` if given,
+    else the flow's name. A flow without ``count`` may carry a ``group`` label too.
+    ``count`` and ``group`` are Python-side keys: the engine never sees them."""
+    flows = data.get("flow")
+    if not isinstance(flows, list) or not any(
+        isinstance(f, dict) and ("count" in f or "group" in f) for f in flows
+    ):
+        return dict(data), {}
+    out: list[Any] = []
+    groups: dict[str, str] = {}
+    for i, f in enumerate(flows):
+        if not isinstance(f, dict) or ("count" not in f and "group" not in f):
+            out.append(f)
+            continue
+        f = dict(f)
+        count = f.pop("count", 1)
+        group = f.pop("group", None)
+        if (
+            isinstance(count, bool)
+            or not isinstance(count, int)
+            or not 1 <= count <= MAX_FLOW_COUNT
+        ):
+            raise scenario_error(
+                file,
+                f"flow[{i}].count",
+                f"expected a whole number of copies from 1 to {MAX_FLOW_COUNT}, found {count!r}",
+            )
+        if group is not None and (not isinstance(group, str) or not group):
+            raise scenario_error(
+                file, f"flow[{i}].group", f"expected a group name (a string), found {group!r}"
+            )
+        name = f.get("name")
+        if count == 1:
+            out.append(f)
+            if isinstance(name, str) and group is not None:
+                groups[name] = group
+            continue
+        if not isinstance(name, str) or not name:
+            raise scenario_error(
+                file, f"flow[{i}].name", "a flow with count > 1 needs a name (its copies' stem)"
+            )
+        for k in range(count):
+            copy_ = dict(f, name=f"{name}-{k + 1}")
+            out.append(copy_)
+            groups[copy_["name"]] = group or name
+    return {**data, "flow": out}, groups
 
 
 def parse_key_path(path: str) -> list[str | int]:
@@ -299,6 +433,10 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise scenario_error(
+            None, "", f"a value nests too deeply (at most {MAX_DEPTH} levels)"
+        ) from None
 
 
 def _default(o: Any) -> Any:

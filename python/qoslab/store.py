@@ -23,6 +23,7 @@ import io
 import json
 import os
 import shutil
+import socket
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -187,11 +188,73 @@ def atomic_write_text(path: Path, text: str, tmp_dir: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+#: The file in a staging folder that names the process writing it.
+STAGE_OWNER = ".owner.json"
+
+
+def proc_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused
+    pid from the process that wrote a lock or a staging folder; ``None`` where /proc is
+    not available."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pid_alive(pid: int, started: Any = None) -> bool:
+    """Whether process ``pid`` of this host runs (and, given ``started`` from
+    :func:`proc_start`, is the same process, not a later one with its pid)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    now = proc_start(pid)
+    return not (isinstance(started, int) and now is not None and now != started)
+
+
 def new_stage(own: Path, label: str) -> Path:
-    """A fresh staging folder under ``own/stage/`` (``own`` is an output's ``.qoslab``)."""
-    stage = Path(own) / "stage" / f"{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    """A fresh staging folder under ``own/stage/`` (``own`` is an output's ``.qoslab``).
+
+    It names its process (pid, host, start time) in ``.owner.json``; the staging folders
+    of processes of this host that no longer run (killed with SIGKILL, or a machine that
+    lost power) are removed here first, so their pcap files do not pile up."""
+    root = Path(own) / "stage"
+    clean_stale_stages(root)
+    stage = root / f"{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     stage.mkdir(parents=True)
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "proc_start": proc_start(os.getpid())}
+    (stage / STAGE_OWNER).write_text(json.dumps(me))
     return stage
+
+
+def clean_stale_stages(root: Path) -> list[Path]:
+    """Removes the staging folders under ``root`` whose owner (``.owner.json``) is a
+    process of this host that no longer runs; returns them. Folders of other hosts (a
+    shared file system) and of running processes are left alone."""
+    removed = []
+    try:
+        entries = list(Path(root).iterdir())
+    except OSError:
+        return removed
+    host = socket.gethostname()
+    for p in entries:
+        try:
+            info = json.loads((p / STAGE_OWNER).read_text())
+        except (OSError, ValueError):
+            continue
+        if (
+            isinstance(info, dict)
+            and info.get("host") == host
+            and isinstance(info.get("pid"), int)
+            and not pid_alive(info["pid"], info.get("proc_start"))
+        ):
+            remove_stage(p)
+            removed.append(p)
+    return removed
 
 
 def remove_stage(stage: Path) -> None:
@@ -238,6 +301,23 @@ def goodput_by_class(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     )
 
 
+def flows_by_group(flows: pl.DataFrame | None) -> pl.DataFrame:
+    """A ``flows`` table summed per ``group`` (see :meth:`Result.by_group`)."""
+    if flows is None or "group" not in flows.columns or flows.is_empty():
+        return pl.DataFrame()
+    total = flows["goodput_bps"].sum() if "goodput_bps" in flows.columns else 0
+    aggs = [pl.len().alias("flows")]
+    for c in ("goodput_bps", "goodput_bytes", "drops", "retransmits"):
+        if c in flows.columns:
+            aggs.append(pl.col(c).sum())
+    if "mean_delay_s" in flows.columns:
+        aggs.append(pl.col("mean_delay_s").mean())
+    g = flows.filter(pl.col("group") != "").group_by("group", maintain_order=True).agg(aggs)
+    if "goodput_bps" in g.columns:
+        g = g.with_columns((pl.col("goodput_bps") / (total or float("nan"))).alias("share"))
+    return g
+
+
 class Result:
     """What a run produced: ``summary`` (dict), ``tables`` (polars DataFrames) and the
     resolved ``scenario`` it ran. ``to_arrow(name)`` gives a pyarrow table,
@@ -279,6 +359,41 @@ class Result:
             for name, t in raw["tables"].items()
         }
         return cls(dict(raw["summary"]), tables, scenario)
+
+    def add_groups(self, groups: Mapping[str, str]) -> None:
+        """Adds a ``group`` column (flow name → group; ``""`` for a flow in none) to
+        every table that names flows (``flows``, ``series``, ``colours``, …), after its
+        ``name`` column, or after its ``flow`` column (an index or a name)."""
+        names = {}
+        flows = self.tables.get("flows")
+        if flows is not None and {"flow", "name"} <= set(flows.columns):
+            names = dict(zip(flows["flow"].to_list(), flows["name"].to_list(), strict=True))
+        by_index = {i: groups.get(n, "") for i, n in names.items()}
+        for t, df in self.tables.items():
+            if "group" in df.columns:
+                continue
+            if "name" in df.columns and df["name"].dtype == pl.String:
+                after, mapping = "name", dict(groups)
+            elif "flow" in df.columns and df["flow"].dtype == pl.String:
+                after, mapping = "flow", dict(groups)
+            elif "flow" in df.columns and df["flow"].dtype.is_integer() and by_index:
+                after, mapping = "flow", by_index
+            else:
+                continue
+            col = (
+                pl.col(after)
+                .replace_strict(mapping, default="", return_dtype=pl.String)
+                .alias("group")
+            )
+            cols = list(df.columns)
+            cols.insert(cols.index(after) + 1, "group")
+            self.tables[t] = df.with_columns(col).select(cols)
+
+    def by_group(self) -> pl.DataFrame:
+        """Per flow group (``count``/``group`` flows): ``flows``, goodput summed
+        [bit/s], its share of all goodput, drops and retransmissions summed, and the
+        mean of the flows' mean delay where the run has one; empty without groups."""
+        return flows_by_group(self.tables.get("flows"))
 
     def table(self, name: str) -> pl.DataFrame:
         """The table called ``name``; an empty frame if this run did not produce it."""
@@ -418,6 +533,7 @@ def write_run(
     dest = Path(dest)
     try:
         _write_files(stage, result, extra)
+        (stage / STAGE_OWNER).unlink(missing_ok=True)  # the folder becomes the run
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
             old = stage.parent / f"{stage.name}-replaced"

@@ -35,6 +35,7 @@ import contextlib
 import itertools
 import json
 import math
+import numbers
 import os
 import signal
 import socket
@@ -53,7 +54,17 @@ import polars as pl
 
 from qoslab import _core
 from qoslab.exceptions import OutputError, QoslabError, ResultsError, ScenarioError, scenario_error
-from qoslab.scenario import Scenario, apply_overrides, load, parse_key_path, run_key
+from qoslab.scenario import (
+    Scenario,
+    _from_numpy,
+    _plain,
+    apply_overrides,
+    as_list,
+    check_seed,
+    load,
+    parse_key_path,
+    run_key,
+)
 from qoslab.store import (
     OWN,
     TABLES,
@@ -62,7 +73,9 @@ from qoslab.store import (
     is_complete,
     new_stage,
     os_error,
+    pid_alive,
     prepare_output,
+    proc_start,
     remove_stage,
     verify_run,
     write_run,
@@ -76,9 +89,14 @@ __all__ = [
     "gather",
     "open_catalog",
     "plan",
+    "query",
     "run_sweep",
     "summarise",
 ]
+
+#: The DuckDB storage format of ``catalog.duckdb``: readable by DuckDB 1.0 and later
+#: (the Python library and the ``duckdb`` command-line client alike).
+CATALOG_STORAGE = "v1.0.0"
 
 #: Metrics of the ``flows`` table summarised across seeds.
 SUMMARY_METRICS = ("goodput_bps", "goodput_bytes", "bytes_sent", "drops")
@@ -86,10 +104,21 @@ SUMMARY_METRICS = ("goodput_bps", "goodput_bytes", "bytes_sent", "drops")
 
 @dataclass
 class SweepSpec:
-    """What to sweep: ``grid`` maps key paths to values; ``seeds`` lists the seeds."""
+    """What to sweep: ``grid`` maps key paths to values; ``seeds`` lists the seeds;
+    ``labels`` gives each grid value its short name (the value itself when it is a
+    number or a string, ``droptail-20`` for a table, or the name the user gave it)."""
 
     grid: dict[str, list[Any]] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=lambda: [1])
+    labels: dict[str, list[Any]] = field(default_factory=dict)
+    #: Named settings ``{case name: {key path: value}}``, each crossed with the grid
+    #: and the seeds; the case name is the ``case`` column of every table.
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for k, vs in self.grid.items():
+            if k not in self.labels:
+                self.labels[k] = value_labels(vs)
 
     @classmethod
     def from_scenario(
@@ -97,60 +126,278 @@ class SweepSpec:
         sc: Scenario,
         seeds: int | Sequence[int] | None = None,
         grid: Mapping[str, Sequence[Any]] | None = None,
+        cases: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> SweepSpec:
-        """The scenario's ``[sweep]`` table, with ``seeds`` and ``grid`` laid over it."""
+        """The scenario's ``[sweep]`` table, with ``seeds``, ``grid`` and ``cases`` laid
+        over it.
+
+        A grid entry is a list of values, or a table ``{label = value, …}`` that names
+        its values. Lists may also be tuples, ``range`` objects or numpy arrays, and
+        seeds numpy integers."""
         table = dict(sc.sweep or {})
-        unknown = set(table) - {"seeds", "grid"}
+        unknown = set(table) - {"seeds", "grid", "cases"}
         if unknown:
             k = sorted(unknown)[0]
-            raise scenario_error(sc.file, f"sweep.{k}", "unknown key; expected seeds or grid")
+            raise scenario_error(
+                sc.file, f"sweep.{k}", "unknown key; expected seeds, grid or cases"
+            )
         g = table.get("grid", {})
-        if not isinstance(g, dict) or not all(isinstance(v, list) and v for v in g.values()):
+        if not isinstance(g, Mapping):
             raise scenario_error(
                 sc.file, "sweep.grid", "expected a table of key path = [values, ...] (non-empty)"
             )
-        g = dict(g)
-        for k, v in (grid or {}).items():
-            if isinstance(v, (str, bytes)) or not isinstance(v, Sequence) or not v:
-                raise scenario_error(sc.file, k, "grid values must be a non-empty list")
-            g[k] = list(v)
-        for k in g:
+        if grid is not None and not isinstance(grid, Mapping):
+            raise scenario_error(
+                sc.file,
+                "",
+                "the argument grid must be a table {key path: [values]}, found a "
+                f"{type(grid).__name__}",
+            )
+        values: dict[str, list[Any]] = {}
+        labels: dict[str, list[Any]] = {}
+        for where, src in (("sweep.grid.", g), ("", grid or {})):
+            for k, v in src.items():
+                if not isinstance(k, str):
+                    raise scenario_error(
+                        sc.file,
+                        str(k),
+                        f"a grid key is a key path such as link.0.rate, found {k!r}",
+                    )
+                vals, labs = _grid_entry(sc.file, f"{where}{k}", v)
+                values[k], labels[k] = vals, labs
+        for k in values:
             try:
                 parse_key_path(k)
             except ValueError:
                 raise scenario_error(
                     sc.file, f"sweep.grid.{k}", "not a key path like link.0.rate"
                 ) from None
-        s = seeds if seeds is not None else table.get("seeds", 1)
-        if isinstance(s, bool) or not isinstance(s, (int, list, tuple)):
-            raise scenario_error(sc.file, "sweep.seeds", "expected a count or a list of seeds")
-        if isinstance(s, int):
-            if s < 1:
-                raise scenario_error(sc.file, "sweep.seeds", f"expected a count >= 1, found {s}")
-            seed_list = [sc.seed + i for i in range(s)]
-        else:
-            bad = [x for x in s if isinstance(x, bool) or not isinstance(x, int) or x < 0]
-            if bad or not s:
+        case_table = table.get("cases", {})
+        if cases is not None:
+            if not isinstance(cases, Mapping):
                 raise scenario_error(
                     sc.file,
-                    "sweep.seeds",
-                    f"expected a non-empty list of whole numbers >= 0, found {bad[0]!r}"
-                    if bad
-                    else "expected a non-empty list of seeds",
+                    "",
+                    "the argument cases must be a table {case name: {key path: value}}, "
+                    f"found a {type(cases).__name__}",
                 )
-            seed_list = [int(x) for x in s]
-        return cls(g, seed_list)
+            case_table = {**case_table, **cases}
+        case_list = _cases(sc, case_table)
+        _check_nested_keys(sc, list(values))
+        for name, settings in case_list.items():
+            _check_nested_keys(sc, list(values), list(settings), name)
+        s = seeds if seeds is not None else table.get("seeds", 1)
+        s = _from_numpy(s)
+        if isinstance(s, numbers.Integral) and not isinstance(s, bool):
+            s = int(s)
+            if s < 1:
+                raise scenario_error(sc.file, "sweep.seeds", f"expected a count >= 1, found {s}")
+            if s > MAX_SEEDS:
+                raise scenario_error(
+                    sc.file, "sweep.seeds", f"expected at most {MAX_SEEDS} seeds, found {s}"
+                )
+            check_seed(sc.seed + s - 1, sc.file, "sweep.seeds")  # the last one too
+            seed_list = [sc.seed + i for i in range(s)]
+        else:
+            lst = as_list(s)
+            if lst is None:
+                found = f"a {type(s).__name__}" if not isinstance(s, str) else repr(s)
+                raise scenario_error(
+                    sc.file, "sweep.seeds", f"expected a count or a list of seeds, found {found}"
+                )
+            if not lst:
+                raise scenario_error(sc.file, "sweep.seeds", "expected a non-empty list of seeds")
+            if len(lst) > MAX_SEEDS:
+                raise scenario_error(
+                    sc.file, "sweep.seeds", f"expected at most {MAX_SEEDS} seeds, found {len(lst)}"
+                )
+            seed_list = [
+                check_seed(_from_numpy(x), sc.file, f"sweep.seeds[{i}]") for i, x in enumerate(lst)
+            ]
+        return cls(values, seed_list, labels, case_list)
+
+
+#: The most seeds a sweep takes (a count beyond is a typo, not a plan).
+MAX_SEEDS = 100_000
+
+#: The column that holds a run's case name.
+CASE = "case"
+
+
+def _cases(sc: Scenario, table: Any) -> dict[str, dict[str, Any]]:
+    """``[sweep.cases]`` checked: case names (plain names) → tables of key path → value."""
+    if not isinstance(table, Mapping):
+        raise scenario_error(
+            sc.file, "sweep.cases", "expected a table of case name = { key path = value, … }"
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for name, settings in table.items():
+        where = f"sweep.cases.{name}"
+        if (
+            not isinstance(name, str)
+            or not name
+            or not all(c.isalnum() or c in "-_.+" for c in name)
+        ):
+            raise scenario_error(
+                sc.file, "sweep.cases", f"a case name is a plain name such as trtcm, found {name!r}"
+            )
+        if not isinstance(settings, Mapping):
+            raise scenario_error(
+                sc.file,
+                where,
+                'expected a table of key path = value, e.g. { "link.0.rate" = "1Mbps" }',
+            )
+        vals = {}
+        for k, v in settings.items():
+            if not isinstance(k, str):
+                raise scenario_error(sc.file, where, f"a key path is a string, found {k!r}")
+            try:
+                parse_key_path(k)
+            except ValueError:
+                raise scenario_error(
+                    sc.file, f"{where}.{k}", "not a key path like link.0.rate"
+                ) from None
+            vals[k] = _plain(v, sc.file, f"{where}.{k}")
+        out[name] = vals
+    return out
+
+
+def _grid_entry(file: str | None, key: str, v: Any) -> tuple[list[Any], list[Any]]:
+    """One grid entry's values and labels: a non-empty list (or tuple, range, numpy
+    array) of values, or a table ``{label = value, …}``; values are checked as scenario
+    values (numpy numbers become Python ones, nesting is limited)."""
+    if isinstance(v, Mapping):
+        if not v:
+            raise scenario_error(file, key, "grid values must be a non-empty list or table")
+        vals = [_plain(x, file, f"{key}.{lab}") for lab, x in v.items()]
+        return vals, [str(lab) for lab in v]
+    lst = as_list(v)
+    if not lst:
+        what = "an empty list" if lst == [] else f"a {type(v).__name__}"
+        raise scenario_error(
+            file,
+            key,
+            f"grid values must be a non-empty list (or a table naming them), found {what}",
+        )
+    vals = [_plain(x, file, f"{key}[{i}]") for i, x in enumerate(lst)]
+    return vals, value_labels(vals)
+
+
+#: The longest label made for a table-valued grid value.
+_LABEL_MAX = 40
+
+
+def value_label(v: Any) -> Any:
+    """A short name for a grid value: a number or a string is itself; a table is its
+    ``name`` if it has one, else its ``kind`` and its other plain values joined by
+    ``-`` (``{kind="droptail", limit=20}`` → ``droptail-20``); a list joins its
+    entries' labels with ``+``."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return _label_text(v)[:_LABEL_MAX] or "-"
+
+
+def _label_text(v: Any) -> str:
+    if isinstance(v, Mapping):
+        if isinstance(v.get("name"), str) and v["name"]:
+            return v["name"]
+        parts = [str(v["kind"])] if isinstance(v.get("kind"), str) else []
+        parts += [_label_text(x) for k, x in v.items() if k not in ("kind", "name")]
+        return "-".join(p for p in parts if p)
+    if isinstance(v, list):
+        return "+".join(_label_text(x) for x in v)
+    if isinstance(v, bool):
+        return str(v).lower()
+    return str(v)
+
+
+def value_labels(values: Sequence[Any]) -> list[Any]:
+    """:func:`value_label` of each value, made unique (``#2``, ``#3`` appended to a
+    label that two different values share)."""
+    labels = [value_label(v) for v in values]
+    count: dict[Any, int] = {}
+    for lab in labels:
+        count[str(lab)] = count.get(str(lab), 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for lab in labels:
+        if count[str(lab)] > 1:
+            seen[str(lab)] = seen.get(str(lab), 0) + 1
+            lab = f"{lab}#{seen[str(lab)]}"
+        out.append(lab)
+    return out
+
+
+def _resolve_path(data: Any, tokens: list[str | int]) -> list[str | int]:
+    """``tokens`` with list entries chosen by name replaced by their index in ``data``
+    (as far as ``data`` goes), so two spellings of one place compare equal."""
+    out: list[str | int] = []
+    node = data
+    for tok in tokens:
+        if isinstance(node, list):
+            if isinstance(tok, str):
+                idx = next(
+                    (j for j, e in enumerate(node) if isinstance(e, dict) and e.get("name") == tok),
+                    None,
+                )
+                tok = idx if idx is not None else tok
+            node = node[tok] if isinstance(tok, int) and 0 <= tok < len(node) else None
+        elif isinstance(node, dict):
+            tok = str(tok)
+            node = node.get(tok)
+        else:
+            node = None
+        out.append(tok)
+    return out
+
+
+def _check_nested_keys(
+    sc: Scenario, grid: list[str], case_keys: Sequence[str] = (), case: str | None = None
+) -> None:
+    """A grid key inside another (``conditioner.0.stages.0.cir`` inside ``conditioner``)
+    is an error naming both: the outer value would replace the inner one in some runs
+    and the runs would be labelled with a value they did not use. So is a key of the
+    case ``case`` (``case_keys``) inside a grid key, or at the same place; a grid key
+    inside a case key is fine (each run sets the case first, then the grid value in it)."""
+    where = [(k, f"grid key {k!r}", f"sweep.grid.{k}") for k in grid]
+    where += [(k, f"case {case!r} key {k!r}", f"sweep.cases.{case}.{k}") for k in case_keys]
+    paths = [_resolve_path(sc.data, parse_key_path(k)) for k, _, _ in where]
+    for i, pa in enumerate(paths):
+        for j, pb in enumerate(paths):
+            if i == j or len(pa) > len(pb) or pb[: len(pa)] != pa:
+                continue
+            if len(pa) == len(pb) and j < i:
+                continue  # the same pair, reported the other way round
+            if i >= len(grid) and j >= len(grid):
+                continue  # two keys of one case: its table says what it sets
+            if i >= len(grid) and len(pa) < len(pb):
+                continue  # a grid key inside a case's table: the case is set first
+            what = "the same place as" if len(pa) == len(pb) else "inside"
+            (a, name_a, _), (_, name_b, key_b) = where[i], where[j]
+            raise scenario_error(
+                sc.file,
+                key_b,
+                f"{name_b} is {what} {name_a}: each run sets {a!r} whole, so the "
+                f"values of {where[j][0]!r} would be overwritten or mislabelled; sweep one "
+                "of them, or set both together in [sweep.cases]",
+            )
 
 
 @dataclass
 class RunTask:
-    """One run of a sweep: resolved scenario data, seed, the grid point, its key."""
+    """One run of a sweep: resolved scenario data, seed, the grid point, its key, and
+    the grid point's labels (see :attr:`SweepSpec.labels`)."""
 
     key: str
     seed: int
     params: dict[str, Any]
     data: dict[str, Any]
     file: str | None
+    labels: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.labels and self.params:
+            self.labels = {k: value_label(v) for k, v in self.params.items()}
 
 
 def _show(v: Any) -> str:
@@ -162,7 +409,9 @@ def plan(sc: Scenario, spec: SweepSpec) -> list[RunTask]:
 
     Every grid point is resolved and checked with the engine first: a bad key or value
     raises :class:`~qoslab.ScenarioError` naming the key and the value (or, when the
-    values are fine alone but not together, the whole point) before anything runs.
+    values are fine alone but not together, the whole point) before anything runs. Two
+    grid points that resolve to the same scenario (a value equal to another, or one
+    key undoing another) are an error naming both points.
     """
     from qoslab.api import check_data
 
@@ -180,28 +429,66 @@ def plan(sc: Scenario, spec: SweepSpec) -> list[RunTask]:
     keys = list(spec.grid)
     tasks = []
     seen = set()
-    for values in itertools.product(*(spec.grid[k] for k in keys)):
-        params = dict(zip(keys, values, strict=True))
+    points: dict[str, str] = {}
+    labels_of = {k: spec.labels.get(k) or value_labels(spec.grid[k]) for k in keys}
+    cases: list[tuple[str | None, dict[str, Any]]] = list(spec.cases.items()) or [(None, {})]
+    for case, settings in cases:
+        if case is not None:
+            try:
+                check_data(sc, apply_overrides(sc.data, settings, file=sc.file))
+            except ScenarioError as e:
+                raise scenario_error(
+                    sc.file,
+                    f"sweep.cases.{case}",
+                    f"the case {case!r} is not valid: {getattr(e, 'key', '')}: "
+                    f"{getattr(e, 'detail', e)}",
+                ) from None
+        tasks += _plan_case(sc, spec, case, settings, keys, labels_of, seen, points, bad_value)
+    return tasks
+
+
+def _plan_case(sc, spec, case, settings, keys, labels_of, seen, points, bad_value):
+    """The runs of one case (``None``: no cases) of :func:`plan`."""
+    from qoslab.api import check_data
+
+    tasks = []
+    indices = itertools.product(*(range(len(spec.grid[k])) for k in keys))
+    for idx in indices:
+        params = {k: spec.grid[k][i] for k, i in zip(keys, idx, strict=True)}
+        labels = {} if case is None else {CASE: case}
+        labels.update({k: labels_of[k][i] for k, i in zip(keys, idx, strict=True)})
+        shown = ", ".join(f"{k}={_show(v)}" for k, v in labels.items())
         try:
-            data = apply_overrides(sc.data, params, file=sc.file)
+            data = apply_overrides(sc.data, {**settings, **params}, file=sc.file)
             check_data(sc, data)
         except ScenarioError as e:
             for k, v in params.items():
                 err = bad_value(k, v)
                 if err is not None:
                     raise err from None
-            shown = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
             raise scenario_error(
                 sc.file,
                 getattr(e, "key", ""),
                 f"the grid point {shown} is not valid: {getattr(e, 'detail', e)}",
             ) from None
+        same = run_key(data, 0)
+        if same in points:
+            raise scenario_error(
+                sc.file,
+                "sweep.grid",
+                f"the grid points {points[same]} and {shown} run the same scenario; "
+                "each grid point must change the scenario (remove the repeated value, or "
+                "the grid key that undoes another)",
+            )
+        points[same] = shown
         for seed in spec.seeds:
             key = run_key(data, seed)
             if key in seen:
                 continue
             seen.add(key)
-            tasks.append(RunTask(key, int(seed), params, {**data, "seed": int(seed)}, sc.file))
+            tasks.append(
+                RunTask(key, int(seed), params, {**data, "seed": int(seed)}, sc.file, labels)
+            )
     return tasks
 
 
@@ -265,12 +552,17 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
         sc = Scenario(task["data"], task["file"])
         if out_dir is not None:
             stage = new_stage(Path(out_dir) / OWN, task["key"])
-            res = run_resolved(sc, task["seed"], pcap_dir=stage / "pcap")
+            res = run_resolved(
+                sc, task["seed"], pcap_dir=stage / "pcap", max_wall=task.get("max_wall")
+            )
         else:
-            res = run_resolved(sc, task["seed"])
+            res = run_resolved(sc, task["seed"], max_wall=task.get("max_wall"))
         status["engine_s"] = float(res.summary.get("wall_s", res.summary["call_s"]))
         status["call_s"] = float(res.summary["call_s"])
-        extra = {"sweep_key": task["key"], "params": task["params"]}
+        # The machine that ran it: with Ray, which node ran what.
+        extra = {"sweep_key": task["key"], "params": task["params"], "host": socket.gethostname()}
+        if CASE in (task.get("labels") or {}):
+            extra["case"] = task["labels"][CASE]
         if out_dir is not None:
             write_run(Path(out_dir) / "runs" / task["key"], res, stage, extra=extra)
         else:
@@ -420,25 +712,8 @@ class _RayPool:
 # --------------------------------------------------------------------------- driver
 
 
-def _proc_start(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused
-    pid from the process that took a lock; ``None`` where /proc is not available."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return int(stat[stat.rindex(")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _pid_alive(pid: int, started: Any = None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    now = _proc_start(pid)
-    return not (isinstance(started, int) and now is not None and now != started)
+_proc_start = proc_start
+_pid_alive = pid_alive
 
 
 def _holder(info: Any) -> str:
@@ -579,9 +854,11 @@ def run_sweep(
     grid: Mapping[str, Sequence[Any]] | None = None,
     overrides: Mapping[str, Any] | None = None,
     workers: int | None = None,
+    cases: Mapping[str, Mapping[str, Any]] | None = None,
     ray: str | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    max_wall: float | None = None,
 ) -> SweepOutcome:
     """Runs every (grid point × seed) of ``scenario`` into the folder ``out``.
 
@@ -592,11 +869,16 @@ def run_sweep(
       seeds: a count (seeds from the scenario's seed up) or a list; overrides ``[sweep]``.
       grid: ``{key path: [values]}``, laid over the ``[sweep.grid]`` table.
       overrides: fixed ``{key path: value}`` applied before the grid.
+      cases: ``{case name: {key path: value}}``, laid over ``[sweep.cases]``: named
+        settings that change several keys together, each crossed with the grid and the
+        seeds (the case name is the ``case`` column).
       workers: local processes (default: the cores this process may use); with 1 the
         runs happen in this process, without a pool.
       ray: ``"auto"``, ``"local"`` or a cluster address: run on Ray instead.
       progress: show a progress bar (runs done, failed, time left).
       log: where warnings go (one line each; default: standard error).
+      max_wall: stop each run after this many seconds of wall-clock time (it is
+        recorded as failed, the sweep goes on); default no limit.
 
     Raises:
       ScenarioError: the scenario, the grid (any key or value) or the seeds are not valid;
@@ -610,15 +892,20 @@ def run_sweep(
         raise QoslabError(f"workers must be a whole number >= 1, found {workers!r}")
     if workers is not None and workers < 1:
         raise QoslabError(f"workers must be >= 1, found {workers}")
+    from qoslab.api import check_max_wall
+
     sc = load(scenario).with_overrides(overrides)
-    spec = SweepSpec.from_scenario(sc, seeds=seeds, grid=grid)
+    wall = check_max_wall(max_wall)
+    spec = SweepSpec.from_scenario(sc, seeds=seeds, grid=grid, cases=cases)
     tasks = plan(sc, spec)
+    if not isinstance(out, (str, os.PathLike)) or not str(out):
+        raise OutputError(f"out must be a folder path, found {out!r}")
     out = prepare_output(Path(out), "sweep")
     with sweep_lock(out, log):
-        return _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0)
+        return _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall)
 
 
-def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepOutcome:
+def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall) -> SweepOutcome:
     runs_dir, failed_dir = out / "runs", out / "failed"
     try:
         runs_dir.mkdir(exist_ok=True)
@@ -632,7 +919,10 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
                     "name": sc.name,
                     "spec": asdict(spec),
                     "overrides": sc.overrides,
-                    "runs": [{"key": t.key, "seed": t.seed, "params": t.params} for t in tasks],
+                    "runs": [
+                        {"key": t.key, "seed": t.seed, "params": t.params, "labels": t.labels}
+                        for t in tasks
+                    ],
                 },
                 indent=2,
                 default=str,
@@ -675,7 +965,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0) -> SweepO
             else:
                 pool = _LocalPool(min(workers or _default_workers(), len(todo)))
             # Shallow: asdict would deep-copy every run's scenario (a millisecond each).
-            for status in pool.run([dict(vars(t)) for t in todo], out):
+            for status in pool.run([{**vars(t), "max_wall": wall} for t in todo], out):
                 key = status["key"]
                 task_s += status.get("total_s", 0.0)
                 if status["ok"]:
@@ -733,13 +1023,14 @@ def _finished(out: Path, tasks: list[RunTask]) -> list[RunTask]:
 
 
 def _param_columns(tasks: list[RunTask]) -> list[str]:
-    return list(tasks[0].params) if tasks else []
+    """The columns that say a run's grid point: its case (with cases) and grid keys."""
+    return list(tasks[0].labels) if tasks else []
 
 
 def _with_params(df: pl.DataFrame, t: RunTask) -> pl.DataFrame:
     cols = [pl.lit(t.key).alias("run"), pl.lit(t.seed).alias("seed")]
-    cols += [pl.lit(_param_value(v)).alias(k) for k, v in t.params.items()]
-    return df.select([*cols, *[c for c in df.columns if c not in ("run", "seed", *t.params)]])
+    cols += [pl.lit(_param_value(v)).alias(k) for k, v in t.labels.items()]
+    return df.select([*cols, *[c for c in df.columns if c not in ("run", "seed", *t.labels)]])
 
 
 def _param_value(v: Any) -> Any:
@@ -796,7 +1087,10 @@ def _gather_at_once(found: list[tuple[RunTask, Path]]) -> pl.DataFrame | None:
 
 def _load_tasks(out: Path) -> list[RunTask]:
     plan_ = json.loads((out / "sweep.json").read_text())
-    return [RunTask(r["key"], r["seed"], r["params"], {}, None) for r in plan_["runs"]]
+    return [
+        RunTask(r["key"], r["seed"], r["params"], {}, None, r.get("labels") or {})
+        for r in plan_["runs"]
+    ]
 
 
 def t95(df: int) -> float:
@@ -834,14 +1128,94 @@ def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFra
     s = s.with_columns(
         [(tq * pl.col(f"{m}_std") / pl.col("n").sqrt()).alias(f"{m}_ci95") for m in metrics]
     )
-    tmp = out / OWN / f"summary.parquet.{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    _write_parquet(out, "summary.parquet", s)
+    params = _param_columns(tasks)
+    for name, df in _diffserv_summaries(out, tasks, flows, params).items():
+        if df is None or df.is_empty():
+            (out / f"{name}.parquet").unlink(missing_ok=True)
+        else:
+            _write_parquet(out, f"{name}.parquet", df)
+    return s
+
+
+def _write_parquet(out: Path, name: str, df: pl.DataFrame) -> None:
+    tmp = out / OWN / f"{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.parent.mkdir(exist_ok=True)
     try:
-        s.write_parquet(tmp)
-        os.replace(tmp, out / "summary.parquet")
+        df.write_parquet(tmp)
+        os.replace(tmp, out / name)
     finally:
         tmp.unlink(missing_ok=True)
-    return s
+
+
+#: The summaries beside ``summary.parquet`` (each ``<name>.parquet`` and a catalog
+#: table): per flow group, per DiffServ class, per meter and colour, per queue and colour.
+EXTRA_SUMMARIES = ("summary_groups", "summary_classes", "summary_colours", "summary_colour_drops")
+
+
+def seed_stats(df: pl.DataFrame, by: list[str], metrics: list[str]) -> pl.DataFrame:
+    """Per value of ``by``: ``n`` (rows, one per seed) and each metric's ``_mean``,
+    ``_std`` and ``_ci95`` (half-width of the 95 % Student-t interval of the mean)."""
+    metrics = [m for m in metrics if m in df.columns]
+    aggs: list[pl.Expr] = [pl.len().alias("n")]
+    for m in metrics:
+        aggs += [
+            pl.col(m).cast(pl.Float64).mean().alias(f"{m}_mean"),
+            pl.col(m).cast(pl.Float64).std().alias(f"{m}_std"),
+        ]
+    s = df.group_by(by, maintain_order=True).agg(aggs)
+    tq = pl.col("n").map_elements(lambda n: t95(n - 1), return_dtype=pl.Float64)
+    return s.with_columns(
+        [(tq * pl.col(f"{m}_std") / pl.col("n").sqrt()).alias(f"{m}_ci95") for m in metrics]
+    )
+
+
+def _diffserv_summaries(
+    out: Path, tasks: list[RunTask], flows: pl.DataFrame, params: list[str]
+) -> dict[str, pl.DataFrame | None]:
+    """Across seeds, per grid point: goodput, share, drops and retransmissions per flow
+    group (``count``/``group`` flows) and per DiffServ class; packets of each colour per
+    meter; queue drops of each colour per interface."""
+    from qoslab.tables import with_numeric_companions
+
+    res: dict[str, pl.DataFrame | None] = dict.fromkeys(EXTRA_SUMMARIES)
+    sums = ("goodput_bps", "drops", "retransmits")
+
+    def per_run(df: pl.DataFrame, key: list[str], cols: list[str]) -> pl.DataFrame:
+        cols = [c for c in cols if c in df.columns]
+        g = df.group_by(["run", *params, *key], maintain_order=True).agg(
+            [pl.col(c).sum() for c in cols]
+        )
+        if "goodput_bps" in cols:
+            total = pl.col("goodput_bps").sum().over("run")
+            g = g.with_columns((pl.col("goodput_bps") / total).alias("share"))
+        return g
+
+    def finish(df: pl.DataFrame, key: list[str], cols: list[str]) -> pl.DataFrame:
+        return with_numeric_companions(seed_stats(df, [*params, *key], cols), params)
+
+    if "group" in flows.columns:
+        g = per_run(flows.filter(pl.col("group") != ""), ["group"], list(sums))
+        res["summary_groups"] = finish(g, ["group"], [*sums, "share"])
+    fc = gather(out, "flow_classes", tasks)
+    if not fc.is_empty() and {"flow", "class"} <= set(fc.columns):
+        j = flows.join(fc.select("run", "flow", "class"), on=["run", "flow"])
+        c = per_run(j, ["class"], list(sums))
+        res["summary_classes"] = finish(c, ["class"], [*sums, "share"])
+    colours = gather(out, "colours", tasks)
+    pk = ["green_pkts", "yellow_pkts", "red_pkts"]
+    if not colours.is_empty() and set(pk) <= set(colours.columns):
+        key = [k for k in ("place", "stage", "kind") if k in colours.columns]
+        c = per_run(colours, key, pk).with_columns(
+            (pl.col("green_pkts") / pl.sum_horizontal(pk)).alias("green_fraction")
+        )
+        res["summary_colours"] = finish(c, key, [*pk, "green_fraction"])
+    drops = gather(out, "colour_drops", tasks)
+    dk = ["dropped_green", "dropped_yellow", "dropped_red"]
+    if not drops.is_empty() and set(dk) <= set(drops.columns):
+        key = [k for k in ("iface", "class") if k in drops.columns]
+        res["summary_colour_drops"] = finish(per_run(drops, key, dk), key, dk)
+    return res
 
 
 def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
@@ -865,11 +1239,13 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     done = {t.key for t in complete}
     for t in tasks:
         row: dict[str, Any] = {"run": t.key, "seed": t.seed, "status": "pending", "error": None}
-        row.update({k: _param_value(v) for k, v in t.params.items()})
-        row.update(numeric_companions(t.params))  # link.2.rate_bps …: ORDER BY by value
+        row.update({k: _param_value(v) for k, v in t.labels.items()})
+        row.update(numeric_companions(t.labels))  # link.2.rate_bps …: ORDER BY by value
         if t.key in done:
             s = json.loads((out / "runs" / t.key / "summary.json").read_text())
-            row.update(status="done", events=s.get("events"), wall_s=s.get("wall_s"))
+            row.update(
+                status="done", events=s.get("events"), wall_s=s.get("wall_s"), host=s.get("host")
+            )
             names += [n for n in s.get("tables", []) if isinstance(n, str) and n not in names]
         elif (out / "failed" / f"{t.key}.json").is_file():
             f = json.loads((out / "failed" / f"{t.key}.json").read_text())
@@ -878,8 +1254,14 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     runs = pl.DataFrame(rows, infer_schema_length=None)
     (out / OWN).mkdir(exist_ok=True)
     tmp = out / OWN / f"catalog.duckdb.{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    con = duckdb.connect(str(tmp))
+    con = duckdb.connect(":memory:")
     try:
+        # An older storage version than the library's own: DuckDB 2.0 writes version
+        # 69 by default, which the command-line client on PyPI (duckdb-cli 1.5) and
+        # DuckDB 1.x libraries refuse to open.
+        path = str(tmp).replace("'", "''")
+        con.execute(f"ATTACH '{path}' AS catalog (STORAGE_VERSION '{CATALOG_STORAGE}')")
+        con.execute("USE catalog")
         con.execute("SET file_search_path = ?", [str(out)])
         con.register("runs_df", runs.to_arrow())
         con.execute("CREATE TABLE runs AS SELECT * FROM runs_df")
@@ -901,9 +1283,11 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
                 f"FROM read_parquet([{lst}], union_by_name = true, filename = true) t "
                 "JOIN runs r ON r.run = regexp_extract(t.filename, '(^|/)runs/([^/]+)/[^/]+$', 2)"
             )
-        if (out / "summary.parquet").is_file():
-            con.register("summary_df", pl.read_parquet(out / "summary.parquet").to_arrow())
-            con.execute("CREATE TABLE summary AS SELECT * FROM summary_df")
+        for table in ("summary", *EXTRA_SUMMARIES):
+            if (out / f"{table}.parquet").is_file():
+                con.register("summary_df", pl.read_parquet(out / f"{table}.parquet").to_arrow())
+                con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM summary_df')
+                con.unregister("summary_df")
     finally:
         con.close()
     try:
@@ -912,6 +1296,19 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
     return out / "catalog.duckdb"
+
+
+def query(out: str | Path, sql: str) -> pl.DataFrame:
+    """The result of the SQL ``sql`` over the catalog of the sweep folder ``out`` as a
+    polars DataFrame: ``query("results/x-sweep", "SELECT * FROM runs")`` (the same with
+    DuckDB 1.x and 2.x, whose connections no longer have ``execute(…).pl()``)."""
+    con = open_catalog(out)
+    try:
+        df = pl.from_arrow(con.sql(sql).to_arrow_table())
+    finally:
+        con.close()
+    assert isinstance(df, pl.DataFrame)
+    return df
 
 
 def open_catalog(out: str | Path, read_only: bool = True):

@@ -3,7 +3,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -48,13 +48,17 @@ fn guarded<T: Send>(
 /// Runs `f` in a worker thread without the GIL, checking for Ctrl-C (Python's signal
 /// handlers) every 50 ms meanwhile: on a signal the run is told to stop through
 /// `interrupt` and the signal's exception (KeyboardInterrupt) is raised once it has.
-/// A result arrives as soon as the run ends; the checks cost no latency.
+/// A result arrives as soon as the run ends; the checks cost no latency. Past
+/// `max_wall` seconds of wall-clock time the run is stopped the same way and a
+/// `SimulationError` says so.
 fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     what: &str,
     interrupt: Arc<AtomicBool>,
+    max_wall: Option<f64>,
     f: impl FnOnce() -> Result<T, Error> + Send + 'static,
 ) -> PyResult<T> {
+    let t0 = Instant::now();
     if panic_on_err() {
         return guarded(py, what, f);
     }
@@ -82,6 +86,17 @@ fn interruptible<T: Send + 'static>(
                 };
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(limit) = max_wall.filter(|&m| t0.elapsed().as_secs_f64() > m) {
+                    interrupt.store(true, Ordering::Relaxed);
+                    py.allow_threads(move || {
+                        let _ = rx.recv();
+                        let _ = worker.join();
+                    });
+                    return Err(SimulationError::new_err(format!(
+                        "{what} was stopped after {limit} s of wall-clock time (its max_wall \
+                         limit); raise the limit or shorten the scenario"
+                    )));
+                }
                 if let Err(signal) = py.check_signals() {
                     interrupt.store(true, Ordering::Relaxed);
                     py.allow_threads(move || {
@@ -115,24 +130,31 @@ fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> PyErr {
 }
 
 /// Runs a scenario given as text and returns its results as plain Python objects;
-/// `[[capture]]` pcap files go to `pcap_dir` (not written when it is `None`).
+/// `[[capture]]` pcap files go to `pcap_dir` (not written when it is `None`); a run
+/// longer than `max_wall` seconds of wall-clock time is stopped (`SimulationError`).
 #[pyfunction]
-#[pyo3(signature = (scenario, format = "json", seed = None, pcap_dir = None))]
+#[pyo3(signature = (scenario, format = "json", seed = None, pcap_dir = None, max_wall = None))]
 pub fn run<'py>(
     py: Python<'py>,
     scenario: &str,
     format: &str,
     seed: Option<u64>,
     pcap_dir: Option<std::path::PathBuf>,
+    max_wall: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let fmt = parse_format(format)?;
+    if let Some(m) = max_wall.filter(|m| !(m.is_finite() && *m > 0.0)) {
+        return Err(PyValueError::new_err(format!(
+            "max_wall must be a positive number of seconds, not {m}"
+        )));
+    }
     let text = scenario.to_string();
     let flag = Arc::new(AtomicBool::new(false));
     let opts = qoslab::RunOptions {
         pcap_dir,
         interrupt: Some(flag.clone()),
     };
-    let result = interruptible(py, "the run", flag, move || {
+    let result = interruptible(py, "the run", flag, max_wall, move || {
         let mut sc = qoslab::scenario::parse(&text, fmt)?;
         if let Some(s) = seed {
             sc.seed = s;

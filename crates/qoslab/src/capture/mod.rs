@@ -28,7 +28,7 @@ use crate::flow::{Flow, FlowApp};
 use crate::net::{Iface, IfaceId, Routes};
 use crate::packet::{FlowId, NodeId, Packet, Proto};
 use crate::stats::{Column, Table};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 
 pub use pcap::PcapWriter;
 use wire::{FlowInfo, Hop, MAX_HDR, TTL};
@@ -60,6 +60,14 @@ fn default_snaplen() -> u32 {
     65_535
 }
 
+/// The default size limit of a capture file [bytes]: 1 GiB. A long run capturing a
+/// busy link fills a disk otherwise (a 70 GB file was seen); raise it with `max_bytes`.
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+
+fn default_max_bytes() -> u64 {
+    DEFAULT_MAX_BYTES
+}
+
 /// A `[[capture]]` table of a scenario.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,6 +86,16 @@ pub struct CaptureSpec {
     /// File name in the output directory; default from the interface name.
     #[serde(default)]
     pub file: Option<String>,
+    /// Capture packets from this simulated time on [s]; default from the start.
+    #[serde(default)]
+    pub start: Option<Dur>,
+    /// Capture packets before this simulated time only [s]; default to the end.
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// The most bytes the file may hold [bytes] (headers included): packets that would
+    /// take it past this are not written (counted in the `captures` table's `skipped`).
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes: u64,
 }
 
 /// A validated capture point.
@@ -95,6 +113,12 @@ pub struct CapturePoint {
     pub snaplen: u32,
     /// File name (no directory part); points sharing a name share the file.
     pub file: String,
+    /// First simulated time captured.
+    pub start: SimTime,
+    /// Simulated time from which nothing is captured.
+    pub stop: SimTime,
+    /// Size limit of the file this point writes to [bytes].
+    pub max_bytes: u64,
 }
 
 fn safe(s: &str) -> String {
@@ -153,6 +177,30 @@ pub fn resolve(
                 ),
             ));
         }
+        let start = SimTime::from_nanos(s.start.map_or(0, Dur::as_nanos));
+        let stop = s
+            .stop
+            .map_or(SimTime::NEVER, |d| SimTime::from_nanos(d.as_nanos()));
+        if stop <= start {
+            return Err(ScenarioError::new(
+                key("stop"),
+                format!(
+                    "expected a stop after the start ({} s), found {} s",
+                    start.as_secs_f64(),
+                    stop.as_secs_f64()
+                ),
+            ));
+        }
+        if s.max_bytes < pcap::HEADER_BYTES {
+            return Err(ScenarioError::new(
+                key("max_bytes"),
+                format!(
+                    "expected at least {} bytes (the file header), found {}",
+                    pcap::HEADER_BYTES,
+                    s.max_bytes
+                ),
+            ));
+        }
         let file = match &s.file {
             Some(f) => {
                 if f.is_empty() || f == "." || f == ".." || f.contains(['/', '\\', '\0']) {
@@ -183,6 +231,9 @@ pub fn resolve(
             flow,
             snaplen: s.snaplen,
             file,
+            start,
+            stop,
+            max_bytes: s.max_bytes,
         });
     }
     Ok(out)
@@ -216,6 +267,8 @@ pub struct PointCounts {
     pub dscp: [u64; 64],
     /// Original (uncut) frame bytes written.
     pub bytes: u64,
+    /// Packets not written because the file had reached its `max_bytes`, per flow index.
+    pub skipped: Vec<u64>,
 }
 
 #[derive(Debug)]
@@ -223,6 +276,9 @@ struct Point {
     writer: usize,
     flow: Option<FlowId>,
     snaplen: u32,
+    start: SimTime,
+    stop: SimTime,
+    max_bytes: u64,
     counts: PointCounts,
 }
 
@@ -230,6 +286,8 @@ struct Point {
 #[derive(Debug)]
 pub struct Capturer {
     files: Vec<(PathBuf, Option<PcapWriter<BufWriter<File>>>)>,
+    /// Bytes written to each file so far (its header included).
+    sizes: Vec<u64>,
     points: Vec<Point>,
     plan: Vec<CapturePoint>,
     tx: Vec<Vec<u32>>,
@@ -269,10 +327,14 @@ impl Capturer {
                 writer: w,
                 flow: p.flow,
                 snaplen: p.snaplen,
+                start: p.start,
+                stop: p.stop,
+                max_bytes: p.max_bytes,
                 counts: PointCounts {
                     packets: vec![0; flows.len()],
                     dscp: [0; 64],
                     bytes: 0,
+                    skipped: vec![0; flows.len()],
                 },
             });
             let f = p.iface.0 as usize;
@@ -306,6 +368,7 @@ impl Capturer {
             })
             .collect();
         Ok(Capturer {
+            sizes: vec![pcap::HEADER_BYTES; files.len()],
             files,
             points,
             plan: plan.to_vec(),
@@ -367,9 +430,18 @@ impl Capturer {
         let list = if rx { &self.rx } else { &self.tx };
         for &p in &list[iface.0 as usize] {
             let pt = &mut self.points[p as usize];
-            if pt.flow.is_some_and(|f| f != pkt.flow) {
+            if pt.flow.is_some_and(|f| f != pkt.flow) || now < pt.start || now >= pt.stop {
                 continue;
             }
+            let record = pcap::RECORD_HEADER_BYTES + u64::from(frame.min(pt.snaplen));
+            let size = &mut self.sizes[pt.writer];
+            if *size + record > pt.max_bytes {
+                if let Some(c) = pt.counts.skipped.get_mut(pkt.flow.0 as usize) {
+                    *c += 1;
+                }
+                continue;
+            }
+            *size += record;
             let (path, w) = &mut self.files[pt.writer];
             let Some(w) = w.as_mut() else { continue };
             if let Err(e) = w.record(now, &self.buf[..n], frame, pt.snaplen) {
@@ -409,15 +481,19 @@ impl Capturer {
         &self.files[self.points[i].writer].0
     }
 
-    /// The `captures` result table: one row per (capture point, flow) with packets.
+    /// The `captures` result table: one row per (capture point, flow) with packets
+    /// written or skipped (`skipped`: not written, the file had reached `max_bytes`).
     pub fn table(&self, flow_names: &[&str]) -> Table {
         let (mut cap, mut file, mut iface, mut dir, mut flow, mut pk) =
             (vec![], vec![], vec![], vec![], vec![], vec![]);
+        let mut skipped = vec![];
         for (i, (p, c)) in self.counts().enumerate() {
             for (f, &n) in c.packets.iter().enumerate() {
-                if n == 0 {
+                let sk = c.skipped.get(f).copied().unwrap_or(0);
+                if n == 0 && sk == 0 {
                     continue;
                 }
+                skipped.push(sk as i64);
                 cap.push(i as i64);
                 file.push(self.path(i).display().to_string());
                 iface.push(p.iface_name.clone());
@@ -433,6 +509,7 @@ impl Capturer {
         t.push("direction", Column::Str(dir));
         t.push("flow", Column::Str(flow));
         t.push("packets", Column::Int(pk));
+        t.push("skipped", Column::Int(skipped));
         t
     }
 }

@@ -9,6 +9,10 @@ use crate::time::SimTime;
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
 /// LINKTYPE_ETHERNET.
 pub const LINKTYPE_ETHERNET: u32 = 1;
+/// Size of the global header that starts a file [bytes].
+pub const HEADER_BYTES: u64 = 24;
+/// Size of the header before each packet's bytes [bytes].
+pub const RECORD_HEADER_BYTES: u64 = 16;
 
 static ZEROS: [u8; 4096] = [0; 4096];
 

@@ -362,3 +362,97 @@ fn captures_write_each_nodes_configured_address() {
     assert_eq!(&b[ip + 16..ip + 20], &[10, 0, 0, d0 + 1]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The timestamps [ns] and stored lengths of a pcap file's records.
+fn records(file: &Path) -> Vec<(u64, u32)> {
+    let b = std::fs::read(file).unwrap();
+    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let mut out = vec![];
+    let mut i = 24;
+    while i < b.len() {
+        let ns = u64::from(u32_at(i)) * 1_000_000_000 + u64::from(u32_at(i + 4));
+        let incl = u32_at(i + 8);
+        out.push((ns, incl));
+        i += 16 + incl as usize;
+    }
+    assert_eq!(i, b.len(), "{}: a record runs past the end", file.display());
+    out
+}
+
+#[test]
+fn capture_start_stop_and_max_bytes_bound_the_file() {
+    let flows = tcp_flow(0, "{ variant = \"sack\" }", "");
+    let base = dumbbell(
+        1,
+        "2Mbps",
+        "{ kind = \"droptail\", limit = 20 }",
+        &flows,
+        "",
+    );
+    // Whole run, 2–3 s only, and 2–3 s with room for exactly 5 records of 100 bytes
+    // plus 50 bytes (not enough for a sixth).
+    let caps = "[[capture]]\niface = \"r1->r2\"\nsnaplen = 100\nfile = \"all.pcap\"\n\
+                [[capture]]\niface = \"r1->r2\"\nsnaplen = 100\nfile = \"win.pcap\"\n\
+                start = \"2s\"\nstop = \"3s\"\n\
+                [[capture]]\niface = \"r1->r2\"\nsnaplen = 100\nfile = \"cap.pcap\"\n\
+                start = \"2s\"\nstop = \"3s\"\nmax_bytes = 654\n";
+    let dir = out_dir("window");
+    let r = qoslab::run_with(
+        &parse(&format!("{base}{caps}")),
+        &RunOptions {
+            pcap_dir: Some(dir.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let all = records(&dir.join("all.pcap"));
+    let win = records(&dir.join("win.pcap"));
+    let cap = records(&dir.join("cap.pcap"));
+    let in_window: Vec<_> = all
+        .iter()
+        .filter(|(t, _)| (2_000_000_000..3_000_000_000).contains(t))
+        .copied()
+        .collect();
+    assert!(in_window.len() > 20 && in_window.len() < all.len());
+    assert_eq!(win, in_window);
+    assert!(cap.iter().all(|&(_, incl)| incl == 100));
+    assert_eq!(cap, in_window[..5].to_vec());
+    assert_eq!(
+        std::fs::metadata(dir.join("cap.pcap")).unwrap().len(),
+        24 + 5 * 116
+    );
+    let t = &r.tables["captures"];
+    let (Some(Column::Int(c)), Some(Column::Int(pk)), Some(Column::Int(sk))) =
+        (t.get("capture"), t.get("packets"), t.get("skipped"))
+    else {
+        panic!("captures columns");
+    };
+    let row = c.iter().position(|&x| x == 2).unwrap();
+    assert_eq!(pk[row], 5);
+    assert_eq!(sk[row] as usize, in_window.len() - 5);
+    assert!(sk
+        .iter()
+        .zip(c)
+        .filter(|(_, &x)| x != 2)
+        .all(|(&s, _)| s == 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn capture_window_and_limit_errors_name_the_key() {
+    let base = dumbbell(
+        1,
+        "2Mbps",
+        "{ kind = \"droptail\", limit = 20 }",
+        &tcp_flow(0, "{}", ""),
+        "",
+    );
+    for (extra, key) in [
+        ("start = \"3s\"\nstop = \"2s\"\n", "capture[0].stop"),
+        ("max_bytes = 10\n", "capture[0].max_bytes"),
+    ] {
+        let text = format!("{base}[[capture]]\niface = \"r1->r2\"\n{extra}");
+        let e = qoslab::check_str(&text, qoslab::scenario::Format::Toml).unwrap_err();
+        assert!(e.to_string().starts_with(key), "{key}: {e}");
+    }
+}
