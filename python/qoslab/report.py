@@ -1,9 +1,16 @@
-"""``qoslab report DIR``: one self-contained HTML page (figures embedded as PNG) for a
-run directory, a sweep directory or a reproduction directory, rendered from the Jinja2
-template ``templates/report.html.j2`` (autoescaped). Every figure is also written as SVG
-and PNG under ``DIR/figures/``.
+"""``qoslab report DIR``: the HTML report of a run directory, a sweep directory or a
+reproduction directory, rendered from the Jinja2 templates under ``templates/``
+(autoescaped). :func:`write_report` is the report layer's one entry point; it sits above
+the store and the sweeps (``tests/test_imports.py`` keeps it so).
 
-Everything is read from the files under ``DIR``; nothing needs the engine.
+Every figure is written as SVG and PNG under ``DIR/figures/`` (a reproduction:
+``DIR/<experiment>/figures/``) and referenced by relative links (the SVG shown, the PNG a
+lazily loaded fallback); tables show a preview and link to their Parquet files. A
+reproduction gets an index page (one row per experiment in natural order, verdict counts
+as links), one page per experiment and one list per verdict; an explained miss carries
+its docs passage rendered into the page. Nothing links outside ``DIR``, so the folder can
+be copied or shared as it is. Everything is read from the files under ``DIR`` (and the
+docs passages from the checkout); nothing needs the engine.
 """
 
 from __future__ import annotations
