@@ -178,6 +178,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn default_codepoints_give_back_their_colour_in_the_rfc_table() {
+        let t = crate::dscp::DscpTable::rfc();
+        let cp = Codepoints::default();
+        for c in [Colour::Green, Colour::Yellow, Colour::Red] {
+            assert_eq!(t.colour(cp.of(c)), c);
+        }
+    }
+
+    #[test]
     fn periodic_release_rounds_up_to_the_next_tick() {
         let t = ShapeTimer::Periodic(Dur::from_millis(15));
         assert_eq!(t.release_at(SimTime::ZERO), SimTime::ZERO);
