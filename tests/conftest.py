@@ -85,3 +85,10 @@ def cli(
     if check and p.returncode != 0:
         raise AssertionError(f"qoslab {args} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     return p
+
+
+def report_text(index: Path) -> str:
+    """A reproduction report as one text: its index page and every experiment's page
+    (``<experiment>/report.html`` beside the index), for tests that look for content."""
+    pages = [index, *sorted(index.parent.glob("*/report.html"))]
+    return "\n".join(p.read_text() for p in pages)

@@ -44,6 +44,10 @@ def test_worked_example_colours_and_goodput_per_class(tmp_path):
     html = (out / "report.html").read_text()
     assert "<h3>goodput by class</h3>" in html and "<h3>colours</h3>" in html
     assert "<h3>colour_drops</h3>" in html
+    # The report draws the topology with the trTCMs at r1's input interfaces.
+    assert 'srcset="figures/topology.svg"' in html
+    svg = (out / "figures" / "topology.svg").read_text()
+    assert "trtcm (in af1-&gt;r1)" in svg and "trtcm (in af2-&gt;r1)" in svg
 
 
 def test_no_class_table_without_diffserv(small):

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import qoslab
-from conftest import cli
+from conftest import cli, report_text
 from qoslab.reproduce import p1, scenarios_dir
 from qoslab.trc import cycle_time, fig4_table, parameters
 
@@ -206,6 +206,6 @@ def test_claims_of_section_4_3_and_fig_5(tmp_path):
     # The paper-form figures: measured ÷ model over W_max, a cwnd sawtooth, Fig. 4.
     from qoslab.report import write_report
 
-    html = write_report(tmp_path).read_text()
+    html = report_text(write_report(tmp_path))
     assert "could not be drawn" not in html
     assert len(list((tmp_path / "p1-wmax" / "figures").glob("paper-figure-*.png"))) == 3

@@ -5,6 +5,7 @@ reproduction with verdict counts."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -30,13 +31,23 @@ CHROMIUM = next(
 )
 
 PROBE = """<script>
-window.addEventListener('load', () => {
+// Lazy images are loaded now (a headless window shows only the top of a page); the
+// probe waits for them, then records what loaded and every link as Chromium resolves it.
+for (const i of document.images) i.loading = 'eager';
+function probe(n) {
   const imgs = [...document.images];
   const ok = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+  if (ok < imgs.length && n < 30) { setTimeout(() => probe(n + 1), 100); return; }
   const wide = [...document.querySelectorAll('div.scroll')]
     .filter(d => getComputedStyle(d).overflowX === 'auto').length;
+  const links = [...document.querySelectorAll('a[href]')].map(a => a.href)
+    .concat(imgs.map(i => i.src), imgs.map(i => i.currentSrc))
+    .concat([...document.querySelectorAll('source[srcset]')]
+      .map(s => new URL(s.getAttribute('srcset'), document.baseURI).href));
+  document.body.setAttribute('data-links', links.join(' '));
   document.body.setAttribute('data-probe', imgs.length + '/' + ok + '/' + wide);
-});
+}
+window.addEventListener('load', () => probe(0));
 </script>"""
 
 
@@ -49,21 +60,49 @@ def _chromium(args: list[str]) -> subprocess.CompletedProcess:
     )
 
 
-def _images_loaded(html_file: Path) -> tuple[int, int, int]:
-    """(images, images loaded, scrolling table boxes) as Chromium sees the page."""
-    probe = html_file.with_name("probe.html")
+def _probe(html_file: Path) -> tuple[int, int, int, list[str]]:
+    """(images, images loaded, scrolling table boxes, every link and image source as
+    Chromium resolves it) for the page; the probe is a copy of the page beside it."""
+    probe = html_file.with_name(f"probe-{html_file.name}")
     probe.write_text(html_file.read_text().replace("</body>", PROBE + "</body>"))
-    p = _chromium(
-        [
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            probe.as_uri(),
-        ]
-    )
+    try:
+        p = _chromium(
+            [
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=10000",
+                "--dump-dom",
+                probe.as_uri(),
+            ]
+        )
+    finally:
+        probe.unlink()
     m = re.search(r'data-probe="(\d+)/(\d+)/(\d+)"', p.stdout)
     assert m, f"chromium did not report (rc={p.returncode}): {p.stderr[-2000:]}"
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    links = re.search(r'data-links="([^"]*)"', p.stdout)
+    urls = html.unescape(links.group(1)).split() if links else []
+    urls = [u.replace(probe.name, html_file.name) for u in urls]  # links to itself
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), urls
+
+
+def _images_loaded(html_file: Path) -> tuple[int, int, int]:
+    """(images, images loaded, scrolling table boxes) as Chromium sees the page."""
+    return _probe(html_file)[:3]
+
+
+def _unresolved(urls: list[str], inside: Path) -> list[str]:
+    """The links that do not resolve to a file under ``inside`` (and, with a
+    ``#fragment``, to an element with that id in it)."""
+    from urllib.parse import unquote, urlsplit
+
+    bad = []
+    for u in urls:
+        s = urlsplit(u)
+        f = Path(unquote(s.path))
+        if s.scheme != "file" or not f.is_file() or not f.resolve().is_relative_to(inside):
+            bad.append(u)
+        elif s.fragment and f'id="{s.fragment}"' not in f.read_text(errors="replace"):
+            bad.append(u)
+    return bad
 
 
 def _screenshot(html_file: Path, name: str) -> Path:
@@ -151,17 +190,22 @@ def test_run_report_draws_every_expected_figure(dumbbell_run, dumbbell_page):
     r = qoslab.load(dumbbell_run)
     want = expected_figures(r)
     # goodput per interval and cumulative, the traced flow's sender state, the queue, drops
-    assert want == ["goodput", "cumulative", "sender-rtt20", "queues", "drops"]
+    assert want == ["topology", "goodput", "cumulative", "sender-rtt20", "queues", "drops"]
     html = dumbbell_page.read_text()
     for slug in want:
         for ext in ("svg", "png"):
             f = dumbbell_run / "figures" / f"{slug}.{ext}"
             assert f.is_file() and f.stat().st_size > 5_000, f
-        assert f"figures/{slug}.svg" in html
+        assert f'<source srcset="figures/{slug}.svg" type="image/svg+xml">' in html
     assert html.count("<img") == len(want)
+    # Figures are files beside the page, PNG the lazily loaded fallback; nothing inlined.
     srcs = re.findall(r'<img[^>]*src="([^"]+)"', html)
-    assert all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert srcs == [f"figures/{s}.png" for s in want]
+    assert html.count('loading="lazy"') == len(want) and "base64" not in html
     assert "<script" not in html and "http" not in html.replace("http-equiv", "")
+    assert "file://" not in html
+    # Tables link to their Parquet files, relative to the page.
+    assert '<a href="flows.parquet">flows.parquet</a>' in html
     # Legends name the flows; the figure titles say what is drawn.
     assert "sender state of rtt20" in html and "queues" in html
     svg = (dumbbell_run / "figures" / "goodput.svg").read_text()
@@ -209,15 +253,32 @@ def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page
     assert [r[0] for r in runs] == ["2Mbps", "1Mbps", "500kbps"]
 
 
+def _text(cell: str) -> str:
+    return re.sub(r"<[^>]+>", "", cell)
+
+
 def test_report_reproduction_counts_verdicts(repro):
-    html = write_report(repro).read_text()
+    index = write_report(repro)
+    html = index.read_text()
     counts = re.search(r'<table class="verdicts" id="verdict-counts">(.*?)</table>', html, re.S)
     assert counts
     row = re.search(r"<th class=\"l\">comparisons</th>(.*?)</tr>", counts.group(1), re.S)
-    assert [c for c in _cells(row.group(0))] == ["1", "1", "0", "1", "—", "0"]
-    assert "[outside: 1 within, 1 outside-explained, 1 outside]" in html
-    assert "a known cause" in html and "docs/papers/p1.md#t1-queueing" in html
-    assert "counterfactual: the cause removed → 1 (lands in the band)" in html
+    assert [_text(c) for c in _cells(row.group(0))] == ["1", "1", "0", "1", "—", "0"]
+    # The counts are links to the list of that verdict; a zero is no link.
+    assert '<a href="report-outside-explained.html">1</a>' in row.group(0)
+    assert '<a href="report-outside.html">1</a>' in row.group(0)
+    assert "report-tie.html" not in row.group(0)
+    page = (repro / "t-verdicts" / "report.html").read_text()
+    assert '<a href="t-verdicts/report.html">t-verdicts</a>' in html
+    assert "[outside: 1 within, 1 outside-explained, 1 outside]" in page
+    assert "a known cause" in page and "docs/papers/p1.md#t1-queueing" in page
+    assert "counterfactual: the cause removed → 1 (lands in the band)" in page
+    # The docs passage is rendered into the page, not linked in the checkout.
+    assert "The cause is the bottleneck" in page and "queueing delay" in page
+    assert "file://" not in page and "file://" not in html
+    explained = (repro / "report-outside-explained.html").read_text()
+    assert "explained" in explained and 'href="t-verdicts/report.html#c1"' in explained
+    assert "a known cause" in explained and ">outside<" not in explained
 
 
 def test_pages_in_chromium_with_screenshots(dumbbell_page, sweep_page, repro):
@@ -274,7 +335,9 @@ def test_paper_figure_hook_draws_and_saves(tmp_path):
 
     try:
         run_experiments(["t-fig", "t-fig-broken"], tmp_path / "rep", log=lambda s: None)
-        html = write_report(tmp_path / "rep").read_text()
+        write_report(tmp_path / "rep")
+        html = (tmp_path / "rep" / "t-fig" / "report.html").read_text()
+        html += (tmp_path / "rep" / "t-fig-broken" / "report.html").read_text()
     finally:
         reproduce.REGISTRY.clear()
         reproduce.REGISTRY.update(saved_reg)
@@ -371,14 +434,140 @@ def test_experiments_drawn_in_parallel_give_the_serial_page(small, tmp_path, mon
         pages = {}
         for cores in (1, 2):
             monkeypatch.setattr(os, "cpu_count", lambda c=cores: c)
-            page = write_report(tmp_path / "rep", tmp_path / f"{cores}.html").read_text()
+            write_report(tmp_path / "rep", tmp_path / f"{cores}.html")
+            page = "".join((tmp_path / "rep" / n / "report.html").read_text()
+                           for n in ("t-par-a", "t-par-b"))  # fmt: skip
+            page = page.replace(f"../../{cores}.html", "INDEX")  # the link back to the index
             pages[cores] = re.sub(r"qoslab \S+, \d{4}-\d\d-\d\d \d\d:\d\d", "", page)
     finally:
         reproduce.REGISTRY.clear()
         reproduce.REGISTRY.update(saved_reg)
     assert len(pools) == 1, "two cores: one pool; one core: none"
     assert pages[1] == pages[2]
-    assert pages[1].count("t-par-") >= 2 and "data:image/png;base64," in pages[1]
+    assert pages[1].count("t-par-") >= 2 and 'src="figures/run0-goodput.png"' in pages[1]
     # Figures drawn by a worker are written where the serial report writes them.
     for name in ("t-par-a", "t-par-b"):
         assert list((tmp_path / "rep" / name / "figures").glob("run0-*.png")), name
+
+
+@pytest.fixture
+def repro_pages(tmp_path, small):
+    """A reproduction of experiments named as papers name them (x0-f10 registered
+    before x0-f3), of every verdict, one with a run (figures, topology) and one that
+    fails."""
+    saved = dict(reproduce.REGISTRY)
+    ex = Explanation("a known cause", doc="docs/papers/p1.md#t1-queueing").tested(
+        "the cause removed", 1.0
+    )
+
+    @register("x0-f10", title="ten", paper="P0 Fig. 10")
+    def f10(ctx):
+        ctx.run(small, label="r")
+        return Outcome(comparisons=[Comparison("ok", 1.0, paper=1.0, rtol=0.01)])
+
+    @register("x0-f3", title="three", paper="P0 Fig. 3")
+    def f3(ctx):
+        return Outcome(
+            comparisons=[
+                Comparison("explained", 0.5, at_least=1.0, against="request", explanation=ex),
+                Comparison("off", 2.0, at_most=1.0, against="a bound"),
+            ]
+        )
+
+    @register("x1-t1", title="table one", paper="P1 Table 1")
+    def t1(ctx):
+        return Outcome(comparisons=[Comparison("explained too", 0.5, at_least=1.0,
+                                               against="request", explanation=ex)])  # fmt: skip
+
+    @register("x2-f1", title="broken", paper="P2 Fig. 1")
+    def broken(ctx):
+        raise RuntimeError("this experiment fails")
+
+    try:
+        run_experiments(["x0-f10", "x0-f3", "x1-t1", "x2-f1"], tmp_path / "rep",
+                        log=lambda s: None)  # fmt: skip
+        index = write_report(tmp_path / "rep")
+    finally:
+        reproduce.REGISTRY.clear()
+        reproduce.REGISTRY.update(saved)
+    return index
+
+
+def test_index_natural_order_filters_and_budgets(repro_pages):
+    d = repro_pages.parent
+    html = repro_pages.read_text()
+    rows = re.findall(r'<tr class="v-[^"]+" id="([^"]+)">', html)
+    assert rows == ["x0-f3", "x0-f10", "x1-t1", "x2-f1"]  # x0-f3 before x0-f10
+    # A row's counts link into its page (the first row of that verdict).
+    f3 = re.search(r'<tr class="v-outside" id="x0-f3">(.*?)</tr>', html, re.S).group(1)
+    assert [_text(c) for c in _cells(f3)][4:] == ["0", "1", "0", "1", "0"]
+    assert "P0 Fig. 3" in f3
+    assert '<a href="x0-f3/report.html#c0">1</a>' in f3  # outside-explained: the 1st row
+    assert '<a href="x0-f3/report.html#c1">1</a>' in f3  # outside: the 2nd
+    failed = re.search(r'id="x2-f1">(.*?)</tr>', html, re.S).group(1)
+    assert [_text(c) for c in _cells(failed)][-1] == "1"
+    # The filters: only the explained misses, only the unexplained ones.
+    only = (d / "report-outside-explained.html").read_text()
+    assert re.findall(r'<a href="([^"]+)">x\d-', only) == [
+        "x0-f3/report.html#c0",
+        "x1-t1/report.html#c0",
+    ]
+    only = (d / "report-outside.html").read_text()
+    assert re.findall(r'<a href="([^"]+)">x\d-', only) == ["x0-f3/report.html#c1"]
+    assert 'href="report-outside.html"' in html and 'href="report-outside-explained.html"' in html
+    # Budgets: the index under 2 MB, every experiment page under 5 MB; nothing inlined.
+    assert repro_pages.stat().st_size < 2_000_000
+    for n in rows:
+        page = d / n / "report.html"
+        assert page.stat().st_size < 5_000_000, n
+        assert "base64" not in page.read_text()
+    assert "topology" in (d / "x0-f10" / "report.html").read_text()
+    assert (d / "x0-f10" / "figures" / "run0-topology.svg").is_file()
+
+
+def test_moved_copy_every_link_resolves_in_chromium(repro_pages, tmp_path):
+    """The results folder copied elsewhere (the original renamed away, so nothing can
+    point back to it): the index and every experiment page render in Chromium, every
+    image loads and every link resolves inside the copy; screenshots are kept
+    (under $QOSLAB_SCREENSHOTS when set)."""
+    _need_chromium()
+    src = repro_pages.parent
+    copy = tmp_path / "shared" / "results copy"
+    shutil.copytree(src, copy)
+    src.rename(src.with_name("gone"))
+    index = copy / "report.html"
+    pages = [index, copy / "report-outside-explained.html", copy / "report-outside.html"]
+    pages += sorted(copy.glob("x*/report.html"))
+    assert len(pages) == 3 + 4
+    for page in pages:
+        total, ok, _, urls = _probe(page)
+        assert ok == total, (page, total, ok)
+        assert urls, page
+        bad = _unresolved(urls, copy.resolve())
+        assert not bad, (page, bad)
+        name = "moved-" + (page.parent.name if page.name == "report.html" else page.stem)
+        _screenshot(page, name.replace(" ", "-"))
+    # The run's page draws its figures from the copy, the topology among them.
+    total, ok, _, urls = _probe(copy / "x0-f10" / "report.html")
+    assert total >= 3 and any(u.endswith("run0-topology.svg") for u in urls)
+
+
+def test_link_check_can_fail(tmp_path):
+    """The link check finds a missing file, a missing anchor and a link out of the
+    folder (so the test above could fail)."""
+    _need_chromium()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "b.html").write_text('<html><body><p id="here">x</p></body></html>')
+    (tmp_path / "out.html").write_text("<html><body></body></html>")
+    page = tmp_path / "in" / "a.html"
+    page.write_text(
+        '<html><body><a href="b.html#here">ok</a><a href="b.html#nowhere">anchor</a>'
+        '<a href="missing.html">missing</a><a href="../out.html">outside</a></body></html>'
+    )
+    *_, urls = _probe(page)
+    bad = _unresolved(urls, (tmp_path / "in").resolve())
+    assert sorted(u.rsplit("/", 1)[-1] for u in bad) == [
+        "b.html#nowhere",
+        "missing.html",
+        "out.html",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from conftest import report_text
 from qoslab import reproduce
 from qoslab.report import write_report
 from qoslab.reproduce import Comparison, Explanation, Outcome, register, run_experiments
@@ -38,7 +39,7 @@ def test_registered_experiments_run_and_report(registry, small, tmp_path):
     by = {e["name"]: e for e in idx["experiments"]}
     assert by["t-share"]["status"] == "done" and by["t-broken"]["status"] == "failed"
     assert "boom" in by["t-broken"]["error"]
-    html = write_report(tmp_path / "rep").read_text()
+    html = report_text(write_report(tmp_path / "rep"))
     assert "Ours beside the paper" in html and "flow a share" in html and "deviation [%]" in html
     assert html.count("<img") >= 2  # run throughput + sweep goodput-vs-rate at least
     assert "boom" in html
@@ -53,7 +54,7 @@ def test_full_prefix_runs_those_experiments_in_full_mode_under_quick(registry, t
     )
     assert seen == {"t0-a": False, "t1-b": True}
     assert {e["name"]: e["quick"] for e in idx["experiments"]} == {"t0-a": False, "t1-b": True}
-    html = write_report(tmp_path / "rep").read_text()
+    html = report_text(write_report(tmp_path / "rep"))
     assert "quick (full mode: t0-a)" in html
 
 
@@ -68,7 +69,7 @@ def test_paper_only_reaches_the_experiments_and_the_report(registry, tmp_path):
         out = tmp_path / f"rep{len(seen)}"
         r = CliRunner().invoke(cli, ["reproduce", "t-po", "-o", str(out), *args])
         assert r.exit_code == 0, r.output
-        html = (out / "report.html").read_text()
+        html = report_text(out / "report.html")
         assert ("configurations only (--paper-only)" in html) == bool(args)
     assert seen == [False, True]
 
@@ -226,7 +227,7 @@ def test_ablations_readings_and_ties_reach_the_summary_and_the_report(registry, 
     assert e["verdicts"]["tie"] == 1 and e["ablation_verdicts"]["outside"] == 1
     assert e["verdict"] == "outside"  # the ablation that did not fall
     assert idx["summary"]["ablations"]["outside"] == 1 and idx["summary"]["comparisons"]["tie"] == 1
-    html = write_report(tmp_path / "rep").read_text()
+    html = report_text(write_report(tmp_path / "rep"))
     assert "Ablations: does the effect fall" in html and "mech M" in html
     assert "k = lit (headline)" in html and "as written" in html
     assert "p = 1 (chosen)" in html
@@ -288,7 +289,7 @@ def test_status_and_summary_count_verdicts(registry, tmp_path):
         "outside": 1,
         "failed": 0,
     }
-    html = write_report(tmp_path / "rep").read_text()
+    html = report_text(write_report(tmp_path / "rep"))
     assert "outside-explained" in html and "docs/papers/p1.md#f7a-rto" in html
 
 

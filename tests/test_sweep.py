@@ -295,11 +295,11 @@ def test_outcome_reports_time_in_the_workers_tasks(tmp_path):
 def test_gather_reads_all_runs_at_once_into_the_same_frame(tmp_path):
     # gather reads every run's file in one call; the frame is the one file-by-file
     # reading gives (leading run, seed and params columns with their types, row order).
-    from qoslab.sweep import _load_tasks, _with_params, gather
+    from qoslab.sweep import _with_params, gather, load_tasks
 
     out = tmp_path / "o"
     run_sweep(_scenario(tmp_path), out, seeds=2, workers=1, progress=False)
-    tasks = _load_tasks(out)
+    tasks = load_tasks(out)
     for table in ("flows", "queues", "traces"):
         one_by_one = pl.concat(
             [

@@ -1,4 +1,4 @@
-"""``qoslab run|check|sweep|reproduce|report|list``.
+"""``qoslab run|check|sweep|reproduce|report|draw|list``.
 
 Bad input (a scenario that does not parse or validate, a missing or corrupt results
 file) exits with status 2 and one paragraph naming the file, the key and what was
@@ -573,10 +573,33 @@ def _print_comparisons(experiments: list[dict]) -> None:
     help="HTML file (default DIRECTORY/report.html).",
 )
 def report(directory: Path, out: Path | None) -> None:
-    """Write a self-contained HTML report for a run, sweep or reproduction directory."""
+    """Write the HTML report for a run, sweep or reproduction directory (a reproduction:
+    an index page, one page per experiment); prints the (index) page's path."""
     from qoslab.report import write_report
 
     click.echo(write_report(directory, out))
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(path_type=Path))
+@_set_opt
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="SVG file (default <scenario name>-topology.svg in the current folder).",
+)
+def draw(scenario: Path, sets: tuple[str, ...], out: Path | None) -> None:
+    """Draw SCENARIO's topology as SVG: nodes, links (rate, delay, queue kind),
+    conditioners and captures where they sit, flows as coloured paths."""
+    from qoslab.api import check as check_
+    from qoslab.store import safe_name
+    from qoslab.topology import write_topology
+
+    sc = check_(scenario, _overrides(sets))
+    dest = out if out is not None else Path(f"{safe_name(sc.name, file=sc.file)}-topology.svg")
+    click.echo(write_topology(sc.data, dest))
 
 
 @cli.command(name="trc-table", context_settings={"ignore_unknown_options": True})

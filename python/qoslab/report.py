@@ -1,16 +1,23 @@
-"""``qoslab report DIR``: one self-contained HTML page (figures embedded as PNG) for a
-run directory, a sweep directory or a reproduction directory, rendered from the Jinja2
-template ``templates/report.html.j2`` (autoescaped). Every figure is also written as SVG
-and PNG under ``DIR/figures/``.
+"""``qoslab report DIR``: the HTML report of a run directory, a sweep directory or a
+reproduction directory, rendered from the Jinja2 templates under ``templates/``
+(autoescaped). :func:`write_report` is the report layer's one entry point; it sits above
+the store and the sweeps (``tests/test_imports.py`` keeps it so).
 
-Everything is read from the files under ``DIR``; nothing needs the engine.
+Every figure is written as SVG and PNG under ``DIR/figures/`` (a reproduction:
+``DIR/<experiment>/figures/``) and referenced by relative links (the SVG shown, the PNG a
+lazily loaded fallback); tables show a preview and link to their Parquet files. A
+reproduction gets an index page (one row per experiment in natural order, verdict counts
+as links), one page per experiment and one list per verdict; an explained miss carries
+its docs passage rendered into the page. Nothing links outside ``DIR``, so the folder can
+be copied or shared as it is. Everything is read from the files under ``DIR`` (and the
+docs passages from the checkout); nothing needs the engine.
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,27 +25,36 @@ from typing import Any
 
 import polars as pl
 
-from qoslab import plot
+from qoslab import plot, topology
 from qoslab.exceptions import ResultsError
+from qoslab.pages import doc_passage, env, table
 from qoslab.store import load
-from qoslab.tables import column_unit, fmt_cell, with_numeric_companions
+from qoslab.sweep import build_catalog, load_tasks, plain_main, worker_context
+from qoslab.tables import fmt_cell, with_numeric_companions
 
-__all__ = ["expected_figures", "result_html", "write_report"]
+__all__ = ["expected_figures", "filter_page", "write_report"]
 
 
 # --------------------------------------------------------------------------- pieces
 
 
+def _rel(target: Path, page_dir: Path) -> str:
+    """``target`` as a link from a page in ``page_dir`` (forward slashes)."""
+    return Path(os.path.relpath(Path(target).resolve(), Path(page_dir).resolve())).as_posix()
+
+
 @dataclass
 class _Figures:
-    """Where a page's figures go: ``dir/<prefix><slug>.svg|png``; remembers them."""
+    """Where a page's figures go: ``dir/<prefix><slug>.svg|png``; remembers them. The
+    page (in ``page``, default ``dir``'s parent) refers to the files by relative links."""
 
     dir: Path
     prefix: str = ""
     written: list[Path] = field(default_factory=list)
+    page: Path | None = None
 
     def sub(self, prefix: str) -> _Figures:
-        return _Figures(self.dir, f"{self.prefix}{prefix}-", self.written)
+        return _Figures(self.dir, f"{self.prefix}{prefix}-", self.written, self.page)
 
     def add(self, fig: Any, slug: str, title: str) -> dict[str, str] | None:
         if fig is None:
@@ -46,12 +62,12 @@ class _Figures:
         slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{self.prefix}{slug}").strip("_")
         svg, png = plot.save_figure(fig, self.dir / slug)
         self.written += [svg, png]
-        return {
-            "title": title,
-            "alt": title,
-            "png_b64": base64.b64encode(png.read_bytes()).decode(),
-            "files": f"figures/{svg.name}, figures/{png.name}",
-        }
+        page = self.page_dir()
+        return {"title": title, "alt": title, "svg": _rel(svg, page), "png": _rel(png, page)}
+
+    def page_dir(self) -> Path:
+        """The folder of the page that shows these figures."""
+        return self.page if self.page is not None else self.dir.parent
 
     def add_all(self, figs: Any, slug: str, title: str) -> list[dict[str, str]]:
         if figs is None:
@@ -77,20 +93,16 @@ def _fig_title(fig: Any) -> str:
     return st or t
 
 
-def _table(df: pl.DataFrame | None, max_rows: int = 50, source: str = "") -> dict[str, Any]:
-    """A table for the template: header (name, unit, text?) and formatted rows."""
-    if df is None or df.is_empty():
-        return {"header": [], "rows": [], "more": 0, "source": source}
-    header = [
-        {
-            "name": c,
-            "unit": column_unit(c) if df[c].dtype.is_numeric() else "",
-            "text": not df[c].dtype.is_numeric(),
-        }
-        for c in df.columns
-    ]
-    rows = [{"cells": [fmt_cell(v) for v in r], "cls": ""} for r in df.head(max_rows).iter_rows()]
-    return {"header": header, "rows": rows, "more": max(0, df.height - max_rows), "source": source}
+def _table(
+    df: pl.DataFrame | None, max_rows: int = 50, source: str = "", page: Path | None = None
+) -> dict[str, Any]:
+    """A table for the template (:func:`qoslab.pages.table`); ``source`` a Parquet file
+    holding all rows, linked relative to the page's folder ``page`` when given."""
+    href = (
+        _rel(Path(source), page) if source and page is not None and Path(source).is_file() else ""
+    )
+    name = Path(source).name if source and href else source
+    return table(df, max_rows, name, href)
 
 
 def _summary_items(d: dict[str, Any]) -> list[tuple[str, str]]:
@@ -107,10 +119,10 @@ def _summary_items(d: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def expected_figures(r: Any) -> list[str]:
-    """The figure slugs a run report draws for a loaded run ``r``: goodput per interval
-    and cumulative (with a ``series``), sender state per traced flow, queue length per
-    recorded queue, drops by place and cause."""
-    out = []
+    """The figure slugs a run report draws for a loaded run ``r``: the topology (with
+    its scenario), goodput per interval and cumulative (with a ``series``), sender
+    state per traced flow, queue length per recorded queue, drops by place and cause."""
+    out = ["topology"] if r.scenario else []
     if "series" in r.tables and not r.series.is_empty():
         out += ["goodput", "cumulative"]
     traces = r.tables.get("traces")
@@ -135,6 +147,8 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
     title = r.summary.get("name") or d.name
     flows = r.tables.get("flows")
     f: list[dict[str, str]] = []
+    if r.scenario:
+        f += figs.add_all(topology.draw(r.scenario), "topology", "topology")
     series = r.tables.get("series", pl.DataFrame())
     f += figs.add_all(
         plot.goodput_over_time(series, f"{title}: goodput per flow and interval", flows),
@@ -167,17 +181,15 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         "drops by place and cause",
     )
     tables = [
-        (name, _table(r.tables[name], source=f"{d}/{name}.parquet"))
+        (name, _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir()))
         for name in ("flows", "drops", "queues")
         if name in r.tables
     ]
     by_class = r.goodput_by_class()
     if not by_class.is_empty():
-        tables.append(
-            ("goodput by class", _table(by_class, source=f"{d}/flows + flow_classes.parquet"))
-        )
+        tables.append(("goodput by class", _table(by_class, source="flows + flow_classes.parquet")))
     tables += [
-        (name, _table(r.tables[name], source=f"{d}/{name}.parquet"))
+        (name, _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir()))
         for name in ("colours", "colour_drops", "classes", "delays")
         if name in r.tables
     ]
@@ -231,10 +243,9 @@ def _references(sc: dict[str, Any]) -> dict[str, float]:
 
 def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
     from qoslab.store import is_complete
-    from qoslab.sweep import _load_tasks, build_catalog
 
     spec = json.loads((d / "sweep.json").read_text())
-    tasks = _load_tasks(d)
+    tasks = load_tasks(d)
     if not (d / "catalog.duckdb").is_file():
         build_catalog(d, tasks)
     import duckdb
@@ -289,7 +300,7 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
             others = [p for p in params if p != param]
             fig = plot.goodput_vs_param(summary, param, others=others, references=references)
             ctx["figures"] += figs.add_all(fig, f"goodput-vs-{param}", f"goodput vs {param}")
-        ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet")
+        ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet", figs.page_dir())
     failed = runs.filter(pl.col("status") == "failed")
     if failed.height:
         ctx["failed"] = _table(failed)
@@ -335,16 +346,7 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
 # --------------------------------------------------------------------------- reproduce
 
 
-def _doc_href(doc: str) -> str:
-    """A repository path with an anchor as a link that opens from the report."""
-    path, _, anchor = doc.partition("#")
-    f = Path(__file__).resolve().parents[2] / path  # the repository, in a clone
-    if f.is_file():
-        return f.resolve().as_uri() + (f"#{anchor}" if anchor else "")
-    return doc
-
-
-def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
+def _comparison_row(c: dict[str, Any], i: int = 0) -> dict[str, Any]:
     dev = c.get("deviation")
     if "deviation" not in c and c.get("paper") not in (None, 0):
         dev = (c["ours"] - c["paper"]) / abs(c["paper"])
@@ -363,6 +365,7 @@ def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
     else:
         ref = c.get("reference") or ("—" if c.get("paper") is None else fmt_cell(c["paper"], 6))
     return {
+        "id": f"c{i}",
         "quantity": c["quantity"],
         "ours": fmt_cell(c["ours"], 5),
         "unit": c.get("unit") or "",
@@ -370,12 +373,25 @@ def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
         "deviation": "—" if dev is None else f"{100 * dev:+.2f}",
         "verdict": verdict,
         "why": ex.get("why", "") if explained else "",
-        "doc": ex.get("doc", ""),
-        "doc_href": _doc_href(ex.get("doc", "")) if explained else "",
+        "doc": ex.get("doc", "") if explained else "",
         "script": ex.get("script", "") if explained else "",
         "counterfactual": counterfactual,
+        "command": (cf or {}).get("command", "") if explained else "",
         "note": c.get("note", ""),
     }
+
+
+def _explanations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each explained miss of a page with its docs passage rendered into the page (the
+    passage read once per anchor): the page links to nothing in the checkout."""
+    out, seen = [], {}
+    for r in rows:
+        if not r["why"]:
+            continue
+        if r["doc"] and r["doc"] not in seen:
+            seen[r["doc"]] = doc_passage(r["doc"])
+        out.append({**r, "passage": seen.get(r["doc"]) or ""})
+    return out
 
 
 def _ablation_row(a: dict[str, Any]) -> dict[str, Any]:
@@ -398,8 +414,8 @@ def _reading_rows(readings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in readings:
         label = f"{r['knob']} = {r['reading']}" + (" (headline)" if r["headline"] else "")
         for c in r["comparisons"]:
-            row = _comparison_row(c)
-            rows.append({**row, "reading": label})
+            row = _comparison_row(c, len(rows))
+            rows.append({**row, "id": f"r{len(rows)}", "reading": label})
     return rows
 
 
@@ -410,44 +426,81 @@ def _calibration_rows(cals: list[dict[str, Any]]) -> list[dict[str, Any]]:
             chosen = " (chosen)" if v == cal["chosen"] else ""
             for c in cs:
                 label = f"{cal['parameter']} = {v}{chosen}"
-                rows.append({**_comparison_row(c), "parameter": label})
+                row = _comparison_row(c, len(rows))
+                rows.append({**row, "id": f"k{len(rows)}", "parameter": label})
     return rows
 
 
+#: Verdicts an index counts per experiment, in its columns' order.
+INDEX_VERDICTS = ("within", "outside-explained", "tie", "outside", "failed")
+
+#: Rows of an experiment's raw tables shown on its page (all rows are in the Parquet file).
+PREVIEW_ROWS = 12
+
+
+def _local(d: Path, e: dict[str, Any], p: str | Path) -> Path:
+    """A run or sweep folder an experiment recorded, found in the results folder ``d``
+    also when ``d`` was moved after the experiments ran (the index keeps the path the
+    run was saved at)."""
+    p = Path(p)
+    if p.is_dir():
+        return p
+    moved = d / e["name"] / p.parent.name / p.name
+    return moved if moved.is_dir() else p
+
+
 def _experiment_context(d: Path, e: dict[str, Any], quick: bool) -> tuple[dict, list[Path]]:
-    """One experiment's section of a reproduction report (its paper figure, tables,
-    sweeps and runs, figures written under ``d/<name>/figures``) and the figure files
-    written; runs in a worker process when the report has several experiments."""
+    """One experiment's page of a reproduction report (its paper figure, tables,
+    sweeps and runs, figures written under ``d/<name>/figures``, the page at
+    ``d/<name>/report.html``) and the figure files written; runs in a worker process
+    when the report has several experiments."""
     from qoslab.reproduce import FIGURES, Saved, count_verdicts, discover, experiment_status
 
     discover()  # the paper modules register their figures
     status = experiment_status(e)
-    n = count_verdicts(e.get("comparisons") or [])
+    n = count_verdicts([*(e.get("comparisons") or []), *(e.get("ablations") or [])])
+    if e.get("status") == "failed":
+        n = {**dict.fromkeys(INDEX_VERDICTS, 0), "failed": 1}
+    comparisons = [_comparison_row(c, i) for i, c in enumerate(e.get("comparisons") or [])]
+    readings = _reading_rows(e.get("readings") or [])
+    calibrations = _calibration_rows(e.get("calibrations") or [])
+    first: dict[str, str] = {}
+    for r in comparisons:
+        first.setdefault(r["verdict"], r["id"])
+    ablations = [_ablation_row(a) for a in e.get("ablations") or []]
+    for i, a in enumerate(ablations):
+        a["id"] = f"a{i}"
+        first.setdefault(a["verdict"], a["id"])
+    page = d / e["name"]
     ectx: dict[str, Any] = {
         "name": e["name"],
+        "href": f"{e['name']}/report.html",
         "title": e.get("title", ""),
         "paper": e.get("paper", ""),
         "status": status,
         "cls": {"within": "ok", "outside-explained": "expl", "tie": "expl"}.get(status, "failed"),
         "counts": ", ".join(f"{v} {k}" for k, v in n.items() if v),
+        "n": {k: n.get(k, 0) for k in INDEX_VERDICTS},
+        "first": first,
         "error": e.get("error") if e.get("status") == "failed" else "",
         "figures": [],
         "figure_error": "",
-        "comparisons": [_comparison_row(c) for c in e.get("comparisons") or []],
-        "ablations": [_ablation_row(a) for a in e.get("ablations") or []],
-        "readings": _reading_rows(e.get("readings") or []),
+        "comparisons": comparisons,
+        "ablations": ablations,
+        "readings": readings,
         "argued": [
             f"Headline reading {r['knob']} = {r['reading']}: {r['argued']}"
             for r in e.get("readings") or []
             if r.get("headline")
         ],
-        "calibrations": _calibration_rows(e.get("calibrations") or []),
+        "calibrations": calibrations,
+        "explanations": _explanations([*comparisons, *readings, *calibrations]),
         "notes": e.get("notes", ""),
         "tables": [],
         "sweeps": [],
         "runs": [],
     }
-    efigs = _Figures(d / e["name"] / "figures")
+    efigs = _Figures(page / "figures", page=page)
     if e.get("status") != "failed":
         if e["name"] in FIGURES:
             saved = Saved(d / e["name"], e, bool(e.get("quick", quick)))
@@ -458,11 +511,11 @@ def _experiment_context(d: Path, e: dict[str, Any], quick: bool) -> tuple[dict, 
                 ectx["figure_error"] = f"{type(ex).__name__}: {ex}"
         for t in e.get("tables", []):
             f = d / e["name"] / f"table-{t}.parquet"
-            ectx["tables"].append((t, _table(pl.read_parquet(f), source=str(f))))
+            ectx["tables"].append((t, _table(pl.read_parquet(f), PREVIEW_ROWS, str(f), page)))
         for i, s in enumerate(e.get("sweeps", [])):
-            ectx["sweeps"].append(_sweep_context(Path(s), efigs.sub(f"sweep{i}")))
+            ectx["sweeps"].append(_sweep_context(_local(d, e, s), efigs.sub(f"sweep{i}")))
         for i, r in enumerate(e.get("runs", [])):
-            ectx["runs"].append(_run_context(Path(r), efigs.sub(f"run{i}")))
+            ectx["runs"].append(_run_context(_local(d, e, r), efigs.sub(f"run{i}")))
     return ectx, efigs.written
 
 
@@ -472,8 +525,6 @@ def _experiment_contexts(d: Path, exps: list[dict], quick: bool) -> list[tuple[d
     experiments are drawn in parallel, one worker process per core. Only when every
     paper figure among them is qoslab's own: a worker imports qoslab afresh, so a
     figure registered by the user's script (or a test) is drawn here, in this process."""
-    import os
-
     from qoslab.reproduce import FIGURES, discover
 
     discover()
@@ -485,18 +536,17 @@ def _experiment_contexts(d: Path, exps: list[dict], quick: bool) -> list[tuple[d
         return [_experiment_context(d, e, quick) for e in exps]
     from concurrent.futures import ProcessPoolExecutor
 
-    from qoslab.sweep import _plain_main, worker_context
-
-    with _plain_main(), ProcessPoolExecutor(workers, mp_context=worker_context()) as ex:
+    with plain_main(), ProcessPoolExecutor(workers, mp_context=worker_context()) as ex:
         futures = [ex.submit(_experiment_context, d, e, quick) for e in exps]
     return [f.result() for f in futures]
 
 
 def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
+    from qoslab.docgen import natural_key
     from qoslab.reproduce import summarize
 
     idx = json.loads((d / "reproduce.json").read_text())
-    exps = idx.get("experiments", [])
+    exps = sorted(idx.get("experiments", []), key=lambda e: natural_key(e["name"]))
     summ = summarize(idx)
     out = []
     for ectx, written in _experiment_contexts(d, exps, bool(idx.get("quick"))):
@@ -519,51 +569,94 @@ def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
     }
 
 
+def _filtered(repro: dict[str, Any], verdict: str) -> list[dict[str, Any]]:
+    """The rows of every experiment with ``verdict`` (comparisons and ablations; for
+    ``failed``, the failed experiments), each with a link into its page."""
+    rows = []
+    for e in repro["experiments"]:
+        if verdict == "failed":
+            if e["status"] == "failed":
+                rows.append({"exp": e, "what": "experiment failed", "href": e["href"],
+                             "row": None, "explanation": None})  # fmt: skip
+            continue
+        expl = {x["id"]: x for x in e["explanations"]}
+        for c in e["comparisons"]:
+            if c["verdict"] == verdict:
+                rows.append({"exp": e, "what": "comparison", "href": f"{e['href']}#{c['id']}",
+                             "row": c, "explanation": expl.get(c["id"])})  # fmt: skip
+        for a in e["ablations"]:
+            if a["verdict"] == verdict:
+                rows.append({"exp": e, "what": "ablation", "href": f"{e['href']}#{a['id']}",
+                             "row": {"quantity": f"{a['claim']} ({a['quantity']})",
+                                     "ours": f"{a['with']} → {a['without']}", "unit": "",
+                                     "reference": f"fall {a['fall']}"},
+                             "explanation": None})  # fmt: skip
+    return rows
+
+
 # --------------------------------------------------------------------------- page
 
 
-def _env():
-    import jinja2
+def _render(template: str, out: Path, **ctx: Any) -> Path:
+    import qoslab
 
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("qoslab", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=False,
-    )
-
-
-def result_html(r: Any) -> str:
-    """A :class:`~qoslab.Result` as HTML (name, seed, table sizes, the flows table), as
-    notebooks show it."""
-    return (
-        _env()
-        .get_template("result.html.j2")
+    page = (
+        env()
+        .get_template(template)
         .render(
-            name=r.summary.get("name", ""),
-            seed=r.summary.get("seed"),
-            path=str(r.path) if getattr(r, "path", None) else "",
-            shapes=[(k, v.height) for k, v in r.tables.items()],
-            flows=_table(r.tables.get("flows"), 20),
+            version=qoslab.__version__,
+            stamp=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            **ctx,
         )
     )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def filter_page(out: Path, verdict: str) -> Path:
+    """Where the index of ``out`` (a reproduction's index page) lists only ``verdict``."""
+    return out.with_name(f"{out.stem}-{verdict}.html")
+
+
+def _write_reproduction(d: Path, out: Path, repro: dict[str, Any]) -> Path:
+    """The index (``out``), one page per experiment (``d/<name>/report.html``) and one
+    filtered list per verdict (``out``'s name with ``-<verdict>``)."""
+    index_dir = out.parent
+    for e in repro["experiments"]:
+        e["index_href"] = _rel(d / e["href"], index_dir)
+        page = d / e["href"]
+        _render("experiment.html.j2", page, e=e, name=d.resolve().name,
+                index=_rel(out, page.parent))  # fmt: skip
+    filters = {v: filter_page(out, v) for v in INDEX_VERDICTS}
+    for v, f in filters.items():
+        rows = _filtered(repro, v)
+        for r in rows:
+            r["link"] = _rel(d / r["href"].partition("#")[0], index_dir) + (
+                "#" + r["href"].partition("#")[2] if "#" in r["href"] else ""
+            )
+        _render("filtered.html.j2", f, verdict=v, rows=rows, name=d.resolve().name,
+                index=out.name)  # fmt: skip
+    links = {v: f.name for v, f in filters.items()}
+    return _render("index.html.j2", out, kind="reproduction", name=d.resolve().name,
+                   repro=repro, filters=links, verdicts=INDEX_VERDICTS)  # fmt: skip
 
 
 def write_report(src: str | Path, out: str | Path | None = None) -> Path:
-    """Writes the HTML report for ``src`` (a run, sweep or reproduction directory) to
-    ``out`` (default ``src/report.html``), and every figure as SVG and PNG under
-    ``src/figures/`` (a reproduction: ``src/<experiment>/figures/``); returns the
-    page's path. Raises :class:`~qoslab.ResultsError` if ``src`` is not a results
-    directory."""
-    import qoslab
-
+    """The report layer's entry point: writes the HTML report for ``src`` (a run, sweep
+    or reproduction directory) to ``out`` (default ``src/report.html``), every figure as
+    SVG and PNG under ``src/figures/`` (a reproduction: ``src/<experiment>/figures/``)
+    referenced by the page, and returns the page's path. A reproduction's page is an
+    index: one row per experiment (natural order), linking to one page per experiment
+    (``src/<experiment>/report.html``) and to lists of the comparisons of one verdict.
+    Raises :class:`~qoslab.ResultsError` if ``src`` is not a results directory."""
     d = Path(src)
-    figs = _Figures(d / "figures")
-    ctx: dict[str, Any] = {"run": None, "sweep": None, "repro": None}
+    out = Path(out) if out else d / "report.html"
+    figs = _Figures(d / "figures", page=out.parent)
     if (d / "reproduce.json").is_file():
-        kind = "reproduction"
-        ctx["repro"] = _reproduce_context(d, figs)
-    elif (d / "sweep.json").is_file():
+        return _write_reproduction(d, out, _reproduce_context(d, figs))
+    ctx: dict[str, Any] = {"run": None, "sweep": None}
+    if (d / "sweep.json").is_file():
         kind = "sweep"
         ctx["sweep"] = _sweep_context(d, figs)
     elif (d / "summary.json").is_file():
@@ -574,17 +667,4 @@ def write_report(src: str | Path, out: str | Path | None = None) -> Path:
             f"{d}: not a qoslab results directory (expected summary.json, sweep.json or "
             "reproduce.json in it)"
         )
-    page = (
-        _env()
-        .get_template("report.html.j2")
-        .render(
-            kind=kind,
-            name=d.resolve().name,
-            version=qoslab.__version__,
-            stamp=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-            **ctx,
-        )
-    )
-    out = Path(out) if out else d / "report.html"
-    out.write_text(page, encoding="utf-8")
-    return out
+    return _render("report.html.j2", out, kind=kind, name=d.resolve().name, **ctx)

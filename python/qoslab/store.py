@@ -448,7 +448,7 @@ class Result:
 
     def _repr_html_(self) -> str:
         """A summary and the flows table as HTML, for notebooks."""
-        from qoslab.report import result_html
+        from qoslab.pages import result_html
 
         return result_html(self)
 

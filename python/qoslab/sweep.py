@@ -87,7 +87,9 @@ __all__ = [
     "SweepSpec",
     "build_catalog",
     "gather",
+    "load_tasks",
     "open_catalog",
+    "plain_main",
     "plan",
     "query",
     "run_sweep",
@@ -611,7 +613,7 @@ class _InlinePool:
 
 
 @contextlib.contextmanager
-def _plain_main() -> Iterator[None]:
+def plain_main() -> Iterator[None]:
     """While worker processes start, hide the user's ``__main__``: a worker started by
     ``spawn``/``forkserver`` would otherwise run the user's script again (a script without
     ``if __name__ == "__main__":`` would start the sweep again in every worker), or fail
@@ -648,7 +650,7 @@ class _LocalPool:
         self.ex = ProcessPoolExecutor(max_workers=workers, mp_context=worker_context())
 
     def run(self, tasks: list[dict], out: Path) -> Iterator[dict]:
-        with _plain_main():
+        with plain_main():
             pending = {self.ex.submit(_execute, t, str(out)) for t in tasks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -1042,7 +1044,7 @@ def gather(out: str | Path, table: str, tasks: list[RunTask] | None = None) -> p
     params as leading columns."""
     out = Path(out)
     if tasks is None:
-        tasks = _load_tasks(out)
+        tasks = load_tasks(out)
     found = [
         (t, out / "runs" / t.key / f"{table}.parquet")
         for t in _finished(out, tasks)
@@ -1085,7 +1087,8 @@ def _gather_at_once(found: list[tuple[RunTask, Path]]) -> pl.DataFrame | None:
     return pl.concat([head[rows], body], how="horizontal")
 
 
-def _load_tasks(out: Path) -> list[RunTask]:
+def load_tasks(out: Path) -> list[RunTask]:
+    """The runs a sweep directory planned (``sweep.json``), in plan order."""
     plan_ = json.loads((out / "sweep.json").read_text())
     return [
         RunTask(r["key"], r["seed"], r["params"], {}, None, r.get("labels") or {})
@@ -1108,7 +1111,7 @@ def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFra
     from qoslab.tables import with_numeric_companions
 
     out = Path(out)
-    tasks = _load_tasks(out) if tasks is None else tasks
+    tasks = load_tasks(out) if tasks is None else tasks
     flows = gather(out, "flows", tasks)
     if flows.is_empty():
         (out / "summary.parquet").unlink(missing_ok=True)
@@ -1232,7 +1235,7 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
     from qoslab.tables import numeric_companions
 
     out = Path(out)
-    tasks = _load_tasks(out) if tasks is None else tasks
+    tasks = load_tasks(out) if tasks is None else tasks
     rows = []
     names = list(TABLES)  # and any other table the runs produced (captures, …)
     complete = [t for t in tasks if is_complete(out / "runs" / t.key)]

@@ -39,6 +39,8 @@ pub mod app;
 pub mod capture;
 pub mod cond;
 pub mod config;
+pub mod drop;
+pub mod dscp;
 pub mod engine;
 pub mod error;
 pub mod flow;

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
+pub use crate::dscp::ColourName;
 use crate::packet::{Colour, Packet};
 use crate::time::{Dur, SimTime};
 
@@ -18,13 +19,13 @@ pub(crate) const UNITS_PER_BYTE: i128 = 8_000_000_000;
 #[serde(deny_unknown_fields, default)]
 pub struct Codepoints {
     /// Codepoint of green (DP0) packets; AF11 = 10 by default.
-    #[serde(deserialize_with = "super::dscp::de_dscp")]
+    #[serde(deserialize_with = "crate::dscp::de_dscp")]
     pub green: u8,
     /// Codepoint of yellow (DP1) packets; AF12 = 12 by default.
-    #[serde(deserialize_with = "super::dscp::de_dscp")]
+    #[serde(deserialize_with = "crate::dscp::de_dscp")]
     pub yellow: u8,
     /// Codepoint of red (DP2) packets; AF13 = 14 by default.
-    #[serde(deserialize_with = "super::dscp::de_dscp")]
+    #[serde(deserialize_with = "crate::dscp::de_dscp")]
     pub red: u8,
 }
 
@@ -148,28 +149,6 @@ impl<'de> Deserialize<'de> for ShapeTimer {
     }
 }
 
-/// A colour name in a scenario file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ColourName {
-    /// DP0.
-    Green,
-    /// DP1.
-    Yellow,
-    /// DP2.
-    Red,
-}
-
-impl From<ColourName> for Colour {
-    fn from(c: ColourName) -> Colour {
-        match c {
-            ColourName::Green => Colour::Green,
-            ColourName::Yellow => Colour::Yellow,
-            ColourName::Red => Colour::Red,
-        }
-    }
-}
-
 /// The default colour of out-of-profile packets in two-colour markers.
 pub(crate) fn yellow() -> ColourName {
     ColourName::Yellow
@@ -197,6 +176,15 @@ impl Codepoints {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_codepoints_give_back_their_colour_in_the_rfc_table() {
+        let t = crate::dscp::DscpTable::rfc();
+        let cp = Codepoints::default();
+        for c in [Colour::Green, Colour::Yellow, Colour::Red] {
+            assert_eq!(t.colour(cp.of(c)), c);
+        }
+    }
 
     #[test]
     fn periodic_release_rounds_up_to_the_next_tick() {

@@ -18,10 +18,10 @@
 //! when it actually leaves the earlier one, which is what a marker after a shaper must
 //! see. The chain itself holds no packets.
 
-use super::dscp::DscpColours;
 use super::ConditionerConfig;
 use super::{Action, AnyConditioner, Conditioner};
 use crate::config::ScenarioError;
+use crate::dscp::DscpColours;
 use crate::packet::{NodeId, Packet};
 use crate::rng::RngStream;
 use crate::time::SimTime;
@@ -250,8 +250,8 @@ impl Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drop::DropCause;
     use crate::packet::Colour;
-    use crate::queue::DropCause;
 
     #[test]
     fn trc_runs_skip_other_flows_with_the_same_outcome() {

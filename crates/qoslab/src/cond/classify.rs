@@ -10,8 +10,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::dscp::{check_dscp, DscpSet};
 use crate::config::ScenarioError;
+use crate::dscp::{check_dscp, DscpSet};
 use crate::packet::{FlowId, NodeId, Packet, Proto};
 
 /// A filter as written in a scenario file. Absent fields, `"*"` and `"any"` match
@@ -132,7 +132,7 @@ impl Serialize for DscpList {
 impl<'de> Deserialize<'de> for DscpList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
-        struct One(#[serde(deserialize_with = "super::dscp::de_dscp")] u8);
+        struct One(#[serde(deserialize_with = "crate::dscp::de_dscp")] u8);
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Either {

@@ -30,7 +30,6 @@ mod chain;
 mod check;
 pub mod classify;
 mod delay;
-pub mod dscp;
 pub mod eruf;
 pub mod policy;
 mod remark;
@@ -41,11 +40,11 @@ pub mod trc;
 mod trtcm;
 mod tsw;
 
+pub use crate::dscp::{DscpColours, DscpMapEntry, DscpSet, DscpTable};
 pub use action::{Codepoints, ColourName, MeterAction, ShapeTimer};
 pub use chain::Chain;
 pub use classify::{Filter, FilterConfig};
 pub use delay::{DelayConfig, FixedDelay};
-pub use dscp::{DscpColours, DscpMapEntry, DscpSet, DscpTable};
 pub use eruf::{Eruf, ErufConfig};
 pub use policy::{
     Aggregate, Policy, PolicyAction, PolicyConfig, PolicyRule, PolicyRuleConfig, ProfileConfig,
@@ -66,9 +65,9 @@ pub use tsw::{
 use serde::{Deserialize, Serialize};
 
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::NodeId;
 use crate::packet::Packet;
-use crate::queue::DropCause;
 use crate::rng::RngStream;
 use crate::time::SimTime;
 

@@ -388,8 +388,8 @@ fn build_rule(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drop::DropCause;
     use crate::packet::{Colour, FlowId, NodeId};
-    use crate::queue::DropCause;
 
     fn resolve(name: &str) -> Option<NodeId> {
         match name {

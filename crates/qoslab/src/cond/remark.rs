@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::dscp::{check_dscp, de_dscp, DscpSet};
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::dscp::{check_dscp, de_dscp, DscpSet};
 use crate::packet::Packet;
 use crate::time::SimTime;
 

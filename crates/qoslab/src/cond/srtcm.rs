@@ -18,8 +18,8 @@ use super::action::{mark, Codepoints, MeterAction};
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::{Colour, Packet};
-use crate::queue::DropCause;
 #[cfg(test)]
 use crate::time::Dur;
 use crate::time::{Rate, SimTime};

@@ -25,8 +25,8 @@ use super::action::{mark, yellow, Codepoints, ColourName, ShapeTimer, UNITS_PER_
 use super::check::{positive_rate, positive_size};
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::{Colour, Packet};
-use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};
 use crate::units::Bytes;
 

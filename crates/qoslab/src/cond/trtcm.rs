@@ -10,8 +10,8 @@ use super::check::{check_pir, positive_rate, positive_size};
 use super::token_bucket::Bucket;
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::{Colour, Packet};
-use crate::queue::DropCause;
 use crate::time::{Rate, SimTime};
 use crate::units::Bytes;
 

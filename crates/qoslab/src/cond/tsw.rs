@@ -11,8 +11,8 @@ use super::action::{mark, yellow, Codepoints, ColourName, MeterAction};
 use super::check::{check_pir, positive_rate};
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::{Colour, Packet};
-use crate::queue::DropCause;
 use crate::rng::RngStream;
 use crate::time::{Dur, Rate, SimTime};
 

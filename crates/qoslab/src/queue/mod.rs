@@ -27,6 +27,8 @@ mod multired;
 mod red;
 mod sched;
 
+pub use crate::drop::DropCause;
+
 pub use droptail::{DropTail, DropTailConfig};
 pub use ered::{Ered, EredConfig};
 pub use lqd::{Lqd, LqdConfig, LqdService, Service};
@@ -44,63 +46,6 @@ use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
 use crate::units::Bytes;
-
-/// Why a packet was discarded; a closed set, counted per place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropCause {
-    /// The buffer was full (tail drop).
-    Overflow,
-    /// RED dropped it early, at random, with the average between the thresholds.
-    RedEarly,
-    /// RED dropped it because the average was above the maximum threshold.
-    RedForced,
-    /// Pushed out of a full shared buffer to make room (Longest Queue Drop).
-    PushedOut,
-    /// A policer found it out of profile.
-    Policed,
-    /// A conditioner's own buffer (shaper, delay line) was full.
-    CondBufferFull,
-    /// A controlled drop by a rate controller (TRC).
-    Controlled,
-    /// Random loss configured on a link (loss model).
-    RandomLoss,
-    /// The node had no route to the destination.
-    NoRoute,
-}
-
-impl DropCause {
-    /// Every cause, in a fixed order (for tables and per-cause arrays).
-    pub const ALL: [DropCause; 9] = [
-        DropCause::Overflow,
-        DropCause::RedEarly,
-        DropCause::RedForced,
-        DropCause::PushedOut,
-        DropCause::Policed,
-        DropCause::CondBufferFull,
-        DropCause::Controlled,
-        DropCause::RandomLoss,
-        DropCause::NoRoute,
-    ];
-    /// Position in [`DropCause::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    /// The snake_case name used in result tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            DropCause::Overflow => "overflow",
-            DropCause::RedEarly => "red_early",
-            DropCause::RedForced => "red_forced",
-            DropCause::PushedOut => "pushed_out",
-            DropCause::Policed => "policed",
-            DropCause::CondBufferFull => "cond_buffer_full",
-            DropCause::Controlled => "controlled",
-            DropCause::RandomLoss => "random_loss",
-            DropCause::NoRoute => "no_route",
-        }
-    }
-}
 
 /// Packets a queue discarded or marked during one call; the host counts and clears it.
 #[derive(Debug, Default)]

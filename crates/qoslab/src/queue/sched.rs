@@ -32,9 +32,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{AnyQueue, DropCause, Drops, Occupancy, Queue, QueueConfig};
 use crate::cond::classify::{Filter, FilterConfig};
-use crate::cond::dscp::{DscpSet, DscpTable};
 use crate::cond::Bucket;
 use crate::config::ScenarioError;
+use crate::dscp::{DscpSet, DscpTable};
 use crate::packet::{FlowId, NodeId, Packet};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};

@@ -568,7 +568,7 @@ fn flows<'a>(
             }
         };
         for (k, d) in [("dscp", f.dscp), ("ack_dscp", f.ack_dscp)] {
-            crate::cond::dscp::check_dscp(&key(k), d)?;
+            crate::dscp::check_dscp(&key(k), d)?;
         }
         dests.push(dst);
         dests.push(src);

@@ -189,10 +189,10 @@ pub struct FlowSpec {
     #[serde(default)]
     pub ptcp: Option<crate::app::PtcpConfig>,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
-    #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
+    #[serde(default, deserialize_with = "crate::dscp::de_dscp")]
     pub dscp: u8,
     /// DSCP of the packets the destination sends back (TCP ACKs); default 0 (BE).
-    #[serde(default, deserialize_with = "crate::cond::dscp::de_dscp")]
+    #[serde(default, deserialize_with = "crate::dscp::de_dscp")]
     pub ack_dscp: u8,
     /// Source port; default 1024 + the flow's index in the file.
     #[serde(default)]

@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::{Header, NodeId, Packet, Proto, QuenchHeader};
-use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};
 use crate::units::Bytes;
 use estimator::{Estimator, EwmaEstimator, WindowEstimator};

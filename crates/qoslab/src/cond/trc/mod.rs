@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Action, Conditioner};
 use crate::config::ScenarioError;
+use crate::drop::DropCause;
 use crate::packet::{Ecn, FlowId, Packet};
-use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};
 use model::{TcpModel, TrcInputs, TrcParams};
 

@@ -15,15 +15,39 @@
 //!
 //! PHB names (`"EF"`, `"AF11"` … `"AF43"`, `"CS0"` … `"CS7"`, `"BE"`/`"DF"`) are accepted
 //! wherever a scenario file takes a DSCP.
+//!
+//! It sits below `queue/` (whose class scheduler reads the table) and `cond/` (whose
+//! markers and classifiers write and read codepoints), so neither imports the other.
 
 use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::action::ColourName;
 use crate::config::ScenarioError;
 use crate::packet::Colour;
+
+/// A colour name in a scenario file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColourName {
+    /// DP0.
+    Green,
+    /// DP1.
+    Yellow,
+    /// DP2.
+    Red,
+}
+
+impl From<ColourName> for Colour {
+    fn from(c: ColourName) -> Colour {
+        match c {
+            ColourName::Green => Colour::Green,
+            ColourName::Yellow => Colour::Yellow,
+            ColourName::Red => Colour::Red,
+        }
+    }
+}
 
 /// Expedited Forwarding (RFC 3246).
 pub const EF: u8 = 46;
@@ -313,10 +337,10 @@ mod tests {
             t.class_set("af1").iter().collect::<Vec<_>>(),
             vec![10, 12, 14]
         );
-        // Today's marker codepoints (AF11/12/13) give back the colour they were marked.
-        let cp = super::super::Codepoints::default();
-        for c in [Colour::Green, Colour::Yellow, Colour::Red] {
-            assert_eq!(t.colour(cp.of(c)), c);
+        // The markers' default codepoints (AF11/12/13) give back the colour they were
+        // marked (cond::action's tests check it through `Codepoints` itself).
+        for (dscp, c) in [(10, Colour::Green), (12, Colour::Yellow), (14, Colour::Red)] {
+            assert_eq!(t.colour(dscp), c);
         }
     }
 
