@@ -191,6 +191,73 @@ def test_tables_2_to_4_run_at_the_papers_load():
     assert t3["flow"][:9] == light["flow"] and t3["link"][:9] == light["link"][:9]
 
 
+def test_explanations_are_tested_by_their_counterfactual_runs():
+    # No P1 explanation accepts a band of its own: each is judged by the run that
+    # removes its cause, attached only where the comparison misses.
+    from pathlib import Path
+
+    from qoslab.reproduce import Comparison, Explanation
+
+    exps = [v for v in vars(p1).values() if isinstance(v, Explanation)]
+    assert len(exps) >= 9
+    assert all(e.covers is None and e.counterfactual is None for e in exps)
+    src = Path(p1.__file__).read_text()
+    assert "covers=" not in src
+    calls = []
+
+    def run(value):
+        def f():
+            calls.append(value)
+            return ("cause removed", value, "qoslab run …")
+
+        return f
+
+    inside = Comparison("worst", 1.01, at_least=1.0)
+    assert p1._explain(inside, p1.T1_QUEUEING, run(1.02)).explanation is None
+    assert calls == []  # nothing rerun for a comparison inside its band
+    lands = p1._explain(Comparison("worst", 0.98, at_least=1.0), p1.T1_QUEUEING, run(1.001))
+    assert lands.verdict == "outside-explained"
+    assert lands.explanation.counterfactual.change == "cause removed"
+    # A counterfactual just short of the comparison's own band explains nothing …
+    misses = p1._explain(Comparison("worst", 0.98, at_least=1.0), p1.T1_QUEUEING, run(0.999))
+    assert misses.verdict == "outside"
+    # … and neither does one that cannot be run (the paper's own runs).
+    none = Comparison("T3, 10000 kb/s: mean", 10697.8, paper=10337.9, rtol=p1.PAPER_RTOL)
+    assert p1._explain(none, p1.LARGE_BELOW_TARGET, run(None)).verdict == "outside"
+    # The band is the comparison's tolerance, not wider: 3 % above the paper's mean.
+    edge = Comparison("cell", 110.0, paper=100.0, rtol=p1.PAPER_RTOL)
+    assert p1._explain(edge, p1.LARGE_BELOW_TARGET, run(103.1)).verdict == "outside"
+    assert p1._explain(edge, p1.LARGE_BELOW_TARGET, run(102.9)).verdict == "outside-explained"
+
+
+def test_eq1_cells_are_a_reading_beside_the_fitted_headline():
+    from qoslab.reproduce import Comparison
+
+    comps = [
+        Comparison("T1 2 Mb/s 1.5 ms, 50 kb/s: mean", 53.0, paper=53.2, rtol=0.03),
+        Comparison("T1 2 Mb/s 1.5 ms [eq. 1], 50 kb/s: mean", 50.0, paper=53.2, rtol=0.03),
+        Comparison("T1: worst achieved / requested", 1.01, at_least=1.0),
+    ]
+    keep, readings = p1._model_readings(comps)
+    assert [c.quantity for c in keep] == [comps[0].quantity, comps[2].quantity]
+    head, alt = readings
+    assert head.reading.headline and head.reading.name == "fitted"
+    assert "derived our own model" in head.reading.argued
+    assert [c.ours for c in head.comparisons] == [53.0]
+    assert [(c.ours, c.verdict) for c in alt.comparisons] == [(50.0, "outside")]
+    assert p1._model_readings(keep[:1]) == (keep[:1], [])  # --paper-only: no readings
+
+
+def test_no_delay_twin_keeps_the_drop_spacing_and_removes_the_delay():
+    data = p1.no_delay_twin()
+    stages = [st for c in data["conditioner"] for st in c["stages"]]
+    assert len(stages) == len(p1.RATES)
+    assert {st["rtt_trc"] for st in stages} == {"0s"}
+    w = [parameters(r, rtt_net=p1.F7B_RTT_NET)["w_max"] for r in p1.RATES]
+    assert [st["w_max"] for st in stages] == w
+    qoslab.check(data)
+
+
 def test_claims_of_section_4_3_and_fig_5(tmp_path):
     # Cheap experiments (a few seconds): W_max = even + 0.5 vs others, Fig. 5 vs none,
     # ρ and the core-queue rule violated.
@@ -201,6 +268,9 @@ def test_claims_of_section_4_3_and_fig_5(tmp_path):
     for e in idx["experiments"]:
         assert e["status"] == "done", e.get("error")
         assert {c["verdict"] for c in e["comparisons"]} == {"within"}, e["comparisons"]
+        # Each mechanism claim has its ablation twin, and the effect falls without it.
+        assert e.get("ablations"), e.get("name")
+        assert {a["verdict"] for a in e["ablations"]} == {"within"}, e["ablations"]
     ss = pl.read_parquet(tmp_path / "p1-slow-start" / "table-slow-start.parquet")
     assert ss.filter(~pl.col("control"))["buffer_full"].sum() > 0  # none overflows
     # The paper-form figures: measured ÷ model over W_max, a cwnd sawtooth, Fig. 4.
