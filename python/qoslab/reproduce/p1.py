@@ -1575,8 +1575,8 @@ def _means_doc(data: dict, experiment: str, match: str = "", **_: str) -> str:
 @docgen.renderer("p1-readings")
 def _readings_doc(data: dict, experiment: str = "", prefix: str = "p1-", **_: str) -> str:
     """Per experiment and reading of an open choice: its claims within / outside (with
-    explained and tie) and the largest miss, the headline marked: a compact form of
-    ``readings`` for the tables' many cells."""
+    explained and tie) and the largest deviation from a reference, the headline marked:
+    a compact form of ``readings`` for the tables' many cells."""
     rows = []
     for name, e in data["experiments"].items():
         if (experiment and name != experiment) or not name.startswith(prefix):
@@ -1595,7 +1595,7 @@ def _readings_doc(data: dict, experiment: str = "", prefix: str = "p1-", **_: st
         return "(no readings in the data)\n"
     return docgen.md_table(
         ["experiment", "reading", "claims", "within", "explained", "tie", "outside",
-         "largest miss (beyond the band's reference)"], rows)  # fmt: skip
+         "largest deviation from the reference"], rows)  # fmt: skip
 
 
 def _verdict(c: dict) -> str:
