@@ -10,7 +10,7 @@ import pytest
 
 import qoslab
 from conftest import cli
-from qoslab.reproduce import p1, scenarios_dir
+from qoslab.reproduce import Comparison, p1, scenarios_dir
 from qoslab.trc import cycle_time, fig4_table, parameters
 
 
@@ -285,3 +285,54 @@ def test_claims_of_section_4_3_and_fig_5(tmp_path):
     html = write_report(tmp_path).read_text()
     assert "could not be drawn" not in html
     assert len(list((tmp_path / "p1-wmax" / "figures").glob("paper-figure-*.png"))) == 3
+
+
+def test_counterfactual_reruns_use_the_runs_seed_and_can_miss(tmp_path):
+    # ECN_BUFFER's counterfactual reruns each run whose delay buffer overflowed, with its
+    # seed and every buffer one packet larger. Without Fig. 5's control the slow start
+    # overshoots by far more than one packet, so this counterfactual misses (≠ 0).
+    from qoslab.scenario import load
+
+    sc = load(scenarios_dir() / "p1" / "f6b.toml").data
+    sc.pop("sweep", None)
+    sc = {**sc, "duration": 20.0, "warmup": 0}
+    sc["flow"] = [{**sc["flow"][0], "start_jitter": "0s"}]
+    stage = {"kind": "trc", "flow": "f1", "rate": "1000kbps", "slow_start": False}
+    sc["conditioner"] = [{"at": "s", "stages": [stage]}]
+    (tmp_path / "p1").mkdir()
+    (tmp_path / "p1" / "ss.toml").write_text(p1.to_toml(sc))
+
+    class Ctx:
+        quick = True
+
+        def scenario(self, rel):
+            return tmp_path / rel
+
+    trc = qoslab.run(sc, seed=3).tables["trc"]
+    assert trc["buffer_full"][0] > 0
+    row = {"rel": "p1/ss.toml", "ecn": False, "run": "r3", "seed": 3, "name": "f1",
+           "buffer": trc["buffer"][0], "buffer_full": trc["buffer_full"][0]}  # fmt: skip
+    change, value, _ = p1._buffer_cf(Ctx(), pl.DataFrame([row]))
+    bigger = qoslab.run(sc, {"conditioner.0.stages.0.buffer": int(trc["buffer"][0]) + 1}, seed=3)
+    assert value == bigger.tables["trc"]["buffer_full"][0] > 0
+    assert "1 runs" in change
+    c = p1._explain(Comparison("ECN buffer-full", 5, at_most=0), p1.ECN_BUFFER, lambda: (
+        change, value, ""))  # fmt: skip
+    assert c.verdict == "outside"
+    # No run overflowed: nothing is rerun and nothing overflows.
+    change, value, _ = p1._buffer_cf(Ctx(), pl.DataFrame([{**row, "buffer_full": 0}]))
+    assert value == 0 and "0 runs" in change
+
+
+def test_network_drops_count_only_drops_outside_the_trcs():
+    class Res:
+        def table(self, name):
+            return pl.DataFrame({
+                "place": ["s", "s", "r0->r1"],
+                "cause": ["controlled", "cond_buffer_full", "overflow"],
+                "packets": [4, 36, 7],
+            })  # fmt: skip
+
+    assert p1._network_drops(Res()) == 7
+    data = p1.dumbbell("x", [(1e6, 0.001), (2e6, 0.002)], bottleneck=10e6, access=100e6)
+    assert p1._core_index(data) == 2 and data["link"][2]["queue"]["limit"] > 50
