@@ -254,7 +254,7 @@ def test_eq1_cells_are_a_reading_beside_the_fitted_headline():
     assert p1._model_readings(keep[:1]) == (keep[:1], [])  # --paper-only: no readings
 
 
-def test_no_delay_twin_keeps_the_drop_spacing_and_removes_the_delay():
+def test_trc_twins_keep_one_half_of_the_trc():
     data = p1.no_delay_twin()
     stages = [st for c in data["conditioner"] for st in c["stages"]]
     assert len(stages) == len(p1.RATES)
@@ -262,6 +262,15 @@ def test_no_delay_twin_keeps_the_drop_spacing_and_removes_the_delay():
     w = [parameters(r, rtt_net=p1.F7B_RTT_NET)["w_max"] for r in p1.RATES]
     assert [st["w_max"] for st in stages] == w
     qoslab.check(data)
+    delay = [st for c in p1.trc_twin("delay")["conditioner"] for st in c["stages"]]
+    rtt = [parameters(r, rtt_net=p1.F7B_RTT_NET)["rtt_trc"] for r in p1.RATES]
+    assert [float(st["rtt_trc"].removesuffix("ms")) / 1e3 for st in delay] == pytest.approx(
+        rtt, rel=1e-5
+    )
+    assert {st["w_max"] for st in delay} == {1999.5}
+    qoslab.check(p1.trc_twin("delay"))
+    with pytest.raises(ValueError, match="keep"):
+        p1.trc_twin("neither")
 
 
 def test_claims_of_section_4_3_and_fig_5(tmp_path):

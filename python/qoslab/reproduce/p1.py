@@ -724,23 +724,75 @@ def _in_band(df: pl.DataFrame) -> pl.Series:
     return (df["ratio"] >= 1.0) & (df["ratio"] / 1.06 <= 1.03)
 
 
-def no_delay_twin() -> dict[str, Any]:
-    """F6b's scenario with every TRC's delay removed: each keeps the drop spacing of
-    its W_max (Fig. 2 at RTT_net 3 ms, fixed with ``w_max``) and RTT_TRC = 0, i.e. the
-    TRC drops only (the ablation twin of "the delay sets the rate", §4.2)."""
+def trc_twin(keep: str) -> dict[str, Any]:
+    """F6b's scenario with one half of every TRC removed (fixed ``w_max`` / ``rtt_trc``
+    from Fig. 2 at RTT_net 3 ms): ``keep = "drops"`` keeps each TRC's W_max drop spacing
+    with RTT_TRC = 0 (no delay); ``keep = "delay"`` keeps its RTT_TRC with W_max 1999.5,
+    the window cap's, so it drops about once per 10⁶ packets (no drops to speak of). The
+    ablation twins of §6's "the TRC drops packets to control the window size [...] and
+    delays packets to increase the RTT"."""
     from qoslab.scenario import load
     from qoslab.trc import parameters
 
+    if keep not in ("drops", "delay"):
+        raise ValueError(f"trc_twin: keep 'drops' or 'delay', not {keep!r}")
     data = load(scenarios_dir() / "p1" / "f6b.toml").data
     data.pop("sweep", None)
     for c in data["conditioner"]:
-        c["stages"] = [
-            {"kind": "trc", "flow": st["flow"], "rtt_trc": "0s",
-             "w_max": parameters(float(st["rate"].removesuffix("kbps")) * 1e3,
-                                 rtt_net=F7B_RTT_NET)["w_max"]}
-            for st in c["stages"]
-        ]  # fmt: skip
+        stages = []
+        for st in c["stages"]:
+            p = parameters(float(st["rate"].removesuffix("kbps")) * 1e3, rtt_net=F7B_RTT_NET)
+            fixed = ({"w_max": p["w_max"], "rtt_trc": "0s"} if keep == "drops"
+                     else {"w_max": 1999.5, "rtt_trc": _ms(p["rtt_trc"])})  # fmt: skip
+            stages.append({"kind": "trc", "flow": st["flow"], **fixed})
+        c["stages"] = stages
     return data
+
+
+def no_delay_twin() -> dict[str, Any]:
+    """F6b's TRCs dropping only (:func:`trc_twin` ``"drops"``)."""
+    return trc_twin("drops")
+
+
+#: The F6b twins: (kept half, mechanism removed, claim, twin text).
+F6B_TWINS = [
+    ("drops", "the TRC's delay RTT_TRC",
+     "the TRC's delay sets the rate the window gives (§4.2, §6)",
+     "RTT_TRC = 0, the same W_max drop spacing (drops only)"),
+    ("delay", "the TRC's drops (spacing 1/p + E)",
+     "the TRC's drops hold the window at W_max (§4.2, §6)",
+     "W_max 1999.5 (the window cap), the same RTT_TRC (delay only)"),
+]  # fmt: skip
+
+
+def _f6b_twin(ctx: Context, keep: str, df: pl.DataFrame) -> tuple[pl.DataFrame, Ablation]:
+    """Runs the F6b twin keeping ``keep`` (quick: 100 s, 20 s discarded, one seed, as
+    the nine windows then fill the 200 Mb/s link; full: as the table, 10 seeds) and its
+    ablation against the table's drop runs ``df``: the share of flows and runs inside
+    §5.2's band."""
+    from qoslab.scenario import load
+    from qoslab.sweep import gather
+
+    data = trc_twin(keep)
+    if ctx.quick:
+        data |= {"duration": "100s", "warmup": "20s"}
+    sw = ctx.sweep(data, label=f"f6b-{keep}-only", seeds=1 if ctx.quick else 10)
+    if sw.failed:
+        raise RuntimeError(f"F6b twin ({keep} only): {sw.failures[0].get('error')}")
+    reqs = _requested(load(ctx.scenario("p1/f6b.toml")).data)
+    req = pl.col("name").replace_strict(reqs, return_dtype=pl.Float64)
+    tw = gather(sw.out, "flows").with_columns((pl.col("goodput_bps") / req).alias("ratio"))
+    _, mech, claim, twin = next(t for t in F6B_TWINS if t[0] == keep)
+    abl = Ablation(
+        claim=claim, mechanism=mech, twin=twin,
+        quantity="share of flows and runs at ≥ the request and ≤ 1.03 × the target (§5.2)",
+        effect_with=float(_in_band(df).mean()), effect_without=float(_in_band(tw).mean()),
+        falls_by=0.5,
+        command=f"python -c 'from qoslab.reproduce.p1 import trc_twin; import qoslab; "
+        f'print(qoslab.run(trc_twin("{keep}")).tables["flows"])\'',
+        note=f"twin: {data['duration']}, {len(tw['run'].unique())} seed(s)",
+    )  # fmt: skip
+    return tw.select("run", "seed", "name", "goodput_bps", "ratio"), abl
 
 
 @register("p1-f6b", title="TRC, 200 Mb/s, RTT_net 3 ms: goodput vs requested", paper="P1 Fig. 6b")
@@ -750,33 +802,9 @@ def f6b(ctx: Context) -> Outcome:
     ablations = []
     for ecn, df in _sweep_both(ctx, "p1/f6b.toml", "f6b"):
         if not ecn:
-            from qoslab.scenario import load
-            from qoslab.sweep import gather
-
-            # Without delay the nine windows fill the 200 Mb/s link: quick mode runs the
-            # twin for 200 s (50 s discarded), one seed; full mode as the table, 10 seeds.
-            data = no_delay_twin()
-            if ctx.quick:
-                data |= {"duration": "200s", "warmup": "50s"}
-            twin = ctx.sweep(data, label="f6b-no-delay", seeds=1 if ctx.quick else 10)
-            if twin.failed:
-                raise RuntimeError(f"no-delay twin: {twin.failures[0].get('error')}")
-            reqs = _requested(load(ctx.scenario("p1/f6b.toml")).data)
-            req = pl.col("name").replace_strict(reqs, return_dtype=pl.Float64)
-            tw = gather(twin.out, "flows").with_columns(
-                (pl.col("goodput_bps") / req).alias("ratio")
-            )
-            tables["f6b-no-delay"] = tw.select("run", "seed", "name", "goodput_bps", "ratio")
-            ablations.append(Ablation(
-                claim="the TRC's delay (RTT_TRC) sets the rate the window gives (§4.2)",
-                mechanism="the TRC's delay RTT_TRC", twin="RTT_TRC = 0: the same W_max "
-                "drop spacing, no delay (drops only)",
-                quantity="share of flows and runs at ≥ the request and ≤ 1.03 × the target",
-                effect_with=float(_in_band(df).mean()), effect_without=float(_in_band(tw).mean()),
-                falls_by=0.5, command="python -c 'from qoslab.reproduce.p1 import "
-                "no_delay_twin; import qoslab; print(qoslab.run(no_delay_twin()).tables"
-                "[\"flows\"])'",
-            ))  # fmt: skip
+            for keep, *_ in F6B_TWINS:
+                tables[f"f6b-{keep}-only"], abl = _f6b_twin(ctx, keep, df)
+                ablations.append(abl)
         m = "ecn" if ecn else "drop"
         t = _minmax(df, ["requested"])
         tables[f"f6b-{m}"] = t
