@@ -321,7 +321,9 @@ def test_counterfactual_reruns_use_the_runs_seed_and_can_miss(tmp_path):
     assert trc["buffer_full"][0] > 0
     row = {"rel": "p1/ss.toml", "ecn": False, "run": "r3", "seed": 3, "name": "f1",
            "buffer": trc["buffer"][0], "buffer_full": trc["buffer_full"][0]}  # fmt: skip
-    change, value, _ = p1._buffer_cf(Ctx(), pl.DataFrame([row]))
+    # Another sweep's run with the same key but no overflow is not rerun.
+    other = {**row, "rel": "p1/other.toml", "buffer_full": 0}
+    change, value, _ = p1._buffer_cf(Ctx(), pl.DataFrame([row, other]))
     bigger = qoslab.run(sc, {"conditioner.0.stages.0.buffer": int(trc["buffer"][0]) + 1}, seed=3)
     assert value == bigger.tables["trc"]["buffer_full"][0] > 0
     assert "1 runs" in change

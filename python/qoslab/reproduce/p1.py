@@ -565,15 +565,14 @@ def _rerun_runs(
     from qoslab.api import run
     from qoslab.scenario import load
 
+    keys = ["rel", "ecn", "run"]  # a run's key is unique within its sweep only
+    bad_runs = df.filter(bad).select(keys).unique()
     out = []
-    for (rel, ecn, run_id), g in df.filter(pl.col("run").is_in(df.filter(bad)["run"])).group_by(
-        ["rel", "ecn", "run"], maintain_order=True
-    ):
+    for (rel, ecn, _), g in df.join(bad_runs, on=keys).group_by(keys, maintain_order=True):
         data = load(ctx.scenario(rel)).data
         data.pop("sweep", None)
         ov = (_ecn_overrides(data) if ecn else {}) | _grid_overrides(g.row(0, named=True))
         out.append(run(data, ov | ov_of(data, g), int(g["seed"][0])))
-        del run_id
     return out
 
 
