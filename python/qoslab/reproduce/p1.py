@@ -23,14 +23,24 @@ grid, ``p1-wmax``, ``p1-violations`` and ``p1-slow-start`` the claims of §4.3 a
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from qoslab import docgen
-from qoslab.reproduce import Comparison, Context, Explanation, Outcome, register, scenarios_dir
+from qoslab.reproduce import (
+    Ablation,
+    Comparison,
+    Context,
+    Explanation,
+    Outcome,
+    Reading,
+    ReadingResult,
+    register,
+    scenarios_dir,
+)
 
 RATES = [50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6]
 MSS = 1460
@@ -313,11 +323,14 @@ def _sweep_both(
     grid: dict | None = None,
     modes=(False, True),
     model: str = "fitted",
+    extra: dict[str, Any] | None = None,
+    max_seeds: int | None = None,
 ):
     """Sweeps ``rel`` without and with ECN; returns [(ecn, flows DataFrame)] with the
-    requested rate and achieved/requested ratio per flow and run. ``model = "paper"``
-    runs every TRC with the paper's eq. 1 instead of the fitted model (label ``-eq1``;
-    quick mode: 1 seed)."""
+    requested rate and achieved/requested ratio per flow and run (and the scenario,
+    ``rel``). ``model = "paper"`` runs every TRC with the paper's eq. 1 instead of the
+    fitted model (label ``-eq1``; quick mode: 1 seed). ``extra``: more overrides (a
+    counterfactual's change), ``max_seeds``: at most that many seeds."""
     from qoslab.scenario import load
     from qoslab.sweep import gather
 
@@ -333,6 +346,10 @@ def _sweep_both(
             seeds, suffix = (1 if ctx.quick else seeds), "eq1"
         if rel.endswith("-rho85.toml") and ctx.quick:
             seeds = 1
+        if extra:
+            ov |= extra
+        if max_seeds is not None:
+            seeds = min(seeds, max_seeds)
         sw = ctx.sweep(
             sc, label=f"{label}-{suffix}", seeds=seeds, overrides=ov, grid=grid,
         )  # fmt: skip
@@ -355,7 +372,7 @@ def _sweep_both(
         flows = flows.join(net, on="run", how="left").with_columns(
             pl.col("network_drops").fill_null(0)
         )
-        out.append((ecn, flows.with_columns(pl.lit(ecn).alias("ecn"))))
+        out.append((ecn, flows.with_columns(pl.lit(ecn).alias("ecn"), pl.lit(rel).alias("rel"))))
     return out
 
 
@@ -419,13 +436,16 @@ def _paper_range(s: str) -> tuple[float, float]:
 #: "at most 3 % higher"); ours follows the fitted model within 0–1.7 % (docs/papers/p1.md).
 PAPER_RTOL = 0.03
 DOC = "docs/papers/p1.md"
+#: The RTT_dev the counterfactual runs give the TRCs instead of the paper's default
+#: 10 ms (§4.4, Fig. 3: the operator's setting; RTT*_min = RTT_dev / 0.05 = 600 ms).
+RTT_DEV_CF = "30ms"
 #: T1 at 2 Mb/s, 1.5 ms: the largest request misses by up to 2 % (bottleneck queueing).
 T1_QUEUEING = Explanation(
     "at 2 Mb/s the bottleneck's mean queue (9.6–11.6 ms) already uses the whole RTT_dev "
-    "= 10 ms the TRC absorbs; RTT_dev = 30 ms brings every flow to its request",
+    "= 10 ms the TRC absorbs; with RTT_dev = 30 ms (the 2 Mb/s runs rerun, same seeds) "
+    "every flow must reach its request",
     doc=f"{DOC}#t1-queueing",
     script="python3 validation/p1_t1_rtt_dev.py",
-    covers=(0.98, 1.0),
 )
 #: Paper cells of large requests below the TRC's target (validation/p1_paper_vs_target.py).
 LARGE_BELOW_TARGET = Explanation(
@@ -435,9 +455,15 @@ LARGE_BELOW_TARGET = Explanation(
     doc=f"{DOC}#large-requests",
     script="python3 validation/p1_paper_vs_target.py",
 )
+#: No run of ours removes LARGE_BELOW_TARGET's cause: it lies in the paper's runs.
+LARGE_BELOW_TARGET_CF = (
+    "none: the cause (the paper's flow below its own model's target) is in the paper's "
+    "runs, which we cannot rerun; we do not know what slowed them"
+)
 ECN_BUFFER = Explanation(
     "an ECN window can peak one packet above W_max, so a few arrivals find the ⌈W_max⌉ "
-    "delay buffer full",
+    "delay buffer full; with a ⌈W_max⌉ + 1 buffer (the runs that overflowed, rerun with "
+    "the same seeds) none may",
     doc=f"{DOC}#ecn-buffer-full",
 )
 
@@ -446,9 +472,14 @@ ECN_BUFFER = Explanation(
 F7B_RULE = Explanation(
     "the paper's rule RTT_dev / RTT_min is the first-order form of the exact error "
     "RTT_dev / (RTT + RTT_dev), 10 % below it at RTT_dev = 20 ms; ours lies within 3 % of "
-    "the exact value (this explanation covers only that band)",
+    "the exact value",
     doc=f"{DOC}#f7b-rule",
     script="python3 validation/p1_f7b_rule.py",
+)
+#: No run removes F7B_RULE's cause: the gap is the rule's own approximation.
+F7B_RULE_CF = (
+    "none: the cause is the rule's first-order approximation, which no run of ours can "
+    "remove (the band is the rule's, not the exact value's)"
 )
 
 #: Tables 2–4 at ρ = 0.85: the core queue overflows now and then.
@@ -456,85 +487,231 @@ RHO_CORE = Explanation(
     "at ρ = 0.85 with 42 flows of 1 Mb/s (Table 2, 50 Mb/s) the 82-packet core queue "
     "(50 + W_max/2, §4.3) overflows in some runs, a few packets per 1000 s (more in the "
     "worst of 100 seeds): the rule sizes the queue for one flow's window, not for many "
-    "flows' coincident bursts",
+    "flows' coincident bursts; with a core queue of 50 + Σ W_max/2 over the flows (the "
+    "runs that overflowed, rerun with the same seeds) nothing may drop inside the network",
     doc=f"{DOC}#rho-core",
     script="python3 validation/p1_rho_core.py",
-    covers=(0, 20),
 )
 
 #: Table 2 at ρ = 0.85, 2 Mb/s, ECN: one run's queueing uses up RTT_dev (as T1's 2 Mb/s).
 T2_QUEUEING = Explanation(
     "at 2 Mb/s and ρ = 0.85 with ECN the bottleneck queue of the worst run (seed 50 of "
     "100) uses up the RTT_dev = 10 ms the TRC absorbs, as in Table 1's 2 Mb/s row; with "
-    "RTT_dev = 30 ms the same run brings every flow above its request",
+    "RTT_dev = 30 ms (the 2 Mb/s runs rerun, same seeds) every flow must reach its request",
     doc=f"{DOC}#t1-queueing",
     script="python3 validation/p1_t2_rho85.py",
-    covers=(0.98, 1.0),
 )
 
 
 #: ECN runs at 2 Mb/s queue more (1.9 packets against 1.6), the Table 1 queueing case.
 ECN_QUEUEING = Explanation(
     "at 2 Mb/s the ECN runs' bottleneck queue is longer (1.9 packets against 1.6 with "
-    "drops), eating more of the RTT_dev = 10 ms the TRC absorbs; RTT_dev = 30 ms evens it",
+    "drops), eating more of the RTT_dev = 10 ms the TRC absorbs; with RTT_dev = 30 ms in "
+    "both modes (same seeds) the means must agree within 1 %",
     doc=f"{DOC}#ecn-vs-drops",
     script="python3 validation/p1_t1_rtt_dev.py --doc",
-    covers=(0.0, 0.03),
 )
 
 ECN_LOAD = Explanation(
-    "with no load the fitted drop and ECN models already differ by up to 1.0 % (the "
-    "250 kb/s flow at 124 ms, W_max 10.5); under Table 1's load the ECN runs queue longer "
-    "at the bottleneck (3.9 against 2.3 packets at 10 Mb/s), which costs them up to "
-    "1.5 % more where one packet is 1.2 ms on the wire",
+    "under Table 1's load the ECN runs queue longer at the bottleneck (3.9 against 2.3 "
+    "packets at 10 Mb/s), which costs them up to 1.5 % more where one packet is 1.2 ms on "
+    "the wire; with RTT_dev = 30 ms in both modes the means must agree within 1 % (the "
+    "fitted drop and ECN models alone already differ by up to 1.0 % with no load)",
     doc=f"{DOC}#t1-ecn-load",
     script="python3 validation/p1_t1_rtt_dev.py --doc",
-    covers=(0.0, 0.02),
 )
+
+
+CfRun = Callable[[], tuple[str, "float | None", str]]
+
+
+def _explain(c: Comparison, why: Explanation, counterfactual: CfRun) -> Comparison:
+    """Attaches ``why`` to ``c`` when ``c`` lies outside its band, with the counterfactual
+    run (``counterfactual()`` → change, value of ``c``'s quantity there, command) that
+    removes the cause: the verdict is outside-explained only if that value lands in ``c``'s
+    own band. A comparison inside its band gets no explanation (and nothing is rerun)."""
+    if c.kind not in ("none", "order") and not c.inside(c.ours):
+        change, value, command = counterfactual()
+        c.explanation = why.tested(change, value, command)
+    return c
+
+
+def _stage_paths(data: dict[str, Any]) -> dict[str, str]:
+    """Flow name → the key path of its TRC stage (``conditioner.i.stages.j``)."""
+    return {
+        st["flow"]: f"conditioner.{i}.stages.{j}"
+        for i, c in enumerate(data["conditioner"])
+        for j, st in enumerate(c["stages"])
+    }
+
+
+def _core_index(data: dict[str, Any]) -> int:
+    """Index of the bottleneck link r0 → r1 in ``data["link"]``."""
+    return next(i for i, lk in enumerate(data["link"]) if (lk["a"], lk["b"]) == ("r0", "r1"))
+
+
+def _grid_overrides(row: dict[str, Any]) -> dict[str, Any]:
+    """The swept keys (``link.0.delay`` …) of a run's row, as overrides."""
+    return {k: v for k, v in row.items() if k.startswith(("link.", "flow.", "conditioner."))}
+
+
+def _rerun_runs(
+    ctx: Context, df: pl.DataFrame, bad: pl.Expr, ov_of: Callable[[dict, pl.DataFrame], dict]
+) -> list[Any]:
+    """Reruns, with the same seed, each run of ``df`` (fitted-model flows of one or more
+    sweeps, with ``rel`` and ``ecn`` columns) that has a flow matching ``bad``, with the
+    overrides ``ov_of(scenario data, that run's flows)`` on top of its own (ECN, swept
+    keys); returns the results."""
+    from qoslab.api import run
+    from qoslab.scenario import load
+
+    keys = ["rel", "ecn", "run"]  # a run's key is unique within its sweep only
+    bad_runs = df.filter(bad).select(keys).unique()
+    out = []
+    for (rel, ecn, _), g in df.join(bad_runs, on=keys).group_by(keys, maintain_order=True):
+        data = load(ctx.scenario(rel)).data
+        data.pop("sweep", None)
+        ov = (_ecn_overrides(data) if ecn else {}) | _grid_overrides(g.row(0, named=True))
+        out.append(run(data, ov | ov_of(data, g), int(g["seed"][0])))
+    return out
+
+
+def _network_drops(res: Any) -> int:
+    """Packets dropped in a run other than by the TRCs (controlled, delay buffer full)."""
+    d = res.table("drops")
+    if d.is_empty():
+        return 0
+    return int(
+        d.filter(~pl.col("cause").is_in(["controlled", "cond_buffer_full"]))["packets"].sum()
+    )
+
+
+def _core_cf(ctx: Context, d: pl.DataFrame) -> tuple[str, float | None, str]:
+    """RHO_CORE's counterfactual: the runs of ``d`` with drops inside the network rerun
+    (same seeds) with the core queue at 50 + Σ ⌈W_max⌉/2 over the run's flows; the most
+    network drops in one of them."""
+
+    def ov(data: dict, g: pl.DataFrame) -> dict:
+        return {f"link.{_core_index(data)}.queue.limit": math.ceil(50 + g["buffer"].sum() / 2)}
+
+    res = _rerun_runs(ctx, d, pl.col("network_drops") > 0, ov)
+    value = max((_network_drops(r) for r in res), default=0)
+    return (f"core queue 50 + Σ W_max/2 over the flows ({len(res)} runs that overflowed, "
+            "same seeds)", value,
+            "qoslab run scenarios/p1/<table>-rho85.toml --seed S --set "
+            "link.<core>.queue.limit=<50 + Σ W_max/2>")  # fmt: skip
+
+
+def _buffer_cf(ctx: Context, d: pl.DataFrame) -> tuple[str, float | None, str]:
+    """ECN_BUFFER's counterfactual: the runs of ``d`` whose TRC delay buffer overflowed
+    rerun (same seeds) with every buffer one packet larger (⌈W_max⌉ + 1); the buffer-full
+    drops then, over all of them."""
+
+    def ov(data: dict, g: pl.DataFrame) -> dict:
+        paths = _stage_paths(data)
+        return {
+            f"{paths[n]}.buffer": int(b) + 1 for n, b in zip(g["name"], g["buffer"], strict=True)
+        }
+
+    res = _rerun_runs(ctx, d, pl.col("buffer_full") > 0, ov)
+    value = sum(int(r.table("trc")["buffer_full"].sum()) for r in res)
+    return (f"delay buffer ⌈W_max⌉ + 1 ({len(res)} runs that overflowed, same seeds)", value,
+            "qoslab run scenarios/p1/<table>.toml --seed S --set "
+            "conditioner.0.stages.<j>.buffer=<⌈W_max⌉ + 1>")  # fmt: skip
+
+
+def _rtt_dev_sweeps(
+    ctx: Context,
+    rel: str,
+    label: str,
+    grid: dict | None,
+    modes: tuple[bool, ...],
+    max_seeds: int | None = None,
+) -> list[tuple[bool, pl.DataFrame]]:
+    """The counterfactual of the queueing explanations: ``rel`` swept again with every
+    TRC's RTT_dev at :data:`RTT_DEV_CF`, the same seeds as the table's runs (at most
+    ``max_seeds``: only where the claim is about means, never where a single run's miss
+    must be rerun), fitted model, the given modes (False: drops, True: ECN)."""
+    from qoslab.scenario import load
+
+    data = load(ctx.scenario(rel)).data
+    ov = {f"{p}.rtt_dev": RTT_DEV_CF for p in _stage_paths(data).values()}
+    return _sweep_both(ctx, rel, f"{label}-dev{RTT_DEV_CF}", grid=grid, modes=modes,
+                       extra=ov, max_seeds=max_seeds)  # fmt: skip
+
+
+def _rtt_dev_command(rel: str) -> str:
+    """The command that reruns ``rel`` with every TRC's RTT_dev at :data:`RTT_DEV_CF`."""
+    return (
+        f"qoslab sweep scenarios/{rel} --set conditioner.<i>.stages.<j>.rtt_dev={RTT_DEV_CF} "
+        "(every TRC; ECN: also flow.<k>.tcp.ecn=true and the stages' ecn=true)"
+    )
+
+
+def _gap_cf(
+    dfs: list[tuple[bool, pl.DataFrame]], keys: list[str], rel: str
+) -> tuple[str, float | None, str]:
+    """ECN_QUEUEING's / ECN_LOAD's counterfactual: the largest |ECN ÷ drops − 1| of the
+    cell means (``keys``) in the RTT_dev = 30 ms reruns ``dfs`` of ``rel``."""
+    t = {ecn: _minmax(df, keys) for ecn, df in dfs}
+    j = t[False].join(t[True], on=keys, suffix="_ecn")
+    gap = float((j["mean_kbps_ecn"] / j["mean_kbps"] - 1).abs().max())
+    return (f"RTT_dev = {RTT_DEV_CF} in both modes (same seeds)", gap, _rtt_dev_command(rel))
 
 
 def _ecn_vs_drop(
     comps: list[Comparison], name: str, drop: pl.DataFrame, ecn: pl.DataFrame, keys: list[str],
-    why: Explanation | None = None,
+    why: Explanation | None = None, counterfactual: CfRun | None = None,
 ) -> None:  # fmt: skip
     """§5: "with and without ECN, equal results": the largest relative difference of
-    our means (same cells), ≤ 1 %."""
+    our means (same cells), ≤ 1 %; ``why`` with its ``counterfactual`` run where it
+    misses."""
     j = drop.join(ecn, on=keys, suffix="_ecn")
     d = (j["mean_kbps_ecn"] / j["mean_kbps"] - 1).abs().max()
-    comps.append(Comparison(f"{name}: largest |ECN ÷ drops − 1| of the cell means", d,
-                            unit="×", at_most=0.01, explanation=why,
-                            against="§5: equal results with and without ECN"))  # fmt: skip
+    c = Comparison(f"{name}: largest |ECN ÷ drops − 1| of the cell means", d, unit="×",
+                   at_most=0.01, against="§5: equal results with and without ECN")  # fmt: skip
+    if why is not None and counterfactual is not None:
+        _explain(c, why, counterfactual)
+    comps.append(c)
 
 
 def _acceptance(
     comps: list[Comparison],
     name: str,
     df: pl.DataFrame,
-    worst: Explanation | None = None,
+    ctx: Context | None = None,
+    worst: tuple[Explanation, CfRun] | None = None,
     network: Explanation | None = None,
 ) -> None:
+    """The §5 acceptance claims over the runs of ``df`` (fitted model; with ``rel``,
+    ``ecn``, ``seed`` columns): no delay-buffer-full drops, no drops inside the network,
+    every flow at its request, none more than 10 % above. A miss is explained only by a
+    counterfactual rerun (``ctx`` given): ECN_BUFFER's larger buffer, ``network``'s larger
+    core queue, ``worst``'s (explanation, run)."""
     for ecn in sorted(df["ecn"].unique().to_list()) if "ecn" in df.columns else [None]:
         d = df if ecn is None else df.filter(pl.col("ecn") == ecn)
         m = "" if ecn is None else (" ecn" if ecn else " drop")
         if name.endswith(m):  # the caller already named the mode (F6b)
             m = ""
-        comps.append(
-            Comparison(f"{name}{m}: TRC buffer-full drops (all runs)", d["buffer_full"].sum(),
+        c = Comparison(f"{name}{m}: TRC buffer-full drops (all runs)", d["buffer_full"].sum(),
                        unit="packets", at_most=0, against="a ⌈W_max⌉ buffer suffices, §4.5",
-                       note=f"max held {d['max_held'].max()} of ⌈W_max⌉ buffers",
-                       explanation=ECN_BUFFER if ecn else None)
-        )  # fmt: skip
-        comps.append(
-            Comparison(f"{name}{m}: drops inside the network, most in one run",
+                       note=f"max held {d['max_held'].max()} of ⌈W_max⌉ buffers")  # fmt: skip
+        if ecn and ctx is not None:
+            _explain(c, ECN_BUFFER, lambda d=d: _buffer_cf(ctx, d))
+        comps.append(c)
+        c = Comparison(f"{name}{m}: drops inside the network, most in one run",
                        d.unique("run")["network_drops"].max(), unit="packets", at_most=0,
-                       against="only the TRC drops", explanation=network,
-                       note=f"all runs: {d.unique('run')['network_drops'].sum()}")
-        )  # fmt: skip
-    comps.append(
-        Comparison(f"{name}: worst achieved / requested", df["ratio"].min(), unit="×",
-                   at_least=1.0, against="the request", explanation=worst,
-                   note="every flow must reach its request (paper: yes)")
-    )  # fmt: skip
+                       against="only the TRC drops",
+                       note=f"all runs: {d.unique('run')['network_drops'].sum()}")  # fmt: skip
+        if network is not None and ctx is not None:
+            _explain(c, network, lambda d=d: _core_cf(ctx, d))
+        comps.append(c)
+    c = Comparison(f"{name}: worst achieved / requested", df["ratio"].min(), unit="×",
+                   at_least=1.0, against="the request",
+                   note="every flow must reach its request (paper: yes)")  # fmt: skip
+    if worst is not None:
+        _explain(c, *worst)
+    comps.append(c)
     comps.append(
         Comparison(f"{name}: best achieved / requested", df["ratio"].max(), unit="×",
                    at_most=1.10, against="10 % above the request")
@@ -546,88 +723,231 @@ def _acceptance(
 F6B_NOTE = "P1 §5.2: each flow ≥ requested; ≤ 3 % above the model's estimate."
 
 
+def _in_band(df: pl.DataFrame) -> pl.Series:
+    """Per flow and run: at or above its request and at most 3 % above the model's
+    target R·1.06 (§5.2's claims for Fig. 6b)."""
+    return (df["ratio"] >= 1.0) & (df["ratio"] / 1.06 <= 1.03)
+
+
+def trc_twin(keep: str) -> dict[str, Any]:
+    """F6b's scenario with one half of every TRC removed (fixed ``w_max`` / ``rtt_trc``
+    from Fig. 2 at RTT_net 3 ms): ``keep = "drops"`` keeps each TRC's W_max drop spacing
+    with RTT_TRC = 0 (no delay); ``keep = "delay"`` keeps its RTT_TRC with W_max 1999.5,
+    the window cap's, so it drops about once per 10⁶ packets (no drops to speak of). The
+    ablation twins of §6's "the TRC drops packets to control the window size [...] and
+    delays packets to increase the RTT"."""
+    from qoslab.scenario import load
+    from qoslab.trc import parameters
+
+    if keep not in ("drops", "delay"):
+        raise ValueError(f"trc_twin: keep 'drops' or 'delay', not {keep!r}")
+    data = load(scenarios_dir() / "p1" / "f6b.toml").data
+    data.pop("sweep", None)
+    for c in data["conditioner"]:
+        stages = []
+        for st in c["stages"]:
+            p = parameters(float(st["rate"].removesuffix("kbps")) * 1e3, rtt_net=F7B_RTT_NET)
+            fixed = ({"w_max": p["w_max"], "rtt_trc": "0s"} if keep == "drops"
+                     else {"w_max": 1999.5, "rtt_trc": _ms(p["rtt_trc"])})  # fmt: skip
+            stages.append({"kind": "trc", "flow": st["flow"], **fixed})
+        c["stages"] = stages
+    return data
+
+
+def no_delay_twin() -> dict[str, Any]:
+    """F6b's TRCs dropping only (:func:`trc_twin` ``"drops"``)."""
+    return trc_twin("drops")
+
+
+#: The F6b twins: (kept half, mechanism removed, claim, twin text).
+F6B_TWINS = [
+    ("drops", "the TRC's delay RTT_TRC",
+     "the TRC's delay sets the rate the window gives (§4.2, §6)",
+     "RTT_TRC = 0, the same W_max drop spacing (drops only)"),
+    ("delay", "the TRC's drops (spacing 1/p + E)",
+     "the TRC's drops hold the window at W_max (§4.2, §6)",
+     "W_max 1999.5 (the window cap), the same RTT_TRC (delay only)"),
+]  # fmt: skip
+
+
+def _f6b_twin(ctx: Context, keep: str, df: pl.DataFrame) -> tuple[pl.DataFrame, Ablation]:
+    """Runs the F6b twin keeping ``keep`` (quick: 100 s, 20 s discarded, one seed, as
+    the nine windows then fill the 200 Mb/s link; full: as the table, 10 seeds) and its
+    ablation against the table's drop runs ``df``: the share of flows and runs inside
+    §5.2's band."""
+    from qoslab.scenario import load
+    from qoslab.sweep import gather
+
+    data = trc_twin(keep)
+    if ctx.quick:
+        data |= {"duration": "100s", "warmup": "20s"}
+    sw = ctx.sweep(data, label=f"f6b-{keep}-only", seeds=1 if ctx.quick else 10)
+    if sw.failed:
+        raise RuntimeError(f"F6b twin ({keep} only): {sw.failures[0].get('error')}")
+    reqs = _requested(load(ctx.scenario("p1/f6b.toml")).data)
+    req = pl.col("name").replace_strict(reqs, return_dtype=pl.Float64)
+    tw = gather(sw.out, "flows").with_columns((pl.col("goodput_bps") / req).alias("ratio"))
+    _, mech, claim, twin = next(t for t in F6B_TWINS if t[0] == keep)
+    abl = Ablation(
+        claim=claim, mechanism=mech, twin=twin,
+        quantity="share of flows and runs at ≥ the request and ≤ 1.03 × the target (§5.2)",
+        effect_with=float(_in_band(df).mean()), effect_without=float(_in_band(tw).mean()),
+        falls_by=0.5,
+        command=f"python -c 'from qoslab.reproduce.p1 import trc_twin; import qoslab; "
+        f'print(qoslab.run(trc_twin("{keep}")).tables["flows"])\'',
+        note=f"twin: {data['duration']}, {len(tw['run'].unique())} seed(s)",
+    )  # fmt: skip
+    return tw.select("run", "seed", "name", "goodput_bps", "ratio"), abl
+
+
 @register("p1-f6b", title="TRC, 200 Mb/s, RTT_net 3 ms: goodput vs requested", paper="P1 Fig. 6b")
 def f6b(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     tables = {}
+    ablations = []
     for ecn, df in _sweep_both(ctx, "p1/f6b.toml", "f6b"):
+        if not ecn:
+            for keep, *_ in F6B_TWINS:
+                tables[f"f6b-{keep}-only"], abl = _f6b_twin(ctx, keep, df)
+                ablations.append(abl)
         m = "ecn" if ecn else "drop"
         t = _minmax(df, ["requested"])
         tables[f"f6b-{m}"] = t
         if ecn:
             _ecn_vs_drop(comps, "F6b", tables["f6b-drop"], t, ["requested"])
-        _acceptance(comps, f"F6b {m}", df)
+        _acceptance(comps, f"F6b {m}", df, ctx)
         # Against the model (the target = requested × 1.06): paper ≤ 1.03.
         comps.append(
             Comparison(f"F6b {m}: max achieved / target (R·1.06)", df["ratio"].max() / 1.06,
                        unit="×", note=F6B_NOTE, at_most=1.03, against="3 % above the model")
         )  # fmt: skip
-    return Outcome(comparisons=comps, tables=tables)
+    return Outcome(comparisons=comps, tables=tables, ablations=ablations)
 
 
 F7A_RTO = Explanation(
     "at 50 and 66 kb/s RTT_TRC (0.64–0.85 s) exceeds the slow-start RTO (0.6–0.7 s), so "
-    "the RTO fires: the paper's few RTO outliers in the lower left corner",
+    "the RTO fires: the paper's few RTO outliers in the lower left corner; with the RTO "
+    "floor above every RTT_TRC (min_rto = 1 s) every rate must reach 0.98 of its target",
     doc=f"{DOC}#f7a-rto",
     script="python3 validation/p1_f7a_rto.py",
-    covers=(0.6, 0.98),
 )
 F7A_ECN = Explanation(
-    "ECN runs at ≤ 0.8 Mb/s: the 3 ms RTT_net lets the window grow before pacing binds",
+    "ECN runs at ≤ 0.8 Mb/s: the 3 ms RTT_net lets the window grow before pacing binds; "
+    "with RTT_net ≈ 30 ms (access delay 13.5 ms, the TRC told so) the window grows ten "
+    "times slower and no rate may exceed 1.03 of its target",
     doc=f"{DOC}#f7a-ecn",
-    covers=(1.03, 1.11),
 )
+#: F7a's counterfactuals: the RTO floor above every RTT_TRC (F7A_RTO), and the access
+#: delay that makes RTT_net ≈ 30 ms instead of 3 ms (F7A_ECN).
+F7A_MIN_RTO = "1s"
+F7A_ACCESS_CF = 0.0135
+#: The TCP timer readings for F7a (the knob ``tcp.rto_estimator`` / ``tcp.granularity``):
+#: ns-2 2.1b6's whole-tick estimator with its 100 ms tick (the paper's simulator, §4.1,
+#: qoslab's headline) and RFC 6298 with a 10 ms clock.
+F7A_TIMERS = {
+    "ns2-100ms": {"rto_estimator": "ns2", "granularity": "100ms"},
+    "rfc6298-10ms": {"rto_estimator": "rfc6298", "granularity": "10ms"},
+}
 
 
-@register("p1-f7a", title="TRC slow-start control, run to the 2nd drop", paper="P1 Fig. 7a")
-def f7a(ctx: Context) -> Outcome:
+def f7a_rows(
+    ecn: bool, tcp: dict[str, Any] | None = None, access: float | None = None
+) -> list[dict[str, Any]]:
+    """F7a's 20 runs (50 kb/s … 10 Mb/s, one flow from t = 0 to the TRC's 2nd drop or
+    mark, 200 Mb/s, RTT_net 3 ms) in one mode: goodput ÷ the model's target per rate.
+    ``tcp``: TCP keys on top of P1's (a counterfactual or a reading), ``access``: the
+    sender's access delay [s] instead of 0.5 ms (RTT_net grows by twice the difference)."""
     from qoslab.api import run
     from qoslab.scenario import load
     from qoslab.trc import parameters
 
-    base = load(ctx.scenario("p1/f6b.toml")).data
-    rates = [50e3 * (200 ** (k / 19)) for k in range(20)]
+    base = load(scenarios_dir() / "p1" / "f6b.toml").data
+    rtt_net = F7B_RTT_NET + (0 if access is None else 2 * (access - 0.0005))
     rows = []
-    for ecn in (False, True):
-        for r in rates:
-            p = parameters(r, rtt_net=F7B_RTT_NET, ecn=ecn)
-            pkt = MSS * 8 / p["target"]
-            dur = (math.floor(p["w_max"]) + 1 + p["drop_every"]) * pkt + 1.5 * p["rtt"]
-            data = {
-                **base,
-                "name": "p1-f7a",
-                "duration": dur,
-                "warmup": 0,
-                "flow": [
-                    {
-                        **base["flow"][0],
-                        "start_jitter": "0s",
-                        "tcp": {**base["flow"][0]["tcp"], "ecn": ecn},
-                    }
-                ],
-                "conditioner": [
-                    {"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": r, "ecn": ecn}]}
-                ],
-                "record": {"interval": "10s"},
-            }
-            data.pop("sweep", None)
-            res = run(data)
-            g = res.flows["goodput_bps"][0]
-            rows.append({"ecn": ecn, "requested": r, "duration_s": dur, "goodput_bps": g,
-                         "vs_target": g / p["target"], "vs_requested": g / r})  # fmt: skip
-    df = pl.DataFrame(rows)
+    for r in [50e3 * (200 ** (k / 19)) for k in range(20)]:
+        p = parameters(r, rtt_net=rtt_net, ecn=ecn)
+        pkt = MSS * 8 / p["target"]
+        dur = (math.floor(p["w_max"]) + 1 + p["drop_every"]) * pkt + 1.5 * p["rtt"]
+        data = {
+            **base,
+            "name": "p1-f7a",
+            "duration": dur,
+            "warmup": 0,
+            "flow": [
+                {
+                    **base["flow"][0],
+                    "start_jitter": "0s",
+                    "tcp": {**base["flow"][0]["tcp"], "ecn": ecn, **(tcp or {})},
+                }
+            ],
+            "conditioner": [
+                {"at": "s", "stages": [{"kind": "trc", "flow": "f1", "rate": r, "ecn": ecn}]}
+            ],
+            "record": {"interval": "10s"},
+        }
+        if access is not None:
+            data["link"] = [{**base["link"][0], "delay": _ms(access)}, *base["link"][1:]]
+        data.pop("sweep", None)
+        g = run(data).flows["goodput_bps"][0]
+        rows.append({"ecn": ecn, "requested": r, "duration_s": dur, "goodput_bps": g,
+                     "vs_target": g / p["target"], "vs_requested": g / r})  # fmt: skip
+    return rows
+
+
+def _f7a_comparisons(df: pl.DataFrame, tag: str = "") -> list[Comparison]:
+    """F7a's two claims per mode: every rate within 0.98–1.03 of the model's target."""
     comps = []
     for ecn in (False, True):
         d = df.filter(pl.col("ecn") == ecn)
         m = "ecn" if ecn else "drop"
-        comps.append(Comparison(f"F7a {m}: min goodput / target", d["vs_target"].min(), unit="×",
-                                at_least=0.98, against="paper Fig. 7a",
-                                note="paper: 0.98–1.03 apart from a few RTO outliers",
-                                explanation=None if ecn else F7A_RTO))  # fmt: skip
-        comps.append(Comparison(f"F7a {m}: max goodput / target", d["vs_target"].max(), unit="×",
-                                at_most=1.03, against="paper Fig. 7a",
-                                explanation=F7A_ECN if ecn else None))  # fmt: skip
-    return Outcome(comparisons=comps, tables={"f7a": df})
+        comps.append(Comparison(f"F7a {m}{tag}: min goodput / target", d["vs_target"].min(),
+                                unit="×", at_least=0.98, against="paper Fig. 7a",
+                                note="paper: 0.98–1.03 apart from a few RTO outliers"))  # fmt: skip
+        comps.append(Comparison(f"F7a {m}{tag}: max goodput / target", d["vs_target"].max(),
+                                unit="×", at_most=1.03, against="paper Fig. 7a"))  # fmt: skip
+    return comps
+
+
+@register("p1-f7a", title="TRC slow-start control, run to the 2nd drop", paper="P1 Fig. 7a")
+def f7a(ctx: Context) -> Outcome:
+    df = pl.DataFrame(f7a_rows(False) + f7a_rows(True))
+    comps = _f7a_comparisons(df)
+    cmd = "python -c 'from qoslab.reproduce.p1 import f7a_rows; print(f7a_rows({}))'"
+
+    def rto_cf() -> tuple[str, float | None, str]:
+        tcp = {"min_rto": F7A_MIN_RTO}
+        cf = pl.DataFrame(f7a_rows(False, tcp))
+        return (f"RTO floor min_rto = {F7A_MIN_RTO} (above every RTT_TRC)",
+                cf["vs_target"].min(), cmd.format(f"False, {tcp!r}"))  # fmt: skip
+
+    def ecn_cf() -> tuple[str, float | None, str]:
+        cf = pl.DataFrame(f7a_rows(True, access=F7A_ACCESS_CF))
+        return (f"access delay {_ms(F7A_ACCESS_CF)}: RTT_net ≈ "
+                f"{(F7B_RTT_NET + 2 * (F7A_ACCESS_CF - 0.0005)) * 1e3:.0f} ms instead of 3 ms",
+                cf["vs_target"].max(),
+                cmd.format(f"True, access={F7A_ACCESS_CF}"))  # fmt: skip
+
+    _explain(comps[0], F7A_RTO, rto_cf)
+    _explain(comps[3], F7A_ECN, ecn_cf)
+    # The TCP timer is an open reading (docs/papers/p1.md, "Choices"): F7a under both.
+    readings = [ReadingResult(F7A_TIMER_READINGS[0], comps)]
+    alt = pl.DataFrame(
+        f7a_rows(False, F7A_TIMERS["rfc6298-10ms"]) + f7a_rows(True, F7A_TIMERS["rfc6298-10ms"])
+    )
+    readings.append(ReadingResult(F7A_TIMER_READINGS[1], _f7a_comparisons(alt, " [RFC 6298]")))
+    return Outcome(comparisons=comps, tables={"f7a": df, "f7a-rfc6298": alt}, readings=readings)
+
+
+#: The TCP timer readings (docs/papers/p1.md#choices): the headline is argued from §4.1.
+F7A_TIMER_READINGS = (
+    Reading(
+        "tcp timer", "ns2-100ms", "ns-2's whole-tick RTO estimator, tcpTick_ = 100 ms",
+        headline=True,
+        argued='§4.1: "We performed our study using the well-known ns-2 simulator, version '
+        '2.1b6" (whose tcpTick_ default is 100 ms and whose estimator counts whole ticks)',
+    ),
+    Reading("tcp timer", "rfc6298-10ms", "RFC 6298 estimator with a 10 ms clock"),
+)  # fmt: skip
 
 
 @register("p1-f7b", title="TRC with RTT_dev > 0 (RTT*_min 200 ms)", paper="P1 Fig. 7b")
@@ -657,10 +977,32 @@ def f7b(ctx: Context) -> Outcome:
             q = f"F7b {m}: error of the 10 Mb/s flow, RTT_dev {d * 1e3:g} ms"
             exact = d / (0.2 + d)
             note = f"exact: RTT_dev / (RTT + RTT_dev) = {exact:.4f}, RTT ≈ 200 ms"
-            why = replace(F7B_RULE, covers=(exact * 0.97, exact * 1.03))
-            comps.append(Comparison(q, big["error"][0], d / 0.2, "", note, rtol=0.10,
-                                    against="paper: ≈ RTT_dev / RTT_min",
-                                    explanation=why))  # fmt: skip
+            c = Comparison(q, big["error"][0], d / 0.2, "", note, rtol=0.10,
+                           against="paper: ≈ RTT_dev / RTT_min")  # fmt: skip
+            comps.append(_explain(c, F7B_RULE, lambda: (F7B_RULE_CF, None, "")))
+        # §5.4: "For small requests the influence is smaller": the 50 kb/s flow's error
+        # below the 10 Mb/s flow's at the largest RTT_dev, seed-paired (same seeds).
+        if df["seed"].n_unique() >= 2:
+            dmax = F7B_DEVS[-1]
+            err = {}
+            for r in (RATES[0], RATES[-1]):
+                f = df.filter(pl.col("requested") == r).with_columns(
+                    ((_ms_col("link.0.delay") - 0.5) * 2e-3).alias("rtt_dev")
+                )
+                g0 = f.filter(pl.col("rtt_dev") == 0).select(
+                    "seed", pl.col("goodput_bps").alias("g0")
+                )
+                e = (
+                    f.filter((pl.col("rtt_dev") - dmax).abs() < 1e-9)
+                    .join(g0, on="seed")
+                    .sort("seed")
+                )
+                err[r] = (1 - e["goodput_bps"] / e["g0"]).to_list()
+            comps.append(Comparison.order(
+                f"F7b {m}: error of the 50 kb/s flow below the 10 Mb/s flow's, RTT_dev "
+                f"{dmax * 1e3:g} ms", err[RATES[0]], err[RATES[-1]], claim="<", unit="",
+                a_name="50 kb/s", b_name="10 Mb/s",
+                note='§5.4: "For small requests the influence is smaller"'))  # fmt: skip
     return Outcome(comparisons=comps, tables=tables)
 
 
@@ -671,6 +1013,37 @@ MODEL_TAG = {"fitted": "", "paper": " [eq. 1]"}
 #: Tables 2–4 also run at the paper's load (``*-rho85.toml``): drops, fitted model;
 #: quick mode 1 seed, full mode adds ECN.
 RHO_TAG = " [ρ = 0.85]"
+
+
+#: The TRC model is an open reading (docs/papers/p1.md, "Choices"): the paper built its
+#: own model of the TCP it controlled; qoslab's headline fits eqs. 1's constants to
+#: qoslab's TCP the same way, and runs the published eq. 1 beside it.
+MODEL_READINGS = (
+    Reading(
+        "model", "fitted", "eq. 1's a, b fitted to qoslab's SACK TCP (validation/trc_model_fit.py)",
+        headline=True,
+        argued='§4: "existing TCP models [8, 9] do not accurately predict the sending '
+        "behavior of the TCP SACK implementation we used. In order to exclude errors in the "
+        'TCP model [...] we derived our own model"; §6: "the accuracy of the TRC depends on '
+        'the TCP model"',
+    ),
+    Reading("model", "paper", "eqs. 1–4 as published (a = 2.5, b = 0.5, fitted to ns-2)"),
+)  # fmt: skip
+
+
+def _model_readings(comps: list[Comparison]) -> tuple[list[Comparison], list[ReadingResult]]:
+    """Splits a table's comparisons into the headline ones and the model readings: the
+    comparisons under eq. 1 (tagged ``[eq. 1]``) leave the headline list and form the
+    "paper" reading, beside the same claims under the fitted model (the headline reading).
+    No eq. 1 runs (``--paper-only``): no readings."""
+    tag = MODEL_TAG["paper"]
+    eq1 = [c for c in comps if tag in c.quantity]
+    if not eq1:
+        return comps, []
+    keep = [c for c in comps if tag not in c.quantity]
+    by_q = {c.quantity: c for c in keep}
+    fitted = [by_q[q] for c in eq1 if (q := c.quantity.replace(tag, "")) in by_q]
+    return keep, [ReadingResult(MODEL_READINGS[0], fitted), ReadingResult(MODEL_READINGS[1], eq1)]
 
 
 def _models(ctx: Context) -> tuple[str, ...]:
@@ -741,19 +1114,20 @@ def _vs_paper(
 
 def _mean_comparison(q: str, row: dict[str, Any], cell: str, req_kbps: float) -> Comparison:
     """Our mean beside the paper's cell (±3 %). Where the paper's mean is below the TRC's
-    target R·1.06, a result of ours inside the §4.3 band (target … +3 %) is explained."""
-    from dataclasses import replace
-
+    target R·1.06 and ours misses, LARGE_BELOW_TARGET is attached: no run of ours can
+    remove its cause, so the verdict stays outside."""
     mean, lo, hi = _paper_cell(cell)
     target = 1.06 * req_kbps
-    why = replace(LARGE_BELOW_TARGET, covers=(target, 1.03 * target)) if mean < target else None
     ci = row.get("ci95_kbps")
     ours = f"ours {row['mean_kbps']:.3f}" + (
         f" ± {ci:.3f} (95 % CI, n = {row['runs']})" if ci is not None else f" (n = {row['runs']})"
     )
     theirs = f"paper {mean:g}" + (f" [{lo:g}–{hi:g}]" if lo is not None else " (no interval)")
-    return Comparison(q, row["mean_kbps"], paper=mean, unit="kb/s", rtol=PAPER_RTOL,
-                      note=f"{ours}; {theirs}", explanation=why)  # fmt: skip
+    c = Comparison(q, row["mean_kbps"], paper=mean, unit="kb/s", rtol=PAPER_RTOL,
+                   note=f"{ours}; {theirs}")  # fmt: skip
+    if mean < target:
+        _explain(c, LARGE_BELOW_TARGET, lambda: (LARGE_BELOW_TARGET_CF, None, ""))
+    return c
 
 
 def _ci_comparison(comps: list[Comparison], ctx: Context, label: str, t: pl.DataFrame) -> None:
@@ -776,6 +1150,17 @@ def t1(ctx: Context) -> Outcome:
     tables = {}
     allf = []
     bws = [2, 50] if ctx.quick else [2, 10, 50]
+    runs: dict[int, list[tuple[bool, pl.DataFrame]]] = {}
+
+    def cf(bw: int, grid: dict | None) -> list[tuple[bool, pl.DataFrame]]:
+        """The row rerun with RTT_dev = 30 ms, drops and ECN (once per row)."""
+        if bw not in runs:
+            # 2 Mb/s runs are cheap and carry the worst-flow claim: every seed; the
+            # 10 and 50 Mb/s rows only for their ECN ÷ drops means: 20 seeds.
+            runs[bw] = _rtt_dev_sweeps(ctx, f"p1/t1-{bw}mbps.toml", f"t1-{bw}mbps", grid,
+                                       (False, True), None if bw == 2 else 20)  # fmt: skip
+        return runs[bw]
+
     for bw in bws:
         grid = {"link.0.delay": ["1.5ms"]} if ctx.quick and bw == 50 else None
         for model in _models(ctx):
@@ -787,7 +1172,10 @@ def t1(ctx: Context) -> Outcome:
                 if ecn:
                     _ecn_vs_drop(comps, f"T1 {bw} Mb/s", tables[f"t1-{bw}mbps-drop"], t,
                                  ["link.0.delay", "requested"],
-                                 ECN_QUEUEING if bw == 2 else ECN_LOAD)  # fmt: skip
+                                 ECN_QUEUEING if bw == 2 else ECN_LOAD,
+                                 lambda bw=bw, grid=grid: _gap_cf(
+                                     cf(bw, grid), ["link.0.delay", "requested"],
+                                     f"p1/t1-{bw}mbps.toml"))  # fmt: skip
                 if model == "fitted":
                     allf.append(df.with_columns(pl.lit(bw).alias("bw_mbps")))
                 delays = t["link.0.delay"].unique().to_list()
@@ -800,7 +1188,15 @@ def t1(ctx: Context) -> Outcome:
                         _vs_paper(comps, label, sub, paper, "requested")
                         _ci_comparison(comps, ctx, label, sub)
     df = pl.concat(allf, how="diagonal_relaxed")
-    _acceptance(comps, "T1", df, worst=T1_QUEUEING)
+
+    def worst_cf() -> tuple[str, float | None, str]:
+        other = df.filter(pl.col("bw_mbps") != 2)["ratio"].min()
+        rerun = min(d["ratio"].min() for _, d in cf(2, None))
+        return (f"RTT_dev = {RTT_DEV_CF} at 2 Mb/s (drops and ECN, same seeds)",
+                min(x for x in (other, rerun) if x is not None),
+                _rtt_dev_command("p1/t1-2mbps.toml"))  # fmt: skip
+
+    _acceptance(comps, "T1", df, ctx, worst=(T1_QUEUEING, worst_cf))
     # Bias by rate within each scenario row (bandwidth, access delay), drops, fitted
     # model, against the same row of the paper: the paper's rows themselves fall by up to
     # 4 % from the smallest to the largest request (2 and 10 Mb/s), so "no bias" means
@@ -822,7 +1218,8 @@ def t1(ctx: Context) -> Outcome:
                                 at_most=max(pr) - min(pr), atol=0.01,
                                 against="the paper's spread in this row (+ 0.01)",
                                 note="no bias by rate: no more than the paper's row"))  # fmt: skip
-    return Outcome(comparisons=comps, tables=tables)
+    comps, readings = _model_readings(comps)
+    return Outcome(comparisons=comps, tables=tables, readings=readings)
 
 
 #: Paper Table 2 (kb/s) per (bottleneck, request), cells as in PAPER_T1. Its rows in the
@@ -842,6 +1239,18 @@ PAPER_T2 = {
 }  # fmt: skip
 
 
+def _t2_access(df: pl.DataFrame) -> pl.DataFrame:
+    """Table 2's flows with their index ``i`` and access delay ``access_ms`` (flow i has
+    the ((i − 1) mod 7)-th of T2_DELAYS, also in the ρ = 0.85 scenarios)."""
+    return df.with_columns(
+        pl.col("name").str.strip_prefix("f").cast(pl.Int64).alias("i")
+    ).with_columns(
+        pl.col("i")
+        .map_elements(lambda i: T2_DELAYS[(i - 1) % len(T2_DELAYS)] * 1e3, return_dtype=pl.Float64)
+        .alias("access_ms")
+    )
+
+
 @register(
     "p1-t2", title="TRC under maximum load: no bias by RTT (0.5–249 ms access)", paper="P1 Table 2"
 )
@@ -850,25 +1259,29 @@ def t2(ctx: Context) -> Outcome:
     tables = {}
     allf = []
     rows = T2_ROWS[::2] if ctx.quick else T2_ROWS
+    runs: dict[str, list[tuple[bool, pl.DataFrame]]] = {}
+
+    def cf(rel: str, name: str, sfx: str) -> list[tuple[bool, pl.DataFrame]]:
+        """``rel`` rerun with RTT_dev = 30 ms in the modes its table ran (once each)."""
+        if rel not in runs:
+            dfs = _rtt_dev_sweeps(ctx, rel, f"{name}{sfx}", None, _modes("fitted", sfx, ctx))
+            runs[rel] = [(ecn, _t2_access(d)) for ecn, d in dfs]
+        return runs[rel]
+
     for bw, r in rows:
         name = f"t2-{bw / 1e6:g}mbps-{r / 1e3:g}k"
         for model, tag, rel, sfx in _variants(ctx, name):
             for ecn, df in _sweep_both(ctx, rel, f"{name}{sfx}", modes=_modes(model, sfx, ctx),
                                        model=model):  # fmt: skip
                 m = _mode(ecn, model, sfx)
-                df = df.with_columns(
-                    pl.col("name").str.strip_prefix("f").cast(pl.Int64).alias("i")
-                ).with_columns(
-                    pl.col("i")
-                    .map_elements(lambda i: T2_DELAYS[(i - 1) % len(T2_DELAYS)] * 1e3,
-                                  return_dtype=pl.Float64)
-                    .alias("access_ms")
-                )  # fmt: skip
+                df = _t2_access(df)
                 t = _minmax(df, ["access_ms"])
                 tables[f"{name}-{m}"] = t
                 if ecn and not sfx:
                     _ecn_vs_drop(comps, f"T2 {bw / 1e6:g} Mb/s", tables[f"{name}-drop"], t,
-                                 ["access_ms"], ECN_QUEUEING if bw == 2e6 else None)  # fmt: skip
+                                 ["access_ms"], ECN_QUEUEING if bw == 2e6 else None,
+                                 lambda rel=rel, name=name: _gap_cf(
+                                     cf(rel, name, ""), ["access_ms"], rel))  # fmt: skip
                 if model == "fitted":
                     allf.append(df)
                 paper = PAPER_T2.get((int(bw / 1e6), int(r / 1e3)))
@@ -879,13 +1292,24 @@ def t2(ctx: Context) -> Outcome:
                         comps.append(_mean_comparison(q, row, p, r / 1e3))
                     _ci_comparison(comps, ctx, label, t)
     df = pl.concat(allf, how="diagonal_relaxed")
-    _acceptance(comps, "T2", df, worst=T2_QUEUEING, network=RHO_CORE)
+
+    def worst_cf() -> tuple[str, float | None, str]:
+        two = [v for v in _variants(ctx, "t2-2mbps-100k") if v[0] == "fitted"]
+        rerun = min(d["ratio"].min() for _, _, rel, sfx in two
+                    for _, d in cf(rel, "t2-2mbps-100k", sfx))  # fmt: skip
+        other = df.filter(~pl.col("rel").str.starts_with("p1/t2-2mbps"))["ratio"].min()
+        return (f"RTT_dev = {RTT_DEV_CF} at 2 Mb/s (light load and ρ = 0.85, same seeds)",
+                min(x for x in (other, rerun) if x is not None),
+                _rtt_dev_command("p1/t2-2mbps-100k-rho85.toml"))  # fmt: skip
+
+    _acceptance(comps, "T2", df, ctx, worst=(T2_QUEUEING, worst_cf), network=RHO_CORE)
     bias = df.group_by("access_ms").agg(pl.col("ratio").mean()).sort("access_ms")
     tables["t2-bias-by-rtt"] = bias
     comps.append(Comparison("T2: spread of mean ratio across access delays (max − min)",
                             bias["ratio"].max() - bias["ratio"].min(), unit="×", at_most=0.015,
                             against="paper Table 2: at most 0.014"))  # fmt: skip
-    return Outcome(comparisons=comps, tables=tables)
+    comps, readings = _model_readings(comps)
+    return Outcome(comparisons=comps, tables=tables, readings=readings)
 
 
 #: Paper Tables 3 and 4 (kb/s): intervals only; their means are the midpoints.
@@ -920,8 +1344,9 @@ def t3t4(ctx: Context) -> Outcome:
                     label = f"{tab.upper()}{tag}"
                     _vs_paper(comps, label, t, cells, "requested")
                     _ci_comparison(comps, ctx, label, t)
-    _acceptance(comps, "T3/T4", pl.concat(allf, how="diagonal_relaxed"), network=RHO_CORE)
-    return Outcome(comparisons=comps, tables=tables)
+    _acceptance(comps, "T3/T4", pl.concat(allf, how="diagonal_relaxed"), ctx, network=RHO_CORE)
+    comps, readings = _model_readings(comps)
+    return Outcome(comparisons=comps, tables=tables, readings=readings)
 
 
 #: Held-out requests and access delays for the fitted model: none is in its fit grid
@@ -1028,7 +1453,19 @@ def slow_start(ctx: Context) -> Outcome:
         Comparison("Fig. 5: smallest gain in goodput ÷ request over the first 5 s",
                    gain, unit="×", at_least=0.0, against="without control: no gain"),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"slow-start": df})
+    # The same claim as an ablation twin, paired by request: the control's runs against
+    # its twin without it (slow_start = false), the first 5 s's goodput ÷ request.
+    abl = Ablation(
+        claim="Fig. 5's slow-start control brings a starting flow to its request (§4.5)",
+        mechanism="slow-start control (Fig. 5)", twin="slow_start = false, all else equal",
+        quantity="goodput ÷ request over the first 5 s, mean over the 5 requests",
+        effect_with=on["first5"].mean(), effect_without=off["first5"].mean(), falls_by=0.2,
+        with_seeds=on["first5"].to_list(), without_seeds=off["first5"].to_list(),
+        command="python -c 'from qoslab.reproduce.p1 import slow_start_run as f; "
+        "print(f(1e6, True), f(1e6, False))'",
+        note="paired by request (50 kb/s … 10 Mb/s), one run each",
+    )  # fmt: skip
+    return Outcome(comparisons=comps, tables={"slow-start": df}, ablations=[abl])
 
 
 #: §4.3: W_max = even + 0.5 gets at least the model's estimate and at most 3 % more;
@@ -1075,7 +1512,16 @@ def wmax(ctx: Context) -> Outcome:
         Comparison("W_max 5.5, 6, 7.5, 8, 9.5: lowest measured ÷ eq. 1 estimate", other.min(),
                    unit="×", at_most=0.98, against="§4.3: other values deviate (below)"),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"wmax": df, "sawtooth": saw, "fig4": fig4})
+    abl = Ablation(
+        claim="W_max = even + 0.5 gets at least eq. 1's estimate (§4.3)",
+        mechanism="W_max rounded to an even number + 0.5",
+        twin="W_max 5.5, 6, 7.5, 8, 9.5 (same RTT, eq. 1)",
+        quantity="share of the W_max values whose goodput reaches eq. 1's estimate",
+        effect_with=float((even >= 1.0).mean()), effect_without=float((other >= 1.0).mean()),
+        falls_by=0.5, command="qoslab reproduce p1-wmax",
+    )  # fmt: skip
+    return Outcome(comparisons=comps, tables={"wmax": df, "sawtooth": saw, "fig4": fig4},
+                   ablations=[abl])  # fmt: skip
 
 
 @register("p1-violations", title="Violating ρ or the core-queue rule (§4.3)", paper="P1 §4.3")
@@ -1102,7 +1548,8 @@ def violations(ctx: Context) -> Outcome:
         f = res.flows
         ratio = [g / req[n] for n, g in zip(f["name"], f["goodput_bps"], strict=True)]
         rows.append({"case": case, "flows": len(flows), "worst": min(ratio),
-                     "best": max(ratio)})  # fmt: skip
+                     "best": max(ratio),
+                     "reached": sum(x >= 1.0 for x in ratio) / len(ratio)})  # fmt: skip
     df = pl.DataFrame(rows)
     w = dict(zip(df["case"], df["worst"], strict=True))
     comps = [
@@ -1113,15 +1560,32 @@ def violations(ctx: Context) -> Outcome:
         Comparison("core queue 5 packets: worst achieved / requested", w["core queue 5"],
                    unit="×", at_most=0.99, against="§4.3: the assurance is lost"),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"violations": df})
+    share = dict(zip(df["case"], df["reached"], strict=True))
+    q = "share of flows at or above their request"
+    abls = [
+        Ablation(claim="admission at ρ = 0.85 keeps every flow at its request (§4.3)",
+                 mechanism="admission Σ R_req ≤ 0.85·BW",
+                 twin="three more flows admitted, Σ R_req = BW (TRCs told ρ = 1.0)",
+                 quantity=q, effect_with=share["rules kept"], effect_without=share["rho 1.0"],
+                 falls_by=0.5, command="qoslab reproduce p1-violations"),
+        Ablation(claim="a core queue of 50 + W_max/2 keeps every flow at its request (§4.3)",
+                 mechanism="core queue 50 + max W_max/2 packets", twin="core queue 5 packets",
+                 quantity=q, effect_with=share["rules kept"],
+                 effect_without=share["core queue 5"], falls_by=0.5,
+                 command="qoslab reproduce p1-violations"),
+    ]  # fmt: skip
+    return Outcome(comparisons=comps, tables={"violations": df}, ablations=abls)
 
 
 @docgen.renderer("p1-means")
 def _means_doc(data: dict, experiment: str, match: str = "", **_: str) -> str:
     """Our mean per paper cell under the fitted model, under eq. 1 and (Tables 2–4) at
     ρ = 0.85, beside the paper's mean and interval, with the ±3 % verdicts."""
-    comps = data["experiments"][experiment]["comparisons"]
-    by_q = {c["quantity"]: c for c in comps}
+    e = data["experiments"][experiment]
+    comps = e["comparisons"]
+    # Eq. 1's cells are the "paper" model reading (not headline comparisons).
+    by_q = {c["quantity"]: c for r in e.get("readings") or [] for c in r["comparisons"]}
+    by_q |= {c["quantity"]: c for c in comps}
     tags = [MODEL_TAG["paper"]] + ([RHO_TAG] if any(RHO_TAG in q for q in by_q) else [])
     rows = []
     for c in comps:
@@ -1141,6 +1605,32 @@ def _means_doc(data: dict, experiment: str, match: str = "", **_: str) -> str:
     if len(tags) > 1:
         header += ["ρ = 0.85: ours", "Δ %", "verdict"]
     return docgen.md_table(header, rows, digits=6)
+
+
+@docgen.renderer("p1-readings")
+def _readings_doc(data: dict, experiment: str = "", prefix: str = "p1-", **_: str) -> str:
+    """Per experiment and reading of an open choice: its claims within / outside (with
+    explained and tie) and the largest deviation from a reference, the headline marked:
+    a compact form of ``readings`` for the tables' many cells."""
+    rows = []
+    for name, e in data["experiments"].items():
+        if (experiment and name != experiment) or not name.startswith(prefix):
+            continue
+        for r in e.get("readings") or []:
+            cs = r["comparisons"]
+            n = {v: sum(c.get("verdict") == v for c in cs) for v in
+                 ("within", "outside-explained", "tie", "outside")}  # fmt: skip
+            worst = max(cs, key=lambda c: abs(c.get("deviation") or 0), default=None)
+            miss = (f"{worst['quantity']}: {(worst['deviation'] or 0) * 100:+.2f} %"
+                    if worst and worst.get("deviation") else "—")  # fmt: skip
+            label = f"{r['knob']} = {r['reading']}" + (" (headline)" if r["headline"] else "")
+            rows.append([name, label, len(cs), n["within"], n["outside-explained"],
+                         n["tie"], n["outside"], miss])  # fmt: skip
+    if not rows:
+        return "(no readings in the data)\n"
+    return docgen.md_table(
+        ["experiment", "reading", "claims", "within", "explained", "tie", "outside",
+         "largest deviation from the reference"], rows)  # fmt: skip
 
 
 def _verdict(c: dict) -> str:
