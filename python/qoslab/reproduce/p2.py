@@ -13,7 +13,8 @@ without ERUF; link speeds after Floyd & Fall (10 Mb/s access, 1.5 Mb/s long haul
 128 kb/s "ISDN" link to the CBR sink). What qoslab chooses (the paper gives none;
 docs/papers/p2.md, "How qoslab reads the paper"): delays (access 2 / 3 ms, long haul
 5 ms, egress 10 / 5 ms), 50-packet RED queues with ns-2's thresholds 5 / 15, the quench
-limit (100 quenches/s, bursts of 10, at every core router), the regulator bucket
+choices the text leaves open, run side by side as readings (the regulator's additive
+increase, the quench limit, LQD's unit), the regulator bucket
 (one TCP window, 96000 bytes), the sweep's intermediate rates, a 20 s warm-up, and the topologies of
 Figs. 3 and 7, whose drawings the text does not carry.
 """
@@ -29,10 +30,14 @@ import polars as pl
 from qoslab import plot
 from qoslab.api import run
 from qoslab.reproduce import (
+    Ablation,
+    Calibration,
     Comparison,
     Context,
     Explanation,
     Outcome,
+    Reading,
+    ReadingResult,
     Saved,
     figure,
     register,
@@ -45,8 +50,17 @@ ACCESS, LONG_HAUL, ISDN = "10Mbps", "1.5Mbps", "128kbps"
 RED = {"kind": "red", "limit": 50, "min_th": 5, "max_th": 15}
 #: The edge router's per-flow buffer towards the core with ERUF (P2 §2.1: LQD).
 LQD = {"kind": "lqd", "limit": 50, "service": "fifo"}
-#: Source-quench limit of every core router with ERUF (the paper: "suitably rate-limited").
-QUENCH = {"rate": 100, "burst": 10}
+#: Source quenches of every core router with ERUF: one for every drop (P2 §3: "generate a
+#: source quench every time RED drops a packet"; the headline reading).
+QUENCH = {"rate": "unlimited"}
+#: The alternative reading of the quench limit (P2 §1: "suitably rate-limited"):
+#: 100 quenches/s with bursts of 10, qoslab's choice before the readings were run.
+QUENCH_CAPPED = {"rate": 100, "burst": 10}
+#: The regulator's additive increase (headline reading; the key's docs give both):
+#: one average packet per RTT estimate, as a window.
+INCREASE = "packet_per_rtt"
+#: LQD's buffer in bytes when it counts bytes: 50 packets of 1500 bytes.
+LQD_BYTES = 50 * 1500
 #: TCP SACK, 1500-byte packets; the paper modified ns-2's routers, not its TCP, so the
 #: senders ignore source quenches (the edge regulates).
 TCP = {"variant": "sack", "mss": 1460, "on_quench": "ignore"}
@@ -113,7 +127,8 @@ def _top(name: str, nodes: list, links: list, flows: list, cond: list) -> dict[s
 
 
 def _eruf(iface: str, **stage: Any) -> dict[str, Any]:
-    return {"iface": iface, "stages": [{"kind": "eruf", "burst": REG_BURST, **stage}]}
+    st = {"kind": "eruf", "burst": REG_BURST, "increase": INCREASE, **stage}
+    return {"iface": iface, "stages": [st]}
 
 
 def dumbbell(eruf: bool) -> dict[str, Any]:
@@ -134,11 +149,12 @@ def dumbbell(eruf: bool) -> dict[str, Any]:
     return _top(f"p2-f1-dumbbell{'-eruf' if eruf else ''}", nodes, links, flows, cond)
 
 
-def cross(eruf: bool) -> dict[str, Any]:
+def cross(eruf: bool, shared: bool = False) -> dict[str, Any]:
     """Fig. 3 as qoslab reads it: TCP H5 → H6 crosses two congested 1.5 Mb/s links,
     R1 → R2 (shared with two CBR H1 → H3, H3 behind 128 kb/s at R2) and R2 → R3 (shared
     with two CBR H2 → H4, H4 behind 128 kb/s at R3). Edges R1 (H1, H5) and R4 (H2); core
-    R2, R3. The competing flows share neither source nor sink."""
+    R2, R3. The competing flows share neither source nor sink. ``shared``: the other
+    reading, H3 behind R3 too, so TCP shares R2 → R3 with all four CBR flows."""
     nodes = [_node(h) for h in ("h1", "h2", "h3", "h4", "h5", "h6")]
     nodes += [_node("r1", True), _node("r4", True)]
     nodes += [_node("r2", True, eruf), _node("r3", True, eruf)]
@@ -149,7 +165,7 @@ def cross(eruf: bool) -> dict[str, Any]:
         _link("r1", "r2", LONG_HAUL, "5ms", eruf),
         _link("r4", "r2", LONG_HAUL, "5ms", eruf),
         _link("r2", "r3", LONG_HAUL, "5ms"),
-        _link("r2", "h3", ISDN, "5ms"),
+        _link("r3" if shared else "r2", "h3", ISDN, "5ms"),
         _link("r3", "h4", ISDN, "5ms"),
         _link("r3", "h6", ACCESS, "10ms"),
     ]
@@ -157,7 +173,13 @@ def cross(eruf: bool) -> dict[str, Any]:
     flows += [_cbr(f"cbr{i}", "h1", "h3", 250, i - 1) for i in (1, 2)]
     flows += [_cbr(f"cbr{i}", "h2", "h4", 250, i - 1) for i in (3, 4)]
     cond = [_eruf("r1->r2"), _eruf("r4->r2")] if eruf else []
-    return _top(f"p2-f3-cross{'-eruf' if eruf else ''}", nodes, links, flows, cond)
+    tag = ("-shared" if shared else "") + ("-eruf" if eruf else "")
+    return _top(f"p2-f3-cross{tag}", nodes, links, flows, cond)
+
+
+def cross_shared(eruf: bool) -> dict[str, Any]:
+    """Fig. 3 read with TCP sharing R2 → R3 with all four CBR flows."""
+    return cross(eruf, shared=True)
 
 
 def multi_dumbbell(eruf: bool) -> dict[str, Any]:
@@ -305,6 +327,26 @@ def tcp_only(n: int, eruf: bool) -> dict[str, Any]:
     return _top(f"p2-tcp-only-{n}{'-eruf' if eruf else ''}", nodes, links, flows, cond)
 
 
+def tcp_only_two_edges(n: int, eruf: bool) -> dict[str, Any]:
+    """The TCP-only claim's second topology: ``n`` TCP SACK flows, half from H1 through
+    the edge R1 and half from H2 through the edge R4 (10 Mb/s each into the core R2),
+    all to H3 behind R2's 1.5 Mb/s RED link; with ERUF R2 quenches and both edges
+    regulate."""
+    nodes = [_node("h1"), _node("h2"), _node("h3"), _node("r1", True), _node("r4", True)]
+    nodes.append(_node("r2", True, eruf))
+    links = [
+        _link("h1", "r1", ACCESS, "2ms"),
+        _link("h2", "r4", ACCESS, "4ms"),
+        _link("r1", "r2", ACCESS, "5ms", eruf),
+        _link("r4", "r2", ACCESS, "15ms", eruf),
+        _link("r2", "h3", LONG_HAUL, "10ms"),
+    ]
+    flows = [_tcp(f"tcp{i}", "h1" if i % 2 else "h2", "h3", start_jitter="5s")
+             for i in range(1, n + 1)]  # fmt: skip
+    cond = [_eruf("r1->r2"), _eruf("r4->r2")] if eruf else []
+    return _top(f"p2-tcp-only-2edges-{n}{'-eruf' if eruf else ''}", nodes, links, flows, cond)
+
+
 def specs() -> dict[str, dict[str, Any]]:
     """Every P2 scenario file by its path under ``scenarios/``."""
     out: dict[str, dict[str, Any]] = {}
@@ -346,6 +388,7 @@ EDGES = {
     "f3": {"r1", "r4"},
     "f7": {"r1"},
     "tcp": {"r1"},
+    "tcp2": {"r1", "r4"},
 }
 
 
@@ -373,8 +416,10 @@ def measure(res: Any, edges: set[str]) -> dict[str, float]:
         pl.col("place").str.split("->").list.first().alias("router")
     )
     d = d.filter(pl.col("router").str.starts_with("r"))
-    edge = int(d.filter(pl.col("router").is_in(sorted(edges)))["packets"].sum())
+    at_edge = d.filter(pl.col("router").is_in(sorted(edges)))
+    edge = int(at_edge["packets"].sum())
     core = int(d["packets"].sum()) - edge
+    policed = int(at_edge.filter(pl.col("cause") == "policed")["packets"].sum())
     q = res.tables.get("quench")
     tcp = fl.filter(pl.col("kind") == "tcp")
     return {
@@ -382,6 +427,8 @@ def measure(res: Any, edges: set[str]) -> dict[str, float]:
         "udp_kbps": float(fl.filter(pl.col("kind") == "cbr")["goodput_bps"].sum()) / 1e3,
         "edge_drops_per_s": edge / secs,
         "core_drops_per_s": core / secs,
+        "edge_policed_per_s": policed / secs,
+        "edge_share": edge / (edge + core) if edge + core else 0.0,
         "drops": float(edge + core),
         "quenches": float(q["sent"].sum()) if q is not None else 0.0,
     }
@@ -440,6 +487,218 @@ def _edge_share(t: pl.DataFrame, eruf: bool, rate: float) -> float:
     return e / (e + c)
 
 
+# ------------------------------------------------------------------ readings and twins
+
+
+def with_reading(
+    data: dict[str, Any],
+    increase: str | None = None,
+    quench: str | None = None,
+    lqd: str | None = None,
+    **stage: Any,
+) -> dict[str, Any]:
+    """``data`` under a reading of the paper's open choices: every ERUF stage's
+    ``increase`` ("packet_per_rtt" | "bytes_per_second"), every quenching router's limit
+    (``quench``: "unlimited" | "capped" = 100/s, bursts of 10) and the edge LQD's unit
+    (``lqd``: "packets" = 50 packets | "bytes" = 75 000 bytes); ``stage``: more keys of
+    every ERUF stage (e.g. ``burst``, ``avg_size``)."""
+    d = copy.deepcopy(data)
+    for c in d.get("conditioner", []):
+        for st in c["stages"]:
+            if st["kind"] == "eruf":
+                if increase is not None:
+                    st["increase"] = increase
+                st.update(stage)
+    if quench is not None:
+        for n in d["node"]:
+            if "source_quench" in n:
+                n["source_quench"] = dict(QUENCH if quench == "unlimited" else QUENCH_CAPPED)
+    if lqd is not None:
+        for lk in d["link"]:
+            q = lk.get("queue_a_to_b")
+            if q and q["kind"] == "lqd":
+                q.pop("limit", None)
+                q.pop("limit_bytes", None)
+                if lqd == "bytes":
+                    q["limit_bytes"] = LQD_BYTES
+                else:
+                    q["limit"] = LQD["limit"]
+    return d
+
+
+def lqd_only(data: dict[str, Any]) -> dict[str, Any]:
+    """The ablation twin "edge LQD only": ``data`` without quenches and regulators, the
+    edges' per-flow LQD buffers kept."""
+    d = copy.deepcopy(data)
+    for n in d["node"]:
+        n.pop("source_quench", None)
+    d.pop("conditioner", None)
+    return d
+
+
+def regulators_only(data: dict[str, Any]) -> dict[str, Any]:
+    """The ablation twin "regulators without LQD": ``data`` with every edge LQD buffer
+    replaced by the FIFO RED queue of the no-ERUF baseline."""
+    d = copy.deepcopy(data)
+    for lk in d["link"]:
+        q = lk.get("queue_a_to_b")
+        if q and q["kind"] == "lqd":
+            del lk["queue_a_to_b"]
+    return d
+
+
+#: The readings of the open choices, headline first. Each is (increase, quench, lqd).
+COMBOS = [
+    (i, q, c)
+    for i in ("packet_per_rtt", "bytes_per_second")
+    for q in ("unlimited", "capped")
+    for c in ("packets", "bytes")
+]
+HEADLINE = COMBOS[0]
+#: Quick mode runs the headline and the literal increase only.
+QUICK_COMBOS = [HEADLINE, ("bytes_per_second", "unlimited", "packets")]
+ARGUED = (
+    "increase: §2.1 'This approximation [the RTT estimate] is a strict lower bound on the "
+    "actual RTT and is likely to lead to the regulator bandwidth increasing faster than a "
+    "conformant TCP would increase its congestion window' (true of a window growing one "
+    "packet per RTT estimate, not of +1 packet size per second); quench limit: §3 'we "
+    "modified ns-2 to: (1) generate a source quench every time RED drops a packet'; LQD "
+    "counting: §3 'We used the ns-2 simulator', whose queue limits count packets"
+)
+
+
+def reading_of(combo: tuple[str, str, str]) -> Reading:
+    """The :class:`Reading` of one combination of the three open choices."""
+    i, q, c = combo
+    text = (
+        {
+            "packet_per_rtt": "+8·avg/RTT bit/s",
+            "bytes_per_second": "+8·avg bit/s",
+        }[i]
+        + {"unlimited": ", a quench per drop", "capped": ", 100 quenches/s (bursts of 10)"}[q]
+        + {"packets": ", LQD in packets", "bytes": ", LQD in bytes (75 kB)"}[c]
+    )
+    head = combo == HEADLINE
+    return Reading(
+        knob="increase × quench limit × LQD counting",
+        name=f"{i} · {q} · {c}",
+        text=text,
+        headline=head,
+        argued=ARGUED if head else "",
+    )
+
+
+def top_runs(
+    ctx: Context, fig: str, build: Any, rate: float, extra: Any = None
+) -> dict[str, dict[str, float]]:
+    """The ablation twins of ``build(True)`` at total CBR ``rate``: "lqd_only" and
+    "regulators_only" (measures as :func:`measure`, plus ``extra(res)``)."""
+    out = {}
+    base = with_total(_short(build(True), ctx), rate)
+    for name, f in (("lqd_only", lqd_only), ("regulators_only", regulators_only)):
+        res = run(f(base))
+        out[name] = {**measure(res, EDGES[fig]), **(extra(res) if extra else {})}
+    return out
+
+
+def reading_runs(
+    ctx: Context, fig: str, build: Any, rate: float, extra: Any = None
+) -> dict[tuple[str, str, str], dict[str, float]]:
+    """``build(True)`` at total CBR ``rate`` under every reading but the headline (the
+    sweep has it): quick mode the literal increase only."""
+    out = {}
+    base = with_total(_short(build(True), ctx), rate)
+    for combo in QUICK_COMBOS if ctx.quick else COMBOS:
+        if combo == HEADLINE:
+            continue
+        res = run(with_reading(base, *combo))
+        out[combo] = {**measure(res, EDGES[fig]), **(extra(res) if extra else {})}
+    return out
+
+
+def _row(t: pl.DataFrame, eruf: bool, rate: float) -> dict[str, float]:
+    r = t.filter((pl.col("eruf") == eruf) & ((pl.col("cbr_kbps") - rate).abs() < 1e-6))
+    return r.row(0, named=True)
+
+
+def mechanism(
+    fig: str,
+    plain: dict[str, float],
+    full: dict[str, float],
+    twins: dict[str, dict[str, float]],
+    command: str,
+) -> tuple[list[Ablation], list[Comparison]]:
+    """The ablations of "ERUF moves drops to the edge" and "ERUF lifts TCP" against the
+    twin without quenches and regulators (edge LQD kept), the regulators-without-LQD
+    twin's share of each effect, and the regulators' own share of the edge's drops. Each
+    effect is measured against the no-ERUF baseline ``plain``."""
+    lq, rg = twins["lqd_only"], twins["regulators_only"]
+    abl, comps = [], []
+    quantities = [("edge_share", "edge share of drops − no-ERUF's", "")]
+    if plain["tcp_kbps"] > 0 or full["tcp_kbps"] > 0:
+        quantities.append(("tcp_kbps", "TCP goodput − no-ERUF's", "kb/s"))
+    for col, q, unit in quantities:
+        claim = {"edge_share": "ERUF moves drops to the edge",
+                 "tcp_kbps": "ERUF lifts TCP goodput"}[col]  # fmt: skip
+        eff = full[col] - plain[col]
+        abl.append(Ablation(claim=f"{fig.upper()}: {claim}", mechanism="regulators + quench",
+                            twin="edge LQD only (no quench, no regulator)", quantity=q,
+                            effect_with=eff, effect_without=lq[col] - plain[col],
+                            falls_by=0.5, unit=unit, command=command))  # fmt: skip
+        comps.append(Comparison(
+            f"regulators without LQD (FIFO edge): {claim.split(' ', 1)[1]}, ÷ full ERUF's",
+            (rg[col] - plain[col]) / eff if eff else float("nan"), unit="×", at_least=0.5,
+            against="the regulators, not the edge buffer, carry the effect (P2 §2.1)"))  # fmt: skip
+    edge = full["edge_drops_per_s"]
+    comps.append(Comparison(
+        "with ERUF: regulators' share of the edge's drops (policed ÷ all at the edge)",
+        full["edge_policed_per_s"] / edge if edge else 0.0, at_least=0.5,
+        against="the regulators' own drops carry the shift to the edge"))  # fmt: skip
+    return abl, comps
+
+
+def edge_shares(t: pl.DataFrame, at_least: float, against: str) -> list[Comparison]:
+    """The share of drops at the edge with ERUF at every swept rate where the CBR offers
+    at least 4× the 128 kb/s link (the rates below are in the sweep table)."""
+    rates = sorted(r for r in set(t["cbr_kbps"]) if r >= 4 * 128)
+    return [
+        Comparison(
+            f"with ERUF at {r:g} kb/s CBR: share of drops at the edge",
+            _edge_share(t, True, r),
+            at_least=at_least,
+            against=against,
+        )
+        for r in rates
+    ]
+
+
+def readings_of(
+    full: dict[str, float],
+    plain: dict[str, float],
+    alts: dict[tuple[str, str, str], dict[str, float]],
+    claims: Any,
+) -> list[ReadingResult]:
+    """Every reading's comparisons: ``claims(m_eruf, m_plain)`` for the headline (``full``)
+    and each alternative."""
+    out = [ReadingResult(reading_of(HEADLINE), claims(full, plain))]
+    out += [ReadingResult(reading_of(c), claims(m, plain)) for c, m in alts.items()]
+    return out
+
+
+def _twins(twins: dict[str, dict[str, float]]) -> pl.DataFrame:
+    """The twins' measures as a table (one row per twin)."""
+    return pl.DataFrame([{"twin": k, **v} for k, v in twins.items()])
+
+
+def _cmd(fig: str, build: str, twin: str = "lqd_only", rate: float = 2000) -> str:
+    """The command that reruns one twin and prints its measures."""
+    return (
+        'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
+        f"print(p2.measure(run(p2.{twin}(p2.with_total(p2.{build}(True), {rate:g}))), "
+        f"p2.EDGES['{fig}']))\""
+    )
+
+
 DOC = "docs/papers/p2.md"
 
 _COLLAPSE_WHY = (
@@ -449,18 +708,32 @@ _COLLAPSE_WHY = (
 )
 
 COLLAPSE = Explanation(
-    _COLLAPSE_WHY,
+    _COLLAPSE_WHY + "; the counterfactual gives R1 a per-flow LQD buffer without ERUF",
     doc=f"{DOC}#collapse",
     script="python validation/p2_collapse.py",
-    covers=(0.0, 200.0),
 )
 
 COLLAPSE_GAIN = Explanation(
-    _COLLAPSE_WHY + ", so the gain at the top of the sweep is far larger than the paper's",
+    _COLLAPSE_WHY + ", so the gain at the top of the sweep is far larger than the paper's; "
+    "the counterfactual divides by TCP with a per-flow LQD buffer at R1 instead",
     doc=f"{DOC}#collapse",
     script="python validation/p2_collapse.py",
-    covers=(3.5, 1000.0),
 )
+
+
+def f1_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
+    """F1's claims at 2 Mb/s of CBR, for the headline and every reading."""
+    return [
+        Comparison("TCP gain with ERUF at 2 Mb/s CBR", m["tcp_kbps"] / plain["tcp_kbps"],
+                   paper=3.5, unit="×", rtol=0.3),
+        Comparison("TCP with ERUF at 2 Mb/s CBR", m["tcp_kbps"], paper=1400, unit="kb/s",
+                   rtol=0.3),
+        Comparison("with ERUF at 2 Mb/s: share of drops at the edge router", m["edge_share"],
+                   at_least=0.8, against="'almost all undelivered packets' at the periphery"),
+        Comparison("UDP goodput with ERUF at 2 Mb/s ÷ the 128 kb/s link's payload rate",
+                   m["udp_kbps"] / ISDN_PAYLOAD_KBPS, at_least=0.9,
+                   against="regulation keeps the 128 kb/s link busy"),
+    ]  # fmt: skip
 
 
 @register("p2-f1", title="Dumbbell: TCP and CBR over one long-haul link, with and without ERUF",
@@ -468,14 +741,22 @@ COLLAPSE_GAIN = Explanation(
 def f1(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f1", dumbbell)
     g, top, plain_top, eruf_top, drops_ratio = _sweep_top(t)
+    plain, full = _row(t, False, top), _row(t, True, top)
+    twins = top_runs(ctx, "f1", dumbbell, top)
+    alts = reading_runs(ctx, "f1", dumbbell, top)
+    lq = twins["lqd_only"]["tcp_kbps"]
+    cmd = _cmd("f1", "dumbbell")
+    abl, mech = mechanism("f1", plain, full, twins, cmd)
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, paper=400, unit="kb/s",
                    rtol=0.5, note="the paper: TCP 'levels off' near 400 kb/s",
-                   explanation=COLLAPSE),
+                   explanation=COLLAPSE.tested("per-flow LQD at R1, no ERUF", lq, cmd)),
         Comparison("TCP with ERUF at 2 Mb/s CBR", eruf_top, paper=3.5 * 400, unit="kb/s",
                    rtol=0.3, note="the paper's 3.5 × 400 kb/s"),
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", eruf_top / plain_top, paper=3.5,
-                   unit="×", rtol=0.3, explanation=COLLAPSE_GAIN),
+                   unit="×", rtol=0.3,
+                   explanation=COLLAPSE_GAIN.tested("gain over per-flow LQD at R1, no ERUF",
+                                                    eruf_top / lq, cmd)),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
                    at_least=2.0, against="ERUF improves TCP goodput (up to 3.5×)"),
@@ -490,20 +771,43 @@ def f1(ctx: Context) -> Outcome:
         Comparison("UDP goodput with ERUF at 2 Mb/s ÷ the 128 kb/s link's payload rate",
                    _at(t, True, top, "udp_kbps") / ISDN_PAYLOAD_KBPS, at_least=0.9,
                    against="regulation keeps the 128 kb/s link busy"),
+        *edge_shares(t, 0.8, "'almost all undelivered packets' at the periphery"),
+        *mech,
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"sweep": t, "gain": g})
+    return Outcome(
+        comparisons=comps,
+        tables={"sweep": t, "gain": g, "twins": _twins(twins)},
+        ablations=abl,
+        readings=readings_of(full, plain, alts, f1_claims),
+    )
 
 
 MULTI_CORE = Explanation(
     "in qoslab's reading of Fig. 2 the link all flows share, R2 → R3, is a core FIFO RED "
-    "queue: the regulators at R1 and R4 hold the CBR flows only as tightly as R3's 100 "
-    "quenches/s allow, and the CBR that still crosses R2 → R3 (about 0.5 Mb/s) costs TCP "
-    "there; with a per-flow LQD buffer on R2 → R3, or a 10× quench limit, TCP with ERUF "
-    "reaches 0.8–1.2 Mb/s and the gain 16–24×",
+    "queue: the CBR the regulators at R1 and R4 still let through costs TCP there; the "
+    "counterfactual gives R2 → R3 a per-flow LQD buffer",
     doc=f"{DOC}#multi-core",
     script="python validation/p2_multi.py",
-    covers=(5.0, 35.0),
 )
+
+
+def with_core_lqd(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (Fig. 2) with a per-flow LQD buffer on the core link R2 → R3."""
+    d = copy.deepcopy(data)
+    for lk in d["link"]:
+        if (lk["a"], lk["b"]) == ("r2", "r3"):
+            lk["queue_a_to_b"] = dict(LQD)
+    return d
+
+
+def f2_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
+    """F2's claims at 2 Mb/s of CBR, for the headline and every reading."""
+    return [
+        Comparison("TCP gain with ERUF at 2 Mb/s CBR", m["tcp_kbps"] / plain["tcp_kbps"],
+                   paper=35, unit="×", rtol=0.3),
+        Comparison("with ERUF at 2 Mb/s: share of drops at edge routers", m["edge_share"],
+                   at_least=0.5, against="'most of the undeliverable packets' dropped early"),
+    ]  # fmt: skip
 
 
 @register("p2-f2", title="Multi-dumbbell: TCP and CBR from two edges, with and without ERUF",
@@ -511,12 +815,25 @@ MULTI_CORE = Explanation(
 def f2(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f2", multi_dumbbell)
     g, top, plain_top, eruf_top, drops_ratio = _sweep_top(t)
+    plain, full = _row(t, False, top), _row(t, True, top)
+    twins = top_runs(ctx, "f2", multi_dumbbell, top)
+    alts = reading_runs(ctx, "f2", multi_dumbbell, top)
+    abl, mech = mechanism("f2", plain, full, twins, _cmd("f2", "multi_dumbbell"))
+    core = run(with_core_lqd(with_total(_short(multi_dumbbell(True), ctx), top)))
+    core_gain = measure(core, EDGES["f2"])["tcp_kbps"] / plain_top
+    multi = MULTI_CORE.tested(
+        "per-flow LQD on R2 → R3",
+        core_gain,
+        'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
+        "print(p2.measure(run(p2.with_core_lqd(p2.with_total(p2.multi_dumbbell(True), 2000))),"
+        " p2.EDGES['f2']))\"",
+    )
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, at_most=400, unit="kb/s",
                    against="the paper: TCP 'continues to drop below 400 kb/s'"),
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", eruf_top / plain_top, paper=35,
                    unit="×", rtol=0.3, note="the paper: 'up to 35 times higher'",
-                   explanation=MULTI_CORE),
+                   explanation=multi),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
                    at_least=1.3, against="ERUF improves TCP goodput"),
@@ -528,8 +845,15 @@ def f2(ctx: Context) -> Outcome:
                    against="without ERUF most drops are in the core"),
         Comparison("total drops with ERUF ÷ without, 2 Mb/s", drops_ratio, paper=1.0, unit="×",
                    rtol=0.15, note="as in the dumbbell: 'about the same'"),
+        *edge_shares(t, 0.5, "'most of the undeliverable packets' dropped early"),
+        *mech,
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"sweep": t, "gain": g})
+    return Outcome(
+        comparisons=comps,
+        tables={"sweep": t, "gain": g, "twins": _twins(twins)},
+        ablations=abl,
+        readings=readings_of(full, plain, alts, f2_claims),
+    )
 
 
 @register("p2-f4", title="Waist: 3 CBR and 1 TCP over one shared long-haul link, ERUF or not",
@@ -539,6 +863,10 @@ def f4(ctx: Context) -> Outcome:
     g = _gain(t)
     top = max(t["cbr_kbps"])
     over = g.filter(pl.col("cbr_kbps") >= 1500)
+    plain, full = _row(t, False, top), _row(t, True, top)
+    twins = top_runs(ctx, "f4", waist, top)
+    alts = reading_runs(ctx, "f4", waist, top)
+    abl, mech = mechanism("f4", plain, full, twins, _cmd("f4", "waist"))
     comps = [
         Comparison("TCP gain with ERUF at 2 Mb/s CBR",
                    _at(t, True, top, "tcp_kbps") / _at(t, False, top, "tcp_kbps"), unit="×",
@@ -552,8 +880,25 @@ def f4(ctx: Context) -> Outcome:
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, False, top), at_most=0.5,
                    against="without ERUF the drops are at the waist"),
+        *edge_shares(t, 0.5, "'a significant number' dropped before the waist"),
+        *mech,
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"sweep": t, "gain": g})
+    return Outcome(
+        comparisons=comps,
+        tables={"sweep": t, "gain": g, "twins": _twins(twins)},
+        ablations=abl,
+        readings=readings_of(full, plain, alts, f4_claims),
+    )
+
+
+def f4_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
+    """F4's claims at 2 Mb/s of CBR, for the headline and every reading."""
+    return [
+        Comparison("TCP gain with ERUF at 2 Mb/s CBR", m["tcp_kbps"] / plain["tcp_kbps"],
+                   unit="×", at_least=2.0, against="ERUF 'significantly improves' TCP"),
+        Comparison("with ERUF at 2 Mb/s: share of drops at the edge router", m["edge_share"],
+                   at_least=0.5, against="'a significant number' dropped before the waist"),
+    ]  # fmt: skip
 
 
 def measure_reverse(res: Any) -> dict[str, float]:
@@ -626,27 +971,33 @@ def f6(ctx: Context) -> Outcome:
 
 
 _REGROWTH_WHY = (
-    "R2 quenches at most 100 drops/s, so each of the three H3 → H6 flows is quenched about "
-    "every 30 ms, and after its hold a regulator grows by one 100-byte packet per 10 ms RTT "
-    "estimate (80 kb/s per 10 ms): a halved flow of 200–400 kb/s is back at its rate within "
-    "a few RTT estimates and the regulator hardly drops; with a 10× quench limit or a 100 ms "
-    "RTT estimate 0.7–0.99 of the drops are at the edge and the H6 flows cross R1 → R2 at "
-    "100–210 kb/s"
+    "under the headline reading of the increase a regulator grows by one 100-byte packet "
+    "per 10 ms RTT estimate (80 kb/s per 10 ms after its hold): a halved H3 → H6 flow of "
+    "200–400 kb/s is back at its rate within a few RTT estimates and the regulator hardly "
+    "drops; the counterfactual grows it by one packet size per second instead (the literal "
+    "reading, +800 bit/s per RTT estimate)"
 )
 
 VIDEO_SHARE = Explanation(
-    _REGROWTH_WHY,
-    doc=f"{DOC}#video-regrowth",
-    script="python validation/p2_video.py",
-    covers=(0.1, 0.8),
+    _REGROWTH_WHY, doc=f"{DOC}#video-regrowth", script="python validation/p2_video.py"
 )
 
 VIDEO_H6 = Explanation(
-    _REGROWTH_WHY,
-    doc=f"{DOC}#video-regrowth",
-    script="python validation/p2_video.py",
-    covers=(130.0, 1200.0),
+    _REGROWTH_WHY, doc=f"{DOC}#video-regrowth", script="python validation/p2_video.py"
 )
+
+LITERAL = ("bytes_per_second", "unlimited", "packets")
+
+
+def f5_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
+    """F5's claims at 2 Mb/s of CBR, for the headline and every reading."""
+    return [
+        Comparison("with ERUF at 2 Mb/s: share of drops at the edge router", m["edge_share"],
+                   at_least=0.8, against="'almost all packet drops' at the periphery"),
+        Comparison("with ERUF at 2 Mb/s: the H3 → H6 flows across R1 → R2",
+                   m["h6_into_r2_kbps"], at_most=130, unit="kb/s",
+                   against="the paper: 'at most 130 Kb/s of this link'"),
+    ]  # fmt: skip
 
 
 def _h6(res: Any) -> dict[str, float]:
@@ -658,39 +1009,72 @@ def _h6(res: Any) -> dict[str, float]:
 def f5(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f5", video_server, _h6)
     top = max(t["cbr_kbps"])
+    plain, full = _row(t, False, top), _row(t, True, top)
+    alts = reading_runs(ctx, "f5", video_server, top, _h6)
+    lit = alts[LITERAL]
+    cmd = (
+        'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
+        "r = run(p2.with_reading(p2.with_total(p2.video_server(True), 2000), "
+        "'bytes_per_second')); print(p2.measure(r, p2.EDGES['f5']), p2._h6(r))\""
+    )
+    change = "increase = bytes_per_second"
     comps = [
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, True, top), at_least=0.8,
                    against="'almost all packet drops' at the periphery",
-                   explanation=VIDEO_SHARE),
+                   explanation=VIDEO_SHARE.tested(change, lit["edge_share"], cmd)),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, False, top), at_most=0.5,
                    against="without ERUF most drops are in the core"),
         Comparison("with ERUF at 2 Mb/s: the H3 → H6 flows across R1 → R2",
                    _at(t, True, top, "h6_into_r2_kbps"), at_most=130, unit="kb/s",
                    against="the paper: 'at most 130 Kb/s of this link'",
-                   explanation=VIDEO_H6),
+                   explanation=VIDEO_H6.tested(change, lit["h6_into_r2_kbps"], cmd)),
         Comparison("UDP goodput with ERUF ÷ without, 2 Mb/s",
                    _at(t, True, top, "udp_kbps") / _at(t, False, top, "udp_kbps"),
                    unit="×", at_least=1.0,
                    against="regulating the H6 flows frees R1 → R2 for the others"),
+        *edge_shares(t, 0.8, "'almost all packet drops' at the periphery"),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"sweep": t})
+    return Outcome(
+        comparisons=comps, tables={"sweep": t}, readings=readings_of(full, plain, alts, f5_claims)
+    )
 
 
 CROSS_BASELINE = Explanation(
     "in qoslab's reading of Fig. 3 (its drawing is not in the text) the TCP flow shares "
     "each of its two RED bottlenecks with two CBR flows and keeps a few hundred kb/s "
-    "without ERUF; the paper's TCP, at about 50 kb/s, must have crossed more or tighter "
-    "congestion, so its gain is larger than ours while the ERUF level (≈ 1 Mb/s) agrees",
+    "without ERUF; the counterfactual is the other reading, TCP sharing R2 → R3 with all "
+    "four CBR flows",
     doc=f"{DOC}#cross-baseline",
     script="python validation/p2_cross.py",
-    covers=(50.0, 600.0),
 )
 
-CROSS_GAIN = Explanation(
-    CROSS_BASELINE.why, doc=CROSS_BASELINE.doc, script=CROSS_BASELINE.script, covers=(2.0, 20.0)
-)
+CROSS_GAIN = Explanation(CROSS_BASELINE.why, doc=CROSS_BASELINE.doc, script=CROSS_BASELINE.script)
+
+F3_TOPOLOGIES = [
+    Reading("F3 topology", "two bottlenecks", "TCP meets two CBR flows on each of R1 → R2 "
+            "and R2 → R3", headline=True,
+            argued="§3.1: 'competing flows share neither source nor sink' and 'the TCP flow "
+            "traverses more congested routers' (two congested links, each with its own "
+            "CBR pair; the other reading fits the text as well)"),
+    Reading("F3 topology", "one shared link", "H3 behind R3: TCP shares R2 → R3 with all "
+            "four CBR flows"),
+]  # fmt: skip
+
+
+def f3_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
+    """F3's claims at 2 Mb/s of CBR, for the headline and every reading."""
+    return [
+        Comparison("TCP without ERUF at 2 Mb/s CBR", plain["tcp_kbps"], paper=50,
+                   unit="kb/s", rtol=0.5),
+        Comparison("TCP with ERUF at 2 Mb/s CBR", m["tcp_kbps"], paper=1000, unit="kb/s",
+                   rtol=0.3),
+        Comparison("TCP gain with ERUF at 2 Mb/s CBR", m["tcp_kbps"] / plain["tcp_kbps"],
+                   paper=20, unit="×", rtol=0.3),
+        Comparison("with ERUF at 2 Mb/s: share of drops at edge routers", m["edge_share"],
+                   at_least=0.5, against="most drops at the edge (the paper: 'nearly all')"),
+    ]  # fmt: skip
 
 
 @register("p2-f3", title="Cross traffic: TCP across two congested links, with and without ERUF",
@@ -698,14 +1082,27 @@ CROSS_GAIN = Explanation(
 def f3(ctx: Context) -> Outcome:
     t = sweep_rates(ctx, "f3", cross)
     g, top, plain_top, eruf_top, _ = _sweep_top(t)
+    plain, full = _row(t, False, top), _row(t, True, top)
+    twins = top_runs(ctx, "f3", cross, top)
+    alts = reading_runs(ctx, "f3", cross, top)
+    abl, mech = mechanism("f3", plain, full, twins, _cmd("f3", "cross"))
+    sh = {e: measure(run(with_total(_short(cross_shared(e), ctx), top)), EDGES["f3"])
+          for e in (False, True)}  # fmt: skip
+    cmd = (
+        'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
+        "print([p2.measure(run(p2.with_total(p2.cross_shared(e), 2000)), p2.EDGES['f3']) "
+        'for e in (False, True)])"'
+    )
+    change = "TCP shares R2 → R3 with all four CBR flows"
+    sh_gain = sh[True]["tcp_kbps"] / sh[False]["tcp_kbps"]
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, paper=50, unit="kb/s",
                    rtol=0.5, note="the paper: 'falls to about 50 kb/s'",
-                   explanation=CROSS_BASELINE),
+                   explanation=CROSS_BASELINE.tested(change, sh[False]["tcp_kbps"], cmd)),
         Comparison("TCP with ERUF at 2 Mb/s CBR", eruf_top, paper=1000, unit="kb/s", rtol=0.3,
                    note="the paper: 'stabilizes around 1 Mb/s'"),
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", eruf_top / plain_top, paper=20,
-                   unit="×", rtol=0.3, explanation=CROSS_GAIN),
+                   unit="×", rtol=0.3, explanation=CROSS_GAIN.tested(change, sh_gain, cmd)),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
                    at_least=1.3, against="ERUF improves TCP goodput"),
@@ -715,8 +1112,15 @@ def f3(ctx: Context) -> Outcome:
         Comparison("without ERUF at 2 Mb/s: share of drops at edge routers",
                    _edge_share(t, False, top), at_most=0.5,
                    against="without ERUF most drops are in the core"),
+        *edge_shares(t, 0.5, "most drops at the edge (the paper: 'nearly all')"),
+        *mech,
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"sweep": t, "gain": g})
+    readings = readings_of(full, plain, alts, f3_claims)
+    readings += [ReadingResult(F3_TOPOLOGIES[0], f3_claims(full, plain)),
+                 ReadingResult(F3_TOPOLOGIES[1], f3_claims(sh[True], sh[False]))]  # fmt: skip
+    tables = {"sweep": t, "gain": g, "twins": _twins(twins),
+              "shared": pl.DataFrame([{"eruf": e, **m} for e, m in sh.items()])}  # fmt: skip
+    return Outcome(comparisons=comps, tables=tables, ablations=abl, readings=readings)
 
 
 def _f7_row(ctx: Context, n: int, agg: str | None) -> dict[str, Any]:
@@ -737,6 +1141,19 @@ def f7(ctx: Context) -> Outcome:
         r = t.filter((pl.col("cbr_flows") == n) & (pl.col("eruf") == agg))
         return float(r["tcp_kbps"][0])
 
+    base = _short(small_flows(1, "flow"), ctx)
+    twins = {k: measure(run(f(base)), EDGES["f7"]) for k, f in
+             (("lqd_only", lqd_only), ("regulators_only", regulators_only))}  # fmt: skip
+    row = {a: t.filter((pl.col("cbr_flows") == 1) & (pl.col("eruf") == a)).row(0, named=True)
+           for a in ("none", "flow")}  # fmt: skip
+    row = {a: {**r, "edge_share": r["edge_drops_per_s"] / (r["edge_drops_per_s"]
+                                                           + r["core_drops_per_s"])}
+           for a, r in row.items()}  # fmt: skip
+    cmd = (
+        'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
+        "print(p2.measure(run(p2.lqd_only(p2.small_flows(1, 'flow'))), p2.EDGES['f7']))\""
+    )
+    abl, mech = mechanism("f7 (1 CBR)", row["none"], row["flow"], twins, cmd)
     agg_row = t.filter(pl.col("eruf") == "destination")
     agg_share = float(agg_row["edge_drops_per_s"][0]) / float(
         agg_row["edge_drops_per_s"][0] + agg_row["core_drops_per_s"][0]
@@ -753,46 +1170,97 @@ def f7(ctx: Context) -> Outcome:
                    note="the paper: 'the same performance as for a single large flow'"),
         Comparison("aggregated ERUF, 50 CBR: share of drops at the edge", agg_share,
                    at_least=0.8, against="drops move to the edge again"),
+        *mech,
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"flows": t})
+    return Outcome(comparisons=comps, tables={"flows": t, "twins": _twins(twins)}, ablations=abl)
 
 
 def _tcp_only_seeds(ctx: Context) -> int:
     return 3 if ctx.quick else 10
 
 
+#: The TCP-only claim's topologies: (tag, builder, edges key).
+TCP_TOPOLOGIES = [("one edge", tcp_only, "tcp"), ("two edges", tcp_only_two_edges, "tcp2")]
+#: Regulator buckets [bytes] the claim is shown at (the paper gives none).
+BUCKETS = [3000, 12000, 48000, REG_BURST]
+
+
+def _tcp_claims(t: pl.DataFrame) -> list[Comparison]:
+    worst = float(t["extra_drops"].max())  # type: ignore[arg-type]
+    ratio = float((t["tcp_kbps_eruf"] / t["tcp_kbps_plain"]).min())  # type: ignore[arg-type]
+    policed = float(t["policed"].max())  # type: ignore[arg-type]
+    return [
+        Comparison("extra drops with ERUF, worst over topologies, flow counts and seeds",
+                   worst, at_most=1.0, unit="packets", against="the paper: 'not more than one'"),
+        Comparison("regulators' own drops of TCP packets, worst run", policed, at_most=1.0,
+                   unit="packets", against="what ERUF itself drops ('not more than one')"),
+        Comparison("TCP goodput with ERUF ÷ without, worst run", ratio, at_least=0.97,
+                   unit="×", against="ERUF does not penalise conformant TCP (P2 §2.1)"),
+    ]  # fmt: skip
+
+
 @register("p2-tcp", title="TCP only: extra drops ERUF causes to competing TCP flows",
           paper="P2 §3")  # fmt: skip
 def tcp_claim(ctx: Context) -> Outcome:
     rows = []
-    for n in QUICK_TCP_ONLY_FLOWS if ctx.quick else TCP_ONLY_FLOWS:
-        for seed in range(1, _tcp_only_seeds(ctx) + 1):
-            m = {}
-            for eruf in (False, True):
-                d = _short(tcp_only(n, eruf), ctx)
-                label = f"tcp-only-{n}{'-eruf' if eruf else ''}"
-                saved = seed == 1 and n == 10
-                res = ctx.run(d, seed=seed, label=label) if saved else run(d, seed=seed)
-                m[eruf] = measure(res, EDGES["tcp"])
-                if eruf:
-                    m["policed"] = float(res.tables["eruf"]["policed"].sum())
-            rows.append({"tcp_flows": n, "seed": seed,
-                         "drops_plain": m[False]["drops"], "drops_eruf": m[True]["drops"],
-                         "extra_drops": m[True]["drops"] - m[False]["drops"],
-                         "policed": m["policed"],
-                         "tcp_kbps_plain": m[False]["tcp_kbps"],
-                         "tcp_kbps_eruf": m[True]["tcp_kbps"],
-                         "quenches": m[True]["quenches"]})  # fmt: skip
+    plain_of = {}
+    for topo, build, edges in TCP_TOPOLOGIES:
+        for n in QUICK_TCP_ONLY_FLOWS if ctx.quick else TCP_ONLY_FLOWS:
+            for seed in range(1, _tcp_only_seeds(ctx) + 1):
+                m = {}
+                for eruf in (False, True):
+                    d = _short(build(n, eruf), ctx)
+                    label = f"tcp-only-{n}{'-eruf' if eruf else ''}"
+                    saved = seed == 1 and n == 10 and build is tcp_only
+                    res = ctx.run(d, seed=seed, label=label) if saved else run(d, seed=seed)
+                    m[eruf] = measure(res, EDGES[edges])
+                    if eruf:
+                        m["policed"] = float(res.tables["eruf"]["policed"].sum())
+                plain_of[(topo, n, seed)] = m[False]
+                rows.append({"topology": topo, "tcp_flows": n, "seed": seed, "burst": REG_BURST,
+                             "drops_plain": m[False]["drops"], "drops_eruf": m[True]["drops"],
+                             "extra_drops": m[True]["drops"] - m[False]["drops"],
+                             "policed": m["policed"],
+                             "tcp_kbps_plain": m[False]["tcp_kbps"],
+                             "tcp_kbps_eruf": m[True]["tcp_kbps"],
+                             "quenches": m[True]["quenches"]})  # fmt: skip
     t = pl.DataFrame(rows)
-    worst = float(t["extra_drops"].max())  # type: ignore[arg-type]
-    ratio = float((t["tcp_kbps_eruf"] / t["tcp_kbps_plain"]).min())  # type: ignore[arg-type]
-    comps = [
-        Comparison("extra drops with ERUF, worst over flow counts and seeds", worst,
-                   at_most=1.0, unit="packets", against="the paper: 'not more than one'"),
-        Comparison("TCP goodput with ERUF ÷ without, worst run", ratio, at_least=0.97,
-                   unit="×", against="ERUF does not penalise conformant TCP (P2 §2.1)"),
-    ]  # fmt: skip
-    return Outcome(comparisons=comps, tables={"runs": t})
+    comps = _tcp_claims(t)
+    # The bucket dependence: the claim at smaller buckets (10 flows, one edge).
+    seeds = range(1, 2 if ctx.quick else 4)
+    per_bucket = []
+    brows = []
+    for b in BUCKETS:
+        rs = []
+        for seed in seeds:
+            if b == REG_BURST:
+                r = t.filter((pl.col("topology") == "one edge") & (pl.col("tcp_flows") == 10)
+                             & (pl.col("seed") == seed)).row(0, named=True)  # fmt: skip
+                rs.append(r)
+                continue
+            d = with_reading(_short(tcp_only(10, True), ctx), burst=b)
+            res = run(d, seed=seed)
+            m = measure(res, EDGES["tcp"])
+            p = plain_of[("one edge", 10, seed)]
+            rs.append({"topology": "one edge", "tcp_flows": 10, "seed": seed, "burst": b,
+                       "drops_plain": p["drops"], "drops_eruf": m["drops"],
+                       "extra_drops": m["drops"] - p["drops"],
+                       "policed": float(res.tables["eruf"]["policed"].sum()),
+                       "tcp_kbps_plain": p["tcp_kbps"], "tcp_kbps_eruf": m["tcp_kbps"],
+                       "quenches": m["quenches"]})  # fmt: skip
+        bt = pl.DataFrame(rs)
+        brows += rs
+        per_bucket.append(_tcp_claims(bt))
+    cal = Calibration(
+        parameter="regulator bucket [bytes]", chosen=REG_BURST,
+        why="the paper gives none; one TCP window (64 × 1500 B) so that a regulator does "
+        "not police a conformant TCP's window bursts: the TCP-only claim holds only with "
+        "a deep bucket, which pulls against tight regulation of unresponsive flows",
+        values=BUCKETS, comparisons=per_bucket,
+    )  # fmt: skip
+    return Outcome(
+        comparisons=comps, tables={"runs": t, "buckets": pl.DataFrame(brows)}, calibrations=[cal]
+    )
 
 
 # --------------------------------------------------------------------------- figures

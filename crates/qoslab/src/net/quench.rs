@@ -2,7 +2,8 @@
 //! `source_quench` set sends one quench towards the source of every packet its queues
 //! drop, within a per-router token bucket of quenches (RFC 1812 §4.3.2.8: ICMP error
 //! messages must be rate-limited; P2 §1: "the generation of source quenches is suitably
-//! rate-limited").
+//! rate-limited"), or for every drop with `rate = "unlimited"` (P2 §3: the authors'
+//! ns-2 would "generate a source quench every time RED drops a packet").
 //!
 //! The quench is a real packet of `size` bytes (default 56: a 20-byte IP header, the
 //! 8-byte ICMP header and the quoted 20-byte IP header plus the first 8 bytes of the
@@ -20,12 +21,40 @@ use crate::units::Bytes;
 /// IP header (20) and first 8 bytes of the dropped datagram (RFC 792).
 pub const QUENCH_SIZE: u32 = 56;
 
+/// The limiter's token rate: a number of quenches per second, or `"unlimited"` (a
+/// quench for every drop, P2 §3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QuenchRate {
+    /// At most this many quenches per second (with the bucket's bursts).
+    PerSecond(f64),
+    /// A quench for every drop; `burst` is then not used.
+    Unlimited,
+}
+
+impl<'de> Deserialize<'de> for QuenchRate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Number(f64),
+            Word(String),
+        }
+        match Repr::deserialize(d)? {
+            Repr::Number(x) => Ok(QuenchRate::PerSecond(x)),
+            Repr::Word(w) if w == "unlimited" => Ok(QuenchRate::Unlimited),
+            Repr::Word(w) => Err(serde::de::Error::custom(format!(
+                "expected quenches per second or \"unlimited\", found {w:?}"
+            ))),
+        }
+    }
+}
+
 /// A router's `source_quench = { rate = 100, burst = 1, size = 56 }` table.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceQuenchConfig {
-    /// Token rate of the limiter [quenches/s].
-    pub rate: f64,
+    /// Token rate of the limiter [quenches/s], or `"unlimited"`.
+    pub rate: QuenchRate,
     /// Bucket depth [quenches]: most quenches sent back to back; default 1.
     #[serde(default = "default_burst")]
     pub burst: u32,
@@ -44,12 +73,14 @@ fn default_size() -> Bytes {
 impl SourceQuenchConfig {
     /// Checks the values; keys are relative to the `source_quench` table.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        crate::ensure_scenario!(
-            self.rate.is_finite() && self.rate > 0.0,
-            "rate",
-            "expected a positive number of quenches per second, found {}",
-            self.rate
-        );
+        if let QuenchRate::PerSecond(r) = self.rate {
+            crate::ensure_scenario!(
+                r.is_finite() && r > 0.0,
+                "rate",
+                "expected a positive number of quenches per second or \"unlimited\", found {}",
+                r
+            );
+        }
         crate::ensure_scenario!(
             self.burst >= 1,
             "burst",
@@ -103,9 +134,13 @@ impl QuenchLimiter {
 
     /// A packet was dropped at `now`: true if a quench may be sent (and counts it).
     pub fn allow(&mut self, now: SimTime) -> bool {
+        let QuenchRate::PerSecond(rate) = self.cfg.rate else {
+            self.counters.sent += 1;
+            return true;
+        };
         if now > self.last {
             let dt = (now - self.last).as_secs_f64();
-            self.tokens = (self.tokens + dt * self.cfg.rate).min(self.cfg.burst as f64);
+            self.tokens = (self.tokens + dt * rate).min(self.cfg.burst as f64);
             self.last = now;
         }
         // A small tolerance: n tokens earned over n/rate seconds must make n quenches.
@@ -126,7 +161,7 @@ mod tests {
 
     fn limiter(rate: f64, burst: u32) -> QuenchLimiter {
         QuenchLimiter::new(SourceQuenchConfig {
-            rate,
+            rate: QuenchRate::PerSecond(rate),
             burst,
             size: Bytes(56),
         })
@@ -156,15 +191,49 @@ mod tests {
     }
 
     #[test]
+    fn unlimited_quenches_every_drop() {
+        let mut q = QuenchLimiter::new(SourceQuenchConfig {
+            rate: QuenchRate::Unlimited,
+            burst: 1,
+            size: Bytes(56),
+        });
+        // 137 drops within one millisecond: a bucket of 1 would have sent one.
+        let sent = (0..137)
+            .filter(|i| q.allow(SimTime::from_micros(i * 7)))
+            .count();
+        assert_eq!(sent, 137);
+        assert_eq!(q.counters.sent, 137);
+        assert_eq!(q.counters.suppressed, 0);
+    }
+
+    #[test]
+    fn rate_parses_a_number_or_unlimited_only() {
+        let c: SourceQuenchConfig = toml::from_str("rate = 100\nburst = 10").unwrap();
+        assert_eq!(c.rate, QuenchRate::PerSecond(100.0));
+        let c: SourceQuenchConfig = toml::from_str("rate = 12.5").unwrap();
+        assert_eq!(c.rate, QuenchRate::PerSecond(12.5));
+        let c: SourceQuenchConfig = toml::from_str("rate = \"unlimited\"").unwrap();
+        assert_eq!(c.rate, QuenchRate::Unlimited);
+        assert!(toml::from_str::<SourceQuenchConfig>("rate = \"infinite\"").is_err());
+        assert!(toml::from_str::<SourceQuenchConfig>("rate = 1\nlimit = 2").is_err());
+    }
+
+    #[test]
     fn validation_names_the_key() {
         let ok = SourceQuenchConfig {
-            rate: 1.0,
+            rate: QuenchRate::PerSecond(1.0),
             burst: 1,
             size: Bytes(56),
         };
         ok.validate().unwrap();
         let e = |c: SourceQuenchConfig| c.validate().unwrap_err().key;
-        assert_eq!(e(SourceQuenchConfig { rate: 0.0, ..ok }), "rate");
+        assert_eq!(
+            e(SourceQuenchConfig {
+                rate: QuenchRate::PerSecond(0.0),
+                ..ok
+            }),
+            "rate"
+        );
         assert_eq!(e(SourceQuenchConfig { burst: 0, ..ok }), "burst");
         assert_eq!(
             e(SourceQuenchConfig {

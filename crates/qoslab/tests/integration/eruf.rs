@@ -45,6 +45,13 @@ fn quenches_are_sent_at_most_at_the_configured_rate() {
     let c = quench_counters(&w, "r1");
     assert_eq!(c.suppressed, 0);
     assert_eq!(c.sent, iface(&w, "r1->r2").counters.drops.total_packets());
+    // "unlimited" (P2 §3: a quench every time RED drops) answers every drop, where the
+    // 20/s limiter above suppressed most of the same drops.
+    let w = run_world(&quenching("{ rate = \"unlimited\" }", ""));
+    let c = quench_counters(&w, "r1");
+    let drops = iface(&w, "r1->r2").counters.drops.total_packets();
+    assert!(drops > 1000, "{drops}");
+    assert_eq!((c.sent, c.suppressed), (drops, 0));
 }
 
 #[test]

@@ -31,7 +31,7 @@ use crate::queue::DropCause;
 use crate::time::{Dur, Rate, SimTime};
 use crate::units::Bytes;
 use estimator::{Estimator, EwmaEstimator, WindowEstimator};
-use regulator::{QuenchEffect, Regulator};
+use regulator::{Increase, QuenchEffect, Regulator};
 
 /// What one regulated unit is (P2 §2.1: "identify flows either by source-destination
 /// pairs or by destination alone").
@@ -56,6 +56,20 @@ pub enum EstimatorName {
     Window,
     /// CSFQ's exponential averaging with constant `k`.
     Ewma,
+}
+
+/// Over which packets a unit's average packet size (the additive increase's step) is
+/// taken (P2 footnote 3: "Edge routers keep track of the average packet size for each
+/// flow that has a regulator in place").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AvgSize {
+    /// Every packet since the unit's first.
+    #[default]
+    Lifetime,
+    /// The packets since its regulator was installed (the lifetime average until the
+    /// first of them).
+    Regulated,
 }
 
 /// An `{ kind = "eruf", … }` stage as written in a scenario file.
@@ -86,6 +100,14 @@ pub struct ErufConfig {
     /// Rate at which a regulator is removed; default the stage's link rate.
     #[serde(default)]
     pub link_rate: Option<Rate>,
+    /// Additive increase per quiet RTT estimate: `"packet_per_rtt"` (default) or
+    /// `"bytes_per_second"` (P2 §2.1, see [`Increase`]).
+    #[serde(default)]
+    pub increase: Increase,
+    /// Packets the average size is taken over: `"lifetime"` (default) or
+    /// `"regulated"` (P2 footnote 3).
+    #[serde(default)]
+    pub avg_size: AvgSize,
 }
 
 fn default_max_window() -> u32 {
@@ -169,6 +191,9 @@ pub struct Unit {
     est: Estimator,
     packets: u64,
     bytes: u64,
+    /// Packets and bytes since the regulator was installed.
+    reg_packets: u64,
+    reg_bytes: u64,
     reg: Option<Regulator>,
 }
 
@@ -179,6 +204,15 @@ impl Unit {
             0.0
         } else {
             self.bytes as f64 / self.packets as f64
+        }
+    }
+    /// Average packet size since the regulator was installed, or [`Unit::avg_size`]
+    /// before the first such packet [bytes].
+    pub fn avg_size_regulated(&self) -> f64 {
+        if self.reg_packets == 0 {
+            self.avg_size()
+        } else {
+            self.reg_bytes as f64 / self.reg_packets as f64
         }
     }
     /// Arrival-rate estimate [bit/s].
@@ -271,11 +305,14 @@ impl Eruf {
 
     /// Applies due increases to unit `i`'s regulator; removes it at the link rate.
     fn advance(&mut self, now: SimTime, i: usize) {
-        let (rtt, link) = (self.rtt, self.link_rate);
+        let (rtt, link, inc) = (self.rtt, self.link_rate, self.cfg.increase);
         let u = &mut self.units[i];
-        let avg = u.avg_size();
+        let avg = match self.cfg.avg_size {
+            AvgSize::Lifetime => u.avg_size(),
+            AvgSize::Regulated => u.avg_size_regulated(),
+        };
         if let Some(r) = &mut u.reg {
-            if r.advance(now, rtt, avg, link) {
+            if r.advance(now, rtt, avg, inc, link) {
                 u.reg = None;
                 self.counters.removed += 1;
             }
@@ -304,6 +341,7 @@ impl Eruf {
         match &mut u.reg {
             None => {
                 u.reg = Some(Regulator::install(now, u.est.rate(), rtt, depth));
+                (u.reg_packets, u.reg_bytes) = (0, 0);
                 self.counters.installed += 1;
             }
             Some(r) => match r.on_quench(now, rtt) {
@@ -329,6 +367,8 @@ impl Conditioner for Eruf {
                     est,
                     packets: 0,
                     bytes: 0,
+                    reg_packets: 0,
+                    reg_bytes: 0,
                     reg: None,
                 });
                 let i = self.units.len() - 1;
@@ -341,6 +381,10 @@ impl Conditioner for Eruf {
             u.est.on_arrival(now, pkt.size);
             u.packets += 1;
             u.bytes += pkt.size as u64;
+            if u.reg.is_some() {
+                u.reg_packets += 1;
+                u.reg_bytes += pkt.size as u64;
+            }
         }
         self.advance(now, i);
         let admitted = match &mut self.units[i].reg {

@@ -5,18 +5,43 @@
 //!   first quench ─► installed at half the measured arrival rate
 //!   quench at t ─► halve, unless within one RTT estimate of the last decrease (ignored)
 //!   [t, t + RTT)      hold: no change
-//!   t + 2·RTT, +3·RTT, …  +1 average packet per RTT estimate without a quench
+//!   t + 2·RTT, +3·RTT, …  + one average packet size per RTT estimate without a quench
 //!   rate ≥ link rate ─► removed
 //! ```
 //!
-//! "+1 average packet size per RTT estimate" is read as a window: the regulator lets a
-//! window of W bytes through per RTT estimate, W grows by one average packet per quiet
-//! RTT estimate, so the rate grows by `8·avg / RTT` bit/s each time (as a TCP window
-//! grows by one segment per RTT).
+//! "The bandwidth … is increased by one *average* packet size for every RTT estimate"
+//! (P2 §2.1) has two readings ([`Increase`]): a window that grows by one average packet
+//! per RTT estimate (`+8·avg/RTT` bit/s, as a TCP window grows by one segment per RTT),
+//! or the bandwidth itself growing by one average packet size per second (`+8·avg`
+//! bit/s).
 //!
 //! State changes are evaluated lazily at `now` (packet arrivals and quenches): no timer.
 
+use serde::{Deserialize, Serialize};
+
 use crate::time::{Dur, Rate, SimTime};
+
+/// How much a regulator's bandwidth grows per quiet RTT estimate (P2 §2.1: "increased
+/// by one *average* packet size for every RTT estimate").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Increase {
+    /// One average packet per RTT estimate, as a window: `+8·avg/RTT` bit/s.
+    #[default]
+    PacketPerRtt,
+    /// One average packet size per second: `+8·avg` bit/s (the words taken literally).
+    BytesPerSecond,
+}
+
+impl Increase {
+    /// The growth [bit/s] of one quiet RTT estimate `rtt` for packets of `avg` bytes.
+    pub fn step(self, avg: f64, rtt: Dur) -> f64 {
+        match self {
+            Increase::PacketPerRtt => 8.0 * avg / rtt.as_secs_f64(),
+            Increase::BytesPerSecond => 8.0 * avg,
+        }
+    }
+}
 
 /// What a quench did to a regulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,14 +104,14 @@ impl Regulator {
         }
     }
 
-    /// Applies the increases due by `now` (+8·`avg`/`rtt` bit/s per quiet RTT estimate
-    /// after the hold); true if the rate reached `link` and the regulator is to be
-    /// removed.
-    pub fn advance(&mut self, now: SimTime, rtt: Dur, avg: f64, link: Rate) -> bool {
+    /// Applies the increases due by `now` (one `inc` step for packets of `avg` bytes per
+    /// quiet RTT estimate after the hold); true if the rate reached `link` and the
+    /// regulator is to be removed.
+    pub fn advance(&mut self, now: SimTime, rtt: Dur, avg: f64, inc: Increase, link: Rate) -> bool {
         self.refill(now);
         if now >= self.next_increase && rtt > Dur::ZERO {
             let k = 1 + (now - self.next_increase).as_nanos() / rtt.as_nanos();
-            self.rate += k as f64 * 8.0 * avg / rtt.as_secs_f64();
+            self.rate += k as f64 * inc.step(avg, rtt);
             self.next_increase += rtt.saturating_mul(k);
         }
         self.rate >= link.bps() as f64
@@ -123,6 +148,7 @@ mod tests {
 
     const RTT: Dur = Dur::from_millis(20);
     const LINK: Rate = Rate::from_kbps(1500);
+    const W: Increase = Increase::PacketPerRtt;
 
     fn ms(t: u64) -> SimTime {
         SimTime::from_millis(t)
@@ -143,14 +169,14 @@ mod tests {
         let mut r = Regulator::install(ms(0), 800_000.0, RTT, 3000);
         // Ten quenches within the first RTT estimate: all ignored.
         for t in 1..=10 {
-            r.advance(ms(t), RTT, 100.0, LINK);
+            r.advance(ms(t), RTT, 100.0, W, LINK);
             assert_eq!(r.on_quench(ms(t), RTT), QuenchEffect::Ignored);
         }
         assert_eq!(r.rate(), 400_000.0);
         // A quench every 5 ms from 20 ms to 99 ms: one decrease per 20 ms.
         let mut decreased = 0;
         for t in (20..100).step_by(5) {
-            r.advance(ms(t), RTT, 100.0, LINK);
+            r.advance(ms(t), RTT, 100.0, W, LINK);
             if r.on_quench(ms(t), RTT) == QuenchEffect::Decreased {
                 decreased += 1;
             }
@@ -165,20 +191,67 @@ mod tests {
         let mut r = Regulator::install(ms(0), 800_000.0, RTT, 3000);
         let step = 8.0 * 100.0 / 0.020; // 40 kb/s per RTT estimate
                                         // Hold during [0, 2·RTT): no change.
-        r.advance(ms(39), RTT, 100.0, LINK);
+        r.advance(ms(39), RTT, 100.0, W, LINK);
         assert!(close(r.rate(), 400_000.0), "{}", r.rate());
-        r.advance(ms(40), RTT, 100.0, LINK);
+        r.advance(ms(40), RTT, 100.0, W, LINK);
         assert!(close(r.rate(), 400_000.0 + step), "{}", r.rate());
         // Three more quiet RTT estimates, evaluated at once.
-        r.advance(ms(105), RTT, 100.0, LINK);
+        r.advance(ms(105), RTT, 100.0, W, LINK);
         assert!(close(r.rate(), 400_000.0 + 4.0 * step), "{}", r.rate());
         // A quench halves and restarts the hold.
         assert_eq!(r.on_quench(ms(110), RTT), QuenchEffect::Decreased);
         let after = (400_000.0 + 4.0 * step) / 2.0;
-        r.advance(ms(149), RTT, 100.0, LINK);
+        r.advance(ms(149), RTT, 100.0, W, LINK);
         assert!(close(r.rate(), after), "{}", r.rate());
-        r.advance(ms(150), RTT, 100.0, LINK);
+        r.advance(ms(150), RTT, 100.0, W, LINK);
         assert!(close(r.rate(), after + step), "{}", r.rate());
+    }
+
+    #[test]
+    fn each_increase_reading_after_n_quiet_rtts_by_hand() {
+        // Installed at 0 at 400 kb/s; 250-byte packets, RTT estimate 20 ms. The hold
+        // ends at 40 ms; the n-th increase comes at 40 + 20·(n − 1) ms.
+        // packet_per_rtt: 8·250/0.020 = 100 000 bit/s per step;
+        // bytes_per_second: 8·250 = 2 000 bit/s per step.
+        for (inc, step) in [
+            (Increase::PacketPerRtt, 100_000.0),
+            (Increase::BytesPerSecond, 2_000.0),
+        ] {
+            let mut r = Regulator::install(ms(0), 800_000.0, RTT, 3000);
+            // 159 ms: six quiet RTT estimates after the hold (40, 60, …, 140 ms).
+            r.advance(ms(159), RTT, 250.0, inc, Rate::from_mbps(100));
+            assert!(
+                close(r.rate(), 400_000.0 + 6.0 * step),
+                "{inc:?} {}",
+                r.rate()
+            );
+            // 160 ms: the seventh.
+            r.advance(ms(160), RTT, 250.0, inc, Rate::from_mbps(100));
+            assert!(
+                close(r.rate(), 400_000.0 + 7.0 * step),
+                "{inc:?} {}",
+                r.rate()
+            );
+        }
+        // By hand: 1 100 000 and 414 000 bit/s after seven.
+        assert_eq!(
+            Increase::PacketPerRtt.step(250.0, RTT) * 7.0 + 400_000.0,
+            1_100_000.0
+        );
+        assert_eq!(
+            Increase::BytesPerSecond.step(250.0, RTT) * 7.0 + 400_000.0,
+            414_000.0
+        );
+    }
+
+    #[test]
+    fn bytes_per_second_takes_the_words_literally_and_is_slow_to_remove() {
+        // 400 kb/s back to a 1.5 Mb/s link at +800 bit/s per 20 ms: 1375 increases,
+        // the last at 40 + 1374·20 = 27 520 ms (window reading: 580 ms, test below).
+        let inc = Increase::BytesPerSecond;
+        let mut r = Regulator::install(ms(0), 800_000.0, RTT, 3000);
+        assert!(!r.advance(ms(27_519), RTT, 100.0, inc, LINK));
+        assert!(r.advance(ms(27_520), RTT, 100.0, inc, LINK));
     }
 
     #[test]
@@ -186,8 +259,8 @@ mod tests {
         let mut r = Regulator::install(ms(0), 800_000.0, RTT, 3000);
         // 400 kb/s + 40 kb/s per RTT: 1500 kb/s after 27.5 → 28 increases, the 28th at
         // 40 + 27·20 = 580 ms.
-        assert!(!r.advance(ms(579), RTT, 100.0, LINK));
-        assert!(r.advance(ms(580), RTT, 100.0, LINK));
+        assert!(!r.advance(ms(579), RTT, 100.0, W, LINK));
+        assert!(r.advance(ms(580), RTT, 100.0, W, LINK));
         assert!(r.rate() >= 1_500_000.0);
     }
 

@@ -13,6 +13,8 @@ fn cfg(aggregate: Aggregation) -> ErufConfig {
         burst: Bytes(300),
         rtt: None,
         link_rate: None,
+        increase: Increase::PacketPerRtt,
+        avg_size: AvgSize::Lifetime,
     }
 }
 
@@ -187,4 +189,73 @@ impl ErufConfig {
         self.burst = b;
         self
     }
+}
+
+/// Ten 1000-byte packets 1 ms apart, a quench at 10 ms, eleven 100-byte packets from
+/// 11 ms to 50 ms (the last one at 50 ms, one quiet RTT estimate after the 20 ms hold
+/// plus 20 ms); returns (installed rate, rate after the first increase).
+fn first_increase(avg_size: AvgSize, increase: Increase) -> (f64, f64) {
+    let mut c = cfg(Aggregation::Flow);
+    c.avg_size = avg_size;
+    c.increase = increase;
+    let mut e = c.build();
+    e.bind_link(Rate::from_mbps(100), Dur::from_millis(10)); // RTT estimate 20 ms
+    let mut a = udp(0, 1, 2);
+    a.size = 1000;
+    for t in 0..10 {
+        let mut p = a;
+        e.condition(SimTime::from_millis(t), &mut p);
+    }
+    e.on_quench(SimTime::from_millis(10), &quench_of(&a));
+    let r0 = e.units()[0].regulator().unwrap().rate();
+    a.size = 100;
+    for t in [11, 14, 17, 20, 23, 26, 29, 32, 35, 38, 50] {
+        let mut p = a;
+        e.condition(SimTime::from_millis(t), &mut p);
+    }
+    (r0, e.units()[0].regulator().unwrap().rate())
+}
+
+#[test]
+fn the_increase_step_uses_the_average_the_config_names() {
+    // At 50 ms the unit has seen 10 × 1000 B + 11 × 100 B = 11 100 B in 21 packets
+    // (lifetime average 528.57 B), 11 × 100 B since the regulator (average 100 B).
+    let life = 11_100.0 / 21.0;
+    let cases = [
+        (
+            AvgSize::Lifetime,
+            Increase::PacketPerRtt,
+            8.0 * life / 0.020,
+        ),
+        (
+            AvgSize::Regulated,
+            Increase::PacketPerRtt,
+            8.0 * 100.0 / 0.020,
+        ),
+        (AvgSize::Lifetime, Increase::BytesPerSecond, 8.0 * life),
+        (AvgSize::Regulated, Increase::BytesPerSecond, 8.0 * 100.0),
+    ];
+    for (avg, inc, step) in cases {
+        let (r0, r1) = first_increase(avg, inc);
+        // 1000 B per 1 ms measured: installed at half of 8 Mb/s.
+        assert!((r0 - 4_000_000.0).abs() < 1.0, "{r0}");
+        assert!(
+            (r1 - r0 - step).abs() < 1e-6,
+            "{avg:?} {inc:?}: {} vs {step}",
+            r1 - r0
+        );
+    }
+}
+
+#[test]
+fn increase_and_avg_size_keys_parse_and_unknown_readings_are_errors() {
+    let c: ErufConfig =
+        toml::from_str("increase = \"bytes_per_second\"\navg_size = \"regulated\"").unwrap();
+    assert_eq!(c.increase, Increase::BytesPerSecond);
+    assert_eq!(c.avg_size, AvgSize::Regulated);
+    let d: ErufConfig = toml::from_str("").unwrap();
+    assert_eq!(d.increase, Increase::PacketPerRtt);
+    assert_eq!(d.avg_size, AvgSize::Lifetime);
+    assert!(toml::from_str::<ErufConfig>("increase = \"bytes\"").is_err());
+    assert!(toml::from_str::<ErufConfig>("increse = \"packet_per_rtt\"").is_err());
 }
