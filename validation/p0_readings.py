@@ -69,7 +69,7 @@ def depth_rows(seeds: int) -> list[str]:
     shares = p0.fair_shares(p0.EQUAL, True)
     out = ["| window cap [segments] | depth | Jain | throughput 50/300/300/600 ms [B/s] "
            "| total [% of rate] |", "|---|---|---|---|---|"]  # fmt: skip
-    for cap in [100, 16, 13]:
+    for cap in [100, 13, 12, 11]:
         for depth, qos in [("equal", p0.SHAPE_PART_EQ), ("rtt", p0.SHAPE_PART_RTT)]:
             sc = p0.scenario("f4-x", p0.EQUAL, qos)
             for f in sc["flow"]:

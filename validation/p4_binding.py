@@ -27,7 +27,7 @@ import qoslab
 from qoslab.reproduce import p4
 
 sys.path.insert(0, str(Path(__file__).parent))
-import p4_heldout as ho  # noqa: E402
+import p4_heldout as ho
 
 ROOT = Path(__file__).resolve().parent.parent
 PKT = 1040
