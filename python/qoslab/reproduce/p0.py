@@ -218,7 +218,10 @@ def _measure(ctx: Context, stem: str, seeds: int) -> tuple[pl.DataFrame, pl.Data
         fl = res.tables["flows"]
         dur = float(res.summary["duration"])
         q = res.tables.get("qosmgr")
-        marked = dict(zip(q["name"], q["marked_bytes"], strict=True)) if q is not None else {}
+        # Compliant throughput: marked bytes delivered at the clients (not as marked).
+        marked = (
+            dict(zip(q["name"], q["marked_delivered_bytes"], strict=True)) if q is not None else {}
+        )
         timer = int(q["timer_events"][0]) if q is not None else 0
         for i, (name, good) in enumerate(zip(fl["name"], fl["goodput_bytes"], strict=True)):
             rows.append(
