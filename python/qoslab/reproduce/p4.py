@@ -45,6 +45,8 @@ from qoslab.reproduce import (
     Context,
     Explanation,
     Outcome,
+    Reading,
+    ReadingResult,
     Saved,
     figure,
     register,
@@ -802,6 +804,17 @@ F9_FAIRNESS = Explanation(
 )
 
 
+#: pTCP's binding after fast reassign (P4 §4.1), run side by side in p4-f9.
+BINDING_READINGS = [
+    Reading("ptcp.binding", "unbind", "data presumed lost leaves the virtual segments it "
+            "was bound to; their retransmissions are hollow", headline=True,
+            argued='§4.1: restriping is "the process that unbinds application data bound '
+                   'to a virtual segment, so as to rebind it to another virtual segment"'),
+    Reading("ptcp.binding", "keep", "the data stays bound to its first virtual segment "
+            "too; a retransmission of that segment sends it again"),
+]  # fmt: skip
+
+
 @register(
     "p4-f9",
     title="Ten pTCP flows of equal weight past the network's storage: "
@@ -859,7 +872,28 @@ def f9_experiment(ctx: Context) -> Outcome:
             explanation=F9_FAIRNESS,
         ),
     ]
-    return Outcome(comparisons=comps, tables={"f9": t, "f9_per_seed": per_seed})
+    # The binding reading (§4.1): the same throughput claim with data kept bound to its
+    # first virtual segment, at the sweep's two ends.
+    from qoslab.api import run
+
+    def keep_mean(n: int) -> float:
+        w = n // N_FLOWS
+        ov = {**weight_overrides("ptcp", w, N_FLOWS), "duration": duration}
+        ov |= {f"flow.f{i}.ptcp.binding": "keep" for i in range(N_FLOWS)}
+        gs = [_goodputs(run(path, ov, seed)) for seed in _seeds(ctx, 3)]
+        return sum(sum(g) / len(g) for g in gs) / len(gs)
+
+    def thr_comp(value: float) -> Comparison:
+        return Comparison(
+            f"mean throughput per flow at {hi} TCBs ÷ at {lo}", value, unit="×",
+            at_most=0.95, against="throughput falls past the storage limit (paper Fig. 9a)",
+        )  # fmt: skip
+
+    readings = [
+        ReadingResult(BINDING_READINGS[0], [thr_comp(at("mean_bps", hi) / at("mean_bps", lo))]),
+        ReadingResult(BINDING_READINGS[1], [thr_comp(keep_mean(hi) / keep_mean(lo))]),
+    ]
+    return Outcome(comparisons=comps, tables={"f9": t, "f9_per_seed": per_seed}, readings=readings)
 
 
 @figure("p4-f9")
