@@ -113,6 +113,9 @@ pub struct FlowCounters {
     pub drops: u64,
     /// Packets the receiver sent back (TCP ACKs).
     pub acks_sent: u64,
+    /// Wire bytes of in-profile (marked) data packets delivered at the destination:
+    /// P0 §4.1's compliant traffic as it arrives, not as it was marked at the sender.
+    pub in_profile_delivered_bytes: u64,
 }
 
 impl FlowCounters {
@@ -125,6 +128,8 @@ impl FlowCounters {
             goodput_bytes: self.goodput_bytes - e.goodput_bytes,
             drops: self.drops - e.drops,
             acks_sent: self.acks_sent - e.acks_sent,
+            in_profile_delivered_bytes: self.in_profile_delivered_bytes
+                - e.in_profile_delivered_bytes,
         }
     }
 }

@@ -105,6 +105,9 @@ pub struct StripeConn {
     pub read: u64,
     /// ACKs its receiver sent advertising a zero window.
     pub zero_windows: u64,
+    /// ACKs its receiver sent advertising a window below one segment, zero included: a
+    /// buffer that is not a multiple of the segment fills without reading 0 (P4 §2).
+    pub small_windows: u64,
 }
 
 /// The striping application of one flow (both ends).
@@ -142,6 +145,7 @@ impl Stripe {
             written: 0,
             read: 0,
             zero_windows: 0,
+            small_windows: 0,
         };
         Stripe {
             cfg: *cfg,

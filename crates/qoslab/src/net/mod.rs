@@ -155,6 +155,9 @@ pub struct IfaceCounters {
     pub drops: DropCounters,
     /// Queue drops by the drop precedence the queue saw (green, yellow, red).
     pub dropped_by_colour: [u64; 3],
+    /// Queue drops of in-profile (marked) and out-of-profile (unmarked) packets, the
+    /// distinction ERED decides by (P0 §4.1): [unmarked, marked].
+    pub dropped_by_profile: [u64; 2],
 }
 
 impl IfaceCounters {
@@ -169,6 +172,8 @@ impl IfaceCounters {
             drops: self.drops.since(&earlier.drops),
             dropped_by_colour: [0, 1, 2]
                 .map(|k| self.dropped_by_colour[k] - earlier.dropped_by_colour[k]),
+            dropped_by_profile: [0, 1]
+                .map(|k| self.dropped_by_profile[k] - earlier.dropped_by_profile[k]),
         }
     }
 }

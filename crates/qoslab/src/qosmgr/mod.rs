@@ -18,7 +18,9 @@
 //! On a trigger that serves the whole aggregate, waiting connections are served in the
 //! scheme's order (P0 §4.2.2): `sequential` (list order), `fcfs` (earliest to become
 //! non-compliant first; a connection served but still waiting becomes non-compliant
-//! again at that time) or `lru` (least recently given a token first); a served
+//! again at that time), `fcfs_first` (the time it first became non-compliant is kept
+//! while it waits), `lru` (least recently given a token first) or `rotating` (list
+//! order starting after the connection served last); a served
 //! connection sends every waiting packet its tokens cover. The tokens come from a
 //! [`TokenShare`]: partitioned buckets, a common bucket or logical partitions.
 //!
@@ -43,11 +45,19 @@ pub use sharing::{Scheme, TokenShare};
 pub enum Order {
     /// List order: connection 0 first, always.
     Sequential,
-    /// The connection that became non-compliant earliest first.
+    /// The connection that became non-compliant earliest first; a connection served
+    /// but still waiting becomes non-compliant again at that time.
     #[default]
     Fcfs,
+    /// FCFS by the time a connection *first* became non-compliant (P0 §4.2.2: "ordered
+    /// based on the time when they first became non-compliant"): the time is kept
+    /// until the connection has nothing waiting.
+    FcfsFirst,
     /// The connection least recently given a token first.
     Lru,
+    /// List order starting after the connection served last (round robin): a
+    /// sequential scan in which no list position is favoured (a neutral order).
+    Rotating,
 }
 
 /// How bucket depth is split among connections (partitioned, logical).
@@ -208,6 +218,8 @@ pub struct QosManager {
     /// The aggregate's connections, in list order.
     pub conns: Vec<Conn>,
     waiting: usize,
+    /// Where the next rotating scan starts (after the connection served last).
+    rotate: usize,
     /// Timer events the world scheduled and ran.
     pub ticks: u64,
     /// The tick the world has scheduled (`NEVER`: none).
@@ -252,6 +264,7 @@ impl QosManager {
                 })
                 .collect(),
             waiting: 0,
+            rotate: 0,
             ticks: 0,
             armed: SimTime::NEVER,
         }
@@ -366,26 +379,36 @@ impl QosManager {
             .filter(|&i| !self.conns[i].queue.is_empty())
             .collect();
         if self.share.scheme() == Scheme::Common {
+            let n = self.conns.len();
             match self.order {
                 Order::Sequential => {}
-                Order::Fcfs => order.sort_by_key(|&i| (self.conns[i].since, i)),
+                Order::Fcfs | Order::FcfsFirst => order.sort_by_key(|&i| (self.conns[i].since, i)),
                 Order::Lru => order.sort_by_key(|&i| (self.conns[i].last_token, i)),
+                Order::Rotating => {
+                    let r = self.rotate;
+                    order.sort_by_key(|&i| (i + n - r) % n);
+                }
             }
         }
         for i in order {
+            let before = out.len();
             self.serve(now, i, why, out);
+            if out.len() > before {
+                self.rotate = (i + 1) % self.conns.len();
+            }
         }
     }
 
     /// Sends connection `i`'s waiting packets while its tokens cover the head. A
     /// connection that sent some but still has packets waiting became non-compliant
-    /// again now: FCFS puts it behind those waiting longer.
+    /// again now: FCFS puts it behind those waiting longer (FCFS-first keeps its time).
     fn serve(&mut self, now: SimTime, i: usize, why: Trigger, out: &mut Vec<Packet>) {
+        let keep = self.order == Order::FcfsFirst;
         let c = &mut self.conns[i];
         let mut sent = false;
         while let Some(&(t0, ref p)) = c.queue.front() {
             if !self.share.conforms(now, i, p.size) {
-                if sent {
+                if sent && !keep {
                     c.since = now;
                 }
                 return;

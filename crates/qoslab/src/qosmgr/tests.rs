@@ -112,6 +112,57 @@ fn fcfs_sends_a_connection_still_waiting_after_service_to_the_back() {
 }
 
 #[test]
+fn fcfs_first_keeps_the_time_a_connection_first_became_non_compliant() {
+    // As above, read as "ordered by the time they *first* became non-compliant": the
+    // partly served connection 0 keeps its time 0 and goes first until it is empty.
+    let mut m = manager(
+        Scheme::Common,
+        Order::FcfsFirst,
+        Rate::from_kbps(64),
+        1000,
+        &[Trigger::Send],
+        PolicyAction::Shape,
+    );
+    let mut out = Vec::new();
+    for _ in 0..4 {
+        m.on_send(SimTime::ZERO, 0, pkt(0, 1000), &mut out);
+    }
+    for _ in 0..2 {
+        m.on_send(SimTime::from_millis(1), 1, pkt(1, 1000), &mut out);
+    }
+    let got = tick_until(&mut m, SimTime::from_millis(1), SimTime::from_secs(2));
+    let order: Vec<u32> = got.iter().map(|(_, f)| *f).collect();
+    assert_eq!(order, vec![0, 0, 0, 1, 1]);
+}
+
+#[test]
+fn a_rotating_scan_starts_one_connection_further_at_each_service() {
+    // Three connections always waiting, one token per tick: sequential serves
+    // connection 0 until it is empty; the rotating scan starts after the connection
+    // served last.
+    let run = |order: Order| {
+        let mut m = manager(
+            Scheme::Common,
+            order,
+            Rate::from_kbps(64),
+            1000,
+            &[Trigger::Send],
+            PolicyAction::Shape,
+        );
+        let mut out = Vec::new();
+        for f in 0..3 {
+            for _ in 0..4 {
+                m.on_send(SimTime::ZERO, f, pkt(f as u32, 1000), &mut out);
+            }
+        }
+        let got = tick_until(&mut m, SimTime::ZERO, SimTime::from_secs(1));
+        got.iter().take(6).map(|(_, f)| *f).collect::<Vec<u32>>()
+    };
+    assert_eq!(run(Order::Sequential), vec![0, 0, 0, 1, 1, 1]);
+    assert_eq!(run(Order::Rotating), vec![0, 1, 2, 0, 1, 2]);
+}
+
+#[test]
 fn a_connection_with_packets_waiting_does_not_overtake_them() {
     let mut m = manager(
         Scheme::Common,

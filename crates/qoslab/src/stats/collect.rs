@@ -549,6 +549,20 @@ fn colour_drops_table(w: &World) -> Option<Table> {
             ),
         );
     }
+    // ERED (P0 §4.1) decides by the in-profile mark, not by the colour.
+    for (k, col) in ["dropped_unmarked", "dropped_marked"]
+        .into_iter()
+        .enumerate()
+    {
+        t.push(
+            col,
+            Column::Int(
+                rows.iter()
+                    .map(|r| r.1.dropped_by_profile[k] as i64)
+                    .collect(),
+            ),
+        );
+    }
     Some(t)
 }
 

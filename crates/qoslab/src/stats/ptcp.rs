@@ -1,6 +1,6 @@
 //! The `ptcp` and `ptcp_pipes` tables of pTCP flows (P4 §4): per flow the bytes its
 //! receiving application got in order and the engine's reassigns, redundant sends,
-//! freezes and resumes; per pipe the stream bytes it carried, its retransmissions,
+//! hollow segments, unbinds, freezes and resumes; per pipe the stream bytes it carried, its retransmissions,
 //! timeouts and mean congestion window. All counts are over the whole run (the flow's
 //! goodput after the warm-up is in the `flows` table).
 
@@ -24,6 +24,7 @@ pub(super) fn ptcp_tables(r: &mut RunResult, pt: &[(usize, &Ptcp)]) {
     t.push("reassigns", int(&|x| x.1.engine.stats.reassigns));
     t.push("redundant", int(&|x| x.1.engine.stats.redundant));
     t.push("hollow", int(&|x| x.1.engine.stats.hollow));
+    t.push("unbinds", int(&|x| x.1.engine.stats.unbinds));
     t.push("freezes", int(&|x| x.1.engine.stats.freezes));
     t.push("resumes", int(&|x| x.1.engine.stats.resumes));
     t.push("duplicates", int(&|x| x.1.rcv.duplicates));

@@ -30,6 +30,15 @@ pub fn table(w: &World) -> Option<Table> {
         "marked_bytes",
         n(&|r| rows[r].2.counters.marked_bytes as i64),
     );
+    // Marked bytes that reached the client (P0 §4.1 compliant throughput), since the start.
+    t.push(
+        "marked_delivered_bytes",
+        n(&|r| {
+            w.flows[rows[r].2.flow.0 as usize]
+                .counters
+                .in_profile_delivered_bytes as i64
+        }),
+    );
     t.push("held", n(&|r| rows[r].2.counters.held as i64));
     t.push(
         "mean_wait",

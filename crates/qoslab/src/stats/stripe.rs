@@ -1,8 +1,8 @@
 //! The `stripe` and `stripe_connections` tables of striped flows (P4 §2): per flow the
 //! bytes its receiving application read in order, its blocks and its head-of-line
-//! waits; per connection what was written to and read from it, its zero-window ACKs
-//! and its losses. All counts are over the whole run (the flow's goodput after the
-//! warm-up is in the `flows` table).
+//! waits; per connection what was written to and read from it, its zero-window and
+//! below-one-segment-window ACKs and its losses. All counts are over the whole run
+//! (the flow's goodput after the warm-up is in the `flows` table).
 
 use super::{Column, RunResult, Table};
 use crate::app::Stripe;
@@ -25,6 +25,7 @@ pub(super) fn stripe_tables(r: &mut RunResult, st: &[(usize, &Stripe)]) {
     t.push("blocks_read", int(&|x| x.1.blocks_read as i64));
     t.push("hol_waits", int(&|x| x.1.hol_waits as i64));
     t.push("zero_windows", int(&|x| sum(x.1, &|c| c.zero_windows)));
+    t.push("small_windows", int(&|x| sum(x.1, &|c| c.small_windows)));
     t.push(
         "retransmits",
         int(&|x| sum(x.1, &|c| c.snd.stats().retransmits)),
@@ -45,6 +46,7 @@ pub(super) fn stripe_tables(r: &mut RunResult, st: &[(usize, &Stripe)]) {
     t.push("written", int(&|x| x.2.written as i64));
     t.push("read", int(&|x| x.2.read as i64));
     t.push("zero_windows", int(&|x| x.2.zero_windows as i64));
+    t.push("small_windows", int(&|x| x.2.small_windows as i64));
     t.push("retransmits", int(&|x| x.2.snd.stats().retransmits as i64));
     t.push("timeouts", int(&|x| x.2.snd.stats().timeouts as i64));
     r.tables.insert("stripe_connections".into(), t);

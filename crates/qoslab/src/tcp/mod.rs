@@ -128,12 +128,25 @@ pub enum CcConfig {
     AggregateFair {
         /// Average RTT of the aggregate (the host may update it with `set_rtt_av`).
         rtt_av: Dur,
+        /// Which RTT of the connection scales its increase.
+        rtt: AfRtt,
     },
     /// Constant Rate increase (paper 000 §5, its ref. [7]): +c·rtt² segments per RTT.
     ConstantRate {
         /// c [segments/s²]: the rate grows by c segments/s per second.
         c: f64,
     },
+}
+
+/// The RTT that scales an aggregate-fair increase (P0 §5 writes rtt_i without saying
+/// whether queueing counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AfRtt {
+    /// The smoothed RTT (queueing included); `rtt = "srtt"`.
+    #[default]
+    Smoothed,
+    /// The smallest RTT sample so far, the base RTT; `rtt = "min"`.
+    Min,
 }
 
 /// Congestion control as a table: `{ kind = "multcp", w = 4 }`.
@@ -144,6 +157,7 @@ struct CcTable {
     w: Option<f64>,
     rtt_av: Option<Dur>,
     c: Option<f64>,
+    rtt: Option<String>,
 }
 
 impl CcTable {
@@ -151,6 +165,9 @@ impl CcTable {
         let extra = |k: &str| E::custom(format!("key `{k}` does not apply to cc `{}`", self.kind));
         if self.c.is_some() && self.kind != "constant_rate" {
             return Err(extra("c"));
+        }
+        if self.rtt.is_some() && self.kind != "aggregate_fair" {
+            return Err(extra("rtt"));
         }
         match self.kind.as_str() {
             "reno" => {
@@ -178,7 +195,16 @@ impl CcTable {
                 let rtt_av = self
                     .rtt_av
                     .ok_or_else(|| E::custom("cc `aggregate_fair` needs `rtt_av`"))?;
-                Ok(CcConfig::AggregateFair { rtt_av })
+                let rtt = match self.rtt.as_deref() {
+                    None | Some("srtt") => AfRtt::Smoothed,
+                    Some("min") => AfRtt::Min,
+                    Some(o) => {
+                        return Err(E::custom(format!(
+                            "unknown rtt `{o}` of cc `aggregate_fair`, expected \"srtt\" or \"min\""
+                        )))
+                    }
+                };
+                Ok(CcConfig::AggregateFair { rtt_av, rtt })
             }
             "constant_rate" => {
                 if self.w.is_some() {
@@ -213,6 +239,7 @@ impl<'de> Deserialize<'de> for CcConfig {
                     w: None,
                     rtt_av: None,
                     c: None,
+                    rtt: None,
                 }
                 .into_config()
             }
@@ -394,7 +421,7 @@ impl TcpConfig {
                 "cc.w",
                 "expected a weight w > 0.5 (the decrease factor 1 − 1/(2w) must stay positive), found {w}"
             ),
-            CcConfig::AggregateFair { rtt_av } => crate::ensure_scenario!(
+            CcConfig::AggregateFair { rtt_av, .. } => crate::ensure_scenario!(
                 rtt_av > Dur::ZERO,
                 "cc.rtt_av",
                 "expected a positive average RTT"

@@ -170,6 +170,11 @@ impl TcpReceiver {
         n
     }
 
+    /// The maximum segment size [bytes].
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
     /// Bytes in order and not yet read by the application (finite buffer only).
     pub fn unread(&self) -> u64 {
         self.unread

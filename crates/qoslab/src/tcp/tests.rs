@@ -674,6 +674,7 @@ fn aggregate_fair_increase_scales_with_rtt_over_rtt_av_squared_on_the_wire() {
         let c = TcpConfig {
             cc: CcConfig::AggregateFair {
                 rtt_av: Dur::from_millis(100),
+                rtt: AfRtt::Smoothed,
             },
             max_window: 1000,
             ..cfg(Variant::NewReno)
@@ -725,9 +726,26 @@ fn config_defaults_and_serde() {
     assert_eq!(
         c.cc,
         CcConfig::AggregateFair {
-            rtt_av: Dur::from_millis(80)
+            rtt_av: Dur::from_millis(80),
+            rtt: AfRtt::Smoothed,
         }
     );
+    let c: TcpConfig =
+        toml::from_str("cc = { kind = \"aggregate_fair\", rtt_av = \"80ms\", rtt = \"min\" }")
+            .unwrap();
+    assert!(matches!(
+        c.cc,
+        CcConfig::AggregateFair {
+            rtt: AfRtt::Min,
+            ..
+        }
+    ));
+    for bad in [
+        "cc = { kind = \"aggregate_fair\", rtt_av = \"80ms\", rtt = \"base\" }",
+        "cc = { kind = \"reno\", rtt = \"min\" }",
+    ] {
+        assert!(toml::from_str::<TcpConfig>(bad).is_err(), "{bad}");
+    }
     let c: TcpConfig = toml::from_str("cc = { kind = \"constant_rate\", c = 100 }").unwrap();
     assert_eq!(c.cc, CcConfig::ConstantRate { c: 100.0 });
     assert!(c.validate().is_ok());

@@ -186,6 +186,7 @@ impl World {
         for (p, cause) in &drops.dropped {
             f.counters.drops.add(*cause, p.size);
             f.counters.dropped_by_colour[p.colour.index()] += 1;
+            f.counters.dropped_by_profile[p.in_profile as usize] += 1;
         }
         for (p, _) in &drops.dropped {
             self.count_flow_drop(p);

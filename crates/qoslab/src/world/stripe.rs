@@ -99,10 +99,12 @@ impl World {
             for mut h in out.drain(..) {
                 h.subflow = c as u8;
                 let data = h.len > 0;
-                if reverse && h.wnd == 0 {
+                if reverse {
                     if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
                         if let Some(st) = t.stripe.as_deref_mut() {
-                            st.conns[c].zero_windows += 1;
+                            let k = &mut st.conns[c];
+                            k.zero_windows += (h.wnd == 0) as u64;
+                            k.small_windows += (h.wnd < k.rcv.mss()) as u64;
                         }
                     }
                 }

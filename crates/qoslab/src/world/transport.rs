@@ -241,6 +241,9 @@ impl World {
         };
         if data {
             f.delivered_dscps.0 |= 1u64 << (pkt.dscp & 63);
+            if pkt.in_profile {
+                f.counters.in_profile_delivered_bytes += pkt.size as u64;
+            }
             if let Some(d) = &mut f.delays {
                 d.add(now - pkt.created);
             }

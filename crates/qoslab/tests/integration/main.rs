@@ -9,6 +9,7 @@ mod eruf;
 mod layers;
 mod multcp;
 mod ptcp;
+mod qosmgr;
 mod routing;
 mod rtt_aware;
 mod scenario_errors;

@@ -83,6 +83,38 @@ fn a_full_receive_buffer_stalls_striping_with_zero_windows_and_it_resumes() {
 }
 
 #[test]
+fn a_full_buffer_that_is_not_a_multiple_of_the_segment_reads_below_one_segment() {
+    // 4 segments and 700 B: the sender sends whole segments only, so the window of a
+    // full buffer stays at 700 B (never 0) and is counted below one segment.
+    let text = |buf: &str| {
+        striped(
+            "{ connections = 4, block = \"2920B\", send_buffer = \"64KB\" }",
+            &format!("{{ variant = \"sack\", rcv_buffer = \"{buf}\" }}"),
+            Some("3MB"),
+            0.01,
+            "300s",
+        )
+    };
+    let r = run_text(&text("6540B"));
+    let (zero, small) = (
+        ints(&r, "stripe", "zero_windows")[0],
+        ints(&r, "stripe", "small_windows")[0],
+    );
+    assert_eq!(zero, 0, "a 700 B window is not zero");
+    assert!(small > 0, "full windows below one segment: {small}");
+    assert_eq!(ints(&r, "stripe", "app_bytes"), vec![3_000_000]);
+    // With a multiple of the segment, every zero window is also below one segment.
+    let r = run_text(&text("5840B"));
+    let (zero, small) = (
+        ints(&r, "stripe", "zero_windows")[0],
+        ints(&r, "stripe", "small_windows")[0],
+    );
+    assert!(zero > 0 && small >= zero, "{zero} {small}");
+    let per_conn = ints(&r, "stripe_connections", "small_windows");
+    assert_eq!(per_conn.iter().sum::<i64>(), small);
+}
+
+#[test]
 fn striping_over_one_connection_is_a_plain_tcp_flow() {
     let tcp = "{ variant = \"sack\", rcv_buffer = \"64KB\", max_window = 64 }";
     let one = run_text(&striped(

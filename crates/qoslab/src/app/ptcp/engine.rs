@@ -63,8 +63,11 @@ pub struct EngineStats {
     pub freezes: u64,
     /// `resume()` calls to frozen pipes.
     pub resumes: u64,
-    /// Retransmitted virtual segments sent without data (their data was acknowledged).
+    /// Retransmitted virtual segments sent without data (their data was acknowledged,
+    /// or unbound by restriping).
     pub hollow: u64,
+    /// Virtual segments a fast-reassigned chunk was unbound from (P4 §4.1).
+    pub unbinds: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -104,6 +107,8 @@ pub struct Engine {
     /// The three highest acknowledged transmission numbers, highest first (0: none).
     top_acked: [u64; 3],
     next_tx: u64,
+    /// Chunks presumed lost since the caller last took them (to unbind).
+    presumed: Vec<u64>,
     /// Counters.
     pub stats: EngineStats,
 }
@@ -134,6 +139,7 @@ impl Engine {
             in_flight: BTreeMap::new(),
             top_acked: [0; 3],
             next_tx: 1,
+            presumed: Vec::new(),
             stats: EngineStats::default(),
         };
         e.fill();
@@ -244,6 +250,12 @@ impl Engine {
         Answer::Freeze
     }
 
+    /// The chunks queued for fast reassign since the last call (moved to `out`): the
+    /// caller unbinds them from the segments they were on (P4 §4.1 restriping).
+    pub fn take_presumed(&mut self, out: &mut Vec<u64>) {
+        out.append(&mut self.presumed);
+    }
+
     /// Something a frozen pipe could be given: a queued chunk or an unsent one the peer's
     /// window takes (after the application wrote what the buffer takes).
     pub fn has_work(&mut self) -> bool {
@@ -344,8 +356,9 @@ impl Engine {
                 break;
             }
             self.in_flight.remove(&tx);
-            if self.pipes > 1 {
-                n += self.queue(c, Again::Reassign) as usize;
+            if self.pipes > 1 && self.queue(c, Again::Reassign) {
+                self.presumed.push(c);
+                n += 1;
             }
         }
         n

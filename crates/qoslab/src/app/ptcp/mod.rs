@@ -4,9 +4,10 @@
 //! buffers, binds data to a pipe's virtual segment only when that pipe's window has
 //! room and it transmits (§4.1 "Congestion Window Based Striping"), re-sends data
 //! presumed lost on another pipe once three later transmissions are acknowledged on any
-//! pipe ("fast reassign", §4.1 "Dynamic Reassignment"), also sends the data of a
-//! fast-retransmitted or timed-out segment on another pipe (§4.1 "Redundant
-//! Striping"), and delivers the stream in order to the receiving application.
+//! pipe ("fast reassign", §4.1 "Dynamic Reassignment", unbinding it from the segment
+//! it was on), also sends the data of a fast-retransmitted segment on another pipe
+//! (§4.1 "Redundant Striping"; after a timeout too with `redundant_after_timeout`),
+//! and delivers the stream in order to the receiving application.
 //!
 //! The engine/pipe interface of P4 §4.2 (Fig. 4):
 //!
@@ -29,8 +30,10 @@
 //! receiving pipe).
 //!
 //! A retransmitted virtual segment carries its chunk again only while that chunk is
-//! unacknowledged: an acknowledgement of a virtual segment must mean its chunk arrived,
-//! so a segment is never rebound to different data.
+//! unacknowledged and still bound to it: fast reassign unbinds the chunk from the
+//! segments it was on (`binding = "unbind"`, the default; `"keep"` leaves it bound), so
+//! their retransmissions are hollow. An acknowledgement of a virtual segment must mean
+//! its chunk arrived, so a segment is never rebound to different data.
 
 mod engine;
 mod pipe;
@@ -55,6 +58,22 @@ pub const SENDER: u8 = 0;
 /// Index of the receiver's timer in [`Pipe::armed`].
 pub const RECEIVER: u8 = 1;
 
+/// What a fast-reassigned chunk's first virtual segment carries when its pipe
+/// retransmits that segment later.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PtcpBinding {
+    /// Restriping unbinds the chunk from its virtual segment (P4 §4.1 "Dynamic
+    /// Reassignment": "unbinds application data bound to a virtual segment, so as to
+    /// rebind it to another"): the segment's retransmission is hollow.
+    #[default]
+    Unbind,
+    /// The chunk stays bound to its first virtual segment too: the segment's
+    /// retransmission carries it again while it is unacknowledged (a duplicate if the
+    /// reassigned copy arrives as well).
+    Keep,
+}
+
 /// `ptcp = { pipes = 10, send_buffer = "256KB", recv_buffer = "256KB" }`.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +86,15 @@ pub struct PtcpConfig {
     /// The connection's receive buffer (out-of-order data waits here); default 256 KB.
     #[serde(default = "default_buffer")]
     pub recv_buffer: Bytes,
+    /// Fast reassign unbinds the chunk from its first virtual segment (`unbind`,
+    /// default, P4 §4.1) or leaves it bound there too (`keep`).
+    #[serde(default)]
+    pub binding: PtcpBinding,
+    /// Also stripe redundantly the data a pipe resends after a timeout; off by default:
+    /// P4 §4.1 stripes only fast retransmissions ("there is no need to redundantly
+    /// stripe the first segment of the recently-stalled pipe").
+    #[serde(default)]
+    pub redundant_after_timeout: bool,
 }
 
 fn default_buffer() -> Bytes {
@@ -121,6 +149,7 @@ pub struct Ptcp {
     next_resume: usize,
     tmp: Vec<TcpHeader>,
     acked: Vec<(Option<u64>, u64)>,
+    lost: Vec<u64>,
 }
 
 impl Ptcp {
@@ -144,6 +173,7 @@ impl Ptcp {
             next_resume: 0,
             tmp: Vec::new(),
             acked: Vec::new(),
+            lost: Vec::new(),
         }
     }
 
@@ -183,6 +213,7 @@ impl Ptcp {
             }
             match self.engine.send(p as u16) {
                 Answer::Freeze => {
+                    let pipe = &mut self.pipes[p];
                     if !pipe.frozen {
                         pipe.frozen = true;
                         pipe.stats.freezes += 1;
@@ -191,6 +222,7 @@ impl Ptcp {
                     break;
                 }
                 Answer::Data(c) => {
+                    let pipe = &mut self.pipes[p];
                     pipe.frozen = false;
                     pipe.pending = Some(c);
                     self.engine.stats.binds += 1;
@@ -287,6 +319,18 @@ impl Ptcp {
             }
             self.acked = acked;
             self.engine.presume_lost();
+            let mut lost = std::mem::take(&mut self.lost);
+            self.engine.take_presumed(&mut lost);
+            if self.cfg.binding == PtcpBinding::Unbind {
+                // Restriping (§4.1): data presumed lost leaves the segments it was
+                // bound to and waits, unbound, for a pipe that asks.
+                for c in lost.drain(..) {
+                    let n: u64 = self.pipes.iter_mut().map(|q| q.unbind(c)).sum();
+                    self.engine.stats.unbinds += n;
+                }
+            }
+            lost.clear();
+            self.lost = lost;
         }
         let mut v = *h;
         v.wnd = self.cap;
@@ -296,7 +340,9 @@ impl Ptcp {
         let before = (pipe.snd.stats().fast_retransmits, pipe.snd.stats().timeouts);
         pipe.receive(now, &v, &mut tmp);
         let after = (pipe.snd.stats().fast_retransmits, pipe.snd.stats().timeouts);
-        self.emit(p, &mut tmp, after != before, out);
+        let redundant =
+            after.0 != before.0 || (after.1 != before.1 && self.cfg.redundant_after_timeout);
+        self.emit(p, &mut tmp, redundant, out);
         self.tmp = tmp;
         if !self.pipes[p].established && !self.pipes[p].snd.opening() {
             self.established(now, p, out);
@@ -315,7 +361,12 @@ impl Ptcp {
             let before = pipe.snd.stats().timeouts;
             pipe.snd.on_timer(now, &mut tmp);
             let timeout = self.pipes[p].snd.stats().timeouts != before;
-            self.emit(p, &mut tmp, timeout, out);
+            self.emit(
+                p,
+                &mut tmp,
+                timeout && self.cfg.redundant_after_timeout,
+                out,
+            );
             self.tmp = tmp;
             self.pump(now, p, out);
             self.resume(now, out);

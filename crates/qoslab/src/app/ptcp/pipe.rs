@@ -133,6 +133,17 @@ impl Pipe {
         }
     }
 
+    /// Unbinds chunk `c` from every virtual segment of this pipe it is bound to (P4
+    /// §4.1 restriping): their retransmissions will be hollow. Returns how many.
+    pub fn unbind(&mut self, c: u64) -> u64 {
+        let mut n = 0;
+        for b in self.bindings.iter_mut().filter(|b| b.chunk == Some(c)) {
+            b.chunk = None;
+            n += 1;
+        }
+        n
+    }
+
     /// Bindings of virtual segments newly acknowledged by cumulative ACK `ack` and SACK
     /// blocks `sack`: their chunks and transmission numbers, pushed to `acked`.
     pub fn acknowledged(&mut self, ack: &TcpHeader, acked: &mut Vec<(Option<u64>, u64)>) {

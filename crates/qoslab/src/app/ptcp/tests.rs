@@ -209,6 +209,8 @@ fn cfg(w: u32, buf: u64) -> PtcpConfig {
         pipes: w,
         send_buffer: Bytes(buf),
         recv_buffer: Bytes(buf),
+        binding: PtcpBinding::Unbind,
+        redundant_after_timeout: false,
     }
 }
 
@@ -345,7 +347,13 @@ fn a_fast_reassigned_segment_goes_on_another_pipe_before_its_pipe_times_out() {
 
 #[test]
 fn a_fast_retransmitted_segments_data_also_goes_on_a_second_pipe() {
-    let mut net = Net::clean(Ptcp::new(&cfg(3, 200_000), &sack(), Some(300_000)));
+    // Kept bound: unbound, fast reassign (which comes first) has already taken the
+    // data off the segment and its fast retransmission is hollow.
+    let c = PtcpConfig {
+        binding: PtcpBinding::Keep,
+        ..cfg(3, 200_000)
+    };
+    let mut net = Net::clean(Ptcp::new(&c, &sack(), Some(300_000)));
     net.drop_one = Some((1, 30_000));
     net.run(SimTime::from_secs(60));
     assert!(net.pt.is_done());
@@ -369,13 +377,91 @@ fn a_fast_retransmitted_segments_data_also_goes_on_a_second_pipe() {
     assert!(others >= 1, "the data also went on another pipe");
 }
 
+/// Pipe 0's 20th virtual segment dropped once on a clean path (w = 2), with `binding`:
+/// the run, and every later transmission of that virtual segment on pipe 0.
+fn reassigned_once(binding: PtcpBinding) -> (Net, Vec<Sent>) {
+    let c = PtcpConfig {
+        binding,
+        ..cfg(2, 200_000)
+    };
+    let mut pt = Ptcp::new(&c, &sack(), Some(200_000));
+    pt.rcv.log = Some(Vec::new());
+    let mut net = Net::clean(pt);
+    net.drop_one = Some((0, 19_000));
+    net.run(SimTime::from_secs(60));
+    assert!(net.pt.is_done());
+    assert_stream(&net.pt, 200_000, "reassigned once");
+    let lost = net.lost();
+    let again = net
+        .sent
+        .iter()
+        .filter(|s| s.t > lost.t && s.h.subflow == 0 && s.h.seq == lost.h.seq)
+        .copied()
+        .collect();
+    (net, again)
+}
+
+#[test]
+fn an_unbound_retransmission_carries_no_duplicate_data() {
+    // Fast reassign presumes the chunk lost before pipe 0 retransmits its virtual
+    // segment; unbound (P4 §4.1), that retransmission is hollow, the chunk goes on
+    // pipe 1 and the receiver gets the data once.
+    let (net, again) = reassigned_once(PtcpBinding::Unbind);
+    assert!(net.pt.engine.stats.reassigns >= 1);
+    assert!(
+        !again.is_empty(),
+        "pipe 0 retransmitted the virtual segment"
+    );
+    assert!(
+        again.iter().all(|s| s.h.len == 0),
+        "hollow: {:?}",
+        again.iter().map(|s| s.h.len).collect::<Vec<_>>()
+    );
+    assert!(net.pt.engine.stats.unbinds >= 1);
+    assert_eq!(net.pt.rcv.duplicates, 0, "no duplicate data arrived");
+    // Kept bound, the same retransmission carries the chunk a second time.
+    let (net, again) = reassigned_once(PtcpBinding::Keep);
+    let lost = net.lost();
+    assert!(
+        again.iter().any(|s| s.h.len > 0 && s.h.dsn == lost.h.dsn),
+        "kept bound, the retransmission carries the data again"
+    );
+    assert_eq!(net.pt.engine.stats.unbinds, 0);
+    assert!(net.pt.rcv.duplicates >= 1, "a duplicate arrived");
+}
+
+#[test]
+fn a_timeout_is_not_redundantly_striped_by_default() {
+    // The last chunk is lost (as below): only its own pipe resends it.
+    let n = 50_000;
+    let mut net = Net::clean(Ptcp::new(&cfg(2, 100_000), &sack(), Some(n)));
+    net.drop_dsn = Some(n - 1000);
+    net.run(SimTime::from_secs(60));
+    assert!(net.pt.is_done());
+    let lost = net.lost();
+    assert_eq!(
+        net.pt.pipes[lost.h.subflow as usize].snd.stats().timeouts,
+        1
+    );
+    assert_eq!(net.pt.engine.stats.redundant, 0);
+    assert!(net
+        .sent
+        .iter()
+        .filter(|s| s.t > lost.t && s.h.len > 0 && s.h.dsn == lost.h.dsn)
+        .all(|s| s.h.subflow == lost.h.subflow));
+}
+
 #[test]
 fn data_its_pipe_resends_after_a_timeout_also_goes_on_another_pipe() {
     // The last chunk is lost: nothing sent later is acknowledged, so no fast reassign
-    // and no fast retransmit; its pipe times out, and redundant striping sends the
-    // chunk on the other pipe too.
+    // and no fast retransmit; its pipe times out, and with `redundant_after_timeout`
+    // redundant striping sends the chunk on the other pipe too.
     let n = 50_000;
-    let mut pt = Ptcp::new(&cfg(2, 100_000), &sack(), Some(n));
+    let c = PtcpConfig {
+        redundant_after_timeout: true,
+        ..cfg(2, 100_000)
+    };
+    let mut pt = Ptcp::new(&c, &sack(), Some(n));
     pt.rcv.log = Some(Vec::new());
     let mut net = Net::clean(pt);
     net.drop_dsn = Some(n - 1000);
@@ -502,4 +588,16 @@ fn bad_values_name_the_key() {
     assert!(e.contains("send_buffer"), "{e}");
     let d = toml::from_str::<PtcpConfig>("pipes = 3").unwrap();
     assert_eq!((d.send_buffer.0, d.recv_buffer.0), (256_000, 256_000));
+    assert_eq!(d.binding, PtcpBinding::Unbind);
+    assert!(!d.redundant_after_timeout);
+    let d = toml::from_str::<PtcpConfig>(
+        "pipes = 3\nbinding = \"keep\"\nredundant_after_timeout = true",
+    )
+    .unwrap();
+    assert_eq!(d.binding, PtcpBinding::Keep);
+    assert!(d.redundant_after_timeout);
+    let e = toml::from_str::<PtcpConfig>("pipes = 3\nbinding = \"rebind\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unbind") && e.contains("keep"), "{e}");
 }

@@ -6,9 +6,11 @@
 //! the aggregate is no more aggressive than one TCP with the aggregate's average RTT
 //! gives c = 1/rtt_av², i.e. f(rtt_i) = (rtt_i / rtt_av)². Following the paper's ref. [7]
 //! the increase is bounded to one segment per ACK. Decrease and slow start are Reno's.
-//! `rtt_i` is the connection's smoothed RTT; before the first sample the increase is 1.
+//! `rtt_i` is the connection's smoothed RTT (queueing included) or, with `rtt = "min"`,
+//! its smallest RTT sample (the base RTT); before the first sample the increase is 1.
 
 use super::{AckSample, CongestionControl, Window};
+use crate::tcp::AfRtt;
 use crate::time::Dur;
 
 /// Reno with the increase scaled by (srtt / rtt_av)².
@@ -16,12 +18,27 @@ use crate::time::Dur;
 pub struct AggregateFair {
     w: Window,
     rtt_av: Dur,
+    rtt: AfRtt,
+    /// Smallest RTT sample so far.
+    min_rtt: Option<Dur>,
 }
 
 impl AggregateFair {
-    /// A controller for an aggregate of average RTT `rtt_av`, from window state `w`.
+    /// A controller for an aggregate of average RTT `rtt_av`, from window state `w`,
+    /// scaling by the smoothed RTT.
     pub fn new(w: Window, rtt_av: Dur) -> Self {
-        AggregateFair { w, rtt_av }
+        AggregateFair {
+            w,
+            rtt_av,
+            rtt: AfRtt::Smoothed,
+            min_rtt: None,
+        }
+    }
+
+    /// The same, scaling by the RTT `rtt` says.
+    pub fn with_rtt(mut self, rtt: AfRtt) -> Self {
+        self.rtt = rtt;
+        self
     }
 
     /// Increase per RTT [segments] for a connection whose RTT is `rtt` (paper 000 §5).
@@ -47,7 +64,14 @@ impl CongestionControl for AggregateFair {
         self.w.ssthresh()
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        let k = self.increase_per_rtt(ack.srtt);
+        if let Some(r) = ack.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        let rtt = match self.rtt {
+            AfRtt::Smoothed => ack.srtt,
+            AfRtt::Min => self.min_rtt,
+        };
+        let k = self.increase_per_rtt(rtt);
         self.w.grow(ack.newly_acked, k);
     }
     fn ssthresh_after_loss(&self, in_flight: u32) -> u32 {
@@ -94,6 +118,35 @@ mod tests {
                 "{rtt}/{av}: {got} vs {want}"
             );
         }
+    }
+
+    #[test]
+    fn the_min_reading_scales_by_the_smallest_sample_not_the_smoothed_rtt() {
+        // Samples 100 ms then 300 ms (queueing), srtt 250 ms, rtt_av 100 ms: the
+        // smoothed reading grows by (2.5)² per RTT, the base-RTT reading by 1.
+        let gain = |rtt: AfRtt| {
+            let mut a =
+                AggregateFair::new(Window::new(MSS, 2, 10_000 * MSS), Dur::from_millis(100))
+                    .with_rtt(rtt);
+            a.set_window(200 * MSS, 200 * MSS);
+            let mut s = AckSample {
+                newly_acked: MSS,
+                rtt: Some(Dur::from_millis(100)),
+                srtt: Some(Dur::from_millis(100)),
+                ..Default::default()
+            };
+            a.on_ack(&s);
+            let c0 = a.cwnd();
+            s.rtt = Some(Dur::from_millis(300));
+            s.srtt = Some(Dur::from_millis(250));
+            for _ in 0..200 {
+                a.on_ack(&s);
+            }
+            (a.cwnd() - c0) as f64 / MSS as f64
+        };
+        let (sm, mn) = (gain(AfRtt::Smoothed), gain(AfRtt::Min));
+        assert!((sm - 6.25).abs() < 0.3, "{sm}");
+        assert!((mn - 1.0).abs() < 0.05, "{mn}");
     }
 
     #[test]

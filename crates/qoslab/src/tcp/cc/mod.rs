@@ -148,8 +148,8 @@ impl AnyCc {
         match *cfg {
             CcConfig::Reno => AnyCc::Reno(Reno::new(w)),
             CcConfig::MulTcp { w: weight } => AnyCc::MulTcp(MulTcp::new(w, weight)),
-            CcConfig::AggregateFair { rtt_av } => {
-                AnyCc::AggregateFair(AggregateFair::new(w, rtt_av))
+            CcConfig::AggregateFair { rtt_av, rtt } => {
+                AnyCc::AggregateFair(AggregateFair::new(w, rtt_av).with_rtt(rtt))
             }
             CcConfig::ConstantRate { c } => AnyCc::ConstantRate(ConstantRate::new(w, c)),
         }
