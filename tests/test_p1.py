@@ -65,7 +65,6 @@ def test_the_model_is_chosen_by_the_flows_tcp():
 
 def test_fitted_models_are_reproduced_from_their_committed_data():
     import importlib.util
-
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "validation" / "trc_model_fit.py"

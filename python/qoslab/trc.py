@@ -9,7 +9,11 @@ prints is exactly what a ``kind = "trc"`` stage in a scenario uses::
 
 ``python -m qoslab.trc`` (or ``qoslab trc-table``) prints the Fig. 4 table: p and
 RTT_TRC for requested rates of 50–600 kb/s with RTT_net = 0, RTT_dev = 10 ms,
-gput_error = 5 % (RTT_min = 200 ms).
+gput_error = 5 % (RTT_min = 200 ms), under the model fitted to qoslab's default TCP
+(``--model NAME`` for another fitted TCP configuration, ``--model paper`` for eq. 1).
+
+The model is per TCP configuration (issue 31): ``model_name(tcp)`` names the
+configuration of a flow's ``tcp`` settings, ``fitted_models()`` lists every fit.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ def cycle(
 ) -> float:
     """The model's time per cycle [RTTs] at ``w_max`` for a flow with ``tcp`` settings."""
     return _core.trc_cycle(model, float(w_max), bool(ecn), _tcp_json(tcp))
+
 
 #: Requested rates of the paper's Fig. 4 [bit/s].
 FIG4_RATES = tuple(r * 1000.0 for r in range(50, 601, 50))

@@ -445,8 +445,16 @@ impl TcpConfig {
             Halve::Flight => "flight",
             Halve::Window => "window",
         };
-        let lt = if self.limited_transmit() { "lt" } else { "nolt" };
-        let ack = if self.delayed_ack { "delack" } else { "nodelack" };
+        let lt = if self.limited_transmit() {
+            "lt"
+        } else {
+            "nolt"
+        };
+        let ack = if self.delayed_ack {
+            "delack"
+        } else {
+            "nodelack"
+        };
         let mut name = format!("{variant}-{halve}-{lt}-{ack}");
         if self.recovery == Recovery::Prr {
             name += "-prr";

@@ -393,10 +393,8 @@ fn ecn_seq_len(path: &Path) -> Vec<(u8, u32, usize)> {
 /// (go-back after timeouts) and SACK with a handshake, over a 2 % lossy bottleneck.
 #[test]
 fn ecn_senders_never_set_ect_on_retransmissions() {
-    let text = lossy_dumbbell(
-        "[[capture]]\niface = \"s0->r1\"\n[[capture]]\niface = \"s1->r1\"\n",
-    )
-    .replace("max_window = 40", "max_window = 40, ecn = true");
+    let text = lossy_dumbbell("[[capture]]\niface = \"s0->r1\"\n[[capture]]\niface = \"s1->r1\"\n")
+        .replace("max_window = 40", "max_window = 40, ecn = true");
     let dir = out_dir("ecn-rtx");
     qoslab::run_with(
         &parse(&text),
@@ -422,6 +420,9 @@ fn ecn_senders_never_set_ect_on_retransmissions() {
                 assert_eq!(ecn, 0, "f{i}: retransmission of {seq} carries ECT");
             }
         }
-        assert!(first > 100 && again > 5, "f{i}: {first} sent, {again} resent");
+        assert!(
+            first > 100 && again > 5,
+            "f{i}: {first} sent, {again} resent"
+        );
     }
 }

@@ -254,7 +254,10 @@ fn each_trc_uses_the_model_fitted_to_its_flows_tcp() {
     let law = |n: &str| fitted_model(n).unwrap().drop;
     // 100 kb/s takes the delay branch, W_max = 6.5: W_avg is the law's, and the RTT
     // that gives the target follows it.
-    for (tr, name) in t.iter().zip(["sack-window-nolt-nodelack", default.as_str()]) {
+    for (tr, name) in t
+        .iter()
+        .zip(["sack-window-nolt-nodelack", default.as_str()])
+    {
         let p = tr.setup().params;
         assert_eq!(p.w_max, 6.5);
         assert_eq!(p.w_avg, w_avg(6.5, law(name)), "{name}");
@@ -282,10 +285,15 @@ fn a_flow_whose_tcp_has_no_fitted_model_is_an_error_naming_the_nearest() {
     assert!(e.message.contains("flow \"f1\""), "{e}");
     assert!(e.message.contains("sack-window-nolt-nodelack-prr"), "{e}");
     assert!(
-        e.message.contains("nearest fitted configuration is \"sack-window-nolt-nodelack\""),
+        e.message
+            .contains("nearest fitted configuration is \"sack-window-nolt-nodelack\""),
         "{e}"
     );
     // model = "paper" needs no fit.
-    let paper = text.replacen("rate = \"100kbps\" }]", "rate = \"100kbps\", model = \"paper\" }]", 2);
+    let paper = text.replacen(
+        "rate = \"100kbps\" }]",
+        "rate = \"100kbps\", model = \"paper\" }]",
+        2,
+    );
     scenario::build(&parse(&paper)).unwrap();
 }

@@ -539,10 +539,21 @@ mod tests {
 
     #[test]
     fn each_tcp_configuration_gets_its_own_fitted_model() {
-        assert!(FITTED_MODELS.len() >= 2, "at least the default and the P1 TCP");
+        assert!(
+            FITTED_MODELS.len() >= 2,
+            "at least the default and the P1 TCP"
+        );
         for m in FITTED_MODELS {
-            assert_eq!(TcpModel::Fitted.law(m.name, false), Ok(m.drop), "{}", m.name);
-            assert_eq!(TcpModel::Named(m.name.into()).law("other", false), Ok(m.drop));
+            assert_eq!(
+                TcpModel::Fitted.law(m.name, false),
+                Ok(m.drop),
+                "{}",
+                m.name
+            );
+            assert_eq!(
+                TcpModel::Named(m.name.into()).law("other", false),
+                Ok(m.drop)
+            );
             if let Some(e) = m.ecn {
                 assert_eq!(TcpModel::Fitted.law(m.name, true), Ok(e), "{}", m.name);
             }
@@ -554,7 +565,9 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), FITTED_MODELS.len());
-        assert!(FITTED_MODELS.iter().any(|m| m.drop != FITTED_MODELS[0].drop));
+        assert!(FITTED_MODELS
+            .iter()
+            .any(|m| m.drop != FITTED_MODELS[0].drop));
         // The P1 scenarios' TCP keeps the fit the P1 tables were made with.
         let p1 = fitted_model("sack-window-nolt-nodelack").unwrap();
         assert!(close(p1.drop.a, 2.4085, 1e-3) && close(p1.drop.b, 0.4997, 1e-3));
