@@ -11,7 +11,7 @@ import pytest
 import qoslab
 from conftest import cli, report_text
 from qoslab.reproduce import Comparison, p1, scenarios_dir
-from qoslab.trc import cycle_time, fig4_table, parameters
+from qoslab.trc import cycle, cycle_time, fig4_table, fitted_models, model_name, parameters
 
 
 def test_w_max_5_and_the_rtt_min_branch_by_hand():
@@ -34,13 +34,61 @@ def test_w_max_5_and_the_rtt_min_branch_by_hand():
 
 def test_models_and_errors():
     assert cycle_time("paper") == (2.5, 0.5)
-    a, b = cycle_time("fitted")
+    a, b = cycle_time("fitted", tcp=p1.P1_TCP)
     assert 2.0 < a < 3.0 and 0.45 < b < 0.55
-    assert cycle_time("fitted", ecn=True)[0] > a
+    assert cycle_time("fitted", ecn=True, tcp=p1.P1_TCP)[0] > a
     with pytest.raises(ValueError, match="model"):
         parameters(1e6, model="ns2")
     with pytest.raises(ValueError):
         parameters(0.0)
+
+
+def test_the_model_is_chosen_by_the_flows_tcp():
+    assert model_name() == "newreno-flight-lt-nodelack"
+    assert model_name(p1.P1_TCP) == "sack-window-nolt-nodelack"
+    assert model_name({"variant": "reno", "delayed_ack": True}) == "reno-flight-nolt-delack"
+    models = fitted_models()
+    ps = {}
+    for tcp in (None, p1.P1_TCP, p1.SACK_DEFAULT_TCP):
+        name = model_name(tcp)
+        p = parameters(100e3, rtt_net=0.003, tcp=tcp)
+        assert p["tcp"] == name and (p["a"], p["b"], p["knots"]) == models[name]["drop"]
+        ps[name] = p["rtt"]
+    assert len(set(ps.values())) == 3, ps  # three TCPs, three delays for one request
+    # A TCP without a fitted model: an error naming the nearest fitted configuration.
+    with pytest.raises(ValueError, match='nearest fitted configuration is "sack-window-nolt'):
+        parameters(1e6, tcp={**p1.P1_TCP, "recovery": "prr"})
+    # A named model overrides the flow's TCP.
+    p = parameters(100e3, rtt_net=0.003, model="sack-window-nolt-nodelack")
+    assert p["rtt"] == ps["sack-window-nolt-nodelack"]
+
+
+def test_fitted_models_are_reproduced_from_their_committed_data():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "validation" / "trc_model_fit.py"
+    spec = importlib.util.spec_from_file_location("trc_model_fit", path)
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    models = fit.fits()
+    assert {"newreno-flight-lt-nodelack", "sack-window-nolt-nodelack"} <= set(models)
+    engine = fitted_models()
+    assert list(engine) == [n for n, m in models.items() if "drop" in m]
+    for name, m in models.items():
+        for mode, f in m.items():
+            a, b, knots = engine[name][mode]
+            assert (a, b, [tuple(k) for k in knots]) == (f["a"], f["b"], f["knots"]), name
+            # conservative: no measured cycle longer than the model's (the engine's own
+            # cycle time, knots included), up to the constants' 4-decimal rounding (b's
+            # rounding times W_max = 200.5 can reach 1e-4 of the cycle)
+            for r in f["rows"]:
+                t = cycle(r["w_max"], model=name, ecn=mode == "ecn")
+                ratio = r["cycle_rtts"] / t
+                assert ratio <= 1 + 2e-4, (name, mode, r["w_max"], ratio)
+                if "delack" not in name:  # and close where the law is W_max alone
+                    assert ratio >= 1 / 1.06, (name, mode, r["w_max"], ratio)
+    assert fit.RUST.read_text() == fit.rust_source(models)
 
 
 def test_fig4_table_and_cli():

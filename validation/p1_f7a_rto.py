@@ -15,7 +15,7 @@ import sys
 import polars as pl
 
 from qoslab.api import run
-from qoslab.reproduce.p1 import F7B_RTT_NET, MSS
+from qoslab.reproduce.p1 import F7B_RTT_NET, MSS, P1_TCP
 from qoslab.scenario import load
 from qoslab.trc import parameters
 
@@ -25,7 +25,7 @@ rates = [50e3 * (200 ** (k / 19)) for k in range(20)]
 head = ["rate", "W_max", "RTT_TRC", "t_FR", "srtt@FR", "rto@FR", "need", "RTO after", "g/tgt"]
 print(" ".join(f"{h:>9}" for h in head))
 for r in rates:
-    p = parameters(r, rtt_net=F7B_RTT_NET, ecn=False)
+    p = parameters(r, rtt_net=F7B_RTT_NET, ecn=False, tcp=P1_TCP)
     pkt = MSS * 8 / p["target"]
     dur = (math.floor(p["w_max"]) + 1 + p["drop_every"]) * pkt + 1.5 * p["rtt"]
     flow = base["flow"][0]

@@ -9,18 +9,50 @@ prints is exactly what a ``kind = "trc"`` stage in a scenario uses::
 
 ``python -m qoslab.trc`` (or ``qoslab trc-table``) prints the Fig. 4 table: p and
 RTT_TRC for requested rates of 50–600 kb/s with RTT_net = 0, RTT_dev = 10 ms,
-gput_error = 5 % (RTT_min = 200 ms).
+gput_error = 5 % (RTT_min = 200 ms), under the model fitted to qoslab's default TCP
+(``--model NAME`` for another fitted TCP configuration, ``--model paper`` for eq. 1).
+
+The model is per TCP configuration (issue 31): ``model_name(tcp)`` names the
+configuration of a flow's ``tcp`` settings, ``fitted_models()`` lists every fit.
 """
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qoslab import _core
 
-__all__ = ["FIG4_RATES", "cycle_time", "fig4_table", "parameters"]
+__all__ = [
+    "FIG4_RATES", "cycle", "cycle_time", "fig4_table", "fitted_models", "model_name", "parameters",
+]  # fmt: skip
+
+
+def _tcp_json(tcp: Mapping[str, Any] | None) -> str | None:
+    return None if tcp is None else json.dumps(dict(tcp))
+
+
+def model_name(tcp: Mapping[str, Any] | None = None) -> str:
+    """The TRC model name of a flow's ``tcp`` settings (a scenario's ``tcp`` table;
+    ``None``: qoslab's defaults), e.g. ``"newreno-flight-lt-nodelack"``."""
+    return _core.trc_model_name(_tcp_json(tcp))
+
+
+def fitted_models() -> dict[str, dict[str, tuple[float, float, list] | None]]:
+    """Every fitted model: ``{name: {"drop": (a, b, knots), "ecn": (…) or None}}``, the
+    cycle-time laws the engine uses (P1 eq. 1 per TCP): T = a + b·W_max [RTTs], except
+    between the first and last ``knots`` (W_max, T), interpolated."""
+    return {n: {"drop": d, "ecn": e} for n, d, e in _core.trc_fitted_models()}
+
+
+def cycle(
+    w_max: float, model: str = "fitted", ecn: bool = False, tcp: Mapping[str, Any] | None = None
+) -> float:
+    """The model's time per cycle [RTTs] at ``w_max`` for a flow with ``tcp`` settings."""
+    return _core.trc_cycle(model, float(w_max), bool(ecn), _tcp_json(tcp))
+
 
 #: Requested rates of the paper's Fig. 4 [bit/s].
 FIG4_RATES = tuple(r * 1000.0 for r in range(50, 601, 50))
@@ -36,6 +68,7 @@ def parameters(
     rtt_min: float | None = None,
     model: str = "fitted",
     ecn: bool = False,
+    tcp: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """TRC parameters for a requested goodput ``rate`` [bit/s] (P1 Figs. 2 and 3).
 
@@ -44,8 +77,11 @@ def parameters(
       rtt_net: the path's RTT without the TRC [s].
       rtt_dev, gput_error: the operator's settings (§4.4); RTT*_min = rtt_dev/gput_error
         unless ``rtt_min`` [s] is given; the rate is raised by gput_error + 1 %.
-      model: ``"fitted"`` (qoslab's TCP, the default) or ``"paper"`` (eqs. 1–4).
+      model: ``"fitted"`` (the default: the model fitted to ``tcp``), ``"paper"``
+        (eqs. 1–4) or a fitted model's name (:func:`fitted_models`).
       ecn: ECN mode (E = 0).
+      tcp: the controlled flow's ``tcp`` settings, as in a scenario (``None``: qoslab's
+        default TCP).
 
     Returns a dict: ``target`` (raised rate), ``w_max``, ``p``, ``drop_every`` (1/p + E),
     ``rtt``, ``rtt_trc``, ``rtt_min``, ``predicted`` (model goodput), ``buffer``
@@ -56,14 +92,16 @@ def parameters(
     """
     return _core.trc_parameters(
         float(rate), int(mss), float(rtt_net), float(rtt_dev), float(gput_error),
-        None if rtt_min is None else float(rtt_min), model, bool(ecn),
+        None if rtt_min is None else float(rtt_min), model, bool(ecn), _tcp_json(tcp),
     )  # fmt: skip
 
 
-def cycle_time(model: str = "fitted", ecn: bool = False) -> tuple[float, float]:
+def cycle_time(
+    model: str = "fitted", ecn: bool = False, tcp: Mapping[str, Any] | None = None
+) -> tuple[float, float]:
     """``(a, b)``: the model's time per cycle is ``a + b·W_max`` RTTs (eq. 1), with
-    drops or (``ecn``) CE marks."""
-    return _core.trc_cycle_time(model, bool(ecn))
+    drops or (``ecn``) CE marks, for a flow with ``tcp`` settings (``None``: defaults)."""
+    return _core.trc_cycle_time(model, bool(ecn), _tcp_json(tcp))
 
 
 def fig4_table(
@@ -116,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--rtt-net", type=float, default=0.0, help="seconds")
     ap.add_argument("--rtt-dev", type=float, default=0.010, help="seconds")
     ap.add_argument("--gput-error", type=float, default=0.05)
-    ap.add_argument("--model", choices=["fitted", "paper"], default="fitted")
+    ap.add_argument("--model", default="fitted", help="fitted, paper or a fitted model's name")
     ap.add_argument("--ecn", action="store_true")
     a = ap.parse_args(argv)
     rates = [_parse_rate(r) for r in a.rates] or list(FIG4_RATES)

@@ -29,5 +29,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(trc::trc_parameters, m)?)?;
     m.add_function(wrap_pyfunction!(trc::trc_cycle_time, m)?)?;
+    m.add_function(wrap_pyfunction!(trc::trc_model_name, m)?)?;
+    m.add_function(wrap_pyfunction!(trc::trc_fitted_models, m)?)?;
+    m.add_function(wrap_pyfunction!(trc::trc_cycle, m)?)?;
     Ok(())
 }

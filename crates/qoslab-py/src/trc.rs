@@ -3,12 +3,13 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use qoslab::cond::trc::model::{self, Branch, TcpModel, TrcInputs};
+use qoslab::cond::trc::model::{self, Branch, TcpModel, TrcInputs, FITTED_MODELS};
+use qoslab::tcp::TcpConfig;
 
 /// p, W_max, RTT_TRC, … for one request; rates in bit/s, times in seconds.
 #[pyfunction]
 #[pyo3(signature = (rate, mss = 1460, rtt_net = 0.0, rtt_dev = 0.010, gput_error = 0.05,
-                    rtt_min = None, model = "fitted", ecn = false))]
+                    rtt_min = None, model = "fitted", ecn = false, tcp = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn trc_parameters<'py>(
     py: Python<'py>,
@@ -20,8 +21,11 @@ pub fn trc_parameters<'py>(
     rtt_min: Option<f64>,
     model: &str,
     ecn: bool,
+    tcp: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let model = parse_model(model)?;
+    let tcp = tcp_name(tcp)?;
+    let m = parse_model(model);
+    let law = m.law(&tcp, ecn).map_err(PyValueError::new_err)?;
     let p = model::parameters(&TrcInputs {
         rate,
         mss,
@@ -29,7 +33,7 @@ pub fn trc_parameters<'py>(
         rtt_dev,
         gput_error,
         rtt_min_star: rtt_min,
-        model,
+        law,
         ecn,
     })
     .map_err(PyValueError::new_err)?;
@@ -54,26 +58,72 @@ pub fn trc_parameters<'py>(
             Branch::RttMin => "rtt_min",
         },
     )?;
-    d.set_item("model", model.name())?;
+    d.set_item("model", m.name())?;
+    d.set_item("tcp", tcp)?;
+    d.set_item("a", law.a)?;
+    d.set_item("b", law.b)?;
+    d.set_item("knots", law.knots.to_vec())?;
     Ok(d)
 }
 
-/// The TCP model named in Python (`"paper"` or `"fitted"`).
-fn parse_model(model: &str) -> PyResult<TcpModel> {
+/// The TCP model named in Python: `"paper"`, `"fitted"` or a fitted model's name.
+fn parse_model(model: &str) -> TcpModel {
     match model {
-        "paper" => Ok(TcpModel::Paper),
-        "fitted" => Ok(TcpModel::Fitted),
-        other => Err(PyValueError::new_err(format!(
-            "model must be \"paper\" or \"fitted\", not {other:?}"
-        ))),
+        "paper" => TcpModel::Paper,
+        "fitted" => TcpModel::Fitted,
+        other => TcpModel::Named(other.to_string()),
     }
 }
 
-/// The cycle-time law `(a, b)` of a model: time per cycle = a + b·W_max [RTTs].
+/// The model name of a flow's TCP settings given as JSON (`None`: qoslab's defaults).
+fn tcp_name(tcp: Option<&str>) -> PyResult<String> {
+    let cfg: TcpConfig = match tcp {
+        None => TcpConfig::default(),
+        Some(j) => serde_json::from_str(j)
+            .map_err(|e| PyValueError::new_err(format!("tcp settings: {e}")))?,
+    };
+    Ok(cfg.model_name())
+}
+
+/// The TRC model name of TCP settings given as JSON (`None`: qoslab's defaults), e.g.
+/// `"newreno-flight-lt-nodelack"`.
 #[pyfunction]
-#[pyo3(signature = (model, ecn = false))]
-pub fn trc_cycle_time(model: &str, ecn: bool) -> PyResult<(f64, f64)> {
-    let m = parse_model(model)?;
-    let c = m.cycle_time(ecn);
+#[pyo3(signature = (tcp = None))]
+pub fn trc_model_name(tcp: Option<&str>) -> PyResult<String> {
+    tcp_name(tcp)
+}
+
+/// The cycle-time law `(a, b)` of a model for TCP settings given as JSON (`None`:
+/// qoslab's defaults): time per cycle = a + b·W_max [RTTs].
+#[pyfunction]
+#[pyo3(signature = (model, ecn = false, tcp = None))]
+pub fn trc_cycle_time(model: &str, ecn: bool, tcp: Option<&str>) -> PyResult<(f64, f64)> {
+    let c = parse_model(model)
+        .law(&tcp_name(tcp)?, ecn)
+        .map_err(PyValueError::new_err)?;
     Ok((c.a, c.b))
+}
+
+/// A law as `(a, b, knots)`.
+type Law = (f64, f64, Vec<(f64, f64)>);
+
+/// Every fitted model: `(name, law with drops, law with ECN marks or None)`, each law
+/// `(a, b, knots)`.
+#[pyfunction]
+pub fn trc_fitted_models() -> Vec<(String, Law, Option<Law>)> {
+    let law = |c: model::CycleTime| (c.a, c.b, c.knots.to_vec());
+    FITTED_MODELS
+        .iter()
+        .map(|m| (m.name.to_string(), law(m.drop), m.ecn.map(law)))
+        .collect()
+}
+
+/// Time per cycle [RTTs] of a model at `w_max`, for TCP settings given as JSON.
+#[pyfunction]
+#[pyo3(signature = (model, w_max, ecn = false, tcp = None))]
+pub fn trc_cycle(model: &str, w_max: f64, ecn: bool, tcp: Option<&str>) -> PyResult<f64> {
+    let c = parse_model(model)
+        .law(&tcp_name(tcp)?, ecn)
+        .map_err(PyValueError::new_err)?;
+    Ok(c.cycle(w_max))
 }

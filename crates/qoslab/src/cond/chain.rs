@@ -262,8 +262,7 @@ mod tests {
         use crate::packet::{Ecn, FlowId, Header, TcpHeader};
         use crate::time::Dur;
         let trc = |f: u32, w: f64| {
-            let params =
-                model::fixed_parameters(w, 0.01, 1000, 0.003, model::TcpModel::Paper, f == 3);
+            let params = model::fixed_parameters(w, 0.01, 1000, 0.003, model::PAPER, f == 3);
             AnyConditioner::Trc(Trc::new(
                 TrcSetup {
                     flow: FlowId(f),

@@ -128,9 +128,15 @@ pub fn bind(
     let rtt = t
         .rtt_net
         .unwrap_or_else(|| rtt_net(w, &fwd, &back, tcp.mss));
-    let params = t
-        .parameters(tcp.mss, rtt)
-        .map_err(|e| err(format!("{key}.{}", e.key), e.message))?;
+    let tcp_name = tcp.model_name();
+    let params = t.parameters(tcp.mss, &tcp_name, rtt).map_err(|e| {
+        let msg = if e.key == "model" {
+            format!("flow {:?}: {}", t.flow, e.message)
+        } else {
+            e.message
+        };
+        err(format!("{key}.{}", e.key), msg)
+    })?;
     if (tcp.max_window as f64) < params.w_max.ceil() {
         return Err(err(
             format!("flow[{fi}].tcp.max_window"),
@@ -148,6 +154,7 @@ pub fn bind(
     t.binding = Some(TrcBinding {
         flow: FlowId(fi as u32),
         mss: tcp.mss,
+        tcp: tcp_name,
         rtt_net: rtt,
     });
     Ok(Placed {

@@ -16,8 +16,8 @@
 //! Sequence numbers are 64-bit byte counts starting at 0 for the first data byte; the
 //! SYN takes no sequence space, the FIN takes one (so a finite transfer of `n` bytes with
 //! a handshake is complete when `n + 1` is acknowledged). The host wraps each header in a
-//! [`crate::packet::Packet`] of `len + 40` bytes and sets the ECN bits (ECT on data when
-//! [`TcpConfig::ecn`] is set).
+//! [`crate::packet::Packet`] of `len + 40` bytes and sets the ECN bits as [`sends_ect`]
+//! says (ECT on first transmissions of data when [`TcpConfig::ecn`] is set).
 //!
 //! Defaults and their provenance are documented on [`TcpConfig`]; the main ns-2
 //! compatibility choices are: one RTT sample per window (BSD/ns-2 style timing with
@@ -44,9 +44,17 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::config::ScenarioError;
-use crate::packet::MAX_SACK_BLOCKS;
+use crate::packet::{TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::{Dur, SimTime};
 use crate::units::Bytes;
+
+/// Whether the host sends segment `h` with ECT(0) set: data from an ECN-capable sender
+/// (`ecn`) travelling forward, never a retransmission (RFC 3168 §6.1.5: "the TCP data
+/// sender MUST NOT set either ECT codepoint in the IP header of retransmitted data
+/// packets"), never a pure ACK or SYN (§6.1.4, §6.1.1).
+pub fn sends_ect(ecn: bool, h: &TcpHeader, reverse: bool) -> bool {
+    ecn && !reverse && h.len > 0 && !h.retransmit
+}
 
 /// Loss-recovery flavour of the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -289,7 +297,8 @@ pub struct TcpConfig {
     pub granularity: Dur,
     /// RTO estimator: `"rfc6298"` (default) or `"ns2"` (whole ticks of `granularity`).
     pub rto_estimator: RtoEstimator,
-    /// ECN-capable (RFC 3168): the receiver echoes CE, the sender halves once per RTT.
+    /// ECN-capable (RFC 3168): first transmissions of data carry ECT (retransmissions do
+    /// not, §6.1.5), the receiver echoes CE, the sender halves once per RTT.
     pub ecn: bool,
     /// Finite receive buffer [bytes]; `None` = the application reads everything at once.
     pub rcv_buffer: Option<Bytes>,
@@ -445,6 +454,45 @@ impl TcpConfig {
     /// The window cap [bytes]: `max_window` segments of `mss` bytes.
     pub fn max_window_bytes(&self) -> u32 {
         self.max_window.saturating_mul(self.mss)
+    }
+
+    /// The name of the settings a TRC's TCP model depends on (P1 §4.1 fitted eq. 1 to
+    /// one TCP, ns-2's SACK): `{variant}-{halve}-{lt|nolt}-{delack|nodelack}`, with
+    /// `-prr` for PRR recovery and `-{cc}` for a congestion control other than Reno.
+    /// Timers, MSS, windows and ECN do not enter (the fitted cycle is counted in RTTs
+    /// and packets and has no timeouts; ECN picks the model's mode).
+    pub fn model_name(&self) -> String {
+        let variant = match self.variant {
+            Variant::Tahoe => "tahoe",
+            Variant::Reno => "reno",
+            Variant::NewReno => "newreno",
+            Variant::Sack => "sack",
+        };
+        let halve = match self.halve {
+            Halve::Flight => "flight",
+            Halve::Window => "window",
+        };
+        let lt = if self.limited_transmit() {
+            "lt"
+        } else {
+            "nolt"
+        };
+        let ack = if self.delayed_ack {
+            "delack"
+        } else {
+            "nodelack"
+        };
+        let mut name = format!("{variant}-{halve}-{lt}-{ack}");
+        if self.recovery == Recovery::Prr {
+            name += "-prr";
+        }
+        match self.cc {
+            CcConfig::Reno => {}
+            CcConfig::MulTcp { .. } => name += "-multcp",
+            CcConfig::AggregateFair { .. } => name += "-aggregate_fair",
+            CcConfig::ConstantRate { .. } => name += "-constant_rate",
+        }
+        name
     }
 }
 

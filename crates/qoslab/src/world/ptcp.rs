@@ -71,9 +71,9 @@ impl World {
         let ecn = matches!(&self.flows[flow.0 as usize].app, FlowApp::Tcp(t) if t.ecn);
         for h in out.drain(..) {
             let size = h.len + TCP_IP_HEADER;
-            let data = h.len > 0;
+            let ect = crate::tcp::sends_ect(ecn, &h, reverse);
             let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
-            if ecn && data && !reverse {
+            if ect {
                 pkt.ecn = Ecn::Ect;
             }
             self.send_from_host(now, pkt);

@@ -98,7 +98,7 @@ impl World {
         for (c, out) in outs.iter_mut().enumerate() {
             for mut h in out.drain(..) {
                 h.subflow = c as u8;
-                let data = h.len > 0;
+                let ect = crate::tcp::sends_ect(ecn, &h, reverse);
                 if reverse {
                     if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
                         if let Some(st) = t.stripe.as_deref_mut() {
@@ -110,7 +110,7 @@ impl World {
                 }
                 let size = h.len + TCP_IP_HEADER;
                 let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
-                if ecn && data && !reverse {
+                if ect {
                     pkt.ecn = Ecn::Ect;
                 }
                 self.send_from_host(now, pkt);

@@ -121,8 +121,9 @@ impl World {
         for h in out.drain(..) {
             let size = h.len + TCP_IP_HEADER;
             let data = h.len > 0;
+            let ect = crate::tcp::sends_ect(ecn, &h, reverse);
             let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
-            if ecn && data && !reverse {
+            if ect {
                 pkt.ecn = Ecn::Ect;
             }
             if data && !reverse && self.qos.is_some() {

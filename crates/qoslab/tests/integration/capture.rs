@@ -456,3 +456,67 @@ fn capture_window_and_limit_errors_name_the_key() {
         assert!(e.to_string().starts_with(key), "{key}: {e}");
     }
 }
+
+/// (ECN bits of the IP header, TCP sequence number, payload bytes) of every IPv4/TCP
+/// packet in the pcap file at `path` (Ethernet link type, as qoslab writes).
+fn ecn_seq_len(path: &Path) -> Vec<(u8, u32, usize)> {
+    let b = std::fs::read(path).unwrap();
+    let u32le = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap()) as usize;
+    let mut out = Vec::new();
+    let mut o = 24;
+    while o + 16 <= b.len() {
+        let incl = u32le(o + 8);
+        let p = &b[o + 16..o + 16 + incl];
+        o += 16 + incl;
+        let ip = &p[14..];
+        if ip[0] >> 4 != 4 || ip[9] != 6 {
+            continue;
+        }
+        let ihl = (ip[0] & 0x0F) as usize * 4;
+        let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        let tcp = &ip[ihl..];
+        let doff = (tcp[12] >> 4) as usize * 4;
+        let seq = u32::from_be_bytes(tcp[4..8].try_into().unwrap());
+        out.push((ip[1] & 0x03, seq, total - ihl - doff));
+    }
+    out
+}
+
+/// RFC 3168 §6.1.5: an ECN sender's retransmissions carry neither ECT codepoint; its
+/// first transmissions carry ECT(0). Checked on the wire at the sender, for NewReno
+/// (go-back after timeouts) and SACK with a handshake, over a 2 % lossy bottleneck.
+#[test]
+fn ecn_senders_never_set_ect_on_retransmissions() {
+    let text = lossy_dumbbell("[[capture]]\niface = \"s0->r1\"\n[[capture]]\niface = \"s1->r1\"\n")
+        .replace("max_window = 40", "max_window = 40, ecn = true");
+    let dir = out_dir("ecn-rtx");
+    qoslab::run_with(
+        &parse(&text),
+        &RunOptions {
+            pcap_dir: Some(dir.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for (i, file) in ["s0-r1.pcap", "s1-r1.pcap"].iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        let (mut first, mut again) = (0, 0);
+        for (ecn, seq, len) in ecn_seq_len(&dir.join(file)) {
+            if len == 0 {
+                assert_eq!(ecn, 0, "f{i}: a segment without data carries ECT");
+                continue;
+            }
+            if seen.insert(seq) {
+                first += 1;
+                assert_eq!(ecn, 0b10, "f{i}: first transmission of {seq} not ECT(0)");
+            } else {
+                again += 1;
+                assert_eq!(ecn, 0, "f{i}: retransmission of {seq} carries ECT");
+            }
+        }
+        assert!(
+            first > 100 && again > 5,
+            "f{i}: {first} sent, {again} resent"
+        );
+    }
+}

@@ -231,3 +231,69 @@ stages = [{ kind = "delay", delay = "1s" }]
     assert!(held > 800, "{held}");
     assert!(w.pending_events() < 10, "{}", w.pending_events());
 }
+
+/// Two 100 kb/s flows, f1's TCP replaced by `tcp`.
+fn two_tcps(tcp: &str) -> String {
+    let text = trc_scenario("10Mbps", 100, &["100kbps", "100kbps"], "", "");
+    let at = text.find("name = \"f1\"").unwrap();
+    let (head, tail) = text.split_at(at);
+    let start = tail.find("tcp = {").unwrap();
+    let end = start + tail[start..].find('}').unwrap() + 1;
+    format!("{head}{}{tcp}{}", &tail[..start], &tail[end..])
+}
+
+#[test]
+fn each_trc_uses_the_model_fitted_to_its_flows_tcp() {
+    use qoslab::cond::trc::model::{fitted_model, w_avg};
+    use qoslab::tcp::TcpConfig;
+    let default = TcpConfig::default().model_name();
+    assert_eq!(default, "newreno-flight-lt-nodelack");
+    let text = two_tcps("tcp = { max_window = 2000 }");
+    let w = scenario::build(&parse(&text)).unwrap();
+    let t = trcs(&w);
+    let law = |n: &str| fitted_model(n).unwrap().drop;
+    // 100 kb/s takes the delay branch, W_max = 6.5: W_avg is the law's, and the RTT
+    // that gives the target follows it.
+    for (tr, name) in t
+        .iter()
+        .zip(["sack-window-nolt-nodelack", default.as_str()])
+    {
+        let p = tr.setup().params;
+        assert_eq!(p.w_max, 6.5);
+        assert_eq!(p.w_avg, w_avg(6.5, law(name)), "{name}");
+    }
+    let (p0, p1) = (t[0].setup().params, t[1].setup().params);
+    assert_ne!(p0.rtt, p1.rtt, "the two TCPs must get different delays");
+    // A named model overrides the flow's TCP.
+    let named = text.replacen(
+        "rate = \"100kbps\" }]\n",
+        "rate = \"100kbps\", model = \"sack-window-nolt-nodelack\" }]\n",
+        2,
+    );
+    let w = scenario::build(&parse(&named)).unwrap();
+    assert_eq!(trcs(&w)[1].setup().params, p0);
+}
+
+#[test]
+fn a_flow_whose_tcp_has_no_fitted_model_is_an_error_naming_the_nearest() {
+    let text = two_tcps(
+        "tcp = { variant = \"sack\", max_window = 2000, limited_transmit = false, \
+         halve = \"window\", recovery = \"prr\" }",
+    );
+    let e = scenario::build(&parse(&text)).unwrap_err();
+    assert_eq!(e.key, "conditioner[1].stages[0].model", "{e}");
+    assert!(e.message.contains("flow \"f1\""), "{e}");
+    assert!(e.message.contains("sack-window-nolt-nodelack-prr"), "{e}");
+    assert!(
+        e.message
+            .contains("nearest fitted configuration is \"sack-window-nolt-nodelack\""),
+        "{e}"
+    );
+    // model = "paper" needs no fit.
+    let paper = text.replacen(
+        "rate = \"100kbps\" }]",
+        "rate = \"100kbps\", model = \"paper\" }]",
+        2,
+    );
+    scenario::build(&parse(&paper)).unwrap();
+}

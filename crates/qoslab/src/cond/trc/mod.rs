@@ -24,6 +24,7 @@
 //! the serialisation of one full data packet and one ACK on every hop) unless the file
 //! gives `rtt_net`.
 
+mod fitted;
 pub mod model;
 
 use std::collections::VecDeque;
@@ -74,7 +75,8 @@ pub struct TrcConfig {
     /// Mark CE instead of dropping (E = 0); the flow must be ECN-capable.
     #[serde(default)]
     pub ecn: bool,
-    /// `"fitted"` (default, qoslab's TCP) or `"paper"` (eqs. 1–4 as published).
+    /// `"fitted"` (default: the model fitted to the flow's TCP settings), `"paper"`
+    /// (eqs. 1–4 as published) or the name of a fitted model ([`model::TcpModel`]).
     #[serde(default)]
     pub model: TcpModel,
     /// Control slow start as in Fig. 5 (default true).
@@ -99,12 +101,14 @@ pub struct TrcConfig {
 }
 
 /// What the scenario builder knows about a TRC's flow and path.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TrcBinding {
     /// The controlled flow.
     pub flow: FlowId,
     /// Payload bytes per segment of the flow.
     pub mss: u32,
+    /// The flow's TCP configuration ([`crate::tcp::TcpConfig::model_name`]).
+    pub tcp: String,
     /// RTT of the path without the TRC [ns]: `rtt_net` from the file, or computed.
     pub rtt_net: Dur,
 }
@@ -168,19 +172,33 @@ impl TrcConfig {
         Ok(())
     }
 
-    /// The parameters for a flow with `mss` over a path of `rtt_net`.
-    pub fn parameters(&self, mss: u32, rtt_net: Dur) -> Result<TrcParams, ScenarioError> {
+    /// The parameters for a flow with `mss` and TCP configuration `tcp`
+    /// ([`crate::tcp::TcpConfig::model_name`]) over a path of `rtt_net`.
+    pub fn parameters(
+        &self,
+        mss: u32,
+        tcp: &str,
+        rtt_net: Dur,
+    ) -> Result<TrcParams, ScenarioError> {
         let rtt_net = rtt_net.as_secs_f64();
         if let (Some(w), Some(d)) = (self.w_max, self.rtt_trc) {
+            // Fixed W_max and RTT_TRC (model fits): the prediction is informative only,
+            // so a TCP without a fitted model gets the paper's law.
+            let law = match self.model.law(tcp, self.ecn) {
+                Ok(l) => l,
+                Err(m) if matches!(self.model, TcpModel::Named(_)) => return Err(err("model", m)),
+                Err(_) => model::PAPER,
+            };
             return Ok(model::fixed_parameters(
                 w,
                 d.as_secs_f64(),
                 mss,
                 rtt_net,
-                self.model,
+                law,
                 self.ecn,
             ));
         }
+        let law = self.model.law(tcp, self.ecn).map_err(|m| err("model", m))?;
         let rate = self.rate.expect("validated: rate or w_max + rtt_trc");
         model::parameters(&TrcInputs {
             rate: rate.bps() as f64,
@@ -189,7 +207,7 @@ impl TrcConfig {
             rtt_dev: self.rtt_dev.as_secs_f64(),
             gput_error: self.gput_error,
             rtt_min_star: self.rtt_min.map(Dur::as_secs_f64),
-            model: self.model,
+            law,
             ecn: self.ecn,
         })
         .map_err(|m| err("rate", m))
@@ -198,13 +216,13 @@ impl TrcConfig {
     /// Builds the conditioner; the stage must have been bound to its flow.
     pub fn build(&self) -> Result<Trc, ScenarioError> {
         self.validate()?;
-        let b = self.binding.ok_or_else(|| {
+        let b = self.binding.as_ref().ok_or_else(|| {
             err(
                 "kind",
                 "a TRC must be a stage of a [[conditioner]] chain (not inside a policy rule)",
             )
         })?;
-        let params = self.parameters(b.mss, b.rtt_net)?;
+        let params = self.parameters(b.mss, &b.tcp, b.rtt_net)?;
         Ok(Trc::new(
             TrcSetup {
                 flow: b.flow,
@@ -386,7 +404,7 @@ mod tests {
     use crate::packet::{Header, TcpHeader};
 
     fn setup(w_max: f64, rtt_trc: f64, ecn: bool, slow_start: bool) -> TrcSetup {
-        let params = model::fixed_parameters(w_max, rtt_trc, 1000, 0.003, TcpModel::Paper, ecn);
+        let params = model::fixed_parameters(w_max, rtt_trc, 1000, 0.003, model::PAPER, ecn);
         TrcSetup {
             flow: FlowId(3),
             params,

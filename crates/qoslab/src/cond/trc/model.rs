@@ -12,9 +12,11 @@
 //! ```
 //!
 //! Eq. 2 is what the TRC enforces (it drops every 1/p + E packets), so both models
-//! share it; they differ in eq. 1, the cycle time. The "fitted" model has `a`, `b`
-//! fitted to qoslab's own SACK TCP by `validation/trc_model_fit.py` (table in
-//! `docs/validation/trc-model.md`), as the paper fitted ns-2's.
+//! share it; they differ in eq. 1, the cycle time. The "fitted" models have `a`, `b`
+//! fitted to qoslab's own TCP, one per TCP configuration ([`FITTED_MODELS`], generated
+//! by `validation/trc_model_fit.py` from the data in `validation/data/trc-models/`,
+//! tables in `docs/validation/trc-models.md`), as the paper fitted eq. 1 to ns-2's SACK
+//! TCP (§4.1); a TRC uses the model of the TCP of the flow it controls.
 //!
 //! Units: rates in bit/s of goodput (payload), times in seconds, MSS in payload bytes.
 
@@ -30,61 +32,159 @@ pub const W_MAX_STEP: f64 = 2.0;
 pub const W_MAX_LIMIT: f64 = 100_000.5;
 
 /// Which cycle-time law (eq. 1) predicts goodput.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// In a scenario: `model = "fitted"` (default: the fitted model of the controlled flow's
+/// own TCP settings, [`crate::tcp::TcpConfig::model_name`]), `"paper"` (eq. 1 as
+/// published), or the name of one fitted model (e.g. `"sack-window-nolt-nodelack"`),
+/// whatever the flow's TCP.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TcpModel {
     /// The paper's eq. 1, fitted to ns-2's SACK TCP: time per cycle = 5/2 + W_max/2.
     Paper,
-    /// Eq. 1 refitted to qoslab's SACK TCP ([`FITTED`]); the default.
+    /// The model fitted to the controlled flow's TCP configuration ([`FITTED_MODELS`]).
     #[default]
     Fitted,
+    /// One fitted model by name, whatever the flow's TCP.
+    #[serde(untagged)]
+    Named(String),
 }
 
-/// Cycle time law `a + b·W_max` [RTTs].
+/// Cycle time law [RTTs]: `a + b·W_max` (eq. 1's form), except between the first and
+/// the last of `knots`, measured (W_max, time per cycle) points where that line misses
+/// the TCP by more than 2 % (small windows with limited transmit), interpolated
+/// linearly; the last knot lies on the line.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CycleTime {
     /// Constant term [RTTs].
     pub a: f64,
     /// Slope [RTTs per packet of W_max].
     pub b: f64,
+    /// (W_max, cycle time [RTTs]) points, W_max increasing; empty: the line throughout.
+    pub knots: &'static [(f64, f64)],
+}
+
+impl CycleTime {
+    /// Time per cycle [RTTs] at `w_max`.
+    pub fn cycle(&self, w_max: f64) -> f64 {
+        let k = self.knots;
+        if let (Some(first), Some(last)) = (k.first(), k.last()) {
+            if w_max >= first.0 && w_max <= last.0 {
+                let i = k.partition_point(|p| p.0 <= w_max).clamp(1, k.len() - 1);
+                let ((w0, t0), (w1, t1)) = (k[i - 1], k[i]);
+                if w1 == w0 {
+                    return t0;
+                }
+                return t0 + (t1 - t0) * (w_max - w0) / (w1 - w0);
+            }
+        }
+        self.a + self.b * w_max
+    }
 }
 
 /// The paper's eq. 1.
-pub const PAPER: CycleTime = CycleTime { a: 2.5, b: 0.5 };
-
-/// Eq. 1 fitted to qoslab's SACK TCP (no delayed ACKs, initial window 1) with drops
-/// (E = 1) by `validation/trc_model_fit.py` (`docs/validation/trc-model.md`): slope by
-/// least squares, intercept the largest residual (rounded up), so the model never
-/// promises more than the measured flows got (measured/predicted 1.000–1.017).
-pub const FITTED: CycleTime = CycleTime {
-    a: 2.4085,
-    b: 0.4997,
+pub const PAPER: CycleTime = CycleTime {
+    a: 2.5,
+    b: 0.5,
+    knots: &[],
 };
 
-/// The same fit in ECN mode (E = 0, marks instead of drops): qoslab's TCP spends
-/// about 0.4 RTT longer per cycle than with drops, so the paper's law over-promises
-/// by up to 5 % there (measured/predicted 0.952–0.997); this one gives 1.000–1.008.
-pub const FITTED_ECN: CycleTime = CycleTime {
-    a: 2.7980,
-    b: 0.5006,
-};
+/// Eq. 1 fitted to one TCP configuration by `validation/trc_model_fit.py` with the TRC's
+/// own drop pattern: slope by least squares, intercept the largest residual (so the
+/// model never promises more than the measured flows got, the property P1 §4.3 asks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FittedModel {
+    /// The TCP configuration, as [`crate::tcp::TcpConfig::model_name`] writes it.
+    pub name: &'static str,
+    /// The law with drops (E = 1).
+    pub drop: CycleTime,
+    /// The law with CE marks (E = 0); `None`: not fitted in ECN mode.
+    pub ecn: Option<CycleTime>,
+}
 
-impl TcpModel {
-    /// The model's cycle-time law with drops (`ecn = false`) or CE marks.
-    pub fn cycle_time(self, ecn: bool) -> CycleTime {
-        match (self, ecn) {
-            (TcpModel::Paper, _) => PAPER,
-            (TcpModel::Fitted, false) => FITTED,
-            (TcpModel::Fitted, true) => FITTED_ECN,
+impl FittedModel {
+    /// The law with drops or (`ecn`) marks, if fitted.
+    pub fn law(&self, ecn: bool) -> Option<CycleTime> {
+        if ecn {
+            self.ecn
+        } else {
+            Some(self.drop)
         }
     }
+}
+
+pub use super::fitted::FITTED_MODELS;
+
+/// The fitted model of the TCP configuration `name`.
+pub fn fitted_model(name: &str) -> Option<&'static FittedModel> {
+    FITTED_MODELS.iter().find(|m| m.name == name)
+}
+
+/// The fitted model (with an ECN fit if `ecn`) closest to configuration `name`: fewest
+/// differing settings (variant, halve, limited transmit, delayed ACK, extras), the
+/// first in [`FITTED_MODELS`] (defaults first) on a tie.
+pub fn nearest_model(name: &str, ecn: bool) -> Option<&'static FittedModel> {
+    let parts: Vec<&str> = name.split('-').collect();
+    let dist = |m: &FittedModel| {
+        let q: Vec<&str> = m.name.split('-').collect();
+        let n = parts.len().max(q.len());
+        (0..n).filter(|&i| parts.get(i) != q.get(i)).count()
+    };
+    FITTED_MODELS
+        .iter()
+        .filter(|m| m.law(ecn).is_some())
+        .min_by_key(|m| dist(m))
+}
+
+impl TcpModel {
+    /// The cycle-time law for a flow whose TCP configuration is `tcp` (its
+    /// [`crate::tcp::TcpConfig::model_name`]), with drops or (`ecn`) marks. Errors
+    /// (as text) when that configuration, or the named model, has no fit for the mode;
+    /// the text names the nearest fitted configuration.
+    pub fn law(&self, tcp: &str, ecn: bool) -> Result<CycleTime, String> {
+        let mode = if ecn { "ECN marks" } else { "drops" };
+        let name = match self {
+            TcpModel::Paper => return Ok(PAPER),
+            TcpModel::Fitted => tcp,
+            TcpModel::Named(n) => n.as_str(),
+        };
+        if let Some(l) = fitted_model(name).and_then(|m| m.law(ecn)) {
+            return Ok(l);
+        }
+        let near = nearest_model(name, ecn).map_or("none", |m| m.name);
+        Err(match self {
+            TcpModel::Named(_) => format!(
+                "no fitted TRC model {name:?} with {mode}; the nearest fitted one is \
+                 {near:?} (fitted: {})",
+                fitted_names(ecn)
+            ),
+            _ => format!(
+                "the TRC has no model fitted to this TCP ({name}) with {mode}: the nearest \
+                 fitted configuration is {near:?}; give the flow that TCP, name a model \
+                 (model = {near:?} or \"paper\"), or fit one with \
+                 `python3 validation/trc_model_fit.py --tcp {name}`"
+            ),
+        })
+    }
+
     /// Name as written in scenario files.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             TcpModel::Paper => "paper",
             TcpModel::Fitted => "fitted",
+            TcpModel::Named(n) => n,
         }
     }
+}
+
+/// The fitted configurations (with an ECN fit if `ecn`), comma-separated.
+fn fitted_names(ecn: bool) -> String {
+    let v: Vec<&str> = FITTED_MODELS
+        .iter()
+        .filter(|m| m.law(ecn).is_some())
+        .map(|m| m.name)
+        .collect();
+    v.join(", ")
 }
 
 /// Packets delivered per cycle, 1/p (eq. 2).
@@ -99,13 +199,13 @@ pub fn drop_probability(w_max: f64) -> f64 {
 
 /// Average window [packets] (eq. 3) under the given cycle-time law.
 pub fn w_avg(w_max: f64, law: CycleTime) -> f64 {
-    data_per_cycle(w_max) / (law.a + law.b * w_max)
+    data_per_cycle(w_max) / law.cycle(w_max)
 }
 
 /// Goodput [bit/s] of a flow with maximum window `w_max` and round-trip time `rtt` [s]
-/// (eq. 4), with drops or (`ecn`) CE marks.
-pub fn goodput(w_max: f64, rtt: f64, mss: u32, model: TcpModel, ecn: bool) -> f64 {
-    w_avg(w_max, model.cycle_time(ecn)) * mss as f64 * 8.0 / rtt
+/// (eq. 4) under the cycle-time law `law`.
+pub fn goodput(w_max: f64, rtt: f64, mss: u32, law: CycleTime) -> f64 {
+    w_avg(w_max, law) * mss as f64 * 8.0 / rtt
 }
 
 /// What the operator configures once per network (Fig. 3) and per request (Fig. 2).
@@ -123,15 +223,15 @@ pub struct TrcInputs {
     pub gput_error: f64,
     /// RTT*_min [s]; `None`: RTT_dev / gput_error (eq. 5).
     pub rtt_min_star: Option<f64>,
-    /// Cycle-time law.
-    pub model: TcpModel,
+    /// Cycle-time law (of the mode: [`TcpModel::law`]).
+    pub law: CycleTime,
     /// ECN mode: E = 0 (marks instead of drops); otherwise E = 1.
     pub ecn: bool,
 }
 
 impl TrcInputs {
     /// Inputs with the paper's operator settings: RTT_dev 10 ms, gput_error 5 %
-    /// (RTT*_min = 200 ms), the default model, drops (not ECN).
+    /// (RTT*_min = 200 ms), the paper's eq. 1, drops (not ECN).
     pub fn new(rate: f64, mss: u32, rtt_net: f64) -> Self {
         TrcInputs {
             rate,
@@ -140,7 +240,7 @@ impl TrcInputs {
             rtt_dev: 0.010,
             gput_error: 0.05,
             rtt_min_star: None,
-            model: TcpModel::default(),
+            law: PAPER,
             ecn: false,
         }
     }
@@ -193,13 +293,13 @@ pub fn fixed_parameters(
     rtt_trc: f64,
     mss: u32,
     rtt_net: f64,
-    model: TcpModel,
+    law: CycleTime,
     ecn: bool,
 ) -> TrcParams {
     let p = drop_probability(w_max);
     let e = if ecn { 0.0 } else { 1.0 };
     let rtt = rtt_net + rtt_trc;
-    let predicted = goodput(w_max, rtt, mss, model, ecn);
+    let predicted = goodput(w_max, rtt, mss, law);
     TrcParams {
         target: predicted,
         rtt_min_star: rtt,
@@ -208,7 +308,7 @@ pub fn fixed_parameters(
         p,
         e,
         drop_every: 1.0 / p + e,
-        w_avg: w_avg(w_max, model.cycle_time(ecn)),
+        w_avg: w_avg(w_max, law),
         rtt,
         rtt_trc,
         predicted,
@@ -276,7 +376,7 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
     };
     let target = inp.rate * (1.0 + inp.gput_error + 0.01); // Fig. 3
     let rtt_min = rtt_min_star.max(inp.rtt_net);
-    let law = inp.model.cycle_time(inp.ecn);
+    let law = inp.law;
     let bits = inp.mss as f64 * 8.0;
     let rtt_req = w_avg(W_MAX_FIRST, law) * bits / target;
     let (w_max, rtt, branch) = if rtt_req > rtt_min {
@@ -339,7 +439,7 @@ mod tests {
     fn operator_config_is_fig_3() {
         // RTT_dev 10 ms, gput_error 5 % → RTT*_min 200 ms; rate raised by 6 %.
         let inp = TrcInputs {
-            model: TcpModel::Paper,
+            law: PAPER,
             ..TrcInputs::new(100e3, 1000, 0.003)
         };
         let p = parameters(&inp).unwrap();
@@ -352,7 +452,7 @@ mod tests {
         // 100 kb/s, MSS 1000 B, RTT_net 3 ms, paper model: R = 106 kb/s,
         // RTT_req = (21.96875/5.75)·8000/106000 = 0.288352 s > 200 ms → W_max = 6.5.
         let inp = TrcInputs {
-            model: TcpModel::Paper,
+            law: PAPER,
             ..TrcInputs::new(100e3, 1000, 0.003)
         };
         let p = parameters(&inp).unwrap();
@@ -374,7 +474,7 @@ mod tests {
         // W = 242.5: 22353.47/123.75 = 180.634 (too small);
         // W = 244.5: 22721.22/124.75 = 182.134 → RTT = 182.134·11680/10.6e6 = 0.200690 s.
         let inp = TrcInputs {
-            model: TcpModel::Paper,
+            law: PAPER,
             ..TrcInputs::new(10e6, 1460, 0.003)
         };
         let p = parameters(&inp).unwrap();
@@ -396,7 +496,7 @@ mod tests {
     fn rtt_min_is_at_least_rtt_net() {
         // RTT_net 300 ms > RTT*_min 200 ms: RTT_min = 300 ms, and RTT_TRC ≥ 0.
         let inp = TrcInputs {
-            model: TcpModel::Paper,
+            law: PAPER,
             ..TrcInputs::new(10e6, 1460, 0.3)
         };
         let p = parameters(&inp).unwrap();
@@ -415,13 +515,16 @@ mod tests {
 
     #[test]
     fn every_request_meets_its_target_and_w_max_is_even_plus_half() {
-        for model in [TcpModel::Paper, TcpModel::Fitted] {
+        let fitted = TcpModel::Fitted
+            .law("sack-window-nolt-nodelack", false)
+            .unwrap();
+        for law in [PAPER, fitted] {
             for &r in &[
                 50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6, 100e6,
             ] {
                 for &rtt_net in &[0.0, 0.003, 0.05, 0.5] {
                     let p = parameters(&TrcInputs {
-                        model,
+                        law,
                         ..TrcInputs::new(r, 1460, rtt_net)
                     })
                     .unwrap();
@@ -432,6 +535,76 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn each_tcp_configuration_gets_its_own_fitted_model() {
+        assert!(
+            FITTED_MODELS.len() >= 2,
+            "at least the default and the P1 TCP"
+        );
+        for m in FITTED_MODELS {
+            assert_eq!(
+                TcpModel::Fitted.law(m.name, false),
+                Ok(m.drop),
+                "{}",
+                m.name
+            );
+            assert_eq!(
+                TcpModel::Named(m.name.into()).law("other", false),
+                Ok(m.drop)
+            );
+            if let Some(e) = m.ecn {
+                assert_eq!(TcpModel::Fitted.law(m.name, true), Ok(e), "{}", m.name);
+            }
+            // The paper's law whatever the TCP.
+            assert_eq!(TcpModel::Paper.law(m.name, false), Ok(PAPER));
+        }
+        // Names are unique, and different configurations really differ.
+        let mut names: Vec<&str> = FITTED_MODELS.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FITTED_MODELS.len());
+        assert!(FITTED_MODELS
+            .iter()
+            .any(|m| m.drop != FITTED_MODELS[0].drop));
+        // The P1 scenarios' TCP keeps the fit the P1 tables were made with.
+        let p1 = fitted_model("sack-window-nolt-nodelack").unwrap();
+        assert!(close(p1.drop.a, 2.4085, 1e-3) && close(p1.drop.b, 0.4997, 1e-3));
+    }
+
+    #[test]
+    fn knots_are_interpolated_and_the_line_holds_outside_them() {
+        const K: &[(f64, f64)] = &[(6.5, 7.0), (8.5, 6.6), (12.5, 8.6)];
+        let law = CycleTime {
+            a: 2.35,
+            b: 0.5,
+            knots: K,
+        };
+        assert_eq!(law.cycle(6.5), 7.0);
+        assert_eq!(law.cycle(8.5), 6.6);
+        assert!(close(law.cycle(10.5), 7.6, 1e-12));
+        assert_eq!(law.cycle(12.5), 8.6);
+        assert_eq!(law.cycle(14.5), 2.35 + 0.5 * 14.5);
+        assert_eq!(law.cycle(5.0), 2.35 + 0.5 * 5.0);
+        assert!(close(w_avg(6.5, law), 21.96875 / 7.0, 1e-12));
+    }
+
+    #[test]
+    fn a_tcp_without_a_fit_names_the_nearest_configuration() {
+        // PRR recovery on the P1 TCP: one setting away from it.
+        let e = TcpModel::Fitted
+            .law("sack-window-nolt-nodelack-prr", false)
+            .unwrap_err();
+        assert!(e.contains("\"sack-window-nolt-nodelack\""), "{e}");
+        assert!(e.contains("sack-window-nolt-nodelack-prr"), "{e}");
+        assert_eq!(
+            nearest_model("sack-window-nolt-nodelack-prr", false).map(|m| m.name),
+            Some("sack-window-nolt-nodelack")
+        );
+        // An unknown model name is refused, not replaced.
+        let e = TcpModel::Named("vegas".into()).law("sack-window-nolt-nodelack", false);
+        assert!(e.unwrap_err().contains("no fitted TRC model \"vegas\""));
     }
 
     #[test]
