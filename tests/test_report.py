@@ -123,7 +123,9 @@ def sweep_page(sweep2):
 @pytest.fixture
 def repro(tmp_path):
     saved = dict(reproduce.REGISTRY)
-    ex = Explanation("a known cause", doc="docs/papers/p1.md#t1-queueing", script="x.py")
+    ex = Explanation("a known cause", doc="docs/papers/p1.md#t1-queueing", script="x.py").tested(
+        "the cause removed", 1.0
+    )
 
     @register("t-verdicts", title="three verdicts", paper="test §1")
     def exp(ctx):
@@ -211,9 +213,10 @@ def test_report_reproduction_counts_verdicts(repro):
     counts = re.search(r'<table class="verdicts" id="verdict-counts">(.*?)</table>', html, re.S)
     assert counts
     row = re.search(r"<th class=\"l\">comparisons</th>(.*?)</tr>", counts.group(1), re.S)
-    assert [c for c in _cells(row.group(0))] == ["1", "1", "1", "—", "0"]
+    assert [c for c in _cells(row.group(0))] == ["1", "1", "0", "1", "—", "0"]
     assert "[outside: 1 within, 1 outside-explained, 1 outside]" in html
     assert "a known cause" in html and "docs/papers/p1.md#t1-queueing" in html
+    assert "counterfactual: the cause removed → 1 (lands in the band)" in html
 
 
 def test_pages_in_chromium_with_screenshots(dumbbell_page, sweep_page, repro):

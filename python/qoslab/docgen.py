@@ -13,8 +13,10 @@ fails when the committed page and the data disagree (a test runs it)::
 The first word after ``qoslab:table`` names a renderer; ``key=value`` pairs (values
 without spaces, or in double quotes) are its arguments; ``data`` is a path relative to
 the page. Built-in renderers: ``comparisons`` (``experiment``, optional ``match``: a
-substring of the quantity) and ``table`` (``experiment``, ``table``, optional
-``columns`` = comma-separated, ``digits``). A paper module adds its own with
+substring of the quantity), ``table`` (``experiment``, ``table``, optional
+``columns`` = comma-separated, ``digits``), and ``ablations``, ``readings`` (optional
+``knob``) and ``calibrations`` (each ``experiment=NAME`` or ``prefix=p2-`` for all of a
+paper's experiments). A paper module adds its own with
 :func:`renderer` (looked up after :func:`qoslab.reproduce.discover`)::
 
     @docgen.renderer("p1-t1-ranges")
@@ -45,6 +47,7 @@ __all__ = [
     "generate",
     "main",
     "md_table",
+    "natural_key",
     "renderer",
     "update",
 ]
@@ -73,6 +76,15 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
+
+
+def _clean(v: Any) -> Any:
+    """``v`` with every non-finite float, at any depth, replaced by None."""
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_clean(x) for x in v]
+    return _jsonable(v)
 
 
 def export(results: str | Path, out: str | Path, names: list[str] | None = None) -> Path:
@@ -109,8 +121,13 @@ def export(results: str | Path, out: str | Path, names: list[str] | None = None)
             "comparisons": [
                 {k: _jsonable(v) for k, v in c.items()} for c in e.get("comparisons", [])
             ],
+            "ablations": _clean(e.get("ablations", [])),
+            "readings": _clean(e.get("readings", [])),
+            "calibrations": _clean(e.get("calibrations", [])),
             "tables": tables,
         }
+        if e.get("wall_s") is not None:
+            exps[e["name"]]["wall_s"] = round(float(e["wall_s"]), 1)
     data = {"quick": bool(idx.get("quick")), "experiments": exps}
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -153,10 +170,98 @@ def _comparisons(data: dict[str, Any], experiment: str, match: str = "", **_: st
     for c in _experiment(data, experiment)["comparisons"]:
         if match and match not in c["quantity"]:
             continue
-        unit = f" {c['unit']}" if c.get("unit") and c["unit"] != "×" else ""
         ref = c.get("reference") or "—"
-        rows.append([c["quantity"], f"{fmt(c['ours'])}{unit}", ref, c.get("verdict", "info")])
+        verdict = c.get("verdict", "info")
+        cf = (c.get("explanation") or {}).get("counterfactual")
+        if cf and verdict in ("outside-explained", "outside"):
+            landed = "lands" if (c.get("explanation") or {}).get("confirmed") else "misses"
+            if cf.get("value") is None:
+                landed = "not run"
+            verdict += f" (counterfactual: {cf['change']} → {fmt(cf.get('value'))}, {landed})"
+        rows.append([c["quantity"], _value_unit(c), ref, verdict])
     return md_table(["quantity", "ours", "compared with", "verdict"], rows)
+
+
+def _selected(data: dict[str, Any], experiment: str = "", prefix: str = "") -> list[str]:
+    """The experiments a block names: one (``experiment``) or all whose name starts with
+    ``prefix``, in natural order (p0-f3 before p0-f10)."""
+    if experiment:
+        _experiment(data, experiment)
+        return [experiment]
+    if not prefix:
+        raise ValueError("give experiment=NAME or prefix=PREFIX")
+    names = [n for n in data["experiments"] if n.startswith(prefix)]
+    return sorted(names, key=natural_key)
+
+
+def natural_key(name: str) -> list[Any]:
+    """Sort key that orders numbers inside names by value (p0-f3 before p0-f10)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _value_unit(c: dict[str, Any]) -> str:
+    unit = f" {c['unit']}" if c.get("unit") and c["unit"] != "×" else ""
+    return f"{fmt(c.get('ours'))}{unit}"
+
+
+@renderer("ablations")
+def _ablations(data: dict[str, Any], experiment: str = "", prefix: str = "", **_: str) -> str:
+    """Each ablation twin: claim, mechanism, twin, effect with and without, verdict."""
+    rows = []
+    for name in _selected(data, experiment, prefix):
+        for a in _experiment(data, name).get("ablations", []):
+            unit = f" {a['unit']}" if a.get("unit") else ""
+            ci = a.get("ci")
+            fall = fmt(a.get("fall"), 3)
+            if ci:
+                fall += f" (CI of the fall {fmt(ci[0], 3)} … {fmt(ci[1], 3)}, {a.get('n')} seeds)"
+            rows.append([
+                name, a["claim"], a["mechanism"], a["twin"],
+                f"{fmt(a['effect_with'])}{unit}", f"{fmt(a['effect_without'])}{unit}",
+                f"{fall} (≥ {fmt(a['falls_by'], 3)})", a["verdict"],
+            ])  # fmt: skip
+    if not rows:
+        return "(no ablations in the data)\n"
+    return md_table(
+        ["experiment", "claim", "mechanism", "twin (mechanism off)", "effect with",
+         "effect without", "fall of the effect", "verdict"],
+        rows,
+    )  # fmt: skip
+
+
+@renderer("readings")
+def _readings(
+    data: dict[str, Any], experiment: str = "", prefix: str = "", knob: str = "", **_: str
+) -> str:
+    """Claim × reading of an open choice → value and verdict, the headline marked."""
+    rows = []
+    for name in _selected(data, experiment, prefix):
+        for r in _experiment(data, name).get("readings", []):
+            if knob and r["knob"] != knob:
+                continue
+            label = f"{r['knob']} = {r['reading']}" + (" (headline)" if r["headline"] else "")
+            for c in r["comparisons"]:
+                rows.append([name, c["quantity"], label, _value_unit(c),
+                             c.get("reference") or "—", c.get("verdict", "info")])  # fmt: skip
+    if not rows:
+        return "(no readings in the data)\n"
+    return md_table(["experiment", "claim", "reading", "ours", "compared with", "verdict"], rows)
+
+
+@renderer("calibrations")
+def _calibrations(data: dict[str, Any], experiment: str = "", prefix: str = "", **_: str) -> str:
+    """A calibrated parameter's values × the claims it touches → value and verdict."""
+    rows = []
+    for name in _selected(data, experiment, prefix):
+        for cal in _experiment(data, name).get("calibrations", []):
+            for v, cs in zip(cal["values"], cal["comparisons"], strict=True):
+                chosen = " (chosen)" if v == cal["chosen"] else ""
+                for c in cs:
+                    rows.append([name, f"{cal['parameter']} = {v}{chosen}", c["quantity"],
+                                 _value_unit(c), c.get("verdict", "info")])  # fmt: skip
+    if not rows:
+        return "(no calibrations in the data)\n"
+    return md_table(["experiment", "parameter", "claim", "ours", "verdict"], rows)
 
 
 @renderer("table")

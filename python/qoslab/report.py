@@ -301,8 +301,18 @@ def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
         dev = (c["ours"] - c["paper"]) / abs(c["paper"])
     verdict = c.get("verdict", "info")
     ex = c.get("explanation") or {}
-    explained = verdict == "outside-explained" and ex
-    ref = c.get("reference") or ("—" if c.get("paper") is None else fmt_cell(c["paper"], 6))
+    explained = verdict in ("outside-explained", "outside") and bool(ex)
+    cf = ex.get("counterfactual") if explained else None
+    counterfactual = ""
+    if cf:
+        landed = {True: "lands in the band", False: "misses the band"}.get(
+            ex.get("confirmed"), "not run"
+        )
+        counterfactual = f"{cf['change']} → {fmt_cell(cf.get('value'), 5)} ({landed})"
+    if verdict == "tie" or c.get("kind") == "order":
+        ref = c.get("reference") or ""
+    else:
+        ref = c.get("reference") or ("—" if c.get("paper") is None else fmt_cell(c["paper"], 6))
     return {
         "quantity": c["quantity"],
         "ours": fmt_cell(c["ours"], 5),
@@ -314,8 +324,45 @@ def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
         "doc": ex.get("doc", ""),
         "doc_href": _doc_href(ex.get("doc", "")) if explained else "",
         "script": ex.get("script", "") if explained else "",
+        "counterfactual": counterfactual,
         "note": c.get("note", ""),
     }
+
+
+def _ablation_row(a: dict[str, Any]) -> dict[str, Any]:
+    unit = f" {a['unit']}" if a.get("unit") else ""
+    fall = "—" if a.get("fall") is None else f"{a['fall']:.3g}"
+    return {
+        "claim": a["claim"],
+        "mechanism": a["mechanism"],
+        "twin": a["twin"],
+        "quantity": a["quantity"],
+        "with": fmt_cell(a["effect_with"], 4) + unit,
+        "without": fmt_cell(a["effect_without"], 4) + unit,
+        "fall": f"{fall} (≥ {a['falls_by']:.3g})",
+        "verdict": a["verdict"],
+    }
+
+
+def _reading_rows(readings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for r in readings:
+        label = f"{r['knob']} = {r['reading']}" + (" (headline)" if r["headline"] else "")
+        for c in r["comparisons"]:
+            row = _comparison_row(c)
+            rows.append({**row, "reading": label})
+    return rows
+
+
+def _calibration_rows(cals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for cal in cals:
+        for v, cs in zip(cal["values"], cal["comparisons"], strict=True):
+            chosen = " (chosen)" if v == cal["chosen"] else ""
+            for c in cs:
+                label = f"{cal['parameter']} = {v}{chosen}"
+                rows.append({**_comparison_row(c), "parameter": label})
+    return rows
 
 
 def _experiment_context(d: Path, e: dict[str, Any], quick: bool) -> tuple[dict, list[Path]]:
@@ -332,12 +379,20 @@ def _experiment_context(d: Path, e: dict[str, Any], quick: bool) -> tuple[dict, 
         "title": e.get("title", ""),
         "paper": e.get("paper", ""),
         "status": status,
-        "cls": {"within": "ok", "outside-explained": "expl"}.get(status, "failed"),
+        "cls": {"within": "ok", "outside-explained": "expl", "tie": "expl"}.get(status, "failed"),
         "counts": ", ".join(f"{v} {k}" for k, v in n.items() if v),
         "error": e.get("error") if e.get("status") == "failed" else "",
         "figures": [],
         "figure_error": "",
         "comparisons": [_comparison_row(c) for c in e.get("comparisons") or []],
+        "ablations": [_ablation_row(a) for a in e.get("ablations") or []],
+        "readings": _reading_rows(e.get("readings") or []),
+        "argued": [
+            f"Headline reading {r['knob']} = {r['reading']}: {r['argued']}"
+            for r in e.get("readings") or []
+            if r.get("headline")
+        ],
+        "calibrations": _calibration_rows(e.get("calibrations") or []),
         "notes": e.get("notes", ""),
         "tables": [],
         "sweeps": [],
@@ -410,6 +465,7 @@ def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
         "n_registered": len(idx.get("registered", [])),
         "st": summ["experiments"],
         "cv": summ["comparisons"],
+        "ab": summ["ablations"],
         "experiments": out,
     }
 

@@ -24,7 +24,8 @@ used, so nothing else needs editing. In it, register each experiment::
                                "queueing delay at 2 Mb/s exceeds RTT_dev",
                                doc="docs/papers/p1.md#t1-queueing",
                                script="python3 validation/p1_t1_rtt_dev.py",
-                               covers=(0.98, 1.0))),
+                           ).tested("RTT_dev set to the measured queueing delay", w_fixed,
+                                    "qoslab run scenarios/p1/t1-2mbps.toml --set …")),
             ],
             sweeps=[sw.out],
         )
@@ -33,7 +34,9 @@ used, so nothing else needs editing. In it, register each experiment::
   ``interval``, or the bounds ``at_least`` / ``at_most``) widened by ``rtol`` (relative
   to the reference) or ``atol`` (absolute), and gets a verdict: ``within``;
   ``outside-explained`` when it is outside but its :class:`Explanation` (a paragraph of
-  the docs and the script that shows why) covers the value; otherwise ``outside``. A
+  the docs, the script that shows why, and a counterfactual run that removes the cause)
+  is confirmed: the counterfactual's value lands in the comparison's band; otherwise
+  ``outside`` (see "Reproductions that can fail" below). A
   comparison without a reference is ``info``. ``qoslab reproduce`` prints and reports
   the verdicts and exits with 1 when any comparison is ``outside``.
 - ``ctx.quick`` is true under ``--quick``: use fewer seeds and shorter durations so
@@ -48,6 +51,30 @@ used, so nothing else needs editing. In it, register each experiment::
 - :func:`figure` registers a function drawing the paper's figure from the experiment's
   saved tables (see its docstring); the report shows it first.
 - Raise to fail: the experiment is recorded as failed with its error and the others go on.
+
+Reproductions that can fail
+---------------------------
+A verdict is only worth something if it could have come out otherwise, so an experiment
+also states, beside its comparisons:
+
+- **Explanations are tested predictions.** An :class:`Explanation` of a miss names its
+  cause and carries a :class:`Counterfactual`: the run that removes the cause and the
+  value the comparison's quantity then takes. The verdict is ``outside-explained`` only
+  when that value lands in the comparison's *own* accepted band (reference ± tolerance);
+  a counterfactual that was not run (``value=None``) or that misses leaves the verdict
+  ``outside``. An explanation without a counterfactual is refused when the comparison is
+  built.
+- **Orderings are decided by statistics.** :meth:`Comparison.order` takes per-seed values
+  of A and B; the claim "A < B" is ``within`` when the 95 % interval of the seed-paired
+  difference lies below zero, ``outside`` when it lies above, and a ``tie`` otherwise.
+- **Ablation twins.** An :class:`Ablation` states a claim "mechanism M causes effect E",
+  the effect with M and in a twin run without M; the claim is ``within`` only when the
+  effect falls by the stated fraction (``falls_by``) without M.
+- **Open readings side by side.** Where the paper leaves a choice open, each reasonable
+  :class:`Reading` of it is run (:class:`ReadingResult`); exactly one per knob is the
+  headline, argued from the paper's text (``argued``), never from the numbers.
+- **Calibrated parameters shown.** A parameter the paper does not give and qoslab chose
+  comes with the verdicts at four or more of its values (:class:`Calibration`).
 """
 
 from __future__ import annotations
@@ -65,49 +92,120 @@ from typing import Any
 
 import polars as pl
 
+from qoslab.tables import t_quantile
+
 __all__ = [
     "FIGURES",
     "REGISTRY",
+    "STATUSES",
     "VERDICTS",
+    "Ablation",
+    "Calibration",
     "Comparison",
     "Context",
+    "Counterfactual",
     "Experiment",
     "Explanation",
     "Outcome",
+    "Reading",
+    "ReadingResult",
     "Saved",
     "count_verdicts",
     "discover",
     "experiment_status",
     "figure",
+    "paired_interval",
     "register",
     "run_experiments",
     "summarize",
 ]
 
 
-VERDICTS = ("within", "outside-explained", "outside", "info")
-"""Every verdict a comparison can get, best first (``info``: nothing to compare against)."""
+VERDICTS = ("within", "outside-explained", "tie", "outside", "info")
+"""Every verdict a comparison can get, best first (``tie``: a claimed strict order whose
+seed-paired interval straddles zero; ``info``: nothing to compare against)."""
+
+
+def paired_interval(
+    a: Sequence[float], b: Sequence[float] | None = None, *, paired: bool = True
+) -> tuple[float, float, float, int]:
+    """Mean of A − B and its 95 % interval, with the number of values: (mean, low, high, n).
+
+    Paired (default): A and B are per-seed values of the same seeds, and the interval is
+    Student's t over the differences. Unpaired: Welch's interval. ``b=None``: the interval
+    of the mean of ``a`` itself. NaN values (a seed that produced nothing) are refused."""
+    xs = [float(x) for x in a]
+    if b is None:
+        ds = xs
+    elif paired:
+        ys = [float(y) for y in b]
+        if len(xs) != len(ys):
+            raise ValueError(f"paired values need the same seeds: {len(xs)} vs {len(ys)} values")
+        ds = [x - y for x, y in zip(xs, ys, strict=True)]
+    else:
+        ys = [float(y) for y in b]
+        if len(xs) < 2 or len(ys) < 2:
+            raise ValueError("an unpaired interval needs at least two values on each side")
+        if any(math.isnan(v) for v in xs + ys):
+            raise ValueError("NaN among the values of an interval")
+        ma, mb = sum(xs) / len(xs), sum(ys) / len(ys)
+        va = sum((x - ma) ** 2 for x in xs) / (len(xs) - 1) / len(xs)
+        vb = sum((y - mb) ** 2 for y in ys) / (len(ys) - 1) / len(ys)
+        se = math.sqrt(va + vb)
+        if se == 0:
+            return ma - mb, ma - mb, ma - mb, min(len(xs), len(ys))
+        df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(ys) - 1))
+        h = t_quantile(0.975, df) * se
+        return ma - mb, ma - mb - h, ma - mb + h, min(len(xs), len(ys))
+    if any(math.isnan(d) for d in ds):
+        raise ValueError("NaN among the values of an interval")
+    n = len(ds)
+    if n < 2:
+        raise ValueError("an interval needs at least two values (seeds)")
+    m = sum(ds) / n
+    sd = math.sqrt(sum((d - m) ** 2 for d in ds) / (n - 1))
+    h = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
+    return m, m - h, m + h, n
+
+
+@dataclass(frozen=True)
+class Counterfactual:
+    """The run that removes an explanation's cause: what it changes (``change``, e.g.
+    "F3's RTO pinned to 200 ms"), the value the comparison's quantity takes there
+    (``value``; None when it was not run, e.g. skipped in quick mode) and the command
+    that reruns it (``command``). The explanation holds only if ``value`` lands in the
+    comparison's own accepted band."""
+
+    change: str
+    value: float | None = None
+    command: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored in ``reproduce.json``."""
+        return {"change": self.change, "value": self.value, "command": self.command}
 
 
 @dataclass(frozen=True)
 class Explanation:
     """Why a comparison may lie outside its reference: one sentence (``why``), the docs
     paragraph that says so (``doc``: a repository path with an ``#anchor``, e.g.
-    ``docs/papers/p1.md#t1-queueing``) and the command that shows it (``script``, e.g.
-    ``python3 validation/p1_t1_rtt_dev.py``). ``covers`` = (low, high) limits the values of
-    *ours* it accounts for; outside them the comparison is plainly ``outside``."""
+    ``docs/papers/p1.md#t1-queueing``), the command that shows it (``script``) and the
+    :class:`Counterfactual` that tests it. A paper module may keep the text as a
+    constant and attach the measured counterfactual at run time with :meth:`tested`."""
 
     why: str
     doc: str
     script: str = ""
+    counterfactual: Counterfactual | None = None
+    #: Deprecated and ignored: an explanation is judged by its counterfactual, never by a
+    #: band of values it claims to account for.
     covers: tuple[float, float] | None = None
 
-    def applies(self, ours: float) -> bool:
-        """Whether this explanation accounts for the value ``ours``."""
-        if self.covers is None:
-            return True
-        lo, hi = self.covers
-        return lo <= ours <= hi
+    def tested(self, change: str, value: float | None, command: str = "") -> Explanation:
+        """This explanation with its counterfactual run attached."""
+        from dataclasses import replace
+
+        return replace(self, counterfactual=Counterfactual(change, value, command))
 
 
 def _num(x: float) -> str:
@@ -123,8 +221,9 @@ class Comparison:
     "≥ the request" or "≤ 1.03 × the model"; ``against`` says what the bound stands
     for). ``rtol`` widens the reference by that fraction of its magnitude, ``atol`` by an
     absolute amount (the larger of the two applies). ``explanation`` turns ``outside``
-    into ``outside-explained`` for the values it covers. With no reference the verdict is
-    ``info``. ``unit`` and ``note`` are shown beside the numbers.
+    into ``outside-explained`` when its counterfactual lands in this comparison's band.
+    With no reference the verdict is ``info``; :meth:`order` builds a strict-order claim.
+    ``unit`` and ``note`` are shown beside the numbers.
     """
 
     quantity: str
@@ -139,8 +238,46 @@ class Comparison:
     rtol: float = 0.0
     atol: float = 0.0
     explanation: Explanation | None = None
+    #: For a strict-order claim (:meth:`order`): "<" or ">", the 95 % interval of the
+    #: difference A − B, the number of seeds and the names of A and B.
+    claim: str | None = None
+    ci: tuple[float, float] | None = None
+    n: int | None = None
+    a_name: str = ""
+    b_name: str = ""
+
+    @classmethod
+    def order(
+        cls,
+        quantity: str,
+        a: Sequence[float],
+        b: Sequence[float],
+        *,
+        claim: str = "<",
+        paired: bool = True,
+        unit: str = "",
+        note: str = "",
+        a_name: str = "A",
+        b_name: str = "B",
+    ) -> Comparison:
+        """The claim "A < B" (``claim="<"``) or "A > B" over per-seed values: ``ours`` is the
+        mean of A − B; ``within`` when its 95 % interval (seed-paired by default) excludes
+        zero on the claimed side, ``outside`` when it excludes zero on the other side, and
+        ``tie`` when it straddles zero."""
+        if claim not in ("<", ">"):
+            raise ValueError(f"comparison {quantity!r}: claim must be '<' or '>', not {claim!r}")
+        m, lo, hi, n = paired_interval(a, b, paired=paired)
+        return cls(
+            quantity, m, unit=unit, note=note, claim=claim, ci=(lo, hi), n=n,
+            a_name=a_name, b_name=b_name,
+        )  # fmt: skip
 
     def __post_init__(self) -> None:
+        if self.claim is not None:
+            if self.paper is not None or self.interval is not None or self.at_least is not None:
+                raise ValueError(f"comparison {self.quantity!r}: an order has no other reference")
+            if self.at_most is not None or self.ci is None:
+                raise ValueError(f"comparison {self.quantity!r}: build an order with .order()")
         kinds = [
             self.paper is not None,
             self.interval is not None,
@@ -162,7 +299,10 @@ class Comparison:
 
     @property
     def kind(self) -> str:
-        """``value``, ``interval``, ``bound`` or ``none``: what ``ours`` is compared against."""
+        """``value``, ``interval``, ``bound``, ``order`` or ``none``: what ``ours`` is
+        compared against."""
+        if self.claim is not None:
+            return "order"
         if self.paper is not None:
             return "value"
         if self.interval is not None:
@@ -172,7 +312,12 @@ class Comparison:
         return "none"
 
     def limits(self) -> tuple[float | None, float | None]:
-        """The reference range before tolerance: (low, high), None = unbounded."""
+        """The reference range before tolerance: (low, high), None = unbounded (an order
+        claims the difference below or above zero)."""
+        if self.claim == "<":
+            return None, 0.0
+        if self.claim == ">":
+            return 0.0, None
         if self.paper is not None:
             return float(self.paper), float(self.paper)
         if self.interval is not None:
@@ -191,17 +336,37 @@ class Comparison:
             None if hi is None else hi + slack(hi),
         )
 
+    def inside(self, x: float) -> bool:
+        """Whether the value ``x`` lies in this comparison's accepted band."""
+        lo, hi = self.accepted()
+        return not math.isnan(x) and (lo is None or x >= lo) and (hi is None or x <= hi)
+
+    @property
+    def confirmed(self) -> bool | None:
+        """Whether the explanation's counterfactual landed in this comparison's band
+        (None: no explanation, or its counterfactual was not run)."""
+        if self.explanation is None or self.explanation.counterfactual is None:
+            return None
+        v = self.explanation.counterfactual.value
+        if v is None:
+            return None
+        return self.inside(float(v))
+
     @property
     def verdict(self) -> str:
-        """``within``, ``outside-explained``, ``outside`` or ``info`` (see the class)."""
+        """``within``, ``outside-explained``, ``tie``, ``outside`` or ``info`` (see the
+        class and :meth:`order`)."""
         if self.kind == "none":
             return "info"
-        lo, hi = self.accepted()
-        x = self.ours
-        inside = not math.isnan(x) and (lo is None or x >= lo) and (hi is None or x <= hi)
-        if inside:
+        if self.kind == "order":
+            lo, hi = self.ci  # type: ignore[misc]
+            if math.isnan(lo) or math.isnan(hi):
+                return "outside"
+            good, bad = (hi < 0, lo > 0) if self.claim == "<" else (lo > 0, hi < 0)
+            return "within" if good else "outside" if bad else "tie"
+        if self.inside(self.ours):
             return "within"
-        if self.explanation is not None and not math.isnan(x) and self.explanation.applies(x):
+        if self.confirmed:
             return "outside-explained"
         return "outside"
 
@@ -215,14 +380,21 @@ class Comparison:
             return (x - lo) / abs(lo) if lo != 0 else None
         if hi is not None and x > hi:
             return (x - hi) / abs(hi) if hi != 0 else None
-        return None if self.kind == "none" else 0.0
+        return None if self.kind in ("none", "order") else 0.0
 
     @property
     def reference(self) -> str:
-        """The reference as text, e.g. ``53.2–53.3 ± 3 %``, ``≥ 1 (the request)``."""
+        """The reference as text, e.g. ``53.2–53.3 ± 3 %``, ``≥ 1 (the request)``,
+        ``A < B (95 % CI of A − B over 10 seeds: −0.3…−0.1)``."""
         k = self.kind
         if k == "none":
             return ""
+        if k == "order":
+            lo, hi = self.ci  # type: ignore[misc]
+            return (
+                f"{self.a_name} {self.claim} {self.b_name} (95 % CI of the paired difference "
+                f"over {self.n} seeds: {_num(lo)} … {_num(hi)})"
+            )
         if k == "value":
             ref = _num(self.paper)  # type: ignore[arg-type]
         elif k == "interval":
@@ -265,15 +437,177 @@ class Comparison:
             "verdict": self.verdict,
             "explanation": None,
         }
+        if self.kind == "order":
+            d.update(
+                claim=self.claim, ci=list(self.ci or ()), n=self.n,
+                a_name=self.a_name, b_name=self.b_name,
+            )  # fmt: skip
         if self.explanation is not None:
             e = self.explanation
+            cf = e.counterfactual
             d["explanation"] = {
                 "why": e.why,
                 "doc": e.doc,
                 "script": e.script,
-                "covers": list(e.covers) if e.covers else None,
+                "counterfactual": cf.to_dict() if cf else None,
+                "confirmed": self.confirmed,
             }
         return d
+
+
+@dataclass
+class Ablation:
+    """An ablation twin: the claim "``mechanism`` causes ``quantity``", measured with the
+    mechanism (``effect_with``) and in the ``twin`` run without it or with the neutral
+    choice in its place (``effect_without``). The effect is signed so that a positive
+    value is the claimed effect (e.g. the edge's share of drops minus the share without
+    ERUF). ``within`` when the effect is present with the mechanism (> 0) and falls by at
+    least ``falls_by`` of it without (``effect_without ≤ (1 − falls_by) · effect_with``)
+    and, with per-seed values (``with_seeds``/``without_seeds``, the same seeds), the 95 %
+    interval of the paired fall excludes zero (a ``tie`` otherwise); ``outside`` when the
+    effect survives its ablation."""
+
+    claim: str
+    mechanism: str
+    twin: str
+    quantity: str
+    effect_with: float
+    effect_without: float
+    falls_by: float = 0.5
+    unit: str = ""
+    with_seeds: Sequence[float] | None = None
+    without_seeds: Sequence[float] | None = None
+    command: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.falls_by <= 1:
+            raise ValueError(f"ablation {self.claim!r}: falls_by must be in (0, 1]")
+        if (self.with_seeds is None) != (self.without_seeds is None):
+            raise ValueError(f"ablation {self.claim!r}: give per-seed values for both or neither")
+        self.effect_with = float(self.effect_with)
+        self.effect_without = float(self.effect_without)
+
+    @property
+    def fall(self) -> float | None:
+        """The fraction of the effect that vanishes without the mechanism (1 = all of it;
+        None when there is no effect to fall)."""
+        if math.isnan(self.effect_with) or self.effect_with <= 0:
+            return None
+        return (self.effect_with - self.effect_without) / self.effect_with
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """The 95 % interval of the paired fall (with − without), when seeds are given."""
+        if self.with_seeds is None:
+            return None
+        _, lo, hi, _ = paired_interval(self.with_seeds, self.without_seeds)
+        return lo, hi
+
+    @property
+    def verdict(self) -> str:
+        """``within`` (the effect falls as claimed), ``tie`` or ``outside`` (see the class)."""
+        f = self.fall
+        if f is None or math.isnan(self.effect_without) or f < self.falls_by - 1e-12:
+            return "outside"
+        ci = self.ci
+        if ci is not None and not ci[0] > 0:
+            return "tie"
+        return "within"
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored in ``reproduce.json``."""
+        return {
+            "claim": self.claim,
+            "mechanism": self.mechanism,
+            "twin": self.twin,
+            "quantity": self.quantity,
+            "unit": self.unit,
+            "effect_with": self.effect_with,
+            "effect_without": self.effect_without,
+            "falls_by": self.falls_by,
+            "fall": self.fall,
+            "ci": list(self.ci) if self.ci else None,
+            "n": None if self.with_seeds is None else len(self.with_seeds),
+            "command": self.command,
+            "note": self.note,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reasonable reading of a choice the paper leaves open: the knob (a scenario key
+    or generator parameter, e.g. ``increase``), this reading's value (``name``) and what
+    it means (``text``). Exactly one reading per knob is the ``headline``; it carries the
+    paper's sentence it is argued from (``argued``)."""
+
+    knob: str
+    name: str
+    text: str = ""
+    headline: bool = False
+    argued: str = ""
+
+    def __post_init__(self) -> None:
+        if self.headline and not self.argued.strip():
+            raise ValueError(
+                f"reading {self.knob}={self.name}: a headline reading must quote the "
+                "paper's text it is argued from (argued=…)"
+            )
+
+
+@dataclass
+class ReadingResult:
+    """The comparisons of an experiment's claims under one :class:`Reading`."""
+
+    reading: Reading
+    comparisons: list[Comparison]
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored in ``reproduce.json``."""
+        r = self.reading
+        return {
+            "knob": r.knob,
+            "reading": r.name,
+            "text": r.text,
+            "headline": r.headline,
+            "argued": r.argued,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+
+
+@dataclass
+class Calibration:
+    """A parameter the paper does not give and qoslab chose (``chosen``, and ``why``),
+    with the comparisons of the claims it touches at each of ``values`` (at least four
+    around the chosen one): ``comparisons[i]`` are the claims at ``values[i]``."""
+
+    parameter: str
+    chosen: Any
+    why: str
+    values: list[Any]
+    comparisons: list[list[Comparison]]
+
+    def __post_init__(self) -> None:
+        if len(self.values) < 4:
+            raise ValueError(
+                f"calibration {self.parameter!r}: show the verdicts at four or more values "
+                f"of the parameter, not {len(self.values)}"
+            )
+        if len(self.values) != len(self.comparisons):
+            raise ValueError(f"calibration {self.parameter!r}: one list of comparisons per value")
+        if self.chosen not in self.values:
+            raise ValueError(f"calibration {self.parameter!r}: the chosen value is not shown")
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored in ``reproduce.json``."""
+        return {
+            "parameter": self.parameter,
+            "chosen": str(self.chosen),
+            "why": self.why,
+            "values": [str(v) for v in self.values],
+            "comparisons": [[c.to_dict() for c in cs] for cs in self.comparisons],
+        }
 
 
 def count_verdicts(comparisons: list[Mapping[str, Any]]) -> dict[str, int]:
@@ -285,32 +619,44 @@ def count_verdicts(comparisons: list[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
+STATUSES = ("within", "outside-explained", "tie", "outside", "failed")
+"""Every status an experiment can get, best first."""
+
+
 def experiment_status(entry: Mapping[str, Any]) -> str:
-    """An experiment's status from its run and its verdicts: ``failed``, ``outside``
-    (some comparison outside and unexplained), ``outside-explained``, or ``within``."""
+    """An experiment's status from its run and its verdicts (comparisons and ablations):
+    ``failed``, ``outside`` (some comparison or ablation outside), ``tie`` (a claimed
+    order the seeds cannot tell), ``outside-explained`` (misses whose counterfactuals
+    landed), or ``within``."""
     if entry.get("status") == "failed":
         return "failed"
-    n = count_verdicts(entry.get("comparisons") or [])
-    if n["outside"]:
-        return "outside"
-    if n["outside-explained"]:
-        return "outside-explained"
+    n = count_verdicts([*(entry.get("comparisons") or []), *(entry.get("ablations") or [])])
+    for status in ("outside", "tie", "outside-explained"):
+        if n.get(status):
+            return status
     return "within"
 
 
 def summarize(index: Mapping[str, Any]) -> dict[str, Any]:
-    """Counts over a reproduction (``reproduce.json``): experiments per status and
-    comparisons per verdict; ``ok`` is false when an experiment failed or a comparison is
-    outside and unexplained."""
+    """Counts over a reproduction (``reproduce.json``): experiments per status,
+    comparisons and ablations per verdict; ``ok`` is false when an experiment failed or
+    a comparison or ablation is outside or a tie."""
     exps = index.get("experiments", [])
-    statuses = dict.fromkeys(("within", "outside-explained", "outside", "failed"), 0)
+    statuses = dict.fromkeys(STATUSES, 0)
     verdicts = dict.fromkeys(VERDICTS, 0)
+    ablations = dict.fromkeys(VERDICTS, 0)
     for e in exps:
         statuses[experiment_status(e)] += 1
         for k, v in count_verdicts(e.get("comparisons") or []).items():
             verdicts[k] = verdicts.get(k, 0) + v
-    ok = statuses["failed"] == 0 and verdicts["outside"] == 0
-    return {"experiments": statuses, "comparisons": verdicts, "ok": ok}
+        for k, v in count_verdicts(e.get("ablations") or []).items():
+            ablations[k] = ablations.get(k, 0) + v
+    ok = (
+        statuses["failed"] == 0
+        and verdicts["outside"] + verdicts["tie"] == 0
+        and ablations["outside"] + ablations["tie"] == 0
+    )
+    return {"experiments": statuses, "comparisons": verdicts, "ablations": ablations, "ok": ok}
 
 
 @dataclass
@@ -323,6 +669,23 @@ class Outcome:
     notes: str = ""
     runs: list[Path] = field(default_factory=list)
     sweeps: list[Path] = field(default_factory=list)
+    ablations: list[Ablation] = field(default_factory=list)
+    readings: list[ReadingResult] = field(default_factory=list)
+    calibrations: list[Calibration] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        knobs: dict[str, list[Reading]] = {}
+        for r in self.readings:
+            knobs.setdefault(r.reading.knob, []).append(r.reading)
+        for knob, rs in knobs.items():
+            names = {r.name for r in rs}
+            heads = {r.name for r in rs if r.headline}
+            if len(names) < 2:
+                raise ValueError(f"readings of {knob!r}: run at least two readings side by side")
+            if len(heads) != 1:
+                raise ValueError(
+                    f"readings of {knob!r}: exactly one headline reading, found {sorted(heads)}"
+                )
 
 
 @dataclass
@@ -531,6 +894,9 @@ def run_experiments(
             entry.update(
                 status="done",
                 comparisons=[c.to_dict() for c in outcome.comparisons],
+                ablations=[a.to_dict() for a in outcome.ablations],
+                readings=[r.to_dict() for r in outcome.readings],
+                calibrations=[c.to_dict() for c in outcome.calibrations],
                 tables=list(outcome.tables),
                 notes=outcome.notes,
                 runs=[str(p) for p in dict.fromkeys([*ctx.runs, *outcome.runs])],
@@ -543,6 +909,7 @@ def run_experiments(
             log(f"  failed: {type(e).__name__}: {e}")
         entry["wall_s"] = time.perf_counter() - t0
         entry["verdicts"] = count_verdicts(entry.get("comparisons") or [])
+        entry["ablation_verdicts"] = count_verdicts(entry.get("ablations") or [])
         entry["verdict"] = experiment_status(entry)
         index["experiments"].append(entry)
     index["registered"] = list(reg)
