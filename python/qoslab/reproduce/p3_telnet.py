@@ -160,7 +160,6 @@ TELNET_LOAD = Explanation(
     "several, so only the ordering across conditioners is compared with the paper",
     doc=f"{DOC}#telnet-load",
     script="python validation/p3_telnet_load.py",
-    covers=(0.0, 60.0),
 )
 
 SHORT_DP2 = Explanation(
@@ -170,7 +169,6 @@ SHORT_DP2 = Explanation(
     "protection does not undo F3's DP2 share",
     doc=f"{DOC}#telnet-short",
     script="python validation/p3_telnet_short.py",
-    covers=(0.0, 3.0),
 )
 
 
@@ -376,7 +374,6 @@ F5_AT_K = Explanation(
     "micro-flow, so it times out more often per segment, with fewer back-to-back timeouts",
     doc=f"{DOC}#f5-timeouts",
     script="python validation/p3_f5_timeouts.py",
-    covers=(1.0, 2.0),
 )
 
 F5_RECOVERY = Explanation(
@@ -386,7 +383,6 @@ F5_RECOVERY = Explanation(
     "either way",
     doc=f"{DOC}#f5-timeouts",
     script="python validation/p3_f5_timeouts.py",
-    covers=(0.0, 0.1),
 )
 
 
@@ -540,7 +536,6 @@ PASSIVE_QUEUEING = Explanation(
     "are given (the passive runs match the senders'-SRTT runs, the comparison below)",
     doc=f"{DOC}#passive-queueing",
     script="python validation/p3_passive.py",
-    covers=(0.4, 1.0),
 )
 
 EDGE_WINDOW = Explanation(
@@ -550,7 +545,6 @@ EDGE_WINDOW = Explanation(
     "unprotected (the window-only runs, with the configured RTT, lose as much)",
     doc=f"{DOC}#passive-window",
     script="python validation/p3_passive.py",
-    covers=(0.2, 1.0),
 )
 
 
@@ -559,7 +553,6 @@ PASSIVE_QUEUEING_F2 = Explanation(
     "DP2 share costs F1 (queueing in the measured RTTs, above)",
     doc=f"{DOC}#passive-queueing",
     script="python validation/p3_passive.py",
-    covers=(1.0, 2.0),
 )
 
 EDGE_WINDOW_F2 = Explanation(
@@ -567,7 +560,6 @@ EDGE_WINDOW_F2 = Explanation(
     "window leaves its retransmissions unprotected (above)",
     doc=f"{DOC}#passive-window",
     script="python validation/p3_passive.py",
-    covers=(1.0, 2.5),
 )
 
 
