@@ -16,7 +16,10 @@ round-trip propagation time: P3 §VI leaves measuring it to future work, so its 
 have been given it) and read the RTO from the senders; ``rtt-rto-srtt`` reads the RTT
 from the senders too (their smoothed RTT, queueing included) to show what that changes.
 Above the target a packet is DP0 with probability 1 − p, as P3's text says (``dp0 =
-"text"``); ``rtt-fig1`` is the basic marker with Fig. 1's (1 − p)² instead. Each
+"text"``); ``rtt-fig1`` is the basic marker with Fig. 1's (1 − p)² instead;
+``rtt-rto-literal`` is RTT-RTO with the literal reading of §III's own-ratio rule
+(``rto_rule = "min_rtt_and_rto"``) and ``rtt-sw-free`` RTT-SW with protection beyond the
+profile (``protect_bound = "none"``), the other readings of Fig. 4 (issue 32). Each
 aggregate is 200 NewReno micro-flows (1024 B segments, window cap 64, no delayed ACKs,
 P3 §IV) starting in the first 5 s. Runs last 150 s; the first 50 s are discarded (the
 paper gives no duration).
