@@ -549,7 +549,8 @@ pub struct RttAwareCounts {
 /// The RTT-aware marker of one aggregate (module doc; P3 Fig. 1).
 #[derive(Clone, Debug)]
 pub struct RttAware {
-    cfg: RttAwareConfig,
+    /// Boxed: the marker is one variant of `AnyConditioner`, kept small.
+    cfg: Box<RttAwareConfig>,
     est: TswEstimator,
     tsw3: Option<Tsw3cm>,
     rng: RngStream,
@@ -602,7 +603,7 @@ impl RttAware {
             owed: [0; 2],
             counts: RttAwareCounts::default(),
             metered_last: false,
-            cfg,
+            cfg: Box::new(cfg),
         }
     }
 
