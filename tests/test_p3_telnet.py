@@ -101,17 +101,23 @@ def test_far_topology_puts_the_rtt_beyond_the_edge_and_passive_markers_at_the_ed
     )
 
 
-def _far_f1(stem: str, src: str) -> float:
-    res = qoslab.run(scenarios_dir() / "p3" / f"far-{stem}-{src}.toml",
-                     {"duration": "40s", "warmup": "15s"}, 1)  # fmt: skip
+def _far_f1(stem: str, src: str, **marker: str) -> float:
+    ov = {"duration": "40s", "warmup": "15s"}
+    ov |= {f"conditioner.{i}.stages.0.{k}": v for i in (0, 1) for k, v in marker.items()}
+    res = qoslab.run(scenarios_dir() / "p3" / f"far-{stem}-{src}.toml", ov, 1)
     fl = res.tables["flows"]
     return float(fl.filter(fl["name"].str.starts_with("F1-"))["goodput_bps"].sum()) / 1e6
 
 
-def test_passive_basic_marker_matches_the_oracle_and_the_edge_window_loses_protection():
+def test_passive_basic_marker_matches_the_oracle_and_the_edge_window_keeps_protection():
     # The basic marker at F2 RTT 100 ms: passive within 15 % of the oracle.
     o, p = _far_f1("rtt", "oracle"), _far_f1("rtt", "passive")
     assert abs(p / o - 1) < 0.15, (o, p)
-    # RTT-SW with only the window measured at the edge falls to the basic marker's F1.
-    sw, win = _far_f1("rtt-sw", "oracle"), _far_f1("rtt-sw", "window")
-    assert win < 0.6 * sw and abs(win / o - 1) < 0.2, (sw, win, o)
+    # RTT-SW with protection beyond the profile (protect_bound = "none"): the window
+    # the edge sees, restarted at each retransmission, protects F1 as the senders' cwnd
+    # does (5.18 vs 5.26 Mb/s; the estimate that kept the old highest sequence number
+    # fell to the basic marker's F1). With the profile bound both are the basic marker's.
+    sw = _far_f1("rtt-sw", "oracle", protect_bound="none")
+    win = _far_f1("rtt-sw", "window", protect_bound="none")
+    assert win > 2 * o and abs(win / sw - 1) < 0.15, (sw, win, o)
+    assert abs(_far_f1("rtt-sw", "window") / o - 1) < 0.15

@@ -11,15 +11,27 @@
 //!   probability q = (minRTT/aggregateRTT)², DP1 otherwise.
 //! - `rtt_rto` (P3 Fig. 1): the same with q = (minRTT/aggregateRTT)²·(minRTO/aggregateRTO).
 //!   The aggregate holding both minima would get q = 1 (every out-of-profile packet DP2);
-//!   P3 §III marks it "based on the ratio of its own RTT and RTO" instead: qoslab reads
-//!   that as q = RTT/RTO of the aggregate itself. The basic `rtt` scheme keeps q = 1
-//!   there, which is the behaviour P3 §III says this rule avoids.
+//!   P3 §III marks it "based on the ratio of its own RTT and RTO" instead: q = RTT/RTO of
+//!   the aggregate itself. Which aggregate gets its own ratio is `rto_rule` ([`RtoRule`]):
+//!   `min_rtt_aggregate` (default) the one holding the minimum RTT, whatever its RTO —
+//!   P3 §III gives the rule's reason as "Otherwise, the right hand side of (9) may become
+//!   1 and all packets of the flow with minimum RTT will be marked as DP2", a harm to the
+//!   minimum-RTT flow; `min_rtt_and_rto` only the one holding both minima, read literally,
+//!   which has a cliff: with its RTO a little above another aggregate's, q jumps from
+//!   RTT/RTO to minRTO/RTO ≈ 1. The basic `rtt` scheme keeps q = 1 for the minimum-RTT
+//!   aggregate, which is the behaviour P3 §III says this rule avoids.
 //!
 //! Small-window protection (`small_window = k`, Feroz et al., P3 §III "SW"): a TCP
 //! packet whose micro-flow has cwnd < k segments is DP0. With `rtt` this is P3's
 //! RTT-SW. A protected packet that would have been DP1/DP2 is owed: later packets of
 //! the aggregate that would be DP0 (and are not themselves protected) carry the owed
-//! colour until the debt in bytes is paid, so the profile still holds (P3 §VI).
+//! colour until the debt in bytes is paid (P3 §VI: "the flow profile must still be
+//! preserved by marking later packets yellow or red"). When most packets are protected
+//! there are too few DP0 packets left to repay, so payback alone does not keep the
+//! profile; with `protect_bound = "cir"` (default) a packet is protected only while the
+//! aggregate's DP0 rate (a TSW estimate over `window` of the bytes leaving DP0, this
+//! packet included) stays at or below CIR, so DP0 ≤ CIR holds over the TSW window.
+//! `protect_bound = "none"` protects every small-window packet (payback only).
 //!
 //! Where RTT, RTO and cwnd come from: `rtt = "oracle"` / `rto = "oracle"` read what the
 //! senders stamped on their segments ([`crate::packet::SenderView`]); the aggregate's
@@ -71,6 +83,31 @@ pub enum Dp0Rule {
     Figure,
     /// 1 − p, as P3 §III's text and Nandy et al.
     Text,
+}
+
+/// Which aggregate of an `rtt_rto` group is marked by its own RTT/RTO ratio (P3 §III;
+/// module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoRule {
+    /// The aggregate holding the minimum RTT (as last published to the group): q =
+    /// RTT/RTO, continuous in its RTO.
+    #[default]
+    MinRttAggregate,
+    /// Only an aggregate whose Fig. 1 q reaches 1 (both minima): q jumps from RTT/RTO to
+    /// minRTO/RTO when its RTO rises past another aggregate's.
+    MinRttAndRto,
+}
+
+/// What bounds small-window protection (P3 §VI; module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtectBound {
+    /// Protect only while the aggregate's DP0 rate (TSW over `window`) stays ≤ CIR.
+    #[default]
+    Cir,
+    /// Protect every small-window packet; only payback restores the profile.
+    None,
 }
 
 /// Where an aggregate's RTT (or RTO) comes from.
@@ -159,6 +196,13 @@ pub struct RttAwareConfig {
     /// Pay protected packets back by marking later ones (default true; P3 §VI).
     #[serde(default = "yes")]
     pub payback: bool,
+    /// Bound on small-window protection: `"cir"` (default, DP0 rate ≤ CIR) or `"none"`.
+    #[serde(default)]
+    pub protect_bound: ProtectBound,
+    /// Which `rtt_rto` aggregate uses its own RTT/RTO: `"min_rtt_aggregate"` (default)
+    /// or `"min_rtt_and_rto"` (P3 §III; module doc).
+    #[serde(default)]
+    pub rto_rule: RtoRule,
     /// The aggregate's RTT: `"oracle"` (default), `"passive"` or a duration.
     #[serde(default)]
     pub rtt: Source,
@@ -169,6 +213,11 @@ pub struct RttAwareConfig {
     /// qoslab's TCP senders).
     #[serde(default = "default_min_rto")]
     pub min_rto: Dur,
+    /// Passive estimator: each micro-flow's RTT is the minimum of its samples over this
+    /// window (default 10 s), which leaves queueing out; 0 = its smoothed RTT (RFC 6298
+    /// SRTT, queueing included).
+    #[serde(default = "default_min_window")]
+    pub min_window: Dur,
     /// Markers of one group share the minimum RTT and RTO over their aggregates.
     #[serde(default)]
     pub group: Option<String>,
@@ -190,6 +239,10 @@ fn yes() -> bool {
 
 fn default_min_rto() -> Dur {
     Dur::from_millis(200)
+}
+
+fn default_min_window() -> Dur {
+    Dur::from_secs(10)
 }
 
 fn default_exchange() -> Dur {
@@ -306,6 +359,12 @@ struct PassiveFlow {
     /// Highest end sequence number sent, highest cumulative ACK seen.
     high_seq: u64,
     high_ack: u64,
+    /// Highest end sequence number sent since the last retransmission: the top of the
+    /// window the edge sees (reset to a retransmitted segment's end).
+    flight_high: u64,
+    /// RTT samples of the last `min_window` that may still be the minimum (increasing
+    /// in time and in value: a monotonic deque).
+    recent: std::collections::VecDeque<(SimTime, Dur)>,
     /// Largest payload seen (the micro-flow's segment size).
     mss: u32,
     est: crate::tcp::RttEstimator,
@@ -318,14 +377,23 @@ struct PassiveFlow {
 /// RTT sample (the latest segment covered). Karn's rule: a segment that starts below the
 /// highest sequence number already sent is a retransmission; it and every segment still
 /// pending after it are never sampled. Samples are smoothed per micro-flow as RFC 6298
-/// (SRTT, RTTVAR; RTO = max(SRTT + 4·RTTVAR, `min_rto`)) and the aggregate's values are
-/// the mean over micro-flows, as the oracle's. The RTT seen is from the marker to the
-/// receiver and back: delay between sender and marker is not in it.
+/// (SRTT, RTTVAR; RTO = max(SRTT + 4·RTTVAR, `min_rto`)); a micro-flow's RTT is the
+/// minimum of its samples over the last `min_window` (its SRTT when that is 0), so
+/// queueing, which inflates every sample but the least delayed, stays out as it does in
+/// the propagation RTT the paper's markers compare. The aggregate's values are the mean
+/// over micro-flows, as the oracle's. The RTT seen is from the marker to the receiver and
+/// back: delay between sender and marker is not in it.
+///
+/// The window the edge sees (for small-window protection) is the data sent since the
+/// last retransmission and not yet acknowledged: a retransmission means the sender's
+/// window has just collapsed (to 1 segment after a timeout), so the estimate restarts
+/// from the retransmitted segment instead of keeping the old highest sequence number.
 #[derive(Clone, Debug)]
 pub struct Passive {
     flows: HashMap<u32, PassiveFlow>,
     mean: OracleMean,
     min_rto: Dur,
+    min_window: Dur,
     samples: u64,
 }
 
@@ -339,12 +407,14 @@ pub enum Seen {
 }
 
 impl Passive {
-    /// An estimator with no micro-flow yet; `min_rto` floors every RTO.
-    pub fn new(min_rto: Dur) -> Self {
+    /// An estimator with no micro-flow yet; `min_rto` floors every RTO; a micro-flow's
+    /// RTT is the minimum sample over `min_window` (its SRTT when zero).
+    pub fn new(min_rto: Dur, min_window: Dur) -> Self {
         Passive {
             flows: HashMap::new(),
             mean: OracleMean::default(),
             min_rto,
+            min_window,
             samples: 0,
         }
     }
@@ -373,11 +443,27 @@ impl Passive {
                     covered = f.pending.pop_front();
                 }
                 if let Some((_, sent)) = covered {
-                    f.est.sample(now - sent);
+                    let r = now - sent;
+                    f.est.sample(r);
                     self.samples += 1;
                     let us = |d: Dur| (d.as_nanos() / 1_000).min(u32::MAX as u64) as u32;
-                    let srtt = f.est.srtt().map(us).unwrap_or(0).max(1);
-                    self.mean.update(flow, srtt, us(f.est.rto()));
+                    let rtt = if self.min_window == Dur::ZERO {
+                        f.est.srtt().unwrap_or(r)
+                    } else {
+                        while f.recent.back().is_some_and(|&(_, v)| v >= r) {
+                            f.recent.pop_back();
+                        }
+                        f.recent.push_back((now, r));
+                        while f
+                            .recent
+                            .front()
+                            .is_some_and(|&(t, _)| now - t > self.min_window)
+                        {
+                            f.recent.pop_front();
+                        }
+                        f.recent.front().map_or(r, |&(_, v)| v)
+                    };
+                    self.mean.update(flow, us(rtt).max(1), us(f.est.rto()));
                 }
             }
             return Seen::Ack;
@@ -388,6 +474,8 @@ impl Passive {
             pending: Default::default(),
             high_seq: h.seq,
             high_ack: h.seq,
+            flight_high: h.seq,
+            recent: Default::default(),
             mss: 0,
             est: crate::tcp::RttEstimator::new(
                 min_rto,
@@ -401,8 +489,17 @@ impl Passive {
         if h.seq < f.high_seq {
             // Karn: ambiguous from here on.
             f.pending.retain(|&(e, _)| e <= h.seq);
+            if h.seq <= f.high_ack {
+                // It resends the oldest unacknowledged data (a timeout, a fast or a
+                // partial-ACK retransmission): the window restarts at this segment.
+                f.flight_high = end;
+            } else {
+                // Further segments resent after it (go-back-N) grow it again.
+                f.flight_high = f.flight_high.max(end);
+            }
         } else {
             f.pending.push_back((end, now));
+            f.flight_high = f.flight_high.max(end);
         }
         f.high_seq = f.high_seq.max(end);
         Seen::Data
@@ -418,12 +515,13 @@ impl Passive {
         self.samples
     }
 
-    /// The micro-flow's data in flight (highest seq sent − highest ACK seen) in whole
-    /// segments, rounded up: its window as the edge can see it.
+    /// The micro-flow's data in flight since its last retransmission (highest sequence
+    /// sent since then − highest ACK seen) in whole segments, rounded up: its window as
+    /// the edge can see it.
     pub fn window_segs(&self, flow: u32) -> Option<u32> {
         let f = self.flows.get(&flow)?;
         let mss = f.mss.max(1) as u64;
-        Some(f.high_seq.saturating_sub(f.high_ack).div_ceil(mss) as u32)
+        Some(f.flight_high.saturating_sub(f.high_ack).div_ceil(mss) as u32)
     }
 
     /// The smoothed RTT and RTO [µs] of one micro-flow, once sampled.
@@ -443,12 +541,16 @@ pub struct RttAwareCounts {
     pub protected: u64,
     /// Packets marked DP1/DP2 to pay protected ones back.
     pub paid_back: u64,
+    /// Small-window packets left DP1/DP2 because protecting them would have taken the
+    /// DP0 rate above CIR (`protect_bound = "cir"`).
+    pub refused: u64,
 }
 
 /// The RTT-aware marker of one aggregate (module doc; P3 Fig. 1).
 #[derive(Clone, Debug)]
 pub struct RttAware {
-    cfg: RttAwareConfig,
+    /// Boxed: the marker is one variant of `AnyConditioner`, kept small.
+    cfg: Box<RttAwareConfig>,
     est: TswEstimator,
     tsw3: Option<Tsw3cm>,
     rng: RngStream,
@@ -457,6 +559,10 @@ pub struct RttAware {
     member: Option<(Arc<Exchange>, usize)>,
     next_exchange: SimTime,
     minima: Option<(u64, u64)>,
+    /// What this marker published at the last exchange (with the minima read then).
+    published: Option<(u64, u64)>,
+    /// TSW estimate of the bytes leaving DP0 (the protection bound).
+    dp0_est: TswEstimator,
     /// Bytes owed as DP1 and as DP2 by protected packets.
     owed: [u64; 2],
     counts: RttAwareCounts,
@@ -488,14 +594,16 @@ impl RttAware {
             oracle: OracleMean::default(),
             passive: [cfg.rtt, cfg.rto]
                 .contains(&Source::Passive)
-                .then(|| Box::new(Passive::new(cfg.min_rto))),
+                .then(|| Box::new(Passive::new(cfg.min_rto, cfg.min_window))),
             member: None,
             next_exchange: SimTime::ZERO,
             minima: None,
+            published: None,
+            dp0_est: TswEstimator::new(cfg.window, Rate::from_bps(0)),
             owed: [0; 2],
             counts: RttAwareCounts::default(),
             metered_last: false,
-            cfg,
+            cfg: Box::new(cfg),
         }
     }
 
@@ -562,8 +670,19 @@ impl RttAware {
             Scheme::RttRto => r * (min_rto as f64 / rto.max(1) as f64),
             _ => r,
         };
-        if q >= 1.0 && self.cfg.scheme == Scheme::RttRto {
-            // The aggregate holding the minima: its own RTT/RTO ratio (P3 §III).
+        let own = self.cfg.scheme == Scheme::RttRto
+            && match self.cfg.rto_rule {
+                // The minimum-RTT aggregate, judged by what it published with the minima
+                // it read (its RTT may have moved since).
+                RtoRule::MinRttAggregate => match (self.minima, self.published) {
+                    (Some((m, _)), Some((mine, _))) => mine <= m,
+                    (Some((m, _)), None) => rtt <= m,
+                    (None, _) => true,
+                },
+                RtoRule::MinRttAndRto => q >= 1.0,
+            };
+        if own {
+            // Its own RTT/RTO ratio (P3 §III).
             (rtt as f64 / rto.max(1) as f64).min(1.0)
         } else {
             q.min(1.0)
@@ -578,6 +697,7 @@ impl RttAware {
             if now >= self.next_exchange {
                 let mine = self.aggregate();
                 self.minima = ex.publish(*i, mine);
+                self.published = mine;
                 self.next_exchange = now + self.cfg.exchange;
             }
         }
@@ -629,7 +749,19 @@ impl RttAware {
                 Some(p) => pkt.tcp().is_some() && p.window_segs(pkt.flow.0).unwrap_or(0) < k,
                 None => pkt.tcp().is_some_and(|h| h.view.cwnd_segs < k),
             };
-        let c = if small {
+        // The bound: would DP0, this packet included, stay within CIR over the window?
+        let within = |est: &TswEstimator| {
+            let mut e = est.clone();
+            e.update(now, pkt.size) <= self.cfg.cir.bytes_per_sec()
+        };
+        let protect = small
+            && (base == Colour::Green
+                || self.cfg.protect_bound == ProtectBound::None
+                || within(&self.dp0_est));
+        if small && !protect {
+            self.counts.refused += 1;
+        }
+        let c = if protect {
             if base != Colour::Green {
                 self.counts.protected += 1;
                 if self.cfg.payback {
@@ -646,6 +778,8 @@ impl RttAware {
         } else {
             base
         };
+        let dp0_bytes = if c == Colour::Green { pkt.size } else { 0 };
+        self.dp0_est.update(now, dp0_bytes);
         self.counts.colour[c.index()] += 1;
         c
     }
@@ -781,7 +915,7 @@ mod tests {
     fn small_windows_are_dp0_exactly_while_cwnd_below_k() {
         // Far above the target, almost nothing is DP0 … except packets of flows with
         // cwnd < 3, which are DP0 every time.
-        let c = "scheme = \"rtt\"\ncir = \"1Mbps\"\nsmall_window = 3\npayback = false";
+        let c = "scheme = \"rtt\"\ncir = \"1Mbps\"\nsmall_window = 3\npayback = false\nprotect_bound = \"none\"";
         let mut m = RttAware::new(cfg(c), RngStream::from_seed(3));
         let mut t = 0.0;
         for i in 0..50_000u32 {
@@ -831,6 +965,139 @@ mod tests {
         );
         // Without payback the aggregate gets a third more DP0 than its profile.
         assert!(out(free) < 0.75 * out(none), "{free:?} vs {none:?}");
+    }
+
+    /// A marker of `scheme = "rtt_rto"` with fixed RTT and RTO [ms] and `extra` keys, in
+    /// a group where another aggregate has published RTT 100 ms and RTO 200 ms.
+    fn beside_200ms(rtt: u32, rto: u32, extra: &str) -> RttAware {
+        let ex = Arc::new(Exchange::default());
+        let other = ex.join();
+        ex.publish(other, Some((100_000, 200_000)));
+        let c = format!(
+            "scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0\nrtt = \"{rtt}ms\"\nrto = \"{rto}ms\"\n{extra}"
+        );
+        let mut m = RttAware::new(cfg(&c), RngStream::from_seed(11));
+        m.join(ex);
+        m
+    }
+
+    #[test]
+    fn the_minimum_rtt_aggregate_keeps_its_own_ratio_across_another_aggregates_rto() {
+        // The 20 ms aggregate holds the minimum RTT; the other's RTO is 200 ms. At RTO
+        // 190 ms it holds both minima (q = 20/190); at 210 ms it no longer holds the
+        // minimum RTO. The default rule keeps q = own RTT/RTO = 20/210: q moves by 0.01.
+        // Today's literal rule (both minima) jumps to (20/20)²·(200/210) = 0.95.
+        let mut lo = beside_200ms(20, 190, "");
+        let mut hi = beside_200ms(20, 210, "");
+        let f_lo = fractions(&mut lo, 4e6, 100_000, 10);
+        let f_hi = fractions(&mut hi, 4e6, 100_000, 10);
+        assert!((lo.q() - 20.0 / 190.0).abs() < 1e-9, "{}", lo.q());
+        assert!((hi.q() - 20.0 / 210.0).abs() < 1e-9, "{}", hi.q());
+        // What the marker did: DP2 share of out-of-profile packets ≈ q on both sides.
+        let dp2 = |f: [f64; 3]| f[2] / (f[1] + f[2]);
+        assert!((dp2(f_lo) - 20.0 / 190.0).abs() < 0.01, "{f_lo:?}");
+        assert!((dp2(f_hi) - 20.0 / 210.0).abs() < 0.01, "{f_hi:?}");
+        assert!((dp2(f_lo) - dp2(f_hi)).abs() < 0.03, "{f_lo:?} {f_hi:?}");
+        // The literal rule, kept as an option: the cliff.
+        let old = "rto_rule = \"min_rtt_and_rto\"";
+        let mut lo = beside_200ms(20, 190, old);
+        let mut hi = beside_200ms(20, 210, old);
+        let f_lo = fractions(&mut lo, 4e6, 100_000, 10);
+        let f_hi = fractions(&mut hi, 4e6, 100_000, 10);
+        assert!((lo.q() - 20.0 / 190.0).abs() < 1e-9, "{}", lo.q());
+        assert!((hi.q() - 200.0 / 210.0).abs() < 1e-9, "{}", hi.q());
+        assert!(dp2(f_hi) > 0.9 && dp2(f_lo) < 0.15, "{f_lo:?} {f_hi:?}");
+        // An aggregate that does not hold the minimum RTT follows Fig. 1 either way:
+        // (20/100)²·(200/210) for a 100 ms aggregate beside a 20 ms one.
+        let ex = Arc::new(Exchange::default());
+        let other = ex.join();
+        ex.publish(other, Some((20_000, 200_000)));
+        let c =
+            "scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0\nrtt = \"100ms\"\nrto = \"210ms\"";
+        let mut m = RttAware::new(cfg(c), RngStream::from_seed(1));
+        m.join(ex);
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 100, 210));
+        assert!((m.q() - 0.04 * 200.0 / 210.0).abs() < 1e-9, "{}", m.q());
+    }
+
+    #[test]
+    fn the_minimum_rtt_holder_is_judged_by_what_it_published() {
+        // Exchange every 1 s, RTT and RTO from the senders. At 0 s the aggregate
+        // publishes RTT 20 ms / RTO 300 ms beside another's 100 ms / 200 ms; by 0.5 s its
+        // micro-flows report 21 ms. Still the minimum-RTT holder until the next exchange:
+        // q = 21/300, not (20/21)²·(200/300) = 0.60.
+        let ex = Arc::new(Exchange::default());
+        let other = ex.join();
+        ex.publish(other, Some((100_000, 200_000)));
+        let mut m = RttAware::new(
+            cfg("scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = \"1s\""),
+            RngStream::from_seed(1),
+        );
+        m.join(ex);
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 20, 300));
+        assert!((m.q() - 20.0 / 300.0).abs() < 1e-9, "{}", m.q());
+        m.meter(SimTime::from_millis(500), &seg(1, 1000, 5, 21, 300));
+        assert!((m.q() - 21.0 / 300.0).abs() < 1e-9, "{}", m.q());
+        // The literal rule on the same packets: q = (20/21)²·(200/300).
+        let ex = Arc::new(Exchange::default());
+        let other = ex.join();
+        ex.publish(other, Some((100_000, 200_000)));
+        let mut m = RttAware::new(
+            cfg("scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = \"1s\"\nrto_rule = \"min_rtt_and_rto\""),
+            RngStream::from_seed(1),
+        );
+        m.join(ex);
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 20, 300));
+        m.meter(SimTime::from_millis(500), &seg(1, 1000, 5, 21, 300));
+        let want = (20.0f64 / 21.0).powi(2) * 200.0 / 300.0;
+        assert!((m.q() - want).abs() < 1e-9, "{}", m.q());
+    }
+
+    /// 10 Mb/s of 1000-byte packets through a 2 Mb/s-CIR basic RTT marker with
+    /// small-window protection, 80 % of them from micro-flows with cwnd < k; returns the
+    /// counts, the DP0 rate ÷ CIR over the run after 20 s, and the largest DP0 rate ÷ CIR
+    /// over any 1 s (the TSW window) after 20 s.
+    fn mostly_small(extra: &str) -> (RttAwareCounts, f64, f64) {
+        let c = format!(
+            "scheme = \"rtt\"\ncir = \"2Mbps\"\nsmall_window = 8\nrtt = \"50ms\"\nrto = \"200ms\"\n{extra}"
+        );
+        let mut m = RttAware::new(cfg(&c), RngStream::from_seed(9));
+        let (gap, n) = (0.0008, 100_000u32); // 80 s
+        let mut per_s = vec![0u64; 80];
+        for i in 0..n {
+            let t = i as f64 * gap;
+            let col = m.meter(
+                SimTime::from_secs_f64(t),
+                &seg(i % 40, 1000, i % 10, 50, 200),
+            );
+            if col == Colour::Green {
+                per_s[t as usize] += 1000;
+            }
+        }
+        let cir = 2e6 / 8.0;
+        let after: Vec<f64> = per_s[20..].iter().map(|&b| b as f64 / cir).collect();
+        let mean = after.iter().sum::<f64>() / after.len() as f64;
+        (m.counts(), mean, after.iter().cloned().fold(0.0, f64::max))
+    }
+
+    #[test]
+    fn protection_keeps_dp0_within_cir_when_most_packets_are_protected() {
+        // P3 §VI: "the flow profile must still be preserved". With 80 % of the packets
+        // from small windows and p = 0.8 above the target, payback alone has almost no
+        // DP0 packets to repay with: DP0 runs at ~4 × CIR.
+        let (free, free_mean, _) = mostly_small("protect_bound = \"none\"");
+        let total: u64 = free.colour.iter().sum();
+        assert!(free.protected as f64 >= 0.7 * total as f64, "{free:?}");
+        assert!(free_mean > 3.0, "{free_mean}");
+        assert_eq!(free.refused, 0);
+        // The bound (default): DP0 at most CIR over the run and over every 1 s.
+        let (b, mean, worst) = mostly_small("");
+        assert!(mean <= 1.0 && mean > 0.9, "{mean} {b:?}");
+        assert!(worst <= 1.05, "{worst}");
+        // Protection still happens, up to the bound; the rest is refused.
+        assert!(b.protected > 5_000 && b.refused > 50_000, "{b:?}");
+        // The small-window packets that are DP0 are now paid for by the others.
+        assert!(b.colour[0] < free.colour[0] / 3, "{b:?} {free:?}");
     }
 
     #[test]
@@ -883,7 +1150,7 @@ mod tests {
     #[test]
     fn passive_estimator_returns_the_true_rtt_and_skips_retransmissions() {
         let ms = SimTime::from_millis;
-        let mut p = Passive::new(Dur::from_millis(200));
+        let mut p = Passive::new(Dur::from_millis(200), Dur::from_secs(10));
         // Flow 1: RTT exactly 30 ms on every segment; flow 2: 90 ms.
         for i in 0..50u64 {
             assert_eq!(p.observe(ms(100 * i), &data(1, i * 1000)), Seen::Data);
@@ -914,6 +1181,76 @@ mod tests {
         p.observe(ms(2000), &data(3, 2000));
         p.observe(ms(2040), &ack(3, 3000));
         assert_eq!(p.flow(3).unwrap().0, 40_000);
+    }
+
+    #[test]
+    fn passive_rtt_is_the_windowed_minimum_of_the_samples() {
+        let ms = SimTime::from_millis;
+        // One segment every 100 ms: 30 ms round trips for 1 s, then 80 ms (a queue) for
+        // 14 s. The 10 s minimum holds 30 ms until the last 30 ms sample is 10 s old;
+        // SRTT (min_window = 0) follows the queue within a second.
+        let mut min = Passive::new(Dur::from_millis(200), Dur::from_secs(10));
+        let mut srtt = Passive::new(Dur::from_millis(200), Dur::ZERO);
+        for i in 0..150u64 {
+            let r = if i < 10 { 30 } else { 80 };
+            for p in [&mut min, &mut srtt] {
+                p.observe(ms(100 * i), &data(1, i * 1000));
+                p.observe(ms(100 * i + r), &ack(1, (i + 1) * 1000));
+            }
+            if i == 50 {
+                assert_eq!(min.mean().unwrap().0, 30_000, "t = 5 s");
+                let s = srtt.mean().unwrap().0;
+                assert!((79_000..=80_000).contains(&s), "{s}");
+            }
+            if i == 109 {
+                // Last 30 ms sample at 0.93 s; now 10.98 s: gone.
+                assert_eq!(min.mean().unwrap().0, 80_000, "t = 10.9 s");
+            }
+        }
+        // A lower sample is the minimum at once: 50 ms after 80 ms ones.
+        min.observe(ms(15_000), &data(1, 150_000));
+        min.observe(ms(15_050), &ack(1, 151_000));
+        assert_eq!(min.mean().unwrap().0, 50_000);
+        // The RTO still comes from the smoothed samples, not the minimum.
+        assert_eq!(min.mean().unwrap().1, srtt.mean().unwrap().1);
+    }
+
+    #[test]
+    fn passive_window_restarts_at_a_retransmission() {
+        let ms = SimTime::from_millis;
+        let mut p = Passive::new(Dur::from_millis(200), Dur::from_secs(10));
+        // Ten segments in flight (0..10 000), the first two acknowledged: 8 in flight.
+        for i in 0..10u64 {
+            p.observe(ms(i), &data(1, i * 1000));
+        }
+        p.observe(ms(40), &ack(1, 2000));
+        assert_eq!(p.window_segs(1), Some(8));
+        // Timeout: the sender resends 2000 with cwnd 1. The edge sees 1 segment in flight
+        // (the old estimate, highest sent − highest ACK, would still say 8).
+        p.observe(ms(1000), &data(1, 2000));
+        assert_eq!(p.window_segs(1), Some(1));
+        // Its ACK, then slow start resends 3000 and 4000 (go-back-N): 2 in flight.
+        p.observe(ms(1040), &ack(1, 3000));
+        assert_eq!(p.window_segs(1), Some(0));
+        p.observe(ms(1041), &data(1, 3000));
+        p.observe(ms(1042), &data(1, 4000));
+        assert_eq!(p.window_segs(1), Some(2));
+        // An ACK that jumps past data the receiver had kept (up to 9000), then new data
+        // (10 000, above everything sent): the estimate follows the new data.
+        p.observe(ms(1080), &ack(1, 9000));
+        assert_eq!(p.window_segs(1), Some(0));
+        p.observe(ms(1081), &data(1, 9000));
+        p.observe(ms(1082), &data(1, 10_000));
+        assert_eq!(p.window_segs(1), Some(2));
+        // A fast retransmit of 9000 with 11 000 and 12 000 sent meanwhile: 1, then new
+        // data lifts it back to everything unacknowledged.
+        p.observe(ms(1083), &data(1, 11_000));
+        p.observe(ms(1084), &data(1, 12_000));
+        assert_eq!(p.window_segs(1), Some(4));
+        p.observe(ms(1120), &data(1, 9000));
+        assert_eq!(p.window_segs(1), Some(1));
+        p.observe(ms(1121), &data(1, 13_000));
+        assert_eq!(p.window_segs(1), Some(5));
     }
 
     #[test]
@@ -956,5 +1293,28 @@ mod tests {
         assert!(e.to_string().contains("oracle"), "{e}");
         let e = toml::from_str::<RttAwareConfig>("cir = 1000\nschem = \"rtt\"").unwrap_err();
         assert!(e.to_string().contains("schem"), "{e}");
+        // The new keys: their values parse, a wrong value names the choices.
+        let c = cfg(
+            "cir = 1000\nrto_rule = \"min_rtt_and_rto\"\nprotect_bound = \"none\"\nmin_window = 0",
+        );
+        assert_eq!(c.rto_rule, RtoRule::MinRttAndRto);
+        assert_eq!(c.protect_bound, ProtectBound::None);
+        assert_eq!(c.min_window, Dur::ZERO);
+        let d = cfg("cir = 1000");
+        assert_eq!(
+            (d.rto_rule, d.protect_bound, d.min_window),
+            (
+                RtoRule::MinRttAggregate,
+                ProtectBound::Cir,
+                Dur::from_secs(10)
+            )
+        );
+        let e = toml::from_str::<RttAwareConfig>("cir = 1000\nrto_rule = \"min\"").unwrap_err();
+        assert!(e.to_string().contains("min_rtt_aggregate"), "{e}");
+        let e = toml::from_str::<RttAwareConfig>("cir = 1000\nprotect_bound = true").unwrap_err();
+        assert!(
+            e.to_string().contains("protect_bound") || e.to_string().contains("cir"),
+            "{e}"
+        );
     }
 }

@@ -91,7 +91,7 @@ fn small_window_protection_covers_every_packet_below_k() {
     // payback), where the same marker without protection marks many of them.
     let w = two_aggregates(
         5,
-        "scheme = \"rtt\", small_window = 1000000, payback = false",
+        "scheme = \"rtt\", small_window = 1000000, payback = false, protect_bound = \"none\"",
     );
     let c = marker(&w, 0).counts();
     assert_eq!(c.colour[1] + c.colour[2], 0, "{c:?}");
