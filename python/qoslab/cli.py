@@ -291,8 +291,15 @@ def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | No
     from qoslab.api import check_data, live_unavailable
     from qoslab.api import live as live_
     from qoslab.scenario import load
-    from qoslab.store import OWN, new_stage, os_error, prepare_output, remove_stage, save_run
-    from qoslab.store import safe_name
+    from qoslab.store import (
+        OWN,
+        new_stage,
+        os_error,
+        prepare_output,
+        remove_stage,
+        safe_name,
+        save_run,
+    )
     from qoslab.sweep import install_sigterm_handler
 
     problem = live_unavailable()

@@ -316,6 +316,10 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
             )));
         }
     }
+    // Routes towards every host, not only the flows' ends: pings and any other traffic
+    // between hosts must find their way too (the same routing code as the simulator).
+    let node_ifaces: Vec<Vec<crate::net::IfaceId>> = w.nodes.iter().map(|n| n.ifaces.clone()).collect();
+    w.routes = crate::net::Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, &hosts);
     let ecn_hosts = ecn_hosts(&w);
     let mut sysctls: Vec<(String, String, String)> = Vec::new();
     let mut io_hosts = Vec::new();
