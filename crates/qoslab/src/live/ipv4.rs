@@ -150,11 +150,14 @@ pub fn write_back(b: &mut [u8], dscp: u8, ecn: Ecn) -> bool {
     true
 }
 
+/// (protocol, source address, source port, destination address, destination port).
+type FiveTuple = (u8, [u8; 4], u16, [u8; 4], u16);
+
 /// Maps addresses to the scenario's hosts and 5-tuples to its flows.
 #[derive(Clone, Debug, Default)]
 pub struct FlowMap {
     hosts: HashMap<[u8; 4], NodeId>,
-    flows: HashMap<(u8, [u8; 4], u16, [u8; 4], u16), FlowId>,
+    flows: HashMap<FiveTuple, FlowId>,
     /// The flow id given to traffic that is none of the scenario's flows (ping, …):
     /// one past the last flow.
     pub other: FlowId,

@@ -272,10 +272,12 @@ impl Agent {
             match self.lines.recv_timeout(left) {
                 Ok(l) if l.starts_with(what) => return Ok(l),
                 Ok(_) => continue,
-                Err(_) => return Err(live_err(format!(
+                Err(_) => {
+                    return Err(live_err(format!(
                     "the agent in host {} did not say {what:?} within {timeout:?} (see its log)",
                     self.host
-                ))),
+                )))
+                }
             }
         }
     }
@@ -318,7 +320,8 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     }
     // Routes towards every host, not only the flows' ends: pings and any other traffic
     // between hosts must find their way too (the same routing code as the simulator).
-    let node_ifaces: Vec<Vec<crate::net::IfaceId>> = w.nodes.iter().map(|n| n.ifaces.clone()).collect();
+    let node_ifaces: Vec<Vec<crate::net::IfaceId>> =
+        w.nodes.iter().map(|n| n.ifaces.clone()).collect();
     w.routes = crate::net::Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, &hosts);
     let ecn_hosts = ecn_hosts(&w);
     let mut sysctls: Vec<(String, String, String)> = Vec::new();
@@ -791,8 +794,6 @@ fn fill_live_tables(
     );
     r.tables.insert("series".into(), s);
     let mut tr = Table::default();
-    let g = |k: &str, f: fn(&serde_json::Value) -> Column| (k.to_string(), f);
-    let _ = g;
     tr.push("flow", Column::Int(traces.iter().map(|x| x.0).collect()));
     tr.push(
         "t",

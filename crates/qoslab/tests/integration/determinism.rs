@@ -105,5 +105,5 @@ fn wall_clock_run_gives_the_virtual_runs_results() {
     assert!(arrivals > 100, "{arrivals}");
     assert_eq!(arrivals as u64 + ws.other.count() as u64, w.events());
     assert_eq!(json(&v), json(&w));
-    assert!(v.hops > 500);
+    assert!(v.hops > 200, "{}", v.hops);
 }
