@@ -71,6 +71,7 @@ class Agent:
             if lst["proto"] == "tcp":
                 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                self.set_cc(s)
                 s.bind((self.cfg["addr"], lst["port"]))
                 s.listen(64)
                 threading.Thread(target=self.accept_loop, args=(s,), daemon=True).start()
@@ -80,6 +81,10 @@ class Agent:
                 s.bind((self.cfg["addr"], lst["port"]))
                 threading.Thread(target=self.udp_loop, args=(s,), daemon=True).start()
             self.listeners.append(s)
+
+    def set_cc(self, s: socket.socket) -> None:
+        """The run's congestion control on this socket (accepted sockets inherit it)."""
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cfg["cc"].encode())
 
     def count(self, flow: int, n: int) -> None:
         with self.lock:
@@ -117,6 +122,7 @@ class Agent:
         self.sleep_until(f["start"])
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.set_cc(s)
         if f["dscp"]:
             s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["dscp"] << 2)
         s.bind((f["src"], f["sport"]))
@@ -235,8 +241,12 @@ class Agent:
         senders = {}
         for f, s in self.sender_socks.items():
             i = tcp_info(s) or {}
-            senders[str(f)] = {**i, "trace": self.traces.get(f, [])}
+            senders[str(f)] = {**i, "cc": self.cc_of(s), "trace": self.traces.get(f, [])}
         return {"sinks": sinks, "senders": senders, "ping": self.pings}
+
+    def cc_of(self, s: socket.socket) -> str:
+        """The congestion control a socket runs."""
+        return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
 
 
 def checksum(b: bytes) -> int:

@@ -338,7 +338,6 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         let set: Vec<(&str, String)> = vec![
             ("net.ipv6.conf.all.disable_ipv6", "1".into()),
             ("net.ipv6.conf.default.disable_ipv6", "1".into()),
-            ("net.ipv4.tcp_congestion_control", live.cc.name().into()),
             ("net.ipv4.tcp_ecn", (ecn as u8).to_string()),
             ("net.ipv4.tcp_sack", (live.sack as u8).to_string()),
             (
@@ -353,6 +352,18 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         for (k, v) in set {
             sysctls.push((node.name.clone(), k.to_string(), v));
         }
+        // A namespace may only default to a congestion control the host allows
+        // (`tcp_allowed_congestion_control`, global; not ours to change): otherwise the
+        // agents set it on every socket (TCP_CONGESTION, permitted to root).
+        let cc_key = "net.ipv4.tcp_congestion_control";
+        let how = match set_sysctls(&ns, &[(cc_key, live.cc.name().into())]) {
+            Ok(()) => live.cc.name().to_string(),
+            Err(_) => format!(
+                "(not permitted; TCP_CONGESTION={} on every socket)",
+                live.cc.name()
+            ),
+        };
+        sysctls.push((node.name.clone(), cc_key.to_string(), how));
         let fd = sys::in_netns(&ns, || sys::open_tun(TUN))
             .map_err(|e| live_err(format!("TUN in {ns}: {e}")))?;
         let a = addr_str(node.addr);
@@ -674,6 +685,7 @@ fn agent_configs(
                 .collect();
             json!({
                 "host": name,
+                "cc": live.cc.name(),
                 "addr": addr_str(w.nodes[h.0 as usize].addr),
                 "listen": listen.into_iter().map(|((proto, port), peers)| json!({
                     "proto": proto, "port": port, "peers": peers})).collect::<Vec<_>>(),
