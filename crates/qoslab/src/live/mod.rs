@@ -199,3 +199,53 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str) -> Result<crate::scenario::Scenario, crate::config::ScenarioError> {
+        let text = format!(
+            "duration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+             [[link]]\na = \"a\"\nb = \"b\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n{extra}"
+        );
+        crate::scenario::parse(&text, crate::scenario::Format::Toml)
+    }
+
+    #[test]
+    fn live_table_keys_and_defaults() {
+        let sc = scenario("[live]\ncc = \"cubic\"\necn = true\nrmem = \"8MB\"\nping = [{ from = \"a\", to = \"b\", count = 3 }]\n").unwrap();
+        let l = sc.live.unwrap();
+        assert_eq!(
+            (l.cc, l.ecn, l.sack, l.timestamps),
+            (LinuxCc::Cubic, Some(true), true, true)
+        );
+        assert_eq!(
+            (l.rmem.0, l.wmem.0, l.txqueuelen),
+            (8_000_000, 32 << 20, 10_000)
+        );
+        assert_eq!(
+            (l.ping[0].count, l.ping[0].interval),
+            (3, crate::time::Dur::from_millis(50))
+        );
+        let e = scenario("[live]\ncc = \"vegas\"\n").unwrap_err();
+        assert!(e.to_string().contains("live.cc"), "{e}");
+        let e = scenario("[live]\nbuffers = 1\n").unwrap_err();
+        assert!(e.to_string().contains("buffers"), "{e}");
+        // The simulator ignores the table: a scenario without it has none.
+        assert!(scenario("").unwrap().live.is_none());
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_live_naming_the_key() {
+        let ok = scenario("[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\ntcp = {}\n").unwrap();
+        assert!(check_live(&ok).is_ok());
+        let m = scenario("[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\ntcp = { cc = { kind = \"multcp\", w = 2 } }\n").unwrap();
+        assert_eq!(check_live(&m).unwrap_err().key, "flow[0].tcp.cc");
+        let p =
+            scenario("[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\nptcp = { pipes = 2 }\n");
+        if let Ok(p) = p {
+            assert_eq!(check_live(&p).unwrap_err().key, "flow[0].ptcp");
+        }
+    }
+}
