@@ -180,6 +180,8 @@ def test_srtcm_colours_stay_within_the_token_bucket_bounds(tmp_path):
 [[conditioner]]
 at = "r"
 stages = [ {{ kind = "srtcm", cir = "2Mbps", cbs = {cbs}, ebs = {ebs} }} ]
+[live]
+cc = "cubic"
 """
     r = live(
         _path(
@@ -207,6 +209,11 @@ stages = [ {{ kind = "srtcm", cir = "2Mbps", cbs = {cbs}, ebs = {ebs} }} ]
     assert green + yellow <= cbs + ebs + cir / 8 * elapsed
     assert green > 0.5 * cir / 8 * elapsed
     assert red > green
+    # The sender ran the congestion control asked for (a socket option where the
+    # namespace may not default to it), and the table says how it was set.
+    assert r.flows["linux_cc"].to_list() == ["cubic"]
+    cc = r.table("live_sysctl").filter(pl.col("key") == "net.ipv4.tcp_congestion_control")
+    assert all("cubic" in v for v in cc["value"])
 
 
 def test_cleanup_after_sigkill_and_sigterm(tmp_path):

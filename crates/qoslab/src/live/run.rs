@@ -716,6 +716,7 @@ fn fill_live_tables(
     let mut retrans = vec![0i64; n];
     let mut srtt = vec![f64::NAN; n];
     let mut cwnd = vec![0i64; n];
+    let mut linux_cc = vec![String::new(); n];
     let mut series = Vec::new();
     let mut traces = Vec::new();
     let mut pings = Vec::new();
@@ -742,6 +743,7 @@ fn fill_live_tables(
                     retrans[i] = v["total_retrans"].as_i64().unwrap_or(0);
                     srtt[i] = v["srtt"].as_f64().unwrap_or(f64::NAN);
                     cwnd[i] = v["cwnd"].as_i64().unwrap_or(0);
+                    linux_cc[i] = v["cc"].as_str().unwrap_or("").to_string();
                     for t in v["trace"].as_array().into_iter().flatten() {
                         traces.push((i as i64, t.clone()));
                     }
@@ -787,6 +789,8 @@ fn fill_live_tables(
             };
             nt.push(name, col);
         }
+        // The congestion control the sender's socket ran (empty for UDP flows).
+        nt.push("linux_cc", Column::Str(linux_cc.clone()));
         nt.push(
             "ce_delivered",
             Column::Int(io.ce_delivered[..n].iter().map(|&x| x as i64).collect()),
