@@ -62,6 +62,21 @@ def run(
 def check(scenario: str, format: Literal["json", "toml"] = "json") -> None:
     """Parse and validate ``scenario`` without running it; raises :class:`ScenarioError`."""
 
+def live(
+    scenario: str,
+    agent: list[str],
+    format: Literal["json", "toml"] = "json",
+    seed: int | None = None,
+    work_dir: str | None = None,
+) -> dict[str, Any]:
+    """Run ``scenario`` live: hosts as network namespaces running ``agent`` (argv; its
+    config file is appended), the datapath on the wall clock. Needs root and
+    ``/dev/net/tun`` (``PermissionError`` saying what is missing otherwise)."""
+
+def live_sweep() -> list[str]:
+    """Remove the namespaces (and their processes) of live runs whose owner died;
+    returns their names."""
+
 def version() -> str:
     """The engine's version (the Rust crate's)."""
 

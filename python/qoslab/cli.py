@@ -292,6 +292,71 @@ def run(
 @cli.command()
 @click.argument("scenario", type=click.Path(path_type=Path))
 @_set_opt
+@click.option("--seed", type=int, default=None, help="Override the scenario's seed.")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Results directory (default results/<name>-live).",
+)
+def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None) -> None:
+    """Run SCENARIO live: real Linux TCP/UDP in network namespaces through qoslab's own
+    links, queues and conditioners (needs root and /dev/net/tun; exit 2 without them).
+    """
+    from qoslab.api import check_data, live_unavailable
+    from qoslab.api import live as live_
+    from qoslab.scenario import load
+    from qoslab.store import (
+        OWN,
+        new_stage,
+        os_error,
+        prepare_output,
+        remove_stage,
+        safe_name,
+        save_run,
+    )
+    from qoslab.sweep import install_sigterm_handler
+
+    problem = live_unavailable()
+    if problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(2)
+    install_sigterm_handler()
+    sc = load(scenario).with_overrides(_overrides(sets))
+    name = safe_name(sc.name, file=sc.file)
+    dest = out if out is not None else Path("results") / f"{name}-live"
+    check_data(sc, sc.data)
+    prepare_output(dest, "run")
+    try:
+        stage = new_stage(dest / OWN, "run")
+    except OSError as e:
+        raise os_error(dest, e) from None
+    try:
+        res = live_(sc, None, seed, work_dir=stage / "live")
+        save_run(dest, res, stage=stage)
+    except BaseException:
+        if stage.exists():
+            remove_stage(stage)
+        raise
+    s = res.summary
+    verdict = "timing OK" if s.get("live_timing_ok") else "TIMING OUT OF BOUNDS"
+    click.echo(
+        f"{sc.name} (live): {verdict}: lateness p99 {s.get('live_lateness_p99_us', 0):.1f} µs, "
+        f"p99.9 {s.get('live_lateness_p999_us', 0):.1f} µs (bounds 100 µs, 2 ms)"
+    )
+    for w in s.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
+    flows = res.flows
+    cols = [c for c in ("name", "kind", "src", "dst", "goodput_bps", "drops") if c in flows.columns]
+    with __import__("polars").Config(tbl_rows=50, tbl_hide_dataframe_shape=True):
+        click.echo(flows.select(cols))
+    click.echo(f"results: {dest}")
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(path_type=Path))
+@_set_opt
 @click.option(
     "--seeds",
     default=None,

@@ -32,6 +32,8 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
             pyo3::exceptions::PyKeyboardInterrupt::new_err(format!("qoslab run {e}"))
         }
         Error::Capture(e) => SimulationError::new_err(format!("packet capture: {e}")),
+        Error::LiveUnavailable(m) => pyo3::exceptions::PyPermissionError::new_err(m),
+        Error::Live(m) => SimulationError::new_err(format!("live run: {m}")),
     }
 }
 

@@ -24,6 +24,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(run::check, m)?)?;
+    m.add_function(wrap_pyfunction!(run::live, m)?)?;
+    m.add_function(wrap_pyfunction!(run::live_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(run::version, m)?)?;
     m.add_function(wrap_pyfunction!(run::build_id, m)?)?;
     m.add_function(wrap_pyfunction!(run::_panic_for_test, m)?)?;

@@ -164,6 +164,72 @@ pub fn run<'py>(
     result_to_py(py, &result)
 }
 
+/// Runs a scenario live (real Linux TCP through qoslab's datapath; root and
+/// `/dev/net/tun` needed): `agent` is the argv of the program run in each host's
+/// namespace, `work_dir` where its configs and logs go.
+#[pyfunction]
+#[pyo3(signature = (scenario, agent, format = "json", seed = None, work_dir = None))]
+pub fn live<'py>(
+    py: Python<'py>,
+    scenario: &str,
+    agent: Vec<String>,
+    format: &str,
+    seed: Option<u64>,
+    work_dir: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let fmt = parse_format(format)?;
+    let text = scenario.to_string();
+    let flag = Arc::new(AtomicBool::new(false));
+    let f2 = flag.clone();
+    let result = interruptible(py, "the live run", flag, move || {
+        let mut sc = qoslab::scenario::parse(&text, fmt)?;
+        if let Some(s) = seed {
+            sc.seed = s;
+        }
+        run_live(&sc, agent, work_dir, f2)
+    })?;
+    result_to_py(py, &result)
+}
+
+#[cfg(target_os = "linux")]
+fn run_live(
+    sc: &qoslab::scenario::Scenario,
+    agent: Vec<String>,
+    work_dir: Option<std::path::PathBuf>,
+    flag: Arc<AtomicBool>,
+) -> Result<qoslab::stats::RunResult, Error> {
+    let opts = qoslab::live::LiveOptions {
+        agent,
+        work_dir,
+        interrupt: Some(flag),
+    };
+    qoslab::live::run_live(sc, &opts)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn run_live(
+    _sc: &qoslab::scenario::Scenario,
+    _agent: Vec<String>,
+    _work_dir: Option<std::path::PathBuf>,
+    _flag: Arc<AtomicBool>,
+) -> Result<qoslab::stats::RunResult, Error> {
+    Err(Error::LiveUnavailable("live mode needs Linux".into()))
+}
+
+/// Removes leftovers (namespaces and their processes) of live runs whose owner died;
+/// returns their names.
+#[pyfunction]
+pub fn live_sweep() -> Vec<String> {
+    #[cfg(target_os = "linux")]
+    {
+        qoslab::live::sweep_leftovers()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+}
+
 /// Parses and validates a scenario without running it.
 #[pyfunction]
 #[pyo3(signature = (scenario, format = "json"))]

@@ -420,6 +420,99 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+/// The clock that drives a run.
+///
+/// Virtual (the simulator's, and every `run`): time jumps to the next event, so a run
+/// takes as long as its events take to compute and is reproducible bit for bit. Wall
+/// (live mode, DESIGN.md "Live mode"): the loop sleeps until the next event is due on
+/// the monotonic clock, runs every event due by then *at its scheduled time* (so the
+/// mechanisms see model times, as in a virtual run) and records how late each ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClockKind {
+    /// Jump to the next event (the simulator).
+    #[default]
+    Virtual,
+    /// Follow the monotonic clock from the start of the run.
+    Wall,
+}
+
+/// The monotonic clock of a wall-clock run, as a [`SimTime`] since the run's start.
+#[derive(Clone, Copy, Debug)]
+pub struct WallClock {
+    origin: std::time::Instant,
+}
+
+impl WallClock {
+    /// A clock whose zero is now.
+    pub fn start() -> Self {
+        WallClock {
+            origin: std::time::Instant::now(),
+        }
+    }
+
+    /// Time since the start.
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        SimTime::from_nanos(self.origin.elapsed().as_nanos() as u64)
+    }
+
+    /// The `Instant` at model time `t` (for timeouts of system calls).
+    pub fn instant_at(&self, t: SimTime) -> std::time::Instant {
+        self.origin + std::time::Duration::from_nanos(t.as_nanos())
+    }
+}
+
+/// How late events ran behind their scheduled time in a wall-clock run: every sample,
+/// in nanoseconds (saturating at about 4.3 s), for exact quantiles afterwards.
+#[derive(Clone, Debug, Default)]
+pub struct Lateness {
+    samples: Vec<u32>,
+}
+
+impl Lateness {
+    /// Records one event that ran `late` behind its time.
+    #[inline]
+    pub fn record(&mut self, late: crate::time::Dur) {
+        self.samples
+            .push(late.as_nanos().min(u32::MAX as u64) as u32);
+    }
+
+    /// Events recorded.
+    pub fn count(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Events that ran more than `bound` late.
+    pub fn over(&self, bound: crate::time::Dur) -> usize {
+        let b = bound.as_nanos();
+        self.samples.iter().filter(|&&s| s as u64 > b).count()
+    }
+
+    /// The `q` quantile (0..=1, nearest rank) [ns]; `None` with no samples.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.samples.is_empty() {
+            return None;
+        }
+        let mut v = self.samples.clone();
+        v.sort_unstable();
+        let rank = ((q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize).clamp(1, v.len());
+        Some(v[rank - 1] as u64)
+    }
+
+    /// Mean [ns]; 0 with no samples.
+    pub fn mean(&self) -> f64 {
+        if self.samples.is_empty() {
+            return 0.0;
+        }
+        self.samples.iter().map(|&s| s as f64).sum::<f64>() / self.samples.len() as f64
+    }
+
+    /// Adds another record's samples to this one.
+    pub fn merge(&mut self, other: &Lateness) {
+        self.samples.extend_from_slice(&other.samples);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,6 +672,31 @@ mod tests {
         assert_eq!(q.peek_time(), Some(SimTime::from_nanos(1)));
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!["t1", "t3", "t5", "m5"]);
+    }
+
+    #[test]
+    fn lateness_quantiles_by_nearest_rank() {
+        let mut l = Lateness::default();
+        assert_eq!(l.quantile(0.5), None);
+        for ns in [5u64, 1, 4, 2, 3, 100, 6, 7, 8, 9] {
+            l.record(crate::time::Dur::from_nanos(ns));
+        }
+        assert_eq!(l.count(), 10);
+        assert_eq!(l.quantile(0.5), Some(5));
+        assert_eq!(l.quantile(0.9), Some(9));
+        assert_eq!(l.quantile(0.99), Some(100));
+        assert_eq!(l.quantile(0.0), Some(1));
+        assert_eq!(l.over(crate::time::Dur::from_nanos(8)), 2);
+        assert!((l.mean() - 14.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn wall_clock_moves_forward() {
+        let c = WallClock::start();
+        let a = c.now();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = c.now();
+        assert!(b.as_nanos() >= a.as_nanos() + 2_000_000);
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub mod dscp;
 pub mod engine;
 pub mod error;
 pub mod flow;
+pub mod live;
 pub mod net;
 pub mod packet;
 pub mod qosmgr;
@@ -73,6 +74,13 @@ pub enum Error {
     /// A capture file could not be written (the run's results are lost with it).
     #[error(transparent)]
     Capture(#[from] capture::CaptureError),
+    /// Live mode cannot run here (no root, no `/dev/net/tun`): the message says what
+    /// is missing.
+    #[error("{0}")]
+    LiveUnavailable(String),
+    /// A live run failed outside the world (namespaces, devices, agents).
+    #[error("live run: {0}")]
+    Live(String),
 }
 
 /// Parses, validates and runs a scenario given as text; `seed` overrides the file's.

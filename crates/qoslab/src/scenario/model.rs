@@ -50,6 +50,10 @@ pub struct Scenario {
     /// Server-side QoS managers for TCP aggregates (P0).
     #[serde(default)]
     pub qosmgr: Vec<crate::qosmgr::QosMgrConfig>,
+    /// Live mode's host settings (congestion control, ECN, buffers, pings); the
+    /// simulator ignores them.
+    #[serde(default)]
+    pub live: Option<crate::live::LiveConfig>,
 }
 
 /// A conditioner chain placed in the network: at a node (a host's egress or a

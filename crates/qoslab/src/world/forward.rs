@@ -29,6 +29,11 @@ impl World {
             n.counters.delivered += 1;
             // Its journey ends: the transport reads it while it sends new packets.
             let pkt = self.pool.take(p);
+            if let Some(w) = self.wall.as_deref_mut().filter(|w| w.external) {
+                w.out.push(pkt);
+                self.count_external_delivery(node, &pkt);
+                return;
+            }
             self.deliver(now, node, &pkt);
             return;
         }
@@ -200,6 +205,37 @@ impl World {
             self.send_quenches(now, node, &mut quenches);
         }
         self.quench_out = quenches;
+    }
+
+    /// Counts a packet a real host sent (live mode) in its flow's counters: data from
+    /// the flow's source, anything else from its destination as an ACK.
+    pub(super) fn count_external_send(&mut self, pkt: &Packet) {
+        let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
+            return;
+        };
+        if pkt.src == f.src {
+            f.counters.pkts_sent += 1;
+            f.counters.bytes_sent += pkt.size as u64;
+        } else {
+            f.counters.acks_sent += 1;
+        }
+    }
+
+    /// Counts a packet delivered to a real host (live mode) in its flow's counters.
+    #[cold]
+    fn count_external_delivery(&mut self, node: NodeId, pkt: &Packet) {
+        let Some(f) = self.flows.get_mut(pkt.flow.0 as usize) else {
+            return;
+        };
+        let data = match &pkt.hdr {
+            Header::Udp(_) => true,
+            Header::Tcp(h) => h.len > 0 && node == f.dst,
+            Header::Quench(_) => false,
+        };
+        if data {
+            f.counters.pkts_delivered += 1;
+            f.delivered_dscps.0 |= 1u64 << (pkt.dscp & 63);
+        }
     }
 
     pub(super) fn count_flow_drop(&mut self, pkt: &Packet) {

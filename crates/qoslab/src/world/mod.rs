@@ -10,7 +10,7 @@
 //! ```
 
 use crate::cond::Action;
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Lateness, WallClock};
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::net::{PacketPool, Slot};
 use crate::packet::{Ecn, TcpHeader, TCP_IP_HEADER};
@@ -181,6 +181,8 @@ pub struct World {
     pub warnings: Vec<String>,
     /// P0's server-side QoS managers, if the scenario has any.
     pub qos: Option<Box<QosSet>>,
+    /// State of a wall-clock run (`None` in the simulator).
+    pub wall: Option<Box<WallState>>,
     next_uid: u64,
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
@@ -211,6 +213,7 @@ impl World {
             capture: None,
             warnings: Vec::new(),
             qos: None,
+            wall: None,
             next_uid: 0,
             drops: Drops::default(),
             tcp_out: Vec::new(),
@@ -268,8 +271,14 @@ impl World {
 
     /// Schedules the initial events (flow starts, warm-up end, samplers).
     fn start(&mut self) {
+        self.start_with(true);
+    }
+
+    /// [`Self::start`]; `sources`: also the flows' own sources (not in live mode,
+    /// where real programs send).
+    fn start_with(&mut self, sources: bool) {
         self.warm = self.snapshot();
-        for i in 0..self.flows.len() {
+        for i in 0..if sources { self.flows.len() } else { 0 } {
             let start = self.flows[i].start;
             self.q.schedule_forget(
                 start,
@@ -308,6 +317,70 @@ impl World {
             self.handle(now, ev);
         }
         Ok(())
+    }
+
+    /// Runs the world against the wall clock (DESIGN.md "Live mode"): sleeps in
+    /// `io.wait` until the next event is due or input is ready, runs every event due by
+    /// the clock at its scheduled time, recording how late it ran, and hands packets
+    /// read from `io` to the network at their hosts. With `external`, the flows' own
+    /// sources do not run and packets reaching their destination host go to
+    /// `io.deliver` instead of the simulated transports (live mode); without, the run
+    /// is the simulated one, only paced by the clock (its results equal a virtual run's).
+    pub fn run_wall(&mut self, io: &mut dyn WallIo, external: bool) -> Result<(), RunError> {
+        let clock = WallClock::start();
+        self.wall = Some(Box::new(WallState {
+            external,
+            by_iface: vec![Lateness::default(); self.ifaces.len()],
+            other: Lateness::default(),
+            out: Vec::new(),
+            injected: 0,
+        }));
+        self.start_with(!external);
+        let mut inbox = Vec::new();
+        loop {
+            let t = clock.now();
+            while let Some((at, ev)) = self.q.pop_until(t.min(self.end)) {
+                let late = clock.now().saturating_since(at);
+                let w = self.wall.as_deref_mut().expect("wall state set above");
+                match ev {
+                    Event::Arrive { iface } => w.by_iface[iface.0 as usize].record(late),
+                    _ => w.other.record(late),
+                }
+                self.handle(at, ev);
+                self.flush_wall(io);
+            }
+            if t >= self.end {
+                return Ok(());
+            }
+            let stop = io.stop()
+                || (self.interrupt.as_ref())
+                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
+            if stop {
+                return Err(RunError::Interrupted(t.as_secs_f64()));
+            }
+            io.read(t, &mut inbox);
+            for pkt in inbox.drain(..) {
+                self.wall.as_deref_mut().expect("wall state").injected += 1;
+                if external {
+                    self.count_external_send(&pkt);
+                }
+                self.send_from_host(t, pkt);
+                self.flush_wall(io);
+            }
+            let next = self.q.peek_time().unwrap_or(SimTime::NEVER).min(self.end);
+            io.wait(&clock, next);
+        }
+    }
+
+    /// Hands the packets delivered to hosts since the last call to `io`.
+    #[inline]
+    fn flush_wall(&mut self, io: &mut dyn WallIo) {
+        let now = self.q.now();
+        if let Some(w) = self.wall.as_deref_mut() {
+            for pkt in w.out.drain(..) {
+                io.deliver(now, &pkt);
+            }
+        }
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
@@ -404,6 +477,37 @@ impl World {
             }
         }
     }
+}
+
+/// Input and output of a wall-clock run ([`World::run_wall`]): live mode's TUN
+/// devices, or a test's script.
+pub trait WallIo {
+    /// Blocks until `until` on `clock` or until input is ready, whichever is first.
+    fn wait(&mut self, clock: &WallClock, until: SimTime);
+    /// Appends the packets that arrived since the last call (each with its `src` host
+    /// and flow set) to `into`; `now` is the time they enter the network.
+    fn read(&mut self, now: SimTime, into: &mut Vec<Packet>);
+    /// Takes a packet the network delivered to its destination host (`pkt.dst`) at `now`.
+    fn deliver(&mut self, now: SimTime, pkt: &Packet);
+    /// True when the run should stop early (a signal).
+    fn stop(&self) -> bool {
+        false
+    }
+}
+
+/// What a wall-clock run keeps beside the world ([`World::run_wall`]).
+#[derive(Debug, Default)]
+pub struct WallState {
+    /// Packets at their destination go out (to `WallIo::deliver`), not to the flows.
+    pub external: bool,
+    /// Lateness of the releases off each interface's link (its `Arrive` events).
+    pub by_iface: Vec<Lateness>,
+    /// Lateness of every other event.
+    pub other: Lateness,
+    /// Delivered packets not yet handed out.
+    pub out: Vec<Packet>,
+    /// Packets read from the outside and handed to the network.
+    pub injected: u64,
 }
 
 #[cfg(test)]

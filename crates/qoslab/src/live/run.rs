@@ -1,0 +1,1013 @@
+//! The live runner: namespaces, TUN devices, the agents, the wall-clock datapath and
+//! the result tables; everything it creates is removed on the way out.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use super::ipv4::{self, FlowMap, PROTO_TCP, PROTO_UDP};
+use super::{check_live, sys, LiveConfig};
+use crate::engine::{Lateness, WallClock};
+use crate::net::NodeKind;
+use crate::packet::{Ecn, FlowId, NodeId, Packet};
+use crate::stats::{Column, RunResult, Table};
+use crate::time::{Dur, SimTime};
+use crate::world::{FlowApp, WallIo, World};
+use crate::Error;
+
+/// Every namespace live mode creates is called `<NS_PREFIX><owner pid>-<host index>`.
+pub const NS_PREFIX: &str = "qlab";
+/// The TUN device's name inside a host's namespace.
+const TUN: &str = "qtun0";
+/// Packets whose bytes the datapath keeps while the world carries them (a ring: a
+/// packet still in the network after this many newer ones lost its bytes).
+const RING: usize = 1 << 16;
+/// p99 lateness above this flags the run (the bound).
+const P99_BOUND: Dur = Dur::from_micros(100);
+/// p99.9 lateness above this flags the run.
+const P999_BOUND: Dur = Dur::from_millis(2);
+
+/// How to run live, beyond the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct LiveOptions {
+    /// The agent program (argv): run inside each namespace with its config file's path
+    /// appended; it prints `ready`, starts at `go` on stdin and prints one line of JSON
+    /// results at `stop`.
+    pub agent: Vec<String>,
+    /// Where agent configs and logs go (a temporary folder when `None`).
+    pub work_dir: Option<PathBuf>,
+    /// Set it to stop the run early (Ctrl-C, SIGTERM).
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// A live run could not start or failed outside the world.
+fn live_err(msg: impl Into<String>) -> Error {
+    Error::Live(msg.into())
+}
+
+fn ip(args: &[&str]) -> Result<(), Error> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| live_err(format!("cannot run `ip`: {e}")))?;
+    if !out.status.success() {
+        return Err(live_err(format!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Removes the namespaces (and the processes in them) of live runs whose owner is
+/// gone (a SIGKILLed run); returns their names. Only names of the form
+/// `qlab<pid>-<n>` whose pid no longer exists are touched.
+pub fn sweep_leftovers() -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return removed;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = owner_pid(&name) else {
+            continue;
+        };
+        if pid == std::process::id() as i32 || sys::pid_alive(pid) {
+            continue;
+        }
+        kill_ns_processes(&name);
+        if ip(&["netns", "del", &name]).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
+/// The owner pid in a live namespace's name, if it is one.
+fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(NS_PREFIX)?;
+    let (pid, host) = rest.split_once('-')?;
+    if pid.is_empty() || host.is_empty() || !host.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// SIGKILLs every process inside namespace `ns` (ours: the agents).
+fn kill_ns_processes(ns: &str) {
+    if let Ok(out) = Command::new("ip").args(["netns", "pids", ns]).output() {
+        for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+            if let Ok(p) = pid.parse::<i32>() {
+                sys::kill(p, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// What the run created; dropping it removes all of it (agents first, then the
+/// namespaces, which takes their TUN devices with them).
+#[derive(Default)]
+struct Created {
+    namespaces: Vec<String>,
+    agents: Vec<Child>,
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        for c in &mut self.agents {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for ns in &self.namespaces {
+            kill_ns_processes(ns);
+            let _ = ip(&["netns", "del", ns]);
+        }
+    }
+}
+
+/// One host's TUN and counters.
+struct HostIo {
+    node: NodeId,
+    fd: OwnedFd,
+    rx: u64,
+    tx: u64,
+    tx_failed: u64,
+    rejected: u64,
+}
+
+/// The datapath's I/O: the hosts' TUN devices and the bytes of the packets in flight.
+struct TunIo {
+    hosts: Vec<HostIo>,
+    host_of_node: Vec<Option<usize>>,
+    pollfds: Vec<libc::pollfd>,
+    map: FlowMap,
+    ring: Vec<(u64, Vec<u8>)>,
+    next_uid: u64,
+    buf: Vec<u8>,
+    /// Packets whose bytes were overwritten in the ring before delivery.
+    ring_lost: u64,
+    /// Per flow (+ one for other traffic): packets delivered with CE, TCP ACKs with ECE.
+    ce_delivered: Vec<u64>,
+    ece_acks: Vec<u64>,
+    /// Lateness of the TUN writes behind the delivery's scheduled time.
+    write_late: Lateness,
+    clock_now: Option<WallClock>,
+    stop: Option<Arc<AtomicBool>>,
+    flow_dst: Vec<NodeId>,
+}
+
+impl WallIo for TunIo {
+    fn wait(&mut self, clock: &WallClock, until: SimTime) {
+        self.clock_now = Some(*clock);
+        let now = clock.now();
+        // Wake at least every 50 ms to see a stop request.
+        let limit = Dur::from_millis(50).as_nanos();
+        let ns = until.as_nanos().saturating_sub(now.as_nanos()).min(limit);
+        if ns == 0 {
+            return;
+        }
+        sys::poll_in(&mut self.pollfds, Some(ns));
+    }
+
+    fn read(&mut self, now: SimTime, into: &mut Vec<Packet>) {
+        for h in 0..self.hosts.len() {
+            // A bounded batch per host per round, so one busy host cannot starve events.
+            for _ in 0..64 {
+                let fd = self.hosts[h].fd.as_raw_fd();
+                let n = match sys::read_packet(fd, &mut self.buf) {
+                    Ok(Some(n)) => n,
+                    _ => break,
+                };
+                let host = &mut self.hosts[h];
+                host.rx += 1;
+                let b = &self.buf[..n];
+                let info = match ipv4::parse(b) {
+                    Ok(i) => i,
+                    Err(_) => {
+                        host.rejected += 1;
+                        continue;
+                    }
+                };
+                let uid = self.next_uid;
+                let pkt = match self.map.packet(&info, host.node, uid, now) {
+                    Ok(p) => p,
+                    Err(_) => {
+                        host.rejected += 1;
+                        continue;
+                    }
+                };
+                self.next_uid += 1;
+                if let Some((_, _, _, flags, _)) = info.tcp {
+                    let f = pkt.flow.0 as usize;
+                    let from_receiver = self.flow_dst.get(f) == Some(&pkt.src);
+                    if flags & 0x40 != 0 && flags & 0x02 == 0 && from_receiver {
+                        self.ece_acks[f] += 1;
+                    }
+                }
+                let slot = &mut self.ring[uid as usize % RING];
+                slot.0 = uid;
+                slot.1.clear();
+                slot.1.extend_from_slice(b);
+                into.push(pkt);
+            }
+        }
+    }
+
+    fn deliver(&mut self, now: SimTime, pkt: &Packet) {
+        if let Some(c) = &self.clock_now {
+            self.write_late.record(c.now().saturating_since(now));
+        }
+        let slot = &mut self.ring[pkt.uid as usize % RING];
+        if slot.0 != pkt.uid {
+            self.ring_lost += 1;
+            return;
+        }
+        ipv4::write_back(&mut slot.1, pkt.dscp, pkt.ecn);
+        if pkt.ecn == Ecn::Ce {
+            let last = self.ce_delivered.len() - 1;
+            self.ce_delivered[(pkt.flow.0 as usize).min(last)] += 1;
+        }
+        let Some(h) = self.host_of_node.get(pkt.dst.0 as usize).copied().flatten() else {
+            return;
+        };
+        let host = &mut self.hosts[h];
+        if sys::write_packet(host.fd.as_raw_fd(), &slot.1) {
+            host.tx += 1;
+        } else {
+            host.tx_failed += 1;
+        }
+    }
+
+    fn stop(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+fn addr_str(a: [u8; 4]) -> String {
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+/// A running agent: its stdin and the lines it prints.
+struct Agent {
+    host: String,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Agent {
+    fn expect(&self, what: &str, timeout: Duration) -> Result<String, Error> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.starts_with(what) => return Ok(l),
+                Ok(_) => continue,
+                Err(_) => {
+                    return Err(live_err(format!(
+                    "the agent in host {} did not say {what:?} within {timeout:?} (see its log)",
+                    self.host
+                )))
+                }
+            }
+        }
+    }
+}
+
+/// Runs `sc` live (see the module doc). Needs root and `/dev/net/tun`.
+pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<RunResult, Error> {
+    let t0 = std::time::Instant::now();
+    check_live(sc)?;
+    preflight()?;
+    let live = sc.live.clone().unwrap_or_default();
+    let mut w = crate::scenario::build(sc)?;
+    w.interrupt = opts.interrupt.clone();
+    let swept = sweep_leftovers();
+    let pid = std::process::id();
+    let work = match &opts.work_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("{NS_PREFIX}{pid}")),
+    };
+    std::fs::create_dir_all(&work).map_err(|e| live_err(format!("{}: {e}", work.display())))?;
+    let mut created = Created::default();
+    let mut warnings: Vec<String> = w.warnings.clone();
+
+    // Hosts: one namespace each, with its TUN towards its one link.
+    let hosts: Vec<NodeId> = (0..w.nodes.len())
+        .filter(|&i| w.nodes[i].kind == NodeKind::Host)
+        .map(|i| NodeId(i as u32))
+        .collect();
+    for &h in &hosts {
+        let links = w.ifaces.iter().filter(|f| f.node == h).count();
+        if links != 1 {
+            return Err(Error::Scenario(crate::config::ScenarioError::new(
+                format!("node[{}]", h.0),
+                format!(
+                    "cannot run live: host {:?} has {links} links (a live host has exactly one)",
+                    w.nodes[h.0 as usize].name
+                ),
+            )));
+        }
+    }
+    // Routes towards every host, not only the flows' ends: pings and any other traffic
+    // between hosts must find their way too (the same routing code as the simulator).
+    let node_ifaces: Vec<Vec<crate::net::IfaceId>> =
+        w.nodes.iter().map(|n| n.ifaces.clone()).collect();
+    w.routes = crate::net::Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, &hosts);
+    let ecn_hosts = ecn_hosts(&w);
+    let mut sysctls: Vec<(String, String, String)> = Vec::new();
+    let mut io_hosts = Vec::new();
+    let mut host_of_node = vec![None; w.nodes.len()];
+    let mut ns_of_node = vec![String::new(); w.nodes.len()];
+    for &h in &hosts {
+        let node = &w.nodes[h.0 as usize];
+        let ns = format!("{NS_PREFIX}{pid}-{}", h.0);
+        ip(&["netns", "add", &ns])?;
+        created.namespaces.push(ns.clone());
+        let ecn = live.ecn.unwrap_or(ecn_hosts.contains(&h));
+        let (rmem, wmem) = (live.rmem.0, live.wmem.0);
+        let set: Vec<(&str, String)> = vec![
+            ("net.ipv6.conf.all.disable_ipv6", "1".into()),
+            ("net.ipv6.conf.default.disable_ipv6", "1".into()),
+            ("net.ipv4.tcp_ecn", (ecn as u8).to_string()),
+            ("net.ipv4.tcp_sack", (live.sack as u8).to_string()),
+            (
+                "net.ipv4.tcp_timestamps",
+                (live.timestamps as u8).to_string(),
+            ),
+            ("net.ipv4.tcp_no_metrics_save", "1".into()),
+            ("net.ipv4.tcp_rmem", format!("4096 131072 {rmem}")),
+            ("net.ipv4.tcp_wmem", format!("4096 16384 {wmem}")),
+        ];
+        set_sysctls(&ns, &set)?;
+        for (k, v) in set {
+            sysctls.push((node.name.clone(), k.to_string(), v));
+        }
+        // A namespace may only default to a congestion control the host allows
+        // (`tcp_allowed_congestion_control`, global; not ours to change): otherwise the
+        // agents set it on every socket (TCP_CONGESTION, permitted to root).
+        let cc_key = "net.ipv4.tcp_congestion_control";
+        let how = match set_sysctls(&ns, &[(cc_key, live.cc.name().into())]) {
+            Ok(()) => live.cc.name().to_string(),
+            Err(_) => format!(
+                "(not permitted; TCP_CONGESTION={} on every socket)",
+                live.cc.name()
+            ),
+        };
+        sysctls.push((node.name.clone(), cc_key.to_string(), how));
+        let fd = sys::in_netns(&ns, || sys::open_tun(TUN))
+            .map_err(|e| live_err(format!("TUN in {ns}: {e}")))?;
+        let a = addr_str(node.addr);
+        ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+        ip(&["-n", &ns, "addr", "add", &format!("{a}/32"), "dev", TUN])?;
+        let txq = live.txqueuelen.to_string();
+        ip(&[
+            "-n",
+            &ns,
+            "link",
+            "set",
+            TUN,
+            "txqueuelen",
+            &txq,
+            "mtu",
+            "1500",
+            "up",
+        ])?;
+        ip(&["-n", &ns, "route", "add", "default", "dev", TUN])?;
+        host_of_node[h.0 as usize] = Some(io_hosts.len());
+        ns_of_node[h.0 as usize] = ns;
+        io_hosts.push(HostIo {
+            node: h,
+            fd,
+            rx: 0,
+            tx: 0,
+            tx_failed: 0,
+            rejected: 0,
+        });
+    }
+
+    // The flows' 5-tuples.
+    let nflows = w.flows.len();
+    let mut map = FlowMap::new(
+        hosts.iter().map(|&h| (w.nodes[h.0 as usize].addr, h)),
+        FlowId(nflows as u32),
+    );
+    for (i, f) in w.flows.iter().enumerate() {
+        let proto = if matches!(f.app, FlowApp::Tcp(_)) {
+            PROTO_TCP
+        } else {
+            PROTO_UDP
+        };
+        let (s, d) = (
+            w.nodes[f.src.0 as usize].addr,
+            w.nodes[f.dst.0 as usize].addr,
+        );
+        map.add_flow(proto, (s, f.src_port), (d, f.dst_port), FlowId(i as u32));
+    }
+
+    // Agents: one per host, started and ready before the clock starts.
+    let configs = agent_configs(sc, &w, &live, &hosts);
+    let mut agents = Vec::new();
+    for (&h, cfg) in hosts.iter().zip(&configs) {
+        let name = &w.nodes[h.0 as usize].name;
+        let path = work.join(format!("agent-{name}.json"));
+        std::fs::write(&path, cfg.to_string())
+            .map_err(|e| live_err(format!("{}: {e}", path.display())))?;
+        let log = std::fs::File::create(work.join(format!("agent-{name}.log")))
+            .map_err(|e| live_err(format!("agent log: {e}")))?;
+        if opts.agent.is_empty() {
+            return Err(live_err("no agent program given"));
+        }
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &ns_of_node[h.0 as usize]])
+            .args(&opts.agent)
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        // SAFETY: prctl only, between fork and exec: the agent dies with this thread.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| live_err(format!("cannot start the agent: {e}")))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        created.agents.push(child);
+        agents.push(Agent {
+            host: name.clone(),
+            stdin,
+            lines: rx,
+        });
+    }
+    for a in &agents {
+        a.expect("ready", Duration::from_secs(30))?;
+    }
+
+    // Timing: 1 ns timer slack, real-time priority when permitted.
+    if let Err(e) = sys::set_timer_slack_1ns() {
+        warnings.push(format!("live: timer slack not set ({e})"));
+    }
+    let fifo = sys::set_fifo(10).is_ok();
+    if !fifo {
+        warnings
+            .push("live: SCHED_FIFO not permitted; the datapath runs at normal priority".into());
+    }
+    let mut flow_dst: Vec<NodeId> = w.flows.iter().map(|f| f.dst).collect();
+    flow_dst.push(NodeId(u32::MAX));
+    let mut io = TunIo {
+        pollfds: io_hosts
+            .iter()
+            .map(|h| libc::pollfd {
+                fd: h.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect(),
+        hosts: io_hosts,
+        host_of_node,
+        map,
+        ring: vec![(u64::MAX, Vec::new()); RING],
+        next_uid: 0,
+        buf: vec![0; 65_536],
+        ring_lost: 0,
+        ce_delivered: vec![0; nflows + 1],
+        ece_acks: vec![0; nflows + 1],
+        write_late: Lateness::default(),
+        clock_now: None,
+        stop: opts.interrupt.clone(),
+        flow_dst,
+    };
+    for a in &mut agents {
+        let _ = a.stdin.write_all(b"go\n");
+        let _ = a.stdin.flush();
+    }
+    let ran = w.run_wall(&mut io, true);
+    if fifo {
+        let p = libc::sched_param { sched_priority: 0 };
+        // SAFETY: back to the normal scheduler for this thread.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) };
+    }
+    for a in &mut agents {
+        let _ = a.stdin.write_all(b"stop\n");
+        let _ = a.stdin.flush();
+    }
+    let mut results = Vec::new();
+    for a in &agents {
+        let line = a.expect("{", Duration::from_secs(10))?;
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .map_err(|e| live_err(format!("agent in {}: bad result line: {e}", a.host)))?;
+        results.push(v);
+    }
+    let tun_stats: Vec<(u64, u64)> = hosts
+        .iter()
+        .map(|&h| tun_drops(&ns_of_node[h.0 as usize]))
+        .collect();
+    drop(created);
+    ran?;
+
+    let name = sc.name.clone().unwrap_or_else(|| "run".to_string());
+    let mut r = crate::stats::collect(&w, &name, sc.seed, t0.elapsed().as_secs_f64());
+    fill_live_tables(&mut r, &w, &io, &results, &hosts, &tun_stats, &sysctls);
+    let flagged = r.summary.get("live_timing_ok") == Some(&serde_json::Value::Bool(false));
+    if flagged {
+        warnings.push(
+            "live: timing out of bounds (p99 > 100 µs or p99.9 > 2 ms): see live_timing".into(),
+        );
+    }
+    r.summary.insert("live".into(), true.into());
+    r.summary.insert("live_fifo".into(), fifo.into());
+    r.summary.insert("live_cc".into(), live.cc.name().into());
+    r.summary.insert("live_swept".into(), swept.len().into());
+    let mut all_warnings: Vec<serde_json::Value> = match r.summary.remove("warnings") {
+        Some(serde_json::Value::Array(v)) => v,
+        _ => Vec::new(),
+    };
+    for wn in warnings {
+        if !all_warnings.iter().any(|x| x.as_str() == Some(&wn)) {
+            all_warnings.push(wn.into());
+        }
+    }
+    r.summary.insert("warnings".into(), all_warnings.into());
+    Ok(r)
+}
+
+/// Root and `/dev/net/tun`, or an error saying which is missing.
+fn preflight() -> Result<(), Error> {
+    let mut missing = Vec::new();
+    if sys::euid() != 0 {
+        missing.push("root (namespaces and TUN devices need CAP_NET_ADMIN and CAP_SYS_ADMIN)");
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        missing.push("/dev/net/tun");
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        missing.push("the `ip` command (iproute2)");
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::LiveUnavailable(format!(
+            "live mode needs {}",
+            missing.join(" and ")
+        )))
+    }
+}
+
+fn set_sysctls(ns: &str, set: &[(&str, String)]) -> Result<(), Error> {
+    let args: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "sysctl", "-q", "-w"])
+        .args(&args)
+        .output()
+        .map_err(|e| live_err(format!("sysctl: {e}")))?;
+    if !out.status.success() {
+        return Err(live_err(format!(
+            "sysctl in {ns} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// (tx_dropped, tx_packets) of a host's TUN device, from `ip -s`.
+fn tun_drops(ns: &str) -> (u64, u64) {
+    let Ok(out) = Command::new("ip")
+        .args(["-n", ns, "-s", "-j", "link", "show", "dev", TUN])
+        .output()
+    else {
+        return (0, 0);
+    };
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let tx = &v[0]["stats64"]["tx"];
+    (
+        tx["dropped"].as_u64().unwrap_or(0),
+        tx["packets"].as_u64().unwrap_or(0),
+    )
+}
+
+/// Hosts at either end of a TCP flow with ECN on.
+fn ecn_hosts(w: &World) -> Vec<NodeId> {
+    let mut v = Vec::new();
+    for f in &w.flows {
+        if let FlowApp::Tcp(t) = &f.app {
+            if t.ecn {
+                v.push(f.src);
+                v.push(f.dst);
+            }
+        }
+    }
+    v
+}
+
+/// Each host's agent configuration (JSON): what it listens on, sends and pings.
+fn agent_configs(
+    sc: &crate::scenario::Scenario,
+    w: &World,
+    live: &LiveConfig,
+    hosts: &[NodeId],
+) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let secs = |d: Dur| d.as_secs_f64();
+    let traced: Vec<&str> = sc.record.traces.iter().map(String::as_str).collect();
+    hosts
+        .iter()
+        .map(|&h| {
+            let mut listen: BTreeMap<(String, u16), Vec<serde_json::Value>> = BTreeMap::new();
+            let mut send = Vec::new();
+            for (i, f) in w.flows.iter().enumerate() {
+                let spec = &sc.flow[i];
+                let tcp = matches!(f.app, FlowApp::Tcp(_));
+                let proto = if tcp { "tcp" } else { "udp" };
+                let src = addr_str(w.nodes[f.src.0 as usize].addr);
+                let dst = addr_str(w.nodes[f.dst.0 as usize].addr);
+                if f.dst == h {
+                    listen
+                        .entry((proto.to_string(), f.dst_port))
+                        .or_default()
+                        .push(json!({
+                            "flow": i, "peer": src, "peer_port": f.src_port,
+                        }));
+                }
+                if f.src == h {
+                    let (rate, size) = match &spec.cbr {
+                        Some(c) => (c.rate.bps() as f64, c.size as u64),
+                        None => (0.0, 0),
+                    };
+                    send.push(json!({
+                        "flow": i, "proto": proto, "dst": dst, "dport": f.dst_port,
+                        "src": src, "sport": f.src_port, "start": f.start.as_secs_f64(),
+                        "stop": spec.stop.map(secs), "bytes": spec.bytes.map(|b| b.0),
+                        "rate": rate, "size": size, "dscp": spec.dscp,
+                        "trace": traced.contains(&f.name.as_str()),
+                    }));
+                }
+            }
+            let name = &w.nodes[h.0 as usize].name;
+            let ping: Vec<_> = live
+                .ping
+                .iter()
+                .filter(|p| &p.from == name)
+                .filter_map(|p| {
+                    let to = w.nodes.iter().find(|n| n.name == p.to)?;
+                    Some(
+                        json!({"to": p.to, "dst": addr_str(to.addr), "count": p.count,
+                                "interval": secs(p.interval), "start": secs(p.start)}),
+                    )
+                })
+                .collect();
+            json!({
+                "host": name,
+                "cc": live.cc.name(),
+                "addr": addr_str(w.nodes[h.0 as usize].addr),
+                "listen": listen.into_iter().map(|((proto, port), peers)| json!({
+                    "proto": proto, "port": port, "peers": peers})).collect::<Vec<_>>(),
+                "send": send,
+                "ping": ping,
+                "duration": secs(w.end - SimTime::ZERO),
+                "warmup": secs(w.warmup - SimTime::ZERO),
+                "interval": secs(sc.record.interval),
+            })
+        })
+        .collect()
+}
+
+/// The flows' goodput and TCP state from the agents, and the live tables:
+/// `live_timing`, `live_hosts`, `live_sysctl`, `live_ecn`, `live_ping`.
+fn fill_live_tables(
+    r: &mut RunResult,
+    w: &World,
+    io: &TunIo,
+    results: &[serde_json::Value],
+    hosts: &[NodeId],
+    tun_stats: &[(u64, u64)],
+    sysctls: &[(String, String, String)],
+) {
+    let n = w.flows.len();
+    let measured = (w.end - w.warmup).as_secs_f64();
+    let mut goodput = vec![0i64; n];
+    let mut retrans = vec![0i64; n];
+    let mut srtt = vec![f64::NAN; n];
+    let mut cwnd = vec![0i64; n];
+    let mut linux_cc = vec![String::new(); n];
+    let mut series = Vec::new();
+    let mut traces = Vec::new();
+    let mut pings = Vec::new();
+    for (hi, res) in results.iter().enumerate() {
+        if let Some(fl) = res["sinks"].as_object() {
+            for (k, v) in fl {
+                let Ok(i) = k.parse::<usize>() else { continue };
+                if i < n {
+                    goodput[i] = v["goodput_bytes"].as_i64().unwrap_or(0);
+                    for s in v["series"].as_array().into_iter().flatten() {
+                        series.push((
+                            i as i64,
+                            s[0].as_f64().unwrap_or(0.0),
+                            s[1].as_i64().unwrap_or(0),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(fl) = res["senders"].as_object() {
+            for (k, v) in fl {
+                let Ok(i) = k.parse::<usize>() else { continue };
+                if i < n {
+                    retrans[i] = v["total_retrans"].as_i64().unwrap_or(0);
+                    srtt[i] = v["srtt"].as_f64().unwrap_or(f64::NAN);
+                    cwnd[i] = v["cwnd"].as_i64().unwrap_or(0);
+                    linux_cc[i] = v["cc"].as_str().unwrap_or("").to_string();
+                    for t in v["trace"].as_array().into_iter().flatten() {
+                        traces.push((i as i64, t.clone()));
+                    }
+                }
+            }
+        }
+        for p in res["ping"].as_array().into_iter().flatten() {
+            for (seq, rtt) in p["rtts"].as_array().into_iter().flatten().enumerate() {
+                let from = &w.nodes[hosts[hi].0 as usize].name;
+                pings.push((
+                    from.clone(),
+                    p["to"].as_str().unwrap_or("").to_string(),
+                    seq as i64,
+                    rtt.as_f64().unwrap_or(f64::NAN),
+                ));
+            }
+        }
+    }
+    if let Some(t) = r.tables.get_mut("flows") {
+        let mut nt = Table::default();
+        for (name, col) in t.names.iter().zip(&t.columns) {
+            // The simulated senders did not run: their counters would be zeros, not facts.
+            let sim_only = [
+                "fast_retransmits",
+                "timeouts",
+                "dupacks",
+                "ecn_reductions",
+                "rto",
+                "mean_delay",
+            ];
+            if sim_only.iter().any(|s| name.starts_with(s)) || name.ends_with("_whole_run") {
+                continue;
+            }
+            let col = match name.as_str() {
+                "goodput_bytes" => Column::Int(goodput.clone()),
+                "goodput_bps" => {
+                    Column::Float(goodput.iter().map(|&g| g as f64 * 8.0 / measured).collect())
+                }
+                "retransmits" => Column::Int(retrans.clone()),
+                "srtt" => Column::Float(srtt.clone()),
+                "cwnd" => Column::Int(cwnd.clone()),
+                _ => col.clone(),
+            };
+            nt.push(name, col);
+        }
+        // The congestion control the sender's socket ran (empty for UDP flows).
+        nt.push("linux_cc", Column::Str(linux_cc.clone()));
+        nt.push(
+            "ce_delivered",
+            Column::Int(io.ce_delivered[..n].iter().map(|&x| x as i64).collect()),
+        );
+        nt.push(
+            "ece_acks",
+            Column::Int(io.ece_acks[..n].iter().map(|&x| x as i64).collect()),
+        );
+        *t = nt;
+    }
+    let mut s = Table::default();
+    s.push("flow", Column::Int(series.iter().map(|x| x.0).collect()));
+    s.push("t", Column::Float(series.iter().map(|x| x.1).collect()));
+    s.push(
+        "goodput_bytes",
+        Column::Int(series.iter().map(|x| x.2).collect()),
+    );
+    r.tables.insert("series".into(), s);
+    let mut tr = Table::default();
+    tr.push("flow", Column::Int(traces.iter().map(|x| x.0).collect()));
+    tr.push(
+        "t",
+        Column::Float(
+            traces
+                .iter()
+                .map(|x| x.1[0].as_f64().unwrap_or(0.0))
+                .collect(),
+        ),
+    );
+    tr.push(
+        "cwnd",
+        Column::Int(
+            traces
+                .iter()
+                .map(|x| x.1[1].as_i64().unwrap_or(0))
+                .collect(),
+        ),
+    );
+    tr.push(
+        "ssthresh",
+        Column::Int(
+            traces
+                .iter()
+                .map(|x| x.1[2].as_i64().unwrap_or(0))
+                .collect(),
+        ),
+    );
+    tr.push(
+        "srtt",
+        Column::Float(
+            traces
+                .iter()
+                .map(|x| x.1[3].as_f64().unwrap_or(f64::NAN))
+                .collect(),
+        ),
+    );
+    tr.push(
+        "rto",
+        Column::Float(
+            traces
+                .iter()
+                .map(|x| x.1[4].as_f64().unwrap_or(f64::NAN))
+                .collect(),
+        ),
+    );
+    tr.push(
+        "retransmits",
+        Column::Int(
+            traces
+                .iter()
+                .map(|x| x.1[5].as_i64().unwrap_or(0))
+                .collect(),
+        ),
+    );
+    r.tables.insert("traces".into(), tr);
+
+    // Timing: per link (the releases off it) and overall, plus the TUN writes.
+    let ws = w.wall.as_ref().expect("a wall run");
+    let mut rows: Vec<(String, &Lateness)> = w
+        .ifaces
+        .iter()
+        .zip(&ws.by_iface)
+        .map(|(f, l)| {
+            let name = format!(
+                "{}->{}",
+                w.nodes[f.node.0 as usize].name, w.nodes[f.peer.0 as usize].name
+            );
+            (name, l)
+        })
+        .collect();
+    let mut all = Lateness::default();
+    for l in &ws.by_iface {
+        all.merge(l);
+    }
+    all.merge(&ws.other);
+    rows.push(("(other events)".into(), &ws.other));
+    rows.push(("(tun writes)".into(), &io.write_late));
+    rows.push(("(all events)".into(), &all));
+    let us = |l: &Lateness, q: f64| l.quantile(q).map_or(f64::NAN, |ns| ns as f64 / 1e3);
+    let mut t = Table::default();
+    t.push(
+        "place",
+        Column::Str(rows.iter().map(|x| x.0.clone()).collect()),
+    );
+    t.push(
+        "events",
+        Column::Int(rows.iter().map(|x| x.1.count() as i64).collect()),
+    );
+    t.push(
+        "mean_us",
+        Column::Float(rows.iter().map(|x| x.1.mean() / 1e3).collect()),
+    );
+    for (name, q) in [
+        ("p50_us", 0.5),
+        ("p99_us", 0.99),
+        ("p999_us", 0.999),
+        ("max_us", 1.0),
+    ] {
+        t.push(
+            name,
+            Column::Float(rows.iter().map(|x| us(x.1, q)).collect()),
+        );
+    }
+    t.push(
+        "late_100us",
+        Column::Int(rows.iter().map(|x| x.1.over(P99_BOUND) as i64).collect()),
+    );
+    t.push(
+        "late_2ms",
+        Column::Int(rows.iter().map(|x| x.1.over(P999_BOUND) as i64).collect()),
+    );
+    r.tables.insert("live_timing".into(), t);
+    let p99 = all.quantile(0.99).unwrap_or(0);
+    let p999 = all.quantile(0.999).unwrap_or(0);
+    let ok = p99 <= P99_BOUND.as_nanos() && p999 <= P999_BOUND.as_nanos();
+    r.summary
+        .insert("live_lateness_p99_us".into(), (p99 as f64 / 1e3).into());
+    r.summary
+        .insert("live_lateness_p999_us".into(), (p999 as f64 / 1e3).into());
+    r.summary.insert("live_timing_ok".into(), ok.into());
+    r.summary
+        .insert("live_ring_lost".into(), io.ring_lost.into());
+    r.summary.insert("live_injected".into(), ws.injected.into());
+
+    let mut t = Table::default();
+    t.push(
+        "host",
+        Column::Str(
+            hosts
+                .iter()
+                .map(|h| w.nodes[h.0 as usize].name.clone())
+                .collect(),
+        ),
+    );
+    t.push(
+        "tun_read",
+        Column::Int(io.hosts.iter().map(|h| h.rx as i64).collect()),
+    );
+    t.push(
+        "tun_written",
+        Column::Int(io.hosts.iter().map(|h| h.tx as i64).collect()),
+    );
+    t.push(
+        "tun_write_failed",
+        Column::Int(io.hosts.iter().map(|h| h.tx_failed as i64).collect()),
+    );
+    t.push(
+        "rejected",
+        Column::Int(io.hosts.iter().map(|h| h.rejected as i64).collect()),
+    );
+    t.push(
+        "tun_tx_dropped",
+        Column::Int(tun_stats.iter().map(|x| x.0 as i64).collect()),
+    );
+    r.tables.insert("live_hosts".into(), t);
+
+    let mut t = Table::default();
+    t.push(
+        "host",
+        Column::Str(sysctls.iter().map(|x| x.0.clone()).collect()),
+    );
+    t.push(
+        "key",
+        Column::Str(sysctls.iter().map(|x| x.1.clone()).collect()),
+    );
+    t.push(
+        "value",
+        Column::Str(sysctls.iter().map(|x| x.2.clone()).collect()),
+    );
+    r.tables.insert("live_sysctl".into(), t);
+
+    let mut t = Table::default();
+    t.push(
+        "from",
+        Column::Str(pings.iter().map(|x| x.0.clone()).collect()),
+    );
+    t.push(
+        "to",
+        Column::Str(pings.iter().map(|x| x.1.clone()).collect()),
+    );
+    t.push("seq", Column::Int(pings.iter().map(|x| x.2).collect()));
+    t.push("rtt", Column::Float(pings.iter().map(|x| x.3).collect()));
+    r.tables.insert("live_ping".into(), t);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_live_names_with_a_pid_are_ours() {
+        assert_eq!(owner_pid("qlab123-4"), Some(123));
+        assert_eq!(owner_pid("qlab123-"), None);
+        assert_eq!(owner_pid("qlab-4"), None);
+        assert_eq!(owner_pid("qlab12x-4"), None);
+        assert_eq!(owner_pid("qlab12-4a"), None);
+        assert_eq!(owner_pid("other123-4"), None);
+        assert_eq!(owner_pid("myqlab1-1"), None);
+    }
+}

@@ -1,0 +1,279 @@
+"""The built-in programs of a live run's host (one process per network namespace).
+
+``python -m qoslab.live_agent CONFIG.json`` is started by the live runner inside a host's
+namespace. It opens the listeners of the flows that end at this host, prints ``ready``,
+waits for ``go`` on stdin (time zero of the run), then runs the flows that start here:
+TCP bulk senders (the kernel's own TCP, congestion control and ECN set per namespace by
+the runner) and UDP constant-bit-rate senders, plus ICMP echo probes. On ``stop`` it
+prints one line of JSON: per sink flow the goodput bytes after the warm-up and a
+cumulative series, per sender the kernel's ``TCP_INFO`` state, per probe the RTTs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+TCP_INFO_LEN = 104
+
+
+def tcp_info(sock: socket.socket) -> dict | None:
+    """cwnd, ssthresh [segments], srtt and rto [s], total retransmits from TCP_INFO."""
+    try:
+        b = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+    except OSError:
+        return None
+    if len(b) < TCP_INFO_LEN:
+        return None
+    u = struct.unpack_from("=8B24I", b)
+    v = u[8:]
+    return {
+        "rto": v[0] / 1e6,
+        "srtt": v[15] / 1e6,
+        "ssthresh": v[17],
+        "cwnd": v[18],
+        "total_retrans": v[23],
+    }
+
+
+class Agent:
+    """One host's senders, sinks and probes."""
+
+    def __init__(self, cfg: dict) -> None:
+        self.cfg = cfg
+        self.t0 = 0.0
+        self.lock = threading.Lock()
+        self.received: dict[int, int] = {}
+        self.at_warmup: dict[int, int] = {}
+        self.series: dict[int, list] = {}
+        self.senders: dict[int, dict] = {}
+        self.sender_socks: dict[int, socket.socket] = {}
+        self.traces: dict[int, list] = {}
+        self.pings: list[dict] = []
+        self.listeners: list[socket.socket] = []
+        self.peer_flow: dict[tuple, int] = {}
+        for lst in cfg["listen"]:
+            for p in lst["peers"]:
+                self.peer_flow[(lst["proto"], p["peer"], p["peer_port"])] = p["flow"]
+                self.received[p["flow"]] = 0
+                self.series[p["flow"]] = []
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def open_listeners(self) -> None:
+        for lst in self.cfg["listen"]:
+            if lst["proto"] == "tcp":
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                self.set_cc(s)
+                s.bind((self.cfg["addr"], lst["port"]))
+                s.listen(64)
+                threading.Thread(target=self.accept_loop, args=(s,), daemon=True).start()
+            else:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+                s.bind((self.cfg["addr"], lst["port"]))
+                threading.Thread(target=self.udp_loop, args=(s,), daemon=True).start()
+            self.listeners.append(s)
+
+    def set_cc(self, s: socket.socket) -> None:
+        """The run's congestion control on this socket (accepted sockets inherit it)."""
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cfg["cc"].encode())
+
+    def count(self, flow: int, n: int) -> None:
+        with self.lock:
+            self.received[flow] += n
+
+    def accept_loop(self, s: socket.socket) -> None:
+        while True:
+            c, (addr, port) = s.accept()
+            flow = self.peer_flow.get(("tcp", addr, port))
+            if flow is None:
+                c.close()
+                continue
+            threading.Thread(target=self.tcp_sink, args=(c, flow), daemon=True).start()
+
+    def tcp_sink(self, c: socket.socket, flow: int) -> None:
+        while True:
+            d = c.recv(1 << 16)
+            if not d:
+                return
+            self.count(flow, len(d))
+
+    def udp_loop(self, s: socket.socket) -> None:
+        while True:
+            d, (addr, port) = s.recvfrom(1 << 16)
+            flow = self.peer_flow.get(("udp", addr, port))
+            if flow is not None:
+                self.count(flow, len(d))
+
+    def sleep_until(self, t: float) -> None:
+        d = t - self.now()
+        if d > 0:
+            time.sleep(d)
+
+    def tcp_sender(self, f: dict) -> None:
+        self.sleep_until(f["start"])
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.set_cc(s)
+        if f["dscp"]:
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["dscp"] << 2)
+        s.bind((f["src"], f["sport"]))
+        s.connect((f["dst"], f["dport"]))
+        self.sender_socks[f["flow"]] = s
+        buf = b"\0" * (1 << 16)
+        left = f["bytes"]
+        stop = f["stop"]
+        s.settimeout(0.2)
+        while left is None or left > 0:
+            if stop is not None and self.now() >= stop:
+                break
+            n = len(buf) if left is None else min(len(buf), left)
+            try:
+                sent = s.send(buf[:n])
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if left is not None:
+                left -= sent
+        if left is not None and left <= 0:
+            s.shutdown(socket.SHUT_WR)
+
+    def udp_sender(self, f: dict) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if f["dscp"]:
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["dscp"] << 2)
+        s.bind((f["src"], f["sport"]))
+        s.connect((f["dst"], f["dport"]))
+        payload = b"\0" * max(f["size"] - 28, 1)
+        gap = f["size"] * 8 / f["rate"]
+        t = f["start"]
+        stop = f["stop"] if f["stop"] is not None else self.cfg["duration"]
+        while t < stop:
+            self.sleep_until(t)
+            try:
+                s.send(payload)
+            except OSError:
+                pass
+            t += gap
+
+    def ping(self, p: dict) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        s.settimeout(1.0)
+        ident = os.getpid() & 0xFFFF
+        rtts = []
+        for seq in range(p["count"]):
+            self.sleep_until(p["start"] + seq * p["interval"])
+            hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
+            body = b"qoslab-live-ping"
+            csum = checksum(hdr + body)
+            pkt = struct.pack("!BBHHH", 8, 0, csum, ident, seq) + body
+            sent = time.monotonic()
+            s.sendto(pkt, (p["dst"], 0))
+            rtt = None
+            while True:
+                try:
+                    d = s.recv(2048)
+                except TimeoutError:
+                    break
+                ihl = (d[0] & 15) * 4
+                typ, _, _, rid, rseq = struct.unpack_from("!BBHHH", d, ihl)
+                if typ == 0 and rid == ident and rseq == seq:
+                    rtt = time.monotonic() - sent
+                    break
+            rtts.append(rtt)
+        self.pings.append({"to": p["to"], "rtts": rtts})
+
+    def sampler(self) -> None:
+        iv = self.cfg["interval"]
+        warm = self.cfg["warmup"]
+        k = 1
+        warm_done = warm <= 0
+        if warm_done:
+            self.at_warmup = dict(self.received)
+        while True:
+            nxt = k * iv
+            if not warm_done and warm <= nxt:
+                self.sleep_until(warm)
+                with self.lock:
+                    self.at_warmup = dict(self.received)
+                warm_done = True
+            self.sleep_until(nxt)
+            with self.lock:
+                for f, n in self.received.items():
+                    self.series[f].append([round(nxt, 9), n])
+            for f, s in list(self.sender_socks.items()):
+                i = tcp_info(s)
+                if i is not None and self.traces.get(f) is not None:
+                    self.traces[f].append(
+                        [nxt, i["cwnd"], i["ssthresh"], i["srtt"], i["rto"], i["total_retrans"]]
+                    )
+            k += 1
+
+    def start(self) -> None:
+        self.t0 = time.monotonic()
+        threading.Thread(target=self.sampler, daemon=True).start()
+        for f in self.cfg["send"]:
+            if f["trace"]:
+                self.traces[f["flow"]] = []
+            target = self.tcp_sender if f["proto"] == "tcp" else self.udp_sender
+            threading.Thread(target=target, args=(f,), daemon=True).start()
+        for p in self.cfg["ping"]:
+            threading.Thread(target=self.ping, args=(p,), daemon=True).start()
+
+    def results(self) -> dict:
+        with self.lock:
+            sinks = {
+                str(f): {
+                    "goodput_bytes": n - self.at_warmup.get(f, 0),
+                    "series": self.series[f],
+                }
+                for f, n in self.received.items()
+            }
+        senders = {}
+        for f, s in self.sender_socks.items():
+            i = tcp_info(s) or {}
+            senders[str(f)] = {**i, "cc": self.cc_of(s), "trace": self.traces.get(f, [])}
+        return {"sinks": sinks, "senders": senders, "ping": self.pings}
+
+    def cc_of(self, s: socket.socket) -> str:
+        """The congestion control a socket runs."""
+        return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+
+
+def checksum(b: bytes) -> int:
+    """The Internet checksum of `b`."""
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def main() -> None:
+    """Runs one host's agent from its config file (argv[1])."""
+    with open(sys.argv[1]) as f:
+        cfg = json.load(f)
+    a = Agent(cfg)
+    a.open_listeners()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() == "go":
+            a.start()
+        elif line.strip() == "stop":
+            break
+    print(json.dumps(a.results()), flush=True)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
