@@ -571,3 +571,17 @@ def test_link_check_can_fail(tmp_path):
         "missing.html",
         "out.html",
     ]
+
+
+def test_live_runs_carry_their_timing_verdict_at_the_top():
+    from qoslab.report import _live_verdict
+
+    assert _live_verdict({"name": "sim"}) is None
+    ok = _live_verdict(
+        {"live_timing_ok": True, "live_lateness_p99_us": 38.2, "live_lateness_p999_us": 746.0}
+    )
+    assert ok["ok"] and "timing valid" in ok["text"] and "p99 38.2 µs" in ok["text"]
+    late = _live_verdict(
+        {"live_timing_ok": False, "live_lateness_p99_us": 250.0, "live_lateness_p999_us": 4e3}
+    )
+    assert not late["ok"] and "OUT OF BOUNDS" in late["text"] and "not trustworthy" in late["text"]

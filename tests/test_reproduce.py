@@ -132,9 +132,39 @@ def test_an_explanation_holds_only_when_its_counterfactual_lands_in_the_band():
     assert d["explanation"]["confirmed"] is True
 
 
-def test_an_explanation_without_a_counterfactual_explains_nothing():
+def test_an_explanation_without_a_counterfactual_is_refused():
     ex = Explanation("a story", doc="docs/x.md#a")
-    assert Comparison("m", 0.5, at_least=1.0, explanation=ex).verdict == "outside"
+    with pytest.raises(ValueError, match="no counterfactual"):
+        Comparison("m", 0.5, at_least=1.0, explanation=ex)
+    # saying that no run tests it is allowed, and explains nothing
+    c = Comparison("m", 0.5, at_least=1.0, explanation=ex.untested())
+    assert c.verdict == "outside" and c.to_dict()["explanation"]["counterfactual"]["value"] is None
+
+
+def test_only_a_run_that_removes_the_cause_confirms_an_explanation():
+    ex = Explanation("the topology", doc="docs/x.md#a")
+    for kind in ("reading", "off-paper"):
+        c = Comparison("m", 0.5, at_least=1.0, explanation=ex.tested("other", 1.2, kind=kind))
+        assert c.verdict == "outside", kind
+    with pytest.raises(ValueError, match="kind"):
+        ex.tested("x", 1.0, kind="story")
+    # a missing result is never explained, a tolerance is finite
+    nan = Comparison("m", float("nan"), at_least=1.0, explanation=ex.tested("x", 1.2))
+    assert nan.verdict == "outside"
+    with pytest.raises(ValueError, match="finite"):
+        Comparison("m", 5.0, paper=1.0, rtol=float("inf"))
+    d = Comparison("m", 0.5, at_least=1.0, explanation=ex.tested("x", 0.5)).to_dict()
+    assert d["explanation"]["moved"] is False and d["verdict"] == "outside"
+
+
+def test_stored_verdicts_are_judged_by_todays_rules():
+    from qoslab.reproduce import stored_verdict
+
+    old = {"quantity": "q", "verdict": "outside-explained", "explanation": {"why": "x"}}
+    assert stored_verdict(old) == "outside"
+    ok = {**old, "explanation": {"why": "x", "confirmed": True}}
+    assert stored_verdict(ok) == "outside-explained"
+    assert reproduce.count_verdicts([old, ok])["outside"] == 1
 
 
 def test_paired_interval_by_hand():
@@ -160,6 +190,15 @@ def test_a_strict_order_whose_interval_straddles_zero_is_a_tie():
     assert tie.to_dict()["ci"][0] < 0 < tie.to_dict()["ci"][1]
     with pytest.raises(ValueError, match="claim"):
         Comparison.order("x", a, a, claim="<=")
+    # fewer than three seeds decide no order; values paired by seed, not by position
+    assert Comparison.order("x", [1.0, 2.0], [3.0, 4.0]).verdict == "tie"
+    by_seed = Comparison.order("x", {1: 1.0, 2: 2.0, 3: 3.0}, {3: 3.5, 1: 1.5, 2: 2.5})
+    assert by_seed.verdict == "within" and by_seed.ours == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="same seeds"):
+        Comparison.order("x", {1: 1.0, 2: 2.0, 3: 3.0}, {1: 1.0, 2: 2.0, 4: 3.0})
+    # an order built by hand must carry its own interval around its mean
+    with pytest.raises(ValueError, match="its own"):
+        Comparison("x", 5.0, claim="<", ci=(-2.0, -1.0))
 
 
 def test_an_ablation_whose_effect_survives_is_outside():
@@ -173,9 +212,18 @@ def test_an_ablation_whose_effect_survives_is_outside():
     noisy = reproduce.Ablation("c", "m", "t", "q", 0.4, 0.1, with_seeds=[0.9, 0.1, 0.2],
                                without_seeds=[0.1, 0.15, 0.05])  # fmt: skip
     assert noisy.verdict == "tie"
-    assert reproduce.Ablation("c", "m", "t", "q", 0.4, 0.1, with_seeds=[0.4, 0.41, 0.39],
+    assert reproduce.Ablation("c", "m", "t", "q", 0.4, 0.10333333333333333,
+                              with_seeds=[0.4, 0.41, 0.39],
                               without_seeds=[0.1, 0.12, 0.09]).verdict == "within"  # fmt: skip
     assert ok.to_dict()["verdict"] == "within"
+    # an effect too small to be one, and a NaN fall, are outside
+    tiny = reproduce.Ablation("c", "m", "t", "q", 0.004, 0.0, min_effect=0.05)
+    assert tiny.verdict == "outside"
+    assert reproduce.Ablation("c", "m", "t", "q", 1.0, float("nan")).verdict == "outside"
+    assert reproduce.Ablation("c", "m", "t", "q", float("inf"), 0.0).verdict == "outside"
+    with pytest.raises(ValueError, match="not the mean"):
+        reproduce.Ablation("c", "m", "t", "q", 0.9, 0.1, with_seeds=[0.4, 0.41, 0.39],
+                           without_seeds=[0.1, 0.12, 0.09])  # fmt: skip
 
 
 def test_readings_need_two_and_one_argued_headline():

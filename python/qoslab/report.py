@@ -190,10 +190,11 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         tables.append(("goodput by class", _table(by_class, source="flows + flow_classes.parquet")))
     tables += [
         (name, _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir()))
-        for name in ("colours", "colour_drops", "classes", "delays")
+        for name in ("colours", "colour_drops", "classes", "delays", "live_timing", "live_ping")
         if name in r.tables
     ]
     return {
+        "live": _live_verdict(r.summary),
         "title": title,
         "seed": r.summary.get("seed"),
         "path": str(d),
@@ -202,6 +203,24 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         "figures": f,
         "tables": tables,
         "scenario": json.dumps(r.scenario, indent=2) if r.scenario is not None else "",
+    }
+
+
+def _live_verdict(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """A live run's timing-validity verdict for the top of its page (None: simulated):
+    the datapath's p99 and p99.9 lateness against the 100 µs and 2 ms bounds."""
+    if "live_timing_ok" not in summary:
+        return None
+    ok = bool(summary["live_timing_ok"])
+    p99 = float(summary.get("live_lateness_p99_us") or 0.0)
+    p999 = float(summary.get("live_lateness_p999_us") or 0.0)
+    return {
+        "ok": ok,
+        "text": (
+            f"Live run, real Linux TCP: timing {'valid' if ok else 'OUT OF BOUNDS'} — "
+            f"lateness p99 {p99:.1f} µs (bound 100 µs), p99.9 {p999:.1f} µs (bound 2 ms)"
+            + ("" if ok else "; the datapath ran late, so rates and delays are not trustworthy")
+        ),
     }
 
 

@@ -12,7 +12,7 @@ RTT_TRC for requested rates of 50–600 kb/s with RTT_net = 0, RTT_dev = 10 ms,
 gput_error = 5 % (RTT_min = 200 ms), under the model fitted to qoslab's default TCP
 (``--model NAME`` for another fitted TCP configuration, ``--model paper`` for eq. 1).
 
-The model is per TCP configuration (issue 31): ``model_name(tcp)`` names the
+The model is per TCP configuration: ``model_name(tcp)`` names the
 configuration of a flow's ``tcp`` settings, ``fitted_models()`` lists every fit.
 """
 

@@ -181,7 +181,7 @@ pub fn live<'py>(
     let text = scenario.to_string();
     let flag = Arc::new(AtomicBool::new(false));
     let f2 = flag.clone();
-    let result = interruptible(py, "the live run", flag, move || {
+    let result = interruptible(py, "the live run", flag, None, move || {
         let mut sc = qoslab::scenario::parse(&text, fmt)?;
         if let Some(s) = seed {
             sc.seed = s;

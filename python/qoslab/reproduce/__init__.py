@@ -117,6 +117,7 @@ __all__ = [
     "paired_interval",
     "register",
     "run_experiments",
+    "stored_verdict",
     "summarize",
 ]
 
@@ -126,24 +127,45 @@ VERDICTS = ("within", "outside-explained", "tie", "outside", "info")
 seed-paired interval straddles zero; ``info``: nothing to compare against)."""
 
 
+Values = Sequence[float] | Mapping[Any, float]
+"""Per-seed values: a sequence (paired by position) or a mapping seed → value (paired by
+seed)."""
+
+#: The fewest seeds a strict-order claim is decided on; with fewer it is a tie.
+MIN_ORDER_SEEDS = 3
+
+
+def _by_seed(a: Values, b: Values | None) -> tuple[list[float], list[float] | None]:
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        if not (isinstance(a, Mapping) and (b is None or isinstance(b, Mapping))):
+            raise ValueError("give both sides as seed → value mappings, or neither")
+        if b is not None and set(a) != set(b):
+            raise ValueError(f"paired values need the same seeds: {sorted(set(a) ^ set(b))}")
+        keys = sorted(a)
+        return [float(a[k]) for k in keys], None if b is None else [float(b[k]) for k in keys]
+    return [float(x) for x in a], None if b is None else [float(y) for y in b]
+
+
 def paired_interval(
-    a: Sequence[float], b: Sequence[float] | None = None, *, paired: bool = True
+    a: Values, b: Values | None = None, *, paired: bool = True
 ) -> tuple[float, float, float, int]:
     """Mean of A − B and its 95 % interval, with the number of values: (mean, low, high, n).
 
-    Paired (default): A and B are per-seed values of the same seeds, and the interval is
-    Student's t over the differences. Unpaired: Welch's interval. ``b=None``: the interval
-    of the mean of ``a`` itself. NaN values (a seed that produced nothing) are refused."""
-    xs = [float(x) for x in a]
+    Paired (default): A and B are per-seed values of the same seeds (sequences paired by
+    position, or mappings seed → value paired by seed), and the interval is Student's t
+    over the differences. Unpaired: Welch's interval. ``b=None``: the interval of the mean
+    of ``a`` itself. NaN values (a seed that produced nothing) are refused. Differences
+    without spread give a zero-width interval: the seeds did not change the outcome."""
+    xs, ys0 = _by_seed(a, b)
     if b is None:
         ds = xs
     elif paired:
-        ys = [float(y) for y in b]
+        ys = ys0 or []
         if len(xs) != len(ys):
             raise ValueError(f"paired values need the same seeds: {len(xs)} vs {len(ys)} values")
         ds = [x - y for x, y in zip(xs, ys, strict=True)]
     else:
-        ys = [float(y) for y in b]
+        ys = ys0 or []
         if len(xs) < 2 or len(ys) < 2:
             raise ValueError("an unpaired interval needs at least two values on each side")
         if any(math.isnan(v) for v in xs + ys):
@@ -179,10 +201,30 @@ class Counterfactual:
     change: str
     value: float | None = None
     command: str = ""
+    #: ``cause`` (the run removes the named cause and nothing the paper states), or
+    #: ``reading`` (it is another reading of a choice the paper leaves open) or
+    #: ``off-paper`` (it changes something the paper states). Only a ``cause`` run can
+    #: confirm an explanation: the others show under which setting the claim holds.
+    kind: str = "cause"
+
+    def __post_init__(self) -> None:
+        if self.kind not in COUNTERFACTUAL_KINDS:
+            raise ValueError(
+                f"counterfactual {self.change!r}: kind must be one of {COUNTERFACTUAL_KINDS}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """As stored in ``reproduce.json``."""
-        return {"change": self.change, "value": self.value, "command": self.command}
+        return {
+            "change": self.change,
+            "value": self.value,
+            "command": self.command,
+            "kind": self.kind,
+        }
+
+
+COUNTERFACTUAL_KINDS = ("cause", "reading", "off-paper")
+"""What a counterfactual run changes (see :class:`Counterfactual`)."""
 
 
 @dataclass(frozen=True)
@@ -197,15 +239,20 @@ class Explanation:
     doc: str
     script: str = ""
     counterfactual: Counterfactual | None = None
-    #: Deprecated and ignored: an explanation is judged by its counterfactual, never by a
-    #: band of values it claims to account for.
-    covers: tuple[float, float] | None = None
 
-    def tested(self, change: str, value: float | None, command: str = "") -> Explanation:
-        """This explanation with its counterfactual run attached."""
+    def tested(
+        self, change: str, value: float | None, command: str = "", kind: str = "cause"
+    ) -> Explanation:
+        """This explanation with its counterfactual run attached (``kind``: see
+        :class:`Counterfactual`)."""
         from dataclasses import replace
 
-        return replace(self, counterfactual=Counterfactual(change, value, command))
+        return replace(self, counterfactual=Counterfactual(change, value, command, kind))
+
+    def untested(self, reason: str = "no run of qoslab removes this cause yet") -> Explanation:
+        """This explanation, saying that no run tests it (``reason``): its comparison stays
+        outside, with the explanation shown beside it."""
+        return self.tested(f"none: {reason}", None)
 
 
 def _num(x: float) -> str:
@@ -267,6 +314,8 @@ class Comparison:
         if claim not in ("<", ">"):
             raise ValueError(f"comparison {quantity!r}: claim must be '<' or '>', not {claim!r}")
         m, lo, hi, n = paired_interval(a, b, paired=paired)
+        if n < MIN_ORDER_SEEDS:  # too few seeds to decide an order: a tie, whatever the mean
+            lo, hi = -math.inf, math.inf
         return cls(
             quantity, m, unit=unit, note=note, claim=claim, ci=(lo, hi), n=n,
             a_name=a_name, b_name=b_name,
@@ -278,6 +327,21 @@ class Comparison:
                 raise ValueError(f"comparison {self.quantity!r}: an order has no other reference")
             if self.at_most is not None or self.ci is None:
                 raise ValueError(f"comparison {self.quantity!r}: build an order with .order()")
+            lo, hi = self.ci
+            if not math.isnan(float(self.ours)) and not lo <= float(self.ours) <= hi:
+                raise ValueError(
+                    f"comparison {self.quantity!r}: the mean difference lies outside its own "
+                    "interval (build an order with .order())"
+                )
+        if self.explanation is not None and self.explanation.counterfactual is None:
+            raise ValueError(
+                f"comparison {self.quantity!r}: its explanation ({self.explanation.why!r}) has "
+                "no counterfactual: attach the run that removes the cause "
+                "(Explanation.tested(change, value, command)), or say that none tests it "
+                "(Explanation.untested(reason)), which leaves the comparison outside"
+            )
+        if not (math.isfinite(self.rtol) and math.isfinite(self.atol)):
+            raise ValueError(f"comparison {self.quantity!r}: tolerances must be finite")
         kinds = [
             self.paper is not None,
             self.interval is not None,
@@ -347,10 +411,10 @@ class Comparison:
         (None: no explanation, or its counterfactual was not run)."""
         if self.explanation is None or self.explanation.counterfactual is None:
             return None
-        v = self.explanation.counterfactual.value
-        if v is None:
+        cf = self.explanation.counterfactual
+        if cf.value is None:
             return None
-        return self.inside(float(v))
+        return cf.kind == "cause" and self.inside(float(cf.value))
 
     @property
     def verdict(self) -> str:
@@ -366,7 +430,7 @@ class Comparison:
             return "within" if good else "outside" if bad else "tie"
         if self.inside(self.ours):
             return "within"
-        if self.confirmed:
+        if self.confirmed and not math.isnan(self.ours):
             return "outside-explained"
         return "outside"
 
@@ -451,6 +515,7 @@ class Comparison:
                 "script": e.script,
                 "counterfactual": cf.to_dict() if cf else None,
                 "confirmed": self.confirmed,
+                "moved": None if not cf or cf.value is None else cf.value != self.ours,
             }
         return d
 
@@ -475,10 +540,13 @@ class Ablation:
     effect_without: float
     falls_by: float = 0.5
     unit: str = ""
-    with_seeds: Sequence[float] | None = None
-    without_seeds: Sequence[float] | None = None
+    with_seeds: Values | None = None
+    without_seeds: Values | None = None
     command: str = ""
     note: str = ""
+    #: The least effect with the mechanism that counts as an effect at all (in the
+    #: effect's unit); an effect at or below it makes the claim outside, whatever the twin.
+    min_effect: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.falls_by <= 1:
@@ -487,12 +555,22 @@ class Ablation:
             raise ValueError(f"ablation {self.claim!r}: give per-seed values for both or neither")
         self.effect_with = float(self.effect_with)
         self.effect_without = float(self.effect_without)
+        if self.with_seeds is not None:
+            xs, ys = _by_seed(self.with_seeds, self.without_seeds)
+            for name, vals, eff in (("with", xs, self.effect_with),
+                                    ("without", ys or [], self.effect_without)):  # fmt: skip
+                mean = sum(vals) / len(vals) if vals else math.nan
+                if not math.isclose(mean, eff, rel_tol=1e-6, abs_tol=1e-9):
+                    raise ValueError(
+                        f"ablation {self.claim!r}: effect_{name} ({eff:g}) is not the mean of "
+                        f"its per-seed values ({mean:g})"
+                    )
 
     @property
     def fall(self) -> float | None:
         """The fraction of the effect that vanishes without the mechanism (1 = all of it;
         None when there is no effect to fall)."""
-        if math.isnan(self.effect_with) or self.effect_with <= 0:
+        if math.isnan(self.effect_with) or self.effect_with <= max(0.0, self.min_effect):
             return None
         return (self.effect_with - self.effect_without) / self.effect_with
 
@@ -508,7 +586,7 @@ class Ablation:
     def verdict(self) -> str:
         """``within`` (the effect falls as claimed), ``tie`` or ``outside`` (see the class)."""
         f = self.fall
-        if f is None or math.isnan(self.effect_without) or f < self.falls_by - 1e-12:
+        if f is None or math.isnan(self.effect_without) or not f >= self.falls_by - 1e-12:
             return "outside"
         ci = self.ci
         if ci is not None and not ci[0] > 0:
@@ -531,6 +609,7 @@ class Ablation:
             "n": None if self.with_seeds is None else len(self.with_seeds),
             "command": self.command,
             "note": self.note,
+            "min_effect": self.min_effect,
             "verdict": self.verdict,
         }
 
@@ -598,6 +677,8 @@ class Calibration:
             raise ValueError(f"calibration {self.parameter!r}: one list of comparisons per value")
         if self.chosen not in self.values:
             raise ValueError(f"calibration {self.parameter!r}: the chosen value is not shown")
+        if any(not cs for cs in self.comparisons):
+            raise ValueError(f"calibration {self.parameter!r}: every value needs its comparisons")
 
     def to_dict(self) -> dict[str, Any]:
         """As stored in ``reproduce.json``."""
@@ -610,11 +691,21 @@ class Calibration:
         }
 
 
+def stored_verdict(c: Mapping[str, Any]) -> str:
+    """A stored comparison's verdict under today's rules: an ``outside-explained`` whose
+    explanation was not confirmed by a counterfactual (data written before explanations
+    were tested) is ``outside``."""
+    v = c.get("verdict", "info")
+    if v == "outside-explained" and (c.get("explanation") or {}).get("confirmed") is not True:
+        return "outside"
+    return v
+
+
 def count_verdicts(comparisons: list[Mapping[str, Any]]) -> dict[str, int]:
     """Number of comparisons per verdict (every verdict in :data:`VERDICTS` present)."""
     out = dict.fromkeys(VERDICTS, 0)
     for c in comparisons:
-        v = c.get("verdict", "info")
+        v = stored_verdict(c)
         out[v] = out.get(v, 0) + 1
     return out
 

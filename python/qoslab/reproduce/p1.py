@@ -1210,7 +1210,7 @@ def t1(ctx: Context) -> Outcome:
                 _rtt_dev_command("p1/t1-2mbps.toml"))  # fmt: skip
 
     _acceptance(comps, "T1", df, ctx, worst=(T1_QUEUEING, worst_cf))
-    # Table 1 at 10 Mb/s again with qoslab's default TCPs (issue 31), each TRC using the
+    # Table 1 at 10 Mb/s again with qoslab's default TCPs, each TRC using the
     # model fitted to its flow's TCP: the paper's claim, not the paper's cells (those
     # were made with ns-2's SACK).
     for i, (label, tcp, model) in enumerate(HELDOUT_TCPS[1:]):
@@ -1392,7 +1392,7 @@ def heldout_scenario() -> dict[str, Any]:
     return dumbbell("p1-heldout", flows, bottleneck=200e6, access=200e6)
 
 
-#: Issue 31's held-out case: seven requests 75–3000 kb/s (Σ = 8.5 Mb/s, ρ = 0.85 of a
+#: The held-out case: seven requests 75–3000 kb/s (Σ = 8.5 Mb/s, ρ = 0.85 of a
 #: 10 Mb/s bottleneck) at access delays 2–300 ms, the small requests at the shortest
 #: delays (where the TRC adds the most delay and runs W_max = 6.5).
 HELDOUT10_FLOWS = [(75e3, 0.002), (150e3, 0.007), (400e3, 0.3), (875e3, 0.02),
@@ -1406,7 +1406,7 @@ HELDOUT_TCPS = [
 
 
 def heldout10_scenario(tcp: dict[str, Any]) -> dict[str, Any]:
-    """Issue 31's case: :data:`HELDOUT10_FLOWS` on a 10 Mb/s dumbbell, 600 s."""
+    """The case: :data:`HELDOUT10_FLOWS` on a 10 Mb/s dumbbell, 600 s."""
     sc = dumbbell("p1-heldout-10mbps", HELDOUT10_FLOWS, bottleneck=10e6, access=100e6, tcp=tcp)
     return {**sc, "duration": "600s", "warmup": "100s"}
 
@@ -1495,7 +1495,7 @@ def heldout(ctx: Context) -> Outcome:
     comps: list[Comparison] = []
     _claim(comps, "held-out", df)
     tables = {"heldout": _minmax(df, ["access_ms", "requested"])}
-    # Issue 31's case with each TCP, each TRC using the model fitted to its flow's TCP.
+    # The case with each TCP, each TRC using the model fitted to its flow's TCP.
     rows = []
     for i, (label, tcp, model) in enumerate(HELDOUT_TCPS):
         d10 = heldout10_scenario(tcp)
@@ -1534,7 +1534,7 @@ def _in_claim(df: pl.DataFrame) -> pl.Series:
 
 def _delay_ablation(ctx: Context, with_delay: tuple[pl.DataFrame, Any]) -> list:
     """Ablation twin of "the TRC needs its delay" (P1 §3: it "delays packets to set the
-    RTT" so that one W_max gives the rate at any RTT_net): issue 31's case with the P1
+    RTT" so that one W_max gives the rate at any RTT_net): the case with the P1
     TCP, every TRC kept at its own W_max (same drop spacing) but RTT_TRC = 0 (drops
     only). Effect: the share of flows within the paper's claim, per seed."""
     from qoslab.reproduce import Ablation

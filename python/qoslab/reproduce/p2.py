@@ -821,12 +821,13 @@ def f2(ctx: Context) -> Outcome:
     abl, mech = mechanism("f2", plain, full, twins, _cmd("f2", "multi_dumbbell"))
     core = run(with_core_lqd(with_total(_short(multi_dumbbell(True), ctx), top)))
     core_gain = measure(core, EDGES["f2"])["tcp_kbps"] / plain_top
-    multi = MULTI_CORE.tested(
+    multi = MULTI_CORE.tested(  # §2: "core routers use … RED": the run leaves the paper
         "per-flow LQD on R2 → R3",
         core_gain,
         'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
         "print(p2.measure(run(p2.with_core_lqd(p2.with_total(p2.multi_dumbbell(True), 2000))),"
         " p2.EDGES['f2']))\"",
+        kind="off-paper",
     )
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, at_most=400, unit="kb/s",
@@ -1022,14 +1023,16 @@ def f5(ctx: Context) -> Outcome:
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, True, top), at_least=0.8,
                    against="'almost all packet drops' at the periphery",
-                   explanation=VIDEO_SHARE.tested(change, lit["edge_share"], cmd)),
+                   explanation=VIDEO_SHARE.tested(change, lit["edge_share"], cmd,
+                                                  kind="reading")),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, False, top), at_most=0.5,
                    against="without ERUF most drops are in the core"),
         Comparison("with ERUF at 2 Mb/s: the H3 → H6 flows across R1 → R2",
                    _at(t, True, top, "h6_into_r2_kbps"), at_most=130, unit="kb/s",
                    against="the paper: 'at most 130 Kb/s of this link'",
-                   explanation=VIDEO_H6.tested(change, lit["h6_into_r2_kbps"], cmd)),
+                   explanation=VIDEO_H6.tested(change, lit["h6_into_r2_kbps"], cmd,
+                                               kind="reading")),
         Comparison("UDP goodput with ERUF ÷ without, 2 Mb/s",
                    _at(t, True, top, "udp_kbps") / _at(t, False, top, "udp_kbps"),
                    unit="×", at_least=1.0,
@@ -1098,11 +1101,13 @@ def f3(ctx: Context) -> Outcome:
     comps = [
         Comparison("TCP without ERUF at 2 Mb/s CBR", plain_top, paper=50, unit="kb/s",
                    rtol=0.5, note="the paper: 'falls to about 50 kb/s'",
-                   explanation=CROSS_BASELINE.tested(change, sh[False]["tcp_kbps"], cmd)),
+                   explanation=CROSS_BASELINE.tested(change, sh[False]["tcp_kbps"], cmd,
+                                                     kind="reading")),
         Comparison("TCP with ERUF at 2 Mb/s CBR", eruf_top, paper=1000, unit="kb/s", rtol=0.3,
                    note="the paper: 'stabilizes around 1 Mb/s'"),
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", eruf_top / plain_top, paper=20,
-                   unit="×", rtol=0.3, explanation=CROSS_GAIN.tested(change, sh_gain, cmd)),
+                   unit="×", rtol=0.3,
+                   explanation=CROSS_GAIN.tested(change, sh_gain, cmd, kind="reading")),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
                    at_least=1.3, against="ERUF improves TCP goodput"),
