@@ -591,9 +591,9 @@ def _print_rows(rows: list[dict]) -> None:
             )
             cf = ex.get("counterfactual")
             if cf:
-                landed = {True: "lands in the band", False: "misses the band"}.get(
-                    ex.get("confirmed"), "not run"
-                )
+                from qoslab.reproduce import counterfactual_outcome
+
+                landed = counterfactual_outcome(ex)
                 click.echo(f"      counterfactual: {cf['change']} → {_fmt(cf['value'])} ({landed})")
 
 

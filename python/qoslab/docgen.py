@@ -174,9 +174,10 @@ def _comparisons(data: dict[str, Any], experiment: str, match: str = "", **_: st
         verdict = c.get("verdict", "info")
         cf = (c.get("explanation") or {}).get("counterfactual")
         if cf and verdict in ("outside-explained", "outside"):
-            landed = "lands" if (c.get("explanation") or {}).get("confirmed") else "misses"
-            if cf.get("value") is None:
-                landed = "not run"
+            from qoslab.reproduce import counterfactual_outcome
+
+            landed = counterfactual_outcome(c.get("explanation"))
+            landed = {"lands in the band": "lands", "misses the band": "misses"}.get(landed, landed)
             verdict += f" (counterfactual: {cf['change']} → {fmt(cf.get('value'))}, {landed})"
         rows.append([c["quantity"], _value_unit(c), ref, verdict])
     return md_table(["quantity", "ours", "compared with", "verdict"], rows)

@@ -375,9 +375,9 @@ def _comparison_row(c: dict[str, Any], i: int = 0) -> dict[str, Any]:
     cf = ex.get("counterfactual") if explained else None
     counterfactual = ""
     if cf:
-        landed = {True: "lands in the band", False: "misses the band"}.get(
-            ex.get("confirmed"), "not run"
-        )
+        from qoslab.reproduce import counterfactual_outcome
+
+        landed = counterfactual_outcome(ex)
         counterfactual = f"{cf['change']} → {fmt_cell(cf.get('value'), 5)} ({landed})"
     if verdict == "tie" or c.get("kind") == "order":
         ref = c.get("reference") or ""

@@ -111,6 +111,7 @@ __all__ = [
     "ReadingResult",
     "Saved",
     "count_verdicts",
+    "counterfactual_outcome",
     "discover",
     "experiment_status",
     "figure",
@@ -689,6 +690,24 @@ class Calibration:
             "values": [str(v) for v in self.values],
             "comparisons": [[c.to_dict() for c in cs] for cs in self.comparisons],
         }
+
+
+def counterfactual_outcome(explanation: Mapping[str, Any] | None) -> str:
+    """What a stored explanation's counterfactual showed, in words: ``lands in the band``,
+    ``misses the band``, ``not run``, or that it is another reading / leaves the paper and
+    so cannot confirm ("" without a counterfactual)."""
+    ex = explanation or {}
+    cf = ex.get("counterfactual")
+    if not cf:
+        return ""
+    if cf.get("value") is None:
+        return "not run"
+    kind = cf.get("kind", "cause")
+    if kind == "reading":
+        return "another reading of the paper: cannot confirm"
+    if kind == "off-paper":
+        return "changes what the paper states: cannot confirm"
+    return "lands in the band" if ex.get("confirmed") else "misses the band"
 
 
 def stored_verdict(c: Mapping[str, Any]) -> str:
