@@ -585,3 +585,20 @@ def test_live_runs_carry_their_timing_verdict_at_the_top():
         {"live_timing_ok": False, "live_lateness_p99_us": 250.0, "live_lateness_p999_us": 4e3}
     )
     assert not late["ok"] and "OUT OF BOUNDS" in late["text"] and "not trustworthy" in late["text"]
+
+
+def test_doc_passages_carry_no_relative_images_or_links(tmp_path):
+    """An explanation's docs passage rendered into a page refers to nothing in the
+    checkout: relative figures become their alt text, relative links their text."""
+    from qoslab.pages import doc_passage
+
+    doc = tmp_path / "docs" / "p.md"
+    doc.parent.mkdir()
+    doc.write_text(
+        '<a id="x"></a>\nSee ![Fig. 7 ours](p0-figures/f7.png) and [the script](../v.py), '
+        "or ![web](https://example.org/a.png).\n\n## next\n"
+    )
+    html = doc_passage("docs/p.md#x", root=tmp_path)
+    assert "<img" in html and "https://example.org/a.png" in html  # web images stay
+    assert 'src="p0-figures' not in html and "[figure: Fig. 7 ours (f7.png)]" in html
+    assert 'href="../v.py"' not in html and "the script" in html

@@ -114,4 +114,17 @@ def _markdown(text: str) -> str:
         href, body = m.group(1), m.group(2)
         return m.group(0) if href.startswith(("http://", "https://")) else body
 
-    return re.sub(r'<a href="([^"]*)">(.*?)</a>', unlink, html, flags=re.S)
+    html = re.sub(r'<a href="([^"]*)">(.*?)</a>', unlink, html, flags=re.S)
+
+    # Relative images (the docs' figures, beside the page in the checkout) would not
+    # load from a copied report: their alt text and file name stand in for them.
+    def unimage(m: re.Match) -> str:
+        tag = m.group(0)
+        src = re.search(r'src="([^"]*)"', tag)
+        if src is None or src.group(1).startswith(("http://", "https://", "data:")):
+            return tag
+        alt = re.search(r'alt="([^"]*)"', tag)
+        name = src.group(1).rsplit("/", 1)[-1]
+        return f"<em>[figure: {alt.group(1) if alt and alt.group(1) else name} ({name})]</em>"
+
+    return re.sub(r"<img\b[^>]*>", unimage, html)
