@@ -12,7 +12,10 @@ __all__ = [
     "build_id",
     "check",
     "run",
+    "trc_cycle",
     "trc_cycle_time",
+    "trc_fitted_models",
+    "trc_model_name",
     "trc_parameters",
     "version",
 ]
@@ -93,8 +96,9 @@ def trc_parameters(
     rtt_dev: float = 0.010,
     gput_error: float = 0.05,
     rtt_min: float | None = None,
-    model: Literal["paper", "fitted"] = "fitted",
+    model: str = "fitted",
     ecn: bool = False,
+    tcp: str | None = None,
 ) -> dict[str, Any]:
     """P1's TRC parameters for a requested goodput ``rate`` [bit/s] (Figs. 2 and 3).
 
@@ -106,6 +110,24 @@ def trc_parameters(
       ValueError: an input is out of range, or no W_max reaches the rate.
     """
 
-def trc_cycle_time(model: Literal["paper", "fitted"], ecn: bool = False) -> tuple[float, float]:
+def trc_cycle_time(model: str, ecn: bool = False, tcp: str | None = None) -> tuple[float, float]:
     """``(a, b)`` of the model's eq. 1 (time per cycle = a + b·W_max [RTTs]) with drops
-    or, ``ecn``, CE marks."""
+    or, ``ecn``, CE marks; ``model`` is ``"paper"``, ``"fitted"`` (the model fitted to
+    the TCP settings ``tcp``, JSON; ``None``: qoslab's defaults) or a fitted model's name."""
+
+def trc_cycle(model: str, w_max: float, ecn: bool = False, tcp: str | None = None) -> float:
+    """Time per cycle [RTTs] of a model at ``w_max`` (knots included), for TCP settings
+    given as JSON."""
+
+def trc_model_name(tcp: str | None = None) -> str:
+    """The name of the fitted model for TCP settings given as JSON, e.g.
+    ``"newreno-flight-lt-nodelack"``."""
+
+def trc_fitted_models() -> list[
+    tuple[
+        str,
+        tuple[float, float, list[tuple[float, float]]],
+        tuple[float, float, list[tuple[float, float]]] | None,
+    ]
+]:
+    """Every fitted model: ``(name, (a, b, knots) with drops, the same with ECN or None)``."""
