@@ -570,6 +570,8 @@ def _fmt(x: object) -> str:
 
 def _print_rows(rows: list[dict]) -> None:
     """The comparison rows of one experiment, aligned, with explanations."""
+    from qoslab.reproduce import counterfactual_outcome
+
     width = min(60, max(len(r["quantity"]) for r in rows))
     refw = min(36, max(len(r.get("reference") or _fmt(r.get("paper"))) for r in rows))
     click.echo(f"  {'quantity':<{width}}  {'ours':>10}  {'reference':<{refw}}  unit  verdict")
@@ -591,8 +593,6 @@ def _print_rows(rows: list[dict]) -> None:
             )
             cf = ex.get("counterfactual")
             if cf:
-                from qoslab.reproduce import counterfactual_outcome
-
                 landed = counterfactual_outcome(ex)
                 click.echo(f"      counterfactual: {cf['change']} → {_fmt(cf['value'])} ({landed})")
 
