@@ -79,3 +79,17 @@ def test_bad_marker_names_page_and_block(tmp_path):
 def test_committed_docs_agree_with_their_data():
     stale = docgen.check([ROOT / "docs", ROOT / "README.md"])
     assert not stale, f"regenerate with `python -m qoslab.docgen update {stale[0]}`"
+
+
+def test_export_merge_keeps_other_experiments_and_refuses_mixed_modes(results, tmp_path):
+    out = tmp_path / "x.json"
+    out.write_text(json.dumps({"quick": False, "experiments": {"t-old": {"verdict": "within"}}}))
+    docgen.export(results, out, merge=True)
+    assert set(json.loads(out.read_text())["experiments"]) == {"t-old", "t-doc"}
+    # Without merge the file holds this run only.
+    docgen.export(results, out)
+    assert set(json.loads(out.read_text())["experiments"]) == {"t-doc"}
+    out.write_text(json.dumps({"quick": True, "experiments": {"t-old": {}}}))
+    with pytest.raises(Exception, match="quick-mode data"):
+        docgen.export(results, out, merge=True)
+    assert set(json.loads(out.read_text())["experiments"]) == {"t-old"}

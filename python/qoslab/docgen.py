@@ -87,11 +87,14 @@ def _clean(v: Any) -> Any:
     return _jsonable(v)
 
 
-def export(results: str | Path, out: str | Path, names: list[str] | None = None) -> Path:
+def export(
+    results: str | Path, out: str | Path, names: list[str] | None = None, merge: bool = False
+) -> Path:
     """Writes the outputs of the reproduction in ``results`` (its ``reproduce.json`` and
     ``table-*.parquet`` files) to the JSON file ``out``: per experiment its status,
     verdicts, comparisons and tables (columns and rows). ``names`` limits the
-    experiments; returns ``out``."""
+    experiments; with ``merge`` the experiments already in ``out`` that this run did not
+    produce are kept (both must be of the same mode, quick or full); returns ``out``."""
     import polars as pl
 
     from qoslab.exceptions import ResultsError
@@ -130,6 +133,14 @@ def export(results: str | Path, out: str | Path, names: list[str] | None = None)
             exps[e["name"]]["wall_s"] = round(float(e["wall_s"]), 1)
     data = {"quick": bool(idx.get("quick")), "experiments": exps}
     out = Path(out)
+    if merge and out.is_file():
+        old = json.loads(out.read_text())
+        if bool(old.get("quick")) != data["quick"]:
+            raise ResultsError(
+                f"{out}: holds {'quick' if old.get('quick') else 'full'}-mode data; "
+                f"{src} is {'quick' if data['quick'] else 'full'} mode: not merged"
+            )
+        data["experiments"] = {**old.get("experiments", {}), **exps}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return out
@@ -378,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("results")
     ex.add_argument("out")
     ex.add_argument("--experiment", "-e", action="append", default=None)
+    ex.add_argument(
+        "--merge", action="store_true", help="keep the other experiments already in OUT"
+    )
     up = sub.add_parser("update", help="rewrite the generated blocks of Markdown pages")
     up.add_argument("paths", nargs="+")
     ck = sub.add_parser("check", help="exit 1 when a page disagrees with its data")
@@ -385,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         if a.cmd == "export":
-            print(export(a.results, a.out, a.experiment))
+            print(export(a.results, a.out, a.experiment, merge=a.merge))
         elif a.cmd == "update":
             for p in update(a.paths):
                 print(f"updated {p}")
