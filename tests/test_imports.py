@@ -10,10 +10,10 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "python"
 
-#: Circles still to be untangled (each as its sorted pair of modules), with why.
-#: api.check() plans a sweep (sweep.plan), and sweep's workers run through
-#: api.run_resolved/check_data: both sides import each other inside functions.
-KNOWN = {("qoslab.api", "qoslab.sweep")}
+#: Circles still to be untangled (each as its sorted pair of modules), with why. None
+#: today: ``check`` (which plans a sweep) sits in ``qoslab.checking``, above both
+#: ``qoslab.api`` and ``qoslab.sweep``.
+KNOWN: set[tuple[str, ...]] = set()
 
 
 def modules(root: Path = PKG) -> dict[str, tuple[Path, bool]]:
@@ -99,6 +99,8 @@ def test_no_import_circle_in_the_package():
     # The graph is read, not empty: the edges this test exists for are seen.
     assert "qoslab.store" in edges["qoslab.sweep"]
     assert {"qoslab.store", "qoslab.sweep"} <= edges["qoslab.report"]
+    assert {"qoslab.api", "qoslab.sweep"} <= edges["qoslab.checking"]
+    assert "qoslab.sweep" not in edges["qoslab.api"]
     for a, b in KNOWN:
         edges[a].discard(b)
     found = circles(edges)

@@ -14,7 +14,8 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
 
 from qoslab import _core
-from qoslab.api import check, run
+from qoslab.api import run
+from qoslab.checking import check
 from qoslab.exceptions import (
     OutputError,
     QoslabError,

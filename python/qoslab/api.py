@@ -1,4 +1,4 @@
-"""The Python API: ``run`` and ``check`` one scenario."""
+"""The Python API: ``run`` one scenario (``check`` is in :mod:`qoslab.checking`)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import polars as pl
 from qoslab import _core
 from qoslab.exceptions import ScenarioError, scenario_error
 from qoslab.scenario import Scenario, check_seed, expand_flow_groups, load, run_key, to_json
-from qoslab.store import Result, safe_name
+from qoslab.store import Result
 
-__all__ = ["check", "live", "live_unavailable", "run", "run_resolved"]
+__all__ = ["live", "live_unavailable", "run", "run_resolved"]
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 
@@ -154,31 +154,6 @@ def run_resolved(
     if sc.file:
         res.summary["scenario_file"] = sc.file
     return res
-
-
-def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
-    """Validates a scenario without running it; returns the loaded ``Scenario``.
-
-    The scenario's ``name`` (a folder name) and its ``[sweep]`` table are checked too:
-    every grid point is resolved and validated.
-
-    Args:
-      scenario: a TOML file path, a dict with the same structure, or a ``Scenario``.
-      overrides: ``{key path: value}`` applied first, as for :func:`run`.
-
-    Raises:
-      ScenarioError: the scenario (or an override) is not valid; the message names the
-        file and the key path.
-    """
-    sc = load(scenario).with_overrides(overrides)
-    safe_name(sc.name, file=sc.file)
-    check_seed(sc.data.get("seed", 1), sc.file)  # the engine reads it as a u64 too
-    check_data(sc, sc.data)
-    if sc.sweep is not None:
-        from qoslab.sweep import SweepSpec, plan
-
-        plan(sc, SweepSpec.from_scenario(sc))
-    return sc
 
 
 def check_data(sc: Scenario, data: Mapping[str, Any]) -> None:

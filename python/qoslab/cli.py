@@ -172,7 +172,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 @_set_opt
 def check(scenario: Path, sets: tuple[str, ...]) -> None:
     """Validate SCENARIO without running it."""
-    from qoslab.api import check as check_
+    from qoslab.checking import check as check_
 
     sc = check_(scenario, _overrides(sets))
     d = sc.data
@@ -658,7 +658,7 @@ def report(directory: Path, out: Path | None) -> None:
 def draw(scenario: Path, sets: tuple[str, ...], out: Path | None) -> None:
     """Draw SCENARIO's topology as SVG: nodes, links (rate, delay, queue kind),
     conditioners and captures where they sit, flows as coloured paths."""
-    from qoslab.api import check as check_
+    from qoslab.checking import check as check_
     from qoslab.store import safe_name
     from qoslab.topology import write_topology
 
