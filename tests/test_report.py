@@ -602,3 +602,36 @@ def test_doc_passages_carry_no_relative_images_or_links(tmp_path):
     assert "<img" in html and "https://example.org/a.png" in html  # web images stay
     assert 'src="p0-figures' not in html and "[figure: Fig. 7 ours (f7.png)]" in html
     assert 'href="../v.py"' not in html and "the script" in html
+
+
+#: The cheapest experiment of each paper in quick mode (a few seconds each): the real
+#: figure hooks, tables, ablations and readings of the five papers, not synthetic pages.
+ONE_PER_PAPER = ["p0-f8", "p1-wmax", "p2-f7", "p3-f3", "p4-f3a"]
+
+
+def test_real_reproduction_one_page_per_paper_from_a_moved_copy(tmp_path):
+    """A real quick reproduction of one experiment per paper, copied elsewhere: the
+    index keeps the papers' order and the budgets, and in Chromium the index and each
+    paper's page render, every image loads and every link resolves inside the copy
+    (screenshots kept under $QOSLAB_SCREENSHOTS when set)."""
+    _need_chromium()
+    src = tmp_path / "rep"
+    run_experiments(ONE_PER_PAPER, src, quick=True, workers=1, log=lambda s: None)
+    index = write_report(src)
+    rows = re.findall(r'<tr class="v-[^"]+" id="([^"]+)">', index.read_text())
+    assert rows == ONE_PER_PAPER
+    assert index.stat().st_size < 2_000_000
+    copy = tmp_path / "moved" / "a copy"
+    shutil.copytree(src, copy)
+    src.rename(tmp_path / "gone")
+    for page in [copy / "report.html"] + [copy / n / "report.html" for n in ONE_PER_PAPER]:
+        assert page.stat().st_size < 5_000_000, page
+        total, ok, _, urls = _probe(page)
+        assert ok == total, (page, total, ok)
+        bad = _unresolved(urls, copy.resolve())
+        assert not bad, (page, bad)
+        _screenshot(page, "paper-" + page.parent.name.replace(" ", "-"))
+    # Each paper's page shows its figures and its comparison table.
+    for n in ONE_PER_PAPER:
+        text = (copy / n / "report.html").read_text()
+        assert "<table" in text and 'src="figures/' in text, n
