@@ -27,4 +27,6 @@ echo "== cargo test";   cargo test --workspace -q
 echo "== ruff";         .venv/bin/ruff check python tests benches validation scripts
 .venv/bin/ruff format --check python tests benches validation scripts
 echo "== pytest"
+# The report tests' Chromium screenshots are kept as artefacts (results/ is not tracked).
+export QOSLAB_SCREENSHOTS="${QOSLAB_SCREENSHOTS:-results/test-screenshots}"
 QOSLAB_REQUIRE_CHROMIUM=1 .venv/bin/python -m pytest -m "slow or not slow" -q
