@@ -1,6 +1,6 @@
 """Random calls of ``check``, ``run`` and ``run_sweep`` (fixed seed) with random
 scenarios, paths, overrides, grids and seeds: every outcome is a success or a
-:class:`~qoslab.QoslabError` (issue 35: 80 of 2,000 such calls raised a TypeError,
+:class:`~qoslab.QoslabError` (once 80 of 2,000 such calls raised a TypeError,
 AttributeError, RecursionError or a JSON error instead)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every TOML block in the docs parses (TOML 1.0, as Python's tomllib and qoslab read
 it); a block that is a whole scenario passes ``qoslab check``, and a block with links
-is checked inside a minimal scenario around it (issue 35: an inline table spread over
+is checked inside a minimal scenario around it (an inline table spread over
 lines had slipped into docs/queues-and-conditioners.md)."""
 
 from __future__ import annotations

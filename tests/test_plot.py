@@ -141,7 +141,7 @@ def test_sweep_lines_never_join_different_settings():
     ]
     fig = plot.goodput_vs_param(summary, "link.2.rate", references={"fair share": 4e5})
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    # axis and panel names, never raw key paths (issue 35)
+    # axis and panel names, never raw key paths
     assert [ax.get_title() for ax in axes] == ["delay (link 2) = 5ms", "delay (link 2) = 50ms"]
     for ax in axes:
         data = {c.get_label(): c.lines[0] for c in ax.containers}  # errorbar per flow

@@ -229,7 +229,7 @@ def test_tables_have_units_and_no_empty_cells(dumbbell_run, dumbbell_page, sweep
 
 def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page):
     html = sweep_page.read_text()
-    # axes and titles name the parameter, not its key path (issue 35)
+    # axes and titles name the parameter, not its key path
     assert "goodput vs rate (link 2)" in html and "goodput vs delay (link 2)" in html
     svg = (sweep2 / "figures" / "goodput-vs-link.2.rate.svg").read_text()
     # One panel per delay, the rate in Mb/s on a numeric axis, offered rates as references.

@@ -1,6 +1,6 @@
-"""Issue 35, "broken today" 5–6: the catalog opens in DuckDB's command-line client;
-captures have a time window and a size limit; a run ended by SIGTERM leaves no staging
-behind and stale staging of dead processes is removed; ``--max-wall``."""
+"""Results that cannot eat the disk or lock a user out: the catalog opens in DuckDB's
+command-line client; captures have a time window and a size limit; a run ended by
+SIGTERM leaves no staging behind and stale staging of dead processes is removed; ``--max-wall``."""
 
 from __future__ import annotations
 
