@@ -439,6 +439,18 @@ def plan(sc: Scenario, spec: SweepSpec) -> list[RunTask]:
             try:
                 check_data(sc, apply_overrides(sc.data, settings, file=sc.file))
             except ScenarioError as e:
+                for k, v in settings.items():  # the key at fault, if one is alone
+                    try:
+                        check_data(sc, apply_overrides(sc.data, {k: v}, file=sc.file))
+                    except ScenarioError as e1:
+                        at = getattr(e1, "key", "")
+                        where = f" (at {at})" if at and at != k else ""
+                        raise scenario_error(
+                            sc.file,
+                            f"sweep.cases.{case}.{k}",
+                            f"case {case!r} key {k!r} = {_show(v)} is not valid{where}: "
+                            f"{getattr(e1, 'detail', e1)}",
+                        ) from None
                 raise scenario_error(
                     sc.file,
                     f"sweep.cases.{case}",
