@@ -17,7 +17,7 @@ import tomllib
 import qoslab
 from conftest import small_text
 from qoslab.store import TABLES
-from qoslab.sweep import open_catalog, run_sweep, t95
+from qoslab.sweep import open_catalog, query, run_sweep, t95
 
 SWEEP = """
 [sweep]
@@ -199,9 +199,21 @@ def test_ray_gives_identical_tables(tmp_path):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = run_sweep(sc, tmp_path / "ray", ray="local", progress=False)
+        nodes = {n["NodeID"] for n in ray.nodes()}
     finally:
         ray.shutdown()
     assert (local.done, remote.done, remote.failed) == (6, 6, 0)
+    # which node ran what: the host and the Ray node id in every run's summary and in
+    # the catalog; local runs name their host only
+    import socket
+
+    for d in (tmp_path / "ray" / "runs").iterdir():
+        s = json.loads((d / "summary.json").read_text())
+        assert s["host"] == socket.gethostname() and s["ray_node"] in nodes
+    for d in (tmp_path / "local" / "runs").iterdir():
+        assert "ray_node" not in json.loads((d / "summary.json").read_text())
+    ran = query(tmp_path / "ray", "SELECT host, ray_node, count(*) AS n FROM runs GROUP BY ALL")
+    assert ran.height == 1 and ran["n"][0] == 6 and ran["ray_node"][0] in nodes
     a, b = _tables(tmp_path / "local"), _tables(tmp_path / "ray")
     assert a.keys() == b.keys()
     for key in a:

@@ -123,3 +123,66 @@ def test_each_run_records_the_host_that_ran_it(tmp_path):
     for d in (out / "runs").iterdir():
         assert json.loads((d / "summary.json").read_text())["host"] == socket.gethostname()
     assert query(out, "SELECT DISTINCT host FROM runs")["host"].to_list() == [socket.gethostname()]
+
+
+def test_cli_case_flags_cross_grid_and_seeds_like_the_table(tmp_path):
+    """``--case NAME KEY=VALUE …`` on the command line: the same runs, columns and
+    labels as the [sweep.cases] table, crossed with --grid and --seeds."""
+    from conftest import cli
+
+    sc = tmp_path / "s.toml"
+    sc.write_text(small_text("1s"))
+    out = tmp_path / "sw"
+    p = cli(
+        "sweep", sc, "--case", "slow", "flow.a.cbr.rate=200kbps", "flow.b.cbr.rate=100kbps",
+        "--case", "fast", "flow.a.cbr.rate=2Mbps", "flow.b.cbr.rate=1Mbps",
+        "--grid", "link.2.rate=1Mbps,2Mbps", "--seeds", "2", "-j", "1", "--no-progress",
+        "-o", out,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "8 runs: 8 done" in p.stdout
+    runs = query(out, 'SELECT "case", "link.2.rate", count(*) AS n FROM runs GROUP BY ALL')
+    assert sorted(runs.rows()) == [
+        ("fast", "1Mbps", 2),
+        ("fast", "2Mbps", 2),
+        ("slow", "1Mbps", 2),
+        ("slow", "2Mbps", 2),
+    ]
+    # the same runs (the same keys) as the table form
+    table = tmp_path / "t.toml"
+    table.write_text(small_text("1s", CASES))
+    res = run_sweep(table, tmp_path / "tw", workers=1, progress=False)
+    assert res.total == 8
+    keys = set(query(tmp_path / "tw", "SELECT run FROM runs")["run"])
+    assert keys == set(query(out, "SELECT run FROM runs")["run"])
+    # slow's offered rate is what a gets at 1 Mb/s
+    g = query(out, """SELECT avg(goodput_bps) AS g FROM flows WHERE "case" = 'slow'
+                      AND name = 'a' AND "link.2.rate" = '1Mbps'""")["g"][0]  # fmt: skip
+    assert g == pytest.approx(200e3, rel=0.1)
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        # a key that leads nowhere: named with its case
+        (["--case", "fast", "flow.zz.cbr.rate=1Mbps"], ["fast", "flow.zz.cbr.rate"]),
+        # a value the engine refuses
+        (["--case", "fast", "flow.a.cbr.rate=fast"], ["fast", "flow.a.cbr.rate"]),
+        # not a key path
+        (["--case", "fast", "flow..a=1"], ["fast", "flow..a"]),
+        # no settings at all
+        (["--case", "fast"], ["fast", "KEY=VALUE"]),
+        (["--case", "fast", "a.b=1", "a.b=2"], ["fast", "a.b", "twice"]),
+    ],
+)
+def test_cli_case_errors_name_the_case_and_key(tmp_path, args, needles):
+    from conftest import cli
+
+    sc = tmp_path / "s.toml"
+    sc.write_text(small_text("1s"))
+    p = cli("sweep", sc, *args, "-j", "1", "--no-progress", "-o", tmp_path / "sw")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    for n in needles:
+        assert n in p.stderr, (n, p.stderr)
+    assert not (tmp_path / "sw" / "runs").exists()  # refused before any run

@@ -5,7 +5,8 @@ differentiation. A Rust engine driven from Python.
 >>> r = qoslab.run("scenarios/two-cbr.toml", overrides={"link.0.rate": "5Mbps"})
 >>> r.flows            # a polars DataFrame; r.to_arrow("flows") for pyarrow
 
-Also: :func:`check`, :func:`load` (a run directory), :func:`run_sweep`.
+Also: :func:`check`, :func:`load` (a run directory), :func:`run_sweep`,
+:func:`example` (the path of a packaged scenario, from any working folder).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
 
 from qoslab import _core
-from qoslab.api import run
+from qoslab.api import example, run
 from qoslab.checking import check
 from qoslab.exceptions import (
     OutputError,
@@ -42,6 +43,7 @@ __all__ = [
     "SimulationError",
     "__version__",
     "check",
+    "example",
     "load",
     "run",
     "run_sweep",

@@ -7,6 +7,7 @@ import numbers
 import os
 import re
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -19,10 +20,18 @@ import polars as pl
 
 from qoslab import _core
 from qoslab.exceptions import ScenarioError, scenario_error
-from qoslab.scenario import Scenario, check_seed, expand_flow_groups, load, run_key, to_json
+from qoslab.scenario import (
+    Scenario,
+    check_seed,
+    expand_flow_groups,
+    expand_flows,
+    load,
+    run_key,
+    to_json,
+)
 from qoslab.store import Result
 
-__all__ = ["live", "live_unavailable", "run", "run_resolved"]
+__all__ = ["example", "live", "live_unavailable", "run", "run_resolved"]
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 
@@ -109,7 +118,7 @@ def run_resolved(
     if data.get("capture") and pcap_dir is None:
         tmp = tempfile.mkdtemp(prefix="qoslab-pcap-")
         pcap_dir = Path(tmp) / "pcap"
-    engine_data, groups = expand_flow_groups(data, sc.file)
+    engine_data, groups, extra = expand_flows(data, sc.file)
     t0 = time.perf_counter()
     try:
         raw = _core.run(
@@ -131,6 +140,8 @@ def run_resolved(
     res = Result.from_engine(raw, data)
     if groups:
         res.add_groups(groups)
+    if extra:
+        res.add_extra_delays(extra)
     if data.get("capture"):
         res.pcap_dir = Path(pcap_dir)
         if tmp is not None:
@@ -151,6 +162,8 @@ def run_resolved(
     res.summary["seed"] = int(seed)
     res.summary["qoslab_version"] = __import__("qoslab").__version__
     res.summary["engine_build"] = _core.build_id()
+    # The machine that ran it (with Ray: which node ran what).
+    res.summary["host"] = socket.gethostname()
     if sc.file:
         res.summary["scenario_file"] = sc.file
     return res
@@ -220,6 +233,38 @@ def live(
     res.summary["scenario_hash"] = run_key(data, seed)
     res.summary["qoslab_version"] = __import__("qoslab").__version__
     res.summary["engine_build"] = _core.build_id()
+    # The machine that ran it (with Ray: which node ran what).
+    res.summary["host"] = socket.gethostname()
     if sc.file:
         res.summary["scenario_file"] = sc.file
     return res
+
+
+def example(name: str) -> Path:
+    """The path of a packaged scenario, found through the installed package (so a
+    script or notebook runs from any working folder): ``name`` is an example's name
+    (``"tcp_dumbbell"`` or ``"tcp_dumbbell.toml"``, under ``examples/``) or a path
+    under the packaged scenarios (``"p3/rtt-rto.toml"``).
+
+    Raises:
+      ScenarioError: no packaged scenario is called ``name`` (the message lists the
+        examples).
+    """
+    from importlib.resources import files
+
+    if not isinstance(name, str) or not name:
+        raise scenario_error(None, "", f"the argument name must be a scenario name, found {name!r}")
+    # As qoslab.reproduce.scenarios_dir finds them (not imported: it sits above this).
+    env = os.environ.get("QOSLAB_SCENARIOS")
+    res = Path(env) if env else files("qoslab") / "scenarios"
+    if not isinstance(res, Path):  # imported from a zip file
+        raise scenario_error(None, "", "the packaged scenarios are not files on disk here")
+    root = res
+    stem = name if name.endswith(".toml") else f"{name}.toml"
+    for p in (root / "examples" / stem, root / stem):
+        if p.is_file() and root.resolve() in p.resolve().parents:
+            return p
+    known = sorted(f.stem for f in (root / "examples").glob("*.toml"))
+    raise scenario_error(
+        None, "", f"no packaged scenario {name!r}; the examples are {', '.join(known)}"
+    )

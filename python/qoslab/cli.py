@@ -131,6 +131,70 @@ def _grid(items: tuple[str, ...]) -> dict[str, list[Any]]:
     return out
 
 
+def _take_cases(args: list[str]) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """``--case NAME KEY=VALUE …`` (repeatable) taken out of ``args``: the case's
+    settings are the ``KEY=VALUE`` words after its name, up to the next option or a
+    word without ``=`` (the scenario). A name given twice adds to its case. Values are
+    read as ``--set`` reads them; a bad word names the case and the key."""
+    from qoslab.scenario import parse_key_path, parse_value
+
+    rest: list[str] = []
+    cases: dict[str, dict[str, Any]] = {}
+    i, end = 0, (args.index("--") if "--" in args else len(args))
+    while i < len(args):
+        a = args[i]
+        if i >= end or (a != "--case" and not a.startswith("--case=")):
+            rest.append(a)
+            i += 1
+            continue
+        if a.startswith("--case="):
+            name, i = a[len("--case=") :], i + 1
+        elif i + 1 < end:
+            name, i = args[i + 1], i + 2
+        else:
+            raise click.BadParameter("expected a case name after --case", param_hint="--case")
+        if not name or name.startswith("-") or "=" in name:
+            raise click.BadParameter(
+                f"expected a case name after --case, found {name!r} (--case NAME KEY=VALUE …)",
+                param_hint="--case",
+            )
+        settings = cases.setdefault(name, {})
+        n = 0
+        while i < end and not args[i].startswith("-") and "=" in args[i]:
+            k, v = args[i].split("=", 1)
+            k = k.strip()
+            try:
+                parse_key_path(k)
+            except ValueError:
+                raise click.BadParameter(
+                    f"case {name!r}: {k!r} in {args[i]!r} is not a key path like link.0.rate",
+                    param_hint="--case",
+                ) from None
+            if k in settings:
+                raise click.BadParameter(
+                    f"case {name!r} sets the key {k!r} twice", param_hint="--case"
+                )
+            settings[k] = parse_value(v)
+            i, n = i + 1, n + 1
+        if n == 0 and not settings:
+            found = f", found {args[i]!r}" if i < len(args) else ""
+            raise click.BadParameter(
+                f"case {name!r} needs at least one KEY=VALUE after its name{found}",
+                param_hint="--case",
+            )
+    return rest, cases
+
+
+class _SweepCommand(click.Command):
+    """``qoslab sweep``: takes ``--case NAME KEY=VALUE …`` (a variable number of words,
+    which click's options cannot) out of the arguments before click reads the rest."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest, cases = _take_cases(list(args))
+        ctx.meta["qoslab_cases"] = cases
+        return super().parse_args(ctx, rest)
+
+
 def _seeds(text: str | None) -> int | list[Any] | None:
     """``--seeds 10`` (a count), ``--seeds 1,5,9`` or ``--seeds '[1, 5, 9]'`` (a list)."""
     from qoslab.scenario import parse_value
@@ -354,9 +418,17 @@ def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | No
     click.echo(f"results: {dest}")
 
 
-@cli.command()
+@cli.command(cls=_SweepCommand)
 @click.argument("scenario", type=click.Path(path_type=Path))
 @_set_opt
+@click.option(
+    "--case",
+    "case_help",
+    multiple=True,
+    metavar="NAME KEY=VALUE …",
+    help="A named case: the KEY=VALUE settings after NAME change together; every case "
+    "is crossed with the grid and the seeds, as [sweep.cases] (repeatable; laid over it).",
+)
 @click.option(
     "--seeds",
     default=None,
@@ -396,9 +468,23 @@ def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | No
 )
 @click.option("--report", is_flag=True, help="Also write report.html in the sweep directory.")
 def sweep(
-    scenario: Path, sets, seeds, grids, workers, ray, out, no_progress, max_wall, report
+    scenario: Path,
+    sets,
+    case_help,
+    seeds,
+    grids,
+    workers,
+    ray,
+    out,
+    no_progress,
+    max_wall,
+    report,
 ) -> None:
-    """Run SCENARIO over a grid of parameters and seeds (resumable)."""
+    """Run SCENARIO over a grid of parameters and seeds (resumable).
+
+    Cases: --case NAME KEY=VALUE … (repeatable) names settings that change together,
+    e.g. --case fast flow.a.cbr.rate=2Mbps flow.b.cbr.rate=1Mbps --case slow …; each
+    case is crossed with the grid and the seeds, its name is the case column."""
     from qoslab.scenario import load
     from qoslab.store import safe_name
     from qoslab.sweep import install_sigterm_handler, run_sweep
@@ -411,6 +497,7 @@ def sweep(
         out if out is not None else Path("results") / f"{name}-sweep",
         seeds=_seeds(seeds),
         grid=_grid(grids),
+        cases=click.get_current_context().meta.get("qoslab_cases") or None,
         overrides=_overrides(sets),
         workers=workers,
         ray=ray,

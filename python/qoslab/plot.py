@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "QFigure",
+    "colour_averages_vs_param",
     "cum_throughput",
     "cwnd_traces",
     "drops_by_place",
@@ -353,7 +354,7 @@ def _y_unit(metric: str) -> tuple[float, str]:
         return 1e6, "Mb/s"
     if metric.endswith("_bytes") or metric in ("bytes_sent",):
         return 1e6, "MB"
-    if metric.endswith("_s"):
+    if metric.endswith("_s") or metric.startswith("delay_"):
         return 1e-3, "ms"
     if metric in ("drops", "packets") or metric.endswith("_packets"):
         return 1.0, "packets"
@@ -436,6 +437,7 @@ def goodput_vs_param(
     xlabel: str | None = None,
     ylabel: str | None = None,
     series: str = "name",
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Figure | None:
     """Mean ``metric`` per flow vs the swept parameter ``param`` with 95 % CI bars (the
     sweep summary's ``…_ci95``: Student t across seeds). One panel per combination of
@@ -449,7 +451,8 @@ def goodput_vs_param(
     unit, never the raw key path; panels share the y axis; one legend sits outside the
     data, right of the panels; each ``series`` value (the column naming a line: flow
     name, group, class) keeps one colour, line style and marker in every panel (20 stay
-    distinct, :func:`series_style`)."""
+    distinct, :func:`series_style`); ``styles`` = {series value: matplotlib keywords}
+    sets some series' colour, line style or marker instead."""
     mean, ci = f"{metric}_mean", f"{metric}_ci95"
     if series != "name" and series in summary.columns:
         summary = summary.drop("name", strict=False).rename({series: "name"})
@@ -481,7 +484,7 @@ def goodput_vs_param(
     flat = list(axes.flat) if hasattr(axes, "flat") else [axes]
     yscale, yunit = _y_unit(metric)
     names = [str(n) for n in dict.fromkeys(summary["name"].to_list())] if "name" in summary else []
-    style = {n: series_style(i) for i, n in enumerate(names)}
+    style = {n: {**series_style(i), **((styles or {}).get(n) or {})} for i, n in enumerate(names)}
     handles: dict[str, Any] = {}
     for ax, combo in zip(flat, shown, strict=False):
         sub = summary
@@ -537,6 +540,60 @@ def goodput_vs_param(
     what = metric.removesuffix("_bps")
     fig.suptitle((title or f"{what} vs {param_name(param)} (mean, 95 % CI)") + more)
     return fig
+
+
+def colour_averages_vs_param(
+    summary: pl.DataFrame,
+    param: str,
+    others: Sequence[str] | None = None,
+    title: str = "",
+    max_queues: int = 6,
+) -> Figure | None:
+    """A sweep's per-colour RED averages (``summary_colour_averages``: the time-mean
+    after the warm-up of each colour's average queue of each sampled RIO/WRED queue)
+    vs the swept parameter ``param``: mean and 95 % CI across seeds, one line per
+    queue and colour, one panel per setting of the ``others`` parameters (default:
+    every other parameter column); the colour of a line is its drop precedence, its
+    line style and marker its queue. ``None`` without such a summary."""
+    cols = [c for c in ("avg_green", "avg_yellow", "avg_red") if f"{c}_mean" in summary.columns]
+    if summary.is_empty() or not cols or param not in summary.columns:
+        return None
+    key = [k for k in ("iface", "class") if k in summary.columns]
+    queues = list(dict.fromkeys(summary.select(key).rows()))[:max_queues] if key else [()]
+    stat = ("_mean", "_std", "_ci95")
+    base = [c for c in summary.columns if c not in key and not c.endswith(stat) and c != "n"]
+    parts = []
+    styles: dict[str, dict[str, Any]] = {}
+    hues = {"avg_green": "tab:green", "avg_yellow": "goldenrod", "avg_red": "tab:red"}
+    for qi, q in enumerate(queues):
+        sub = summary
+        for k, v in zip(key, q, strict=True):
+            sub = sub.filter(pl.col(k) == v)
+        where = " ".join(str(v) for v in q if v)
+        for c in cols:
+            label = f"{where} {c.removeprefix('avg_')}".strip()
+            ls, marker = _STYLES[qi % len(_STYLES)]
+            styles[label] = {"color": hues[c], "ls": ls, "marker": marker}
+            parts.append(
+                sub.select(
+                    *base,
+                    pl.lit(label).alias("name"),
+                    pl.col(f"{c}_mean").cast(pl.Float64).alias("avg_mean"),
+                    pl.col(f"{c}_ci95").cast(pl.Float64).alias("avg_ci95"),
+                )
+            )
+    long = pl.concat(parts, how="diagonal_relaxed")
+    if others is None:
+        others = [c for c in base if c != param and not c.endswith(tuple(_SCALE))]
+    return goodput_vs_param(
+        long,
+        param,
+        metric="avg",
+        others=others,
+        ylabel="average queue [packets]",
+        title=title or f"RED average per colour vs {param_name(param)}",
+        styles=styles,
+    )
 
 
 # --------------------------------------------------------------------------- papers

@@ -39,6 +39,7 @@ __all__ = [
     "as_list",
     "check_seed",
     "expand_flow_groups",
+    "expand_flows",
     "load",
     "parse_key_path",
     "parse_value",
@@ -290,21 +291,116 @@ def expand_flow_groups(
     ``<name>-N``, alike but for their names, so that each draws its own start time from
     ``start_jitter`` and its own random streams; their ``group`` is ``group`` if given,
     else the flow's name. A flow without ``count`` may carry a ``group`` label too.
-    ``count`` and ``group`` are Python-side keys: the engine never sees them."""
+    ``extra_delay`` gives each copy its own added delay (see :func:`expand_flows`).
+    ``count``, ``group`` and ``extra_delay`` are Python-side keys: the engine never
+    sees them."""
+    engine, groups, _ = expand_flows(data, file)
+    return engine, groups
+
+
+#: The keys of a spread of ``extra_delay`` values (``{ min, max, spread }``).
+_SPREAD_KEYS = ("min", "max", "spread")
+
+_DUR_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0}
+_DUR = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ]*)\s*$")
+
+
+def _delay_seconds(v: Any, file: str | None, key: str) -> float:
+    """A duration as the engine reads it (seconds as a number, or ``"10ms"``), in
+    seconds; zero or positive."""
+    x: float | None = None
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        x = float(v)
+    elif isinstance(v, str):
+        m = _DUR.match(v)
+        if m and m.group(2) in _DUR_UNITS:
+            x = float(m.group(1)) * _DUR_UNITS[m.group(2)]
+    if x is None or not math.isfinite(x) or not 0 <= x < 1e9:
+        raise scenario_error(
+            file, key, f'expected a duration of zero or more like "10ms", found {v!r}'
+        )
+    return x
+
+
+def _extra_delays(
+    spec: Any, count: int, name: str, seed: int, file: str | None, key: str
+) -> list[float]:
+    """The ``extra_delay`` of each of a flow's ``count`` copies [s]: a list of one
+    duration per copy, one duration for all, or ``{ min, max, spread }``: evenly from
+    ``min`` to ``max`` (``spread = "even"``, the default; the first copy gets ``min``,
+    the last ``max``), or drawn uniformly from [min, max) per copy (``"uniform"``),
+    from a stream of the run's seed and the flow's name (each seed draws anew)."""
+    if isinstance(spec, Mapping):
+        bad = sorted(set(spec) - set(_SPREAD_KEYS))
+        if bad:
+            raise scenario_error(
+                file, f"{key}.{bad[0]}", "unknown key; expected min, max and spread"
+            )
+        for k in ("min", "max"):
+            if k not in spec:
+                raise scenario_error(file, f"{key}.{k}", "required (the range of the copies)")
+        lo = _delay_seconds(spec["min"], file, f"{key}.min")
+        hi = _delay_seconds(spec["max"], file, f"{key}.max")
+        if hi < lo:
+            raise scenario_error(
+                file, f"{key}.max", f"expected max >= min, found {spec['max']!r} < {spec['min']!r}"
+            )
+        spread = spec.get("spread", "even")
+        if spread == "even":
+            if count == 1:
+                return [lo]
+            return [lo + (hi - lo) * k / (count - 1) for k in range(count)]
+        if spread == "uniform":
+            import random
+
+            h = hashlib.sha256(f"{seed}/{name}/extra_delay".encode()).digest()
+            rng = random.Random(int.from_bytes(h[:8], "little"))
+            return [lo + (hi - lo) * rng.random() for _ in range(count)]
+        raise scenario_error(
+            file, f"{key}.spread", f'expected "even" or "uniform", found {spread!r}'
+        )
+    if isinstance(spec, list):
+        if len(spec) != count:
+            raise scenario_error(
+                file,
+                key,
+                f"expected one delay per copy: {count} (count = {count}), found a list of "
+                f"{len(spec)}",
+            )
+        return [_delay_seconds(v, file, f"{key}[{i}]") for i, v in enumerate(spec)]
+    d = _delay_seconds(spec, file, key)
+    return [d] * count
+
+
+def expand_flows(
+    data: Mapping[str, Any], file: str | None = None
+) -> tuple[dict[str, Any], dict[str, str], dict[str, float]]:
+    """:func:`expand_flow_groups` that also returns each delayed flow's ``extra_delay``
+    [s] (flow name → seconds; flows without one are absent).
+
+    A flow's ``extra_delay`` holds its data packets at its sender (a ``delay`` stage of a
+    ``policy`` rule matching the flow, appended to the chain ``at`` the flow's ``from``
+    host, or a chain made for it), so its round-trip time is the path's plus that
+    delay: per copy from a list, evenly spread or drawn from a range (the usual way to
+    give a group of TCP flows different RTTs over one access link)."""
     flows = data.get("flow")
     if not isinstance(flows, list) or not any(
-        isinstance(f, dict) and ("count" in f or "group" in f) for f in flows
+        isinstance(f, dict) and ({"count", "group", "extra_delay"} & set(f)) for f in flows
     ):
-        return dict(data), {}
+        return dict(data), {}, {}
     out: list[Any] = []
     groups: dict[str, str] = {}
+    extra: dict[str, float] = {}
+    senders: dict[str, list[str]] = {}  # host → names of its delayed flows, in order
+    seed = data.get("seed", 1)
     for i, f in enumerate(flows):
-        if not isinstance(f, dict) or ("count" not in f and "group" not in f):
+        if not isinstance(f, dict) or not ({"count", "group", "extra_delay"} & set(f)):
             out.append(f)
             continue
         f = dict(f)
         count = f.pop("count", 1)
         group = f.pop("group", None)
+        delay_spec = f.pop("extra_delay", None)
         if (
             isinstance(count, bool)
             or not isinstance(count, int)
@@ -320,20 +416,57 @@ def expand_flow_groups(
                 file, f"flow[{i}].group", f"expected a group name (a string), found {group!r}"
             )
         name = f.get("name")
-        if count == 1:
-            out.append(f)
-            if isinstance(name, str) and group is not None:
-                groups[name] = group
-            continue
-        if not isinstance(name, str) or not name:
+        if count > 1 and (not isinstance(name, str) or not name):
             raise scenario_error(
                 file, f"flow[{i}].name", "a flow with count > 1 needs a name (its copies' stem)"
             )
-        for k in range(count):
-            copy_ = dict(f, name=f"{name}-{k + 1}")
-            out.append(copy_)
-            groups[copy_["name"]] = group or name
-    return {**data, "flow": out}, groups
+        delays = None
+        if delay_spec is not None:
+            if not isinstance(name, str) or not name:
+                raise scenario_error(
+                    file, f"flow[{i}].name", "a flow with extra_delay needs a name"
+                )
+            if not isinstance(f.get("from"), str):
+                raise scenario_error(file, f"flow[{i}].from", "required (a host's name)")
+            delays = _extra_delays(delay_spec, count, name, seed, file, f"flow[{i}].extra_delay")
+        names = [name] if count == 1 else [f"{name}-{k + 1}" for k in range(count)]
+        for k, n in enumerate(names):
+            out.append(f if count == 1 else dict(f, name=n))
+            if isinstance(n, str) and (count > 1 or group is not None):
+                groups[n] = group or name
+            if delays is not None and delays[k] > 0:
+                extra[n] = delays[k]
+                senders.setdefault(f["from"], []).append(n)
+    res = {**data, "flow": out}
+    if senders:
+        res["conditioner"] = _delay_chains(data.get("conditioner"), senders, extra)
+    return res, groups, extra
+
+
+def _delay_chains(
+    conditioners: Any, senders: dict[str, list[str]], extra: dict[str, float]
+) -> list[Any]:
+    """The ``[[conditioner]]`` list with, at each sending host of delayed flows, a
+    ``policy`` stage holding each flow's data for its ``extra_delay`` (appended to the
+    host's own chain, so its stages keep their indices)."""
+    chains = [dict(c) if isinstance(c, dict) else c for c in (conditioners or [])]
+    for host, names in senders.items():
+        stage = {
+            "kind": "policy",
+            "rules": [
+                {"filter": {"flow": n}, "conditioner": {"kind": "delay", "delay": extra[n]}}
+                for n in names
+            ],
+        }
+        own = next(
+            (c for c in chains if isinstance(c, dict) and c.get("at") == host),
+            None,
+        )
+        if own is not None and isinstance(own.get("stages"), list):
+            own["stages"] = [*own["stages"], stage]
+        else:
+            chains.append({"at": host, "stages": [stage]})
+    return chains
 
 
 def parse_key_path(path: str) -> list[str | int]:

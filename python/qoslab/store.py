@@ -26,7 +26,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +318,62 @@ def flows_by_group(flows: pl.DataFrame | None) -> pl.DataFrame:
     return g
 
 
+#: The delay quantiles per flow group (``delay_p50`` …), as in the ``delays`` table.
+GROUP_DELAY_QUANTILES = {"delay_p50": 0.5, "delay_p95": 0.95, "delay_p99": 0.99}
+
+
+def group_delays(tables: Mapping[str, pl.DataFrame], by: Sequence[str] = ()) -> pl.DataFrame:
+    """Per flow group (and per value of the columns ``by``, e.g. ``run``): the one-way
+    delay of the group's data packets after the warm-up (``record.delays = true``):
+    ``delay_packets``, ``delay_mean``, ``delay_p50``, ``delay_p95``, ``delay_p99`` and
+    ``delay_max`` [s]. The percentiles are those of all the group's packets together:
+    its flows' ``delay_histogram`` buckets summed, read by the rule of the per-flow
+    ``delays`` table (the upper edge of the 1 %-wide bucket where the running count
+    reaches ⌈q·n⌉, capped at the largest delay: at most 1 % above the exact value).
+    Empty without groups or without recorded delays."""
+    hist, delays, flows = (tables.get(t) for t in ("delay_histogram", "delays", "flows"))
+    if hist is None or delays is None or flows is None or hist.is_empty():
+        return pl.DataFrame()
+    if "group" not in flows.columns:
+        return pl.DataFrame()
+    by = list(by)
+    gmap = flows.select([*by, "name", "group"]).filter(pl.col("group") != "")
+    h = (
+        hist.join(gmap, on=[*by, "name"])
+        .group_by([*by, "group", "bucket"])
+        .agg(pl.col("upper").first(), pl.col("packets").sum())
+    )
+    d = (
+        delays.join(gmap, on=[*by, "name"])
+        .filter(pl.col("packets") > 0)
+        .group_by([*by, "group"], maintain_order=True)
+        .agg(
+            pl.col("packets").sum().alias("delay_packets"),
+            ((pl.col("mean") * pl.col("packets")).sum() / pl.col("packets").sum()).alias(
+                "delay_mean"
+            ),
+            pl.col("max").max().alias("delay_max"),
+        )
+    )
+    h = h.sort([*by, "group", "bucket"]).with_columns(
+        pl.col("packets").cum_sum().over([*by, "group"]).alias("_seen")
+    )
+    h = h.join(d.select([*by, "group", "delay_packets", "delay_max"]), on=[*by, "group"])
+    qs = []
+    for col, q in GROUP_DELAY_QUANTILES.items():
+        rank = (pl.col("delay_packets").cast(pl.Float64) * q).ceil().clip(lower_bound=1)
+        qs.append(
+            h.filter(pl.col("_seen") >= rank)
+            .group_by([*by, "group"])
+            .agg(pl.min_horizontal(pl.col("upper").first(), pl.col("delay_max").first()).alias(col))
+        )
+    out = d
+    for q in qs:
+        out = out.join(q, on=[*by, "group"], how="left")
+    return out.select([*by, "group", "delay_packets", "delay_mean", *GROUP_DELAY_QUANTILES,
+                       "delay_max"])  # fmt: skip
+
+
 class Result:
     """What a run produced: ``summary`` (dict), ``tables`` (polars DataFrames) and the
     resolved ``scenario`` it ran. ``to_arrow(name)`` gives a pyarrow table,
@@ -389,11 +445,34 @@ class Result:
             cols.insert(cols.index(after) + 1, "group")
             self.tables[t] = df.with_columns(col).select(cols)
 
+    def add_extra_delays(self, extra: Mapping[str, float]) -> None:
+        """Adds an ``extra_delay`` column [s] to ``flows`` (flow name → the delay its
+        sender added to its data, ``extra_delay`` on the ``[[flow]]``; 0 for others)."""
+        flows = self.tables.get("flows")
+        if flows is None or "name" not in flows.columns or "extra_delay" in flows.columns:
+            return
+        col = (
+            pl.col("name")
+            .replace_strict(dict(extra), default=0.0, return_dtype=pl.Float64)
+            .alias("extra_delay")
+        )
+        cols = list(flows.columns)
+        cols.insert(cols.index("group") + 1 if "group" in cols else cols.index("name") + 1,
+                    "extra_delay")  # fmt: skip
+        self.tables["flows"] = flows.with_columns(col).select(cols)
+
     def by_group(self) -> pl.DataFrame:
         """Per flow group (``count``/``group`` flows): ``flows``, goodput summed
         [bit/s], its share of all goodput, drops and retransmissions summed, and the
-        mean of the flows' mean delay where the run has one; empty without groups."""
-        return flows_by_group(self.tables.get("flows"))
+        mean of the flows' mean delay where the run has one; with ``record.delays``
+        the one-way delay of the group's data packets together (``delay_packets``,
+        ``delay_mean``, ``delay_p50``/``p95``/``p99``, ``delay_max`` [s], see
+        :func:`group_delays`); empty without groups."""
+        g = flows_by_group(self.tables.get("flows"))
+        d = group_delays(self.tables)
+        if g.is_empty() or d.is_empty():
+            return g
+        return g.join(d, on="group", how="left", maintain_order="left")
 
     def table(self, name: str) -> pl.DataFrame:
         """The table called ``name``; an empty frame if this run did not produce it."""

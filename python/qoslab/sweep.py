@@ -70,6 +70,7 @@ from qoslab.store import (
     TABLES,
     Result,
     atomic_write_text,
+    group_delays,
     is_complete,
     new_stage,
     os_error,
@@ -439,6 +440,18 @@ def plan(sc: Scenario, spec: SweepSpec) -> list[RunTask]:
             try:
                 check_data(sc, apply_overrides(sc.data, settings, file=sc.file))
             except ScenarioError as e:
+                for k, v in settings.items():  # the key at fault, if one is alone
+                    try:
+                        check_data(sc, apply_overrides(sc.data, {k: v}, file=sc.file))
+                    except ScenarioError as e1:
+                        at = getattr(e1, "key", "")
+                        where = f" (at {at})" if at and at != k else ""
+                        raise scenario_error(
+                            sc.file,
+                            f"sweep.cases.{case}.{k}",
+                            f"case {case!r} key {k!r} = {_show(v)} is not valid{where}: "
+                            f"{getattr(e1, 'detail', e1)}",
+                        ) from None
                 raise scenario_error(
                     sc.file,
                     f"sweep.cases.{case}",
@@ -563,6 +576,9 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
         status["call_s"] = float(res.summary["call_s"])
         # The machine that ran it: with Ray, which node ran what.
         extra = {"sweep_key": task["key"], "params": task["params"], "host": socket.gethostname()}
+        node = _ray_node()
+        if node is not None:
+            extra["ray_node"] = node
         if CASE in (task.get("labels") or {}):
             extra["case"] = task["labels"][CASE]
         if out_dir is not None:
@@ -592,6 +608,18 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
             remove_stage(stage)
     status["total_s"] = time.perf_counter() - t0
     return status
+
+
+def _ray_node() -> str | None:
+    """The id of the Ray node this task runs on (``ray list nodes`` names it), or
+    ``None`` outside Ray (Ray is never imported for that)."""
+    ray = sys.modules.get("ray")
+    try:
+        if ray is None or not ray.is_initialized():
+            return None
+        return str(ray.get_runtime_context().get_node_id())
+    except Exception:  # an older or half-started Ray: the host name still says where
+        return None
 
 
 def _default_workers() -> int:
@@ -1152,8 +1180,15 @@ def _write_parquet(out: Path, name: str, df: pl.DataFrame) -> None:
 
 
 #: The summaries beside ``summary.parquet`` (each ``<name>.parquet`` and a catalog
-#: table): per flow group, per DiffServ class, per meter and colour, per queue and colour.
-EXTRA_SUMMARIES = ("summary_groups", "summary_classes", "summary_colours", "summary_colour_drops")
+#: table): per flow group, per DiffServ class, per meter and colour, per queue and
+#: colour (drops), per sampled RIO/WRED queue and colour (RED averages).
+EXTRA_SUMMARIES = (
+    "summary_groups",
+    "summary_classes",
+    "summary_colours",
+    "summary_colour_drops",
+    "summary_colour_averages",
+)
 
 
 def seed_stats(df: pl.DataFrame, by: list[str], metrics: list[str]) -> pl.DataFrame:
@@ -1173,12 +1208,18 @@ def seed_stats(df: pl.DataFrame, by: list[str], metrics: list[str]) -> pl.DataFr
     )
 
 
+#: The per-group delay columns of ``summary_groups`` (runs with ``record.delays``).
+GROUP_DELAY_METRICS = ("delay_mean", "delay_p50", "delay_p95", "delay_p99", "delay_max")
+
+
 def _diffserv_summaries(
     out: Path, tasks: list[RunTask], flows: pl.DataFrame, params: list[str]
 ) -> dict[str, pl.DataFrame | None]:
     """Across seeds, per grid point: goodput, share, drops and retransmissions per flow
-    group (``count``/``group`` flows) and per DiffServ class; packets of each colour per
-    meter; queue drops of each colour per interface."""
+    group (``count``/``group`` flows; with ``record.delays`` also the group's one-way
+    packet delay: mean, p50, p95, p99, max) and per DiffServ class; packets of each
+    colour per meter; queue drops of each colour per interface; the per-colour RED
+    averages of sampled RIO/WRED queues."""
     from qoslab.tables import with_numeric_companions
 
     res: dict[str, pl.DataFrame | None] = dict.fromkeys(EXTRA_SUMMARIES)
@@ -1199,7 +1240,17 @@ def _diffserv_summaries(
 
     if "group" in flows.columns:
         g = per_run(flows.filter(pl.col("group") != ""), ["group"], list(sums))
-        res["summary_groups"] = finish(g, ["group"], [*sums, "share"])
+        metrics = [*sums, "share"]
+        hist = gather(out, "delay_histogram", tasks)
+        if not hist.is_empty():
+            # Per run, the percentiles of all the group's packets together; then the
+            # mean and interval of each across seeds.
+            tabs = {"delay_histogram": hist, "delays": gather(out, "delays", tasks)}
+            d = group_delays({**tabs, "flows": flows}, by=["run"])
+            if not d.is_empty():
+                g = g.join(d, on=["run", "group"], how="left", maintain_order="left")
+                metrics += [c for c in GROUP_DELAY_METRICS if c in d.columns]
+        res["summary_groups"] = finish(g, ["group"], metrics)
     fc = gather(out, "flow_classes", tasks)
     if not fc.is_empty() and {"flow", "class"} <= set(fc.columns):
         j = flows.join(fc.select("run", "flow", "class"), on=["run", "flow"])
@@ -1218,7 +1269,42 @@ def _diffserv_summaries(
     if not drops.is_empty() and set(dk) <= set(drops.columns):
         key = [k for k in ("iface", "class") if k in drops.columns]
         res["summary_colour_drops"] = finish(per_run(drops, key, dk), key, dk)
+    res["summary_colour_averages"] = _colour_averages(out, tasks, params, finish)
     return res
+
+
+#: The per-colour RED averages of ``queue_colour_samples`` (RIO-C, RIO-D, WRED).
+COLOUR_AVERAGES = ("avg_green", "avg_yellow", "avg_red")
+
+
+def _colour_averages(
+    out: Path, tasks: list[RunTask], params: list[str], finish: Callable[..., pl.DataFrame]
+) -> pl.DataFrame | None:
+    """Per grid point, sampled queue (``iface``, ``class``): the time-mean after the
+    warm-up of each colour's RED average (``avg_green``, ``avg_yellow``, ``avg_red``
+    [packets], as the queue's drop decisions use them) in each run, then their mean and
+    95 % interval across seeds. ``None`` when no run sampled a multi-colour queue."""
+    qcs = gather(out, "queue_colour_samples", tasks)
+    cols = [c for c in COLOUR_AVERAGES if c in qcs.columns]
+    if qcs.is_empty() or not cols or not {"t", "iface"} <= set(qcs.columns):
+        return None
+    warm = {}
+    for t in _finished(out, tasks):
+        try:
+            s = json.loads((out / "runs" / t.key / "summary.json").read_text())
+            warm[t.key] = float(s.get("warmup") or 0.0)
+        except (OSError, ValueError, TypeError):
+            warm[t.key] = 0.0
+    key = [k for k in ("iface", "class") if k in qcs.columns]
+    w = pl.col("run").replace_strict(warm, default=0.0, return_dtype=pl.Float64)
+    per_run = (
+        qcs.filter(pl.col("t") >= w)
+        .group_by(["run", *params, *key], maintain_order=True)
+        .agg([pl.col(c).cast(pl.Float64).mean() for c in cols])
+    )
+    if per_run.is_empty():
+        return None
+    return finish(per_run, key, cols)
 
 
 def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
@@ -1249,6 +1335,8 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
             row.update(
                 status="done", events=s.get("events"), wall_s=s.get("wall_s"), host=s.get("host")
             )
+            if s.get("ray_node"):
+                row["ray_node"] = s["ray_node"]
             names += [n for n in s.get("tables", []) if isinstance(n, str) and n not in names]
         elif (out / "failed" / f"{t.key}.json").is_file():
             f = json.loads((out / "failed" / f"{t.key}.json").read_text())

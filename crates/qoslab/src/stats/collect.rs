@@ -477,6 +477,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::qosmgr::table(w) {
         r.tables.insert("qosmgr".into(), t);
     }
+    if let Some(t) = delay_histogram_table(w) {
+        r.tables.insert("delay_histogram".into(), t);
+    }
     if let Some(t) = delays_table(w) {
         r.tables.insert("delays".into(), t);
     }
@@ -786,6 +789,43 @@ fn delays_table(w: &World) -> Option<Table> {
     t.push("p99", float(&|d| d.quantile(0.99)));
     t.push("max", float(&|d| d.max()));
     t.push("jitter", float(&|d| d.jitter()));
+    Some(t)
+}
+
+/// The `delay_histogram` table (`record.delays = true`): per flow, one row per
+/// non-empty 1 %-wide bucket of its data packets' one-way delays: `bucket` (index k:
+/// delays in [1.01^k, 1.01^(k+1)) ns), `upper` (the bucket's upper edge [s]) and
+/// `packets`. Summing flows' buckets gives the percentiles of a group of flows by the
+/// same rule as `delays`' per flow.
+fn delay_histogram_table(w: &World) -> Option<Table> {
+    let mut flow = Vec::new();
+    let mut name = Vec::new();
+    let mut bucket = Vec::new();
+    let mut upper = Vec::new();
+    let mut packets = Vec::new();
+    let mut any = false;
+    for (i, f) in w.flows.iter().enumerate() {
+        let Some(d) = f.delays.as_deref() else {
+            continue;
+        };
+        any = true;
+        for (k, up, n) in d.buckets() {
+            flow.push(i as i64);
+            name.push(f.name.as_str());
+            bucket.push(k as i64);
+            upper.push(up);
+            packets.push(n as i64);
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut t = Table::default();
+    t.push("flow", Column::Int(flow));
+    t.push("name", names(name));
+    t.push("bucket", Column::Int(bucket));
+    t.push("upper", Column::Float(upper));
+    t.push("packets", Column::Int(packets));
     Some(t)
 }
 

@@ -90,6 +90,17 @@ impl DelayStats {
         self.jitter_sum_ns as f64 / (self.count - 1) as f64 / 1e9
     }
 
+    /// The non-empty histogram buckets as (bucket index, upper edge [s], packets), in
+    /// increasing order: what `quantile` reads, for merging flows (a group's percentiles
+    /// are those of its flows' summed buckets).
+    pub fn buckets(&self) -> impl Iterator<Item = (usize, f64, u64)> + '_ {
+        self.hist
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(k, &n)| (k, 1.01f64.powi(k as i32 + 1) / 1e9, n))
+    }
+
     /// The `q`-quantile (0 < q ≤ 1) [s], within 1 % above the exact value (NaN if none).
     pub fn quantile(&self, q: f64) -> f64 {
         if self.count == 0 {
@@ -131,5 +142,35 @@ mod tests {
         assert!((s.jitter() - jit as f64 / 99.0 / 1e3).abs() < 1e-12);
         let empty = DelayStats::default();
         assert!(empty.mean().is_nan() && empty.quantile(0.5).is_nan() && empty.jitter().is_nan());
+        assert_eq!(empty.buckets().count(), 0);
+    }
+
+    #[test]
+    fn buckets_sum_to_the_count_and_give_the_same_quantiles() {
+        let mut s = DelayStats::default();
+        // 30 packets at 2 ms and 10 at 7 ms: two buckets, the median in the first.
+        for i in 0..40 {
+            s.add(Dur::from_millis(if i % 4 == 3 { 7 } else { 2 }));
+        }
+        let b: Vec<_> = s.buckets().collect();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.iter().map(|x| x.2).collect::<Vec<_>>(), vec![30, 10]);
+        assert!(b[0].0 < b[1].0);
+        // The quantile rule on the buckets: the first bucket whose running sum reaches
+        // ceil(q·n), its upper edge capped at the maximum.
+        for q in [0.5, 0.75, 0.76, 0.99] {
+            let rank = (q * 40.0_f64).ceil() as u64;
+            let mut seen = 0;
+            let up = b
+                .iter()
+                .find(|x| {
+                    seen += x.2;
+                    seen >= rank
+                })
+                .unwrap()
+                .1;
+            assert_eq!(up.min(s.max()), s.quantile(q), "q{q}");
+        }
+        assert!(b[0].1 >= 0.002 && b[0].1 <= 0.002 * 1.0101);
     }
 }
