@@ -93,6 +93,12 @@ def test_diffserv_study_report_without_sql(tmp_path):
     assert "goodput per group vs committed rate (conditioner 0, stage 0)" in html
     assert "Queue drops per colour" in html and "Packets of each colour per meter" in html
     assert "tsw3cm" in html
+    # The RIO's per-colour averages and each group's p99 delay, drawn against the grid.
+    assert 'src="figures/colour-averages-vs-conditioner.0.stages.0.cir.png"' in html
+    assert "p99 one-way delay per group vs committed rate" in html
+    a = pl.read_parquet(out / "summary_colour_averages.parquet")
+    assert {"avg_green_mean", "avg_red_ci95"} <= set(a.columns)
+    assert {"delay_p99_mean", "delay_p99_ci95"} <= set(g.columns)
     # a higher committed rate gives aggregate A more green packets (srTCM)
     af1 = c.filter((pl.col("case") == "srtcm") & (pl.col("place") == "a->r1"))
     green = dict(zip(af1["conditioner.0.stages.0.cir"], af1["green_pkts_mean"], strict=True))

@@ -335,6 +335,7 @@ _DIFFSERV_TABLES = {
     "summary_classes": "Per DiffServ class: goodput, share, drops, retransmissions",
     "summary_colours": "Packets of each colour per meter",
     "summary_colour_drops": "Queue drops per colour",
+    "summary_colour_averages": "Per-colour RED averages of the sampled RIO/WRED queues",
 }
 
 
@@ -351,15 +352,29 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
         ctx["tables"].append(
             (f"{title} (mean and 95 % CI across seeds)", _table(shown, 100, str(f)))
         )
+        swept = [p for p in params if p != "case"] or params
+        if name == "summary_colour_averages":
+            for param in swept:
+                others = [p for p in params if p != param]
+                fig = plot.colour_averages_vs_param(df, param, others=others)
+                title = f"RED average per colour vs {plot.param_name(param)} (mean, 95 % CI)"
+                ctx["figures"] += figs.add_all(fig, f"colour-averages-vs-{param}", title)
+            continue
         key = {"summary_groups": "group", "summary_classes": "class"}.get(name)
         if key is None or key not in df.columns:
             continue
         lines = df.rename({key: "name"}) if "name" not in df.columns else df
-        for param in [p for p in params if p != "case"] or params:
+        for param in swept:
             others = [p for p in params if p != param]
             title = f"goodput per {key} vs {plot.param_name(param)} (mean, 95 % CI)"
             fig = plot.goodput_vs_param(lines, param, others=others, title=title)
             ctx["figures"] += figs.add_all(fig, f"{key}-goodput-vs-{param}", title)
+            if key == "group" and "delay_p99_mean" in lines.columns:
+                title = f"p99 one-way delay per group vs {plot.param_name(param)} (mean, 95 % CI)"
+                fig = plot.goodput_vs_param(
+                    lines, param, metric="delay_p99", others=others, title=title, series="name"
+                )
+                ctx["figures"] += figs.add_all(fig, f"group-delay-p99-vs-{param}", title)
 
 
 # --------------------------------------------------------------------------- reproduce
