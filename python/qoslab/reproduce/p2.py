@@ -1429,6 +1429,26 @@ def _tcp_row(topo: str, n: int, seed: int, burst: int, inc: str, p: dict, m: dic
             "quenches": m["quenches"]}  # fmt: skip
 
 
+def tcp_summary(t: pl.DataFrame) -> pl.DataFrame:
+    """The TCP-only runs per reading, topology and flow count: the range over seeds of
+    the extra drops and of the regulators' own drops, and the fewest regulators
+    installed, halvings and quenches of a run."""
+    return (
+        t.group_by("increase", "topology", "tcp_flows")
+        .agg(
+            pl.len().alias("seeds"),
+            pl.col("extra_drops").min().alias("extra_min"),
+            pl.col("extra_drops").max().alias("extra_max"),
+            pl.col("policed").min().alias("policed_min"),
+            pl.col("policed").max().alias("policed_max"),
+            pl.col("installed").min().alias("installed_min"),
+            pl.col("decreased").min().alias("halvings_min"),
+            pl.col("quenches").min().alias("quenches_min"),
+        )
+        .sort("increase", "topology", "tcp_flows", descending=[True, False, False])
+    )
+
+
 @register("p2-tcp", title="TCP only: extra drops ERUF causes to competing TCP flows",
           paper="P2 §3")  # fmt: skip
 def tcp_claim(ctx: Context) -> Outcome:
@@ -1484,7 +1504,7 @@ def tcp_claim(ctx: Context) -> Outcome:
     )  # fmt: skip
     return Outcome(
         comparisons=comps,
-        tables={"runs": t, "buckets": pl.DataFrame(brows)},
+        tables={"runs": t, "summary": tcp_summary(t), "buckets": pl.DataFrame(brows)},
         calibrations=[cal],
         readings=readings,
     )
