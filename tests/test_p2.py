@@ -180,3 +180,90 @@ def test_tcp_only_regulators_with_a_window_bucket_do_not_drop_tcp():
         assert int(eruf.tables["quench"]["sent"].sum()) > 0
         extra = p2.measure(eruf, {"r1"})["drops"] - p2.measure(plain, {"r1"})["drops"]
         assert extra <= 1
+
+
+def test_ratio_and_effect_share_refuse_a_missing_or_negative_denominator():
+    import math
+
+    assert p2.ratio(3.0, 2.0) == 1.5
+    assert math.isnan(p2.ratio(1.0, 0.0))
+    assert math.isnan(p2.ratio(-1.0, -2.0))  # not a gain of 0.5
+    assert p2.effect_share(0.3, 0.6) == 0.5
+    assert math.isnan(p2.effect_share(-0.4, -0.5))  # two negative effects are not a share 0.8
+    assert math.isnan(p2.effect_share(0.0, 0.0))
+    assert math.isnan(p2.effect_share(float("nan"), 1.0))
+
+
+def _m(share: float, tcp: float, edge: float = 10.0, policed: float = 8.0) -> dict:
+    return {"edge_share": share, "tcp_kbps": tcp, "edge_drops_per_s": edge,
+            "edge_policed_per_s": policed}  # fmt: skip
+
+
+def test_mechanism_is_outside_when_eruf_reverses_the_effect_and_info_at_an_idle_edge():
+    plain = _m(0.5, 500)
+    worse = _m(0.3, 400)  # ERUF lowers both the edge share and TCP
+    # the FIFO-edge twin lowers them further: the old ratio (0.2 − 0.5) / (0.3 − 0.5) = 1.5
+    twins = {"lqd_only": _m(0.5, 500), "regulators_only": _m(0.2, 300)}
+    abl, comps = p2.mechanism("fx", plain, worse, twins, "cmd")
+    shares = [c for c in comps if c.quantity.startswith("regulators without LQD")]
+    assert len(shares) == 2 and all(c.verdict == "outside" for c in shares)
+    assert [a.verdict for a in abl] == ["outside", "outside"]
+    # the claimed effect: the FIFO-edge twin keeps 0.6 of the share effect and 0.25 of TCP's
+    better = _m(0.9, 900)
+    twins = {"lqd_only": _m(0.55, 550), "regulators_only": _m(0.74, 600)}
+    abl, comps = p2.mechanism("fx", plain, better, twins, "cmd")
+    shares = {c.quantity.split(": ")[1]: c for c in comps}
+    assert abs(shares["moves drops to the edge, ÷ full ERUF's"].ours - 0.6) < 1e-12
+    assert shares["moves drops to the edge, ÷ full ERUF's"].verdict == "within"
+    assert abs(shares["lifts TCP goodput, ÷ full ERUF's"].ours - 0.25) < 1e-12
+    assert shares["lifts TCP goodput, ÷ full ERUF's"].verdict == "outside"
+    assert [a.verdict for a in abl] == ["within", "within"]
+    # an edge link that is never congested: the twin shares cannot fail, so they are info
+    _, comps = p2.mechanism("fx", plain, better, twins, "cmd", edge_congested=False)
+    assert {c.verdict for c in comps} == {"info"}
+    # a reduction (the H6 rate) is an effect with sign −1
+    plain6, full6 = {**plain, "h6_into_r2_kbps": 800.0}, {**better, "h6_into_r2_kbps": 200.0}
+    tw = {k: {**v, "h6_into_r2_kbps": 500.0} for k, v in twins.items()}
+    abl, _ = p2.mechanism("fx", plain6, full6, tw, "cmd", cols=("h6_into_r2_kbps",))
+    assert (abl[0].effect_with, abl[0].effect_without) == (600.0, 300.0)
+    assert abl[0].verdict == "within"
+
+
+def test_seeded_runs_every_seed_but_the_first_it_is_given(monkeypatch):
+    seen = []
+    monkeypatch.setattr(p2, "run", lambda d, seed: seen.append(seed) or seed)
+    monkeypatch.setattr(p2, "measure", lambda res, edges: {"tcp_kbps": 10.0 * res})
+    out = p2.seeded({}, "f1", [1, 2, 3], first={"tcp_kbps": 7.0})
+    assert seen == [2, 3]
+    assert [m["tcp_kbps"] for m in out] == [7.0, 20.0, 30.0]
+    gain = p2.per_seed(lambda a, b: p2.ratio(a["tcp_kbps"], b["tcp_kbps"]), out, out[::-1])
+    assert gain == [7 / 30, 1.0, 30 / 7]
+    assert abs(p2.seed_mean(gain) - (7 / 30 + 1 + 30 / 7) / 3) < 1e-12
+
+
+def test_tcp_claims_fail_when_eruf_did_not_act_in_some_run():
+    import polars as pl
+
+    def row(installed: float, quenches: float, extra: float = 0.0) -> dict:
+        return {"extra_drops": extra, "policed": 0.0, "tcp_kbps_eruf": 100.0,
+                "tcp_kbps_plain": 100.0, "quenches": quenches, "installed": installed,
+                "decreased": 3.0}  # fmt: skip
+
+    acted = {c.quantity: c.verdict for c in p2._tcp_claims(pl.DataFrame([row(2, 5), row(1, 9)]))}
+    assert set(acted.values()) == {"within", "info"}
+    idle = {c.quantity: c for c in p2._tcp_claims(pl.DataFrame([row(2, 5), row(0, 0)]))}
+    assert idle["ERUF acted: regulators installed at the edges, fewest over the runs"].verdict == (
+        "outside"
+    )
+    assert idle["ERUF acted: source quenches sent, fewest over the runs with ERUF"].ours == 0
+    assert idle["extra drops with ERUF, worst over topologies, flow counts and seeds"].verdict == (
+        "within"
+    )
+
+
+def test_tcp_only_with_a_two_packet_bucket_the_regulators_drop_tcp():
+    res = qoslab.run(p2.with_reading(p2.tcp_only(10, True), burst=3000), SHORT, 2)
+    c = p2.eruf_counters(res)
+    assert c["installed"] >= 1 and c["decreased"] >= 1
+    assert c["policed"] > 1  # the claim's "not more than one" fails at this bucket
+    assert c["policed"] == float(res.tables["eruf"]["policed"].sum())
