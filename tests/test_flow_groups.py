@@ -1,7 +1,6 @@
 """Flow groups (``count`` and ``group`` on a ``[[flow]]``) and the DiffServ summaries
 of a sweep; the worked example ``scenarios/examples/diffserv_study.toml`` turned into
-a report with per-group figures and a per-colour drop table (issue 35, items 8, 9 and
-the acceptance example)."""
+a report with per-group figures and a per-colour drop table."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``[sweep.cases]``: named settings of several keys, crossed with grid and seeds; the
-case name is a column of every table and a label (issue 35, item 7)."""
+case name is a column of every table and a label."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 35, "broken today" 1–3: table-valued grid values get short labels (tables,
+"""Sweep inputs: table-valued grid values get short labels (tables,
 report, catalog); grid keys inside one another and grid points that collapse into one
 run are errors naming both; numpy / range inputs are accepted, bad arguments and seeds
 are ScenarioErrors raised before any run."""
