@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_committed_scenarios_match_the_generator():
-    assert len(p3.specs()) == len(p3.MARKERS) + len(p3.MD_MARKERS) == 13
+    assert len(p3.specs()) == len(p3.MARKERS) + len(p3.MD_MARKERS) + len(p3.MD_READINGS) == 15
     for rel, data in p3.specs().items():
         path = scenarios_dir() / rel
         assert path.read_text() == to_toml(data, p3.HEADER), f"regenerate {rel}"
@@ -58,13 +58,13 @@ def test_basic_rtt_aware_gives_the_long_rtt_aggregate_the_excess_rtt_rto_mitigat
     r1, r2 = _aggregates("rtt-rto")
     gap = lambda a, b: abs(a - b) / (a + b)  # noqa: E731
     assert gap(r1, r2) < 0.7 * gap(b1, b2)
-    # RTT-SW mitigates only by protecting beyond the profile: with DP0 held to the CIR
-    # (protect_bound = "cir", P3 §VI) its imbalance stays the basic marker's, and with
-    # payback alone (rtt-sw-free: protect_bound = "none") it falls as the paper shows.
+    # RTT-SW mitigates only by protecting beyond the profile: as the paper words it
+    # (rtt-sw: protect_bound = "none", payback only) its imbalance falls as the paper
+    # shows; with DP0 held to the CIR (rtt-sw-cir) it stays the basic marker's.
     s1, s2 = _aggregates("rtt-sw")
-    f1, f2 = _aggregates("rtt-sw-free")
-    assert gap(s1, s2) > 0.9 * gap(b1, b2)
-    assert gap(f1, f2) < 0.7 * gap(b1, b2)
+    c1, c2 = _aggregates("rtt-sw-cir")
+    assert gap(s1, s2) < 0.7 * gap(b1, b2)
+    assert gap(c1, c2) > 0.9 * gap(b1, b2)
 
 
 def test_a_bad_marker_is_a_user_error_naming_the_key():

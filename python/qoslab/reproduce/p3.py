@@ -18,8 +18,11 @@ from the senders too (their smoothed RTT, queueing included) to show what that c
 Above the target a packet is DP0 with probability 1 − p, as P3's text says (``dp0 =
 "text"``); ``rtt-fig1`` is the basic marker with Fig. 1's (1 − p)² instead;
 ``rtt-rto-literal`` is RTT-RTO with the literal reading of §III's own-ratio rule
-(``rto_rule = "min_rtt_and_rto"``) and ``rtt-sw-free`` RTT-SW with protection beyond the
-profile (``protect_bound = "none"``), the other readings of Fig. 4. Each
+(``rto_rule = "min_rtt_and_rto"``), the other reading of §III's rule. Small-window
+protection follows P3's text, every packet of a micro-flow with cwnd < k DP0 and the
+protected bytes paid back by later packets (``protect_bound = "none"``, the headline
+reading); ``standard-sw-cir`` and ``rtt-sw-cir`` hold the aggregate's DP0 rate to its
+CIR instead (``protect_bound = "cir"``), the other reading of §VI. Each
 aggregate is 200 NewReno micro-flows (1024 B segments, window cap 64, no delayed ACKs,
 P3 §IV) starting in the first 5 s. Runs last 150 s; the first 50 s are discarded (the
 paper gives no duration).
@@ -27,6 +30,7 @@ paper gives no duration).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +66,25 @@ DURATION, WARMUP = 150.0, 50.0
 #: The conditioners compared, by scenario stem: the marker's keys.
 MARKERS: dict[str, dict[str, Any]] = {
     "standard": {"scheme": "standard", "pir": "3Mbps"},
-    "standard-sw": {"scheme": "standard", "pir": "3Mbps", "small_window": 3},
+    "standard-sw": {
+        "scheme": "standard",
+        "pir": "3Mbps",
+        "small_window": 3,
+        "protect_bound": "none",
+    },
     "rtt": {"scheme": "rtt"},
     "rtt-rto": {"scheme": "rtt_rto"},
-    "rtt-sw": {"scheme": "rtt", "small_window": 3},
+    "rtt-sw": {"scheme": "rtt", "small_window": 3, "protect_bound": "none"},
     "rtt-rto-srtt": {"scheme": "rtt_rto", "rtt": "oracle"},
     "rtt-fig1": {"scheme": "rtt", "dp0": "figure"},
     "rtt-rto-literal": {"scheme": "rtt_rto", "rto_rule": "min_rtt_and_rto"},
-    "rtt-sw-free": {"scheme": "rtt", "small_window": 3, "protect_bound": "none"},
+    "rtt-sw-cir": {"scheme": "rtt", "small_window": 3, "protect_bound": "cir"},
+    "standard-sw-cir": {
+        "scheme": "standard",
+        "pir": "3Mbps",
+        "small_window": 3,
+        "protect_bound": "cir",
+    },
 }
 LABELS = {
     "standard": "standard",
@@ -80,7 +95,8 @@ LABELS = {
     "rtt-rto-srtt": "RTT-RTO, RTT = senders' SRTT",
     "rtt-fig1": "basic RTT, DP0 with (1 − p)²",
     "rtt-rto-literal": "RTT-RTO, own ratio only with both minima",
-    "rtt-sw-free": "RTT-SW, protection unbounded (payback only)",
+    "rtt-sw-cir": "RTT-SW, DP0 held to CIR",
+    "standard-sw-cir": "standard + SW, DP0 held to CIR",
 }
 #: The override that sets F2's RTT: the delay of link 1 (n2–e2).
 F2_DELAY_KEY = "link.1.delay"
@@ -217,6 +233,8 @@ MD_FLOWS = {
 }
 #: The conditioners of the multi-domain experiment.
 MD_MARKERS = ["standard", "rtt", "rtt-rto", "rtt-sw"]
+#: Multi-domain scenarios run only for a reading (Fig. 6's protect_bound).
+MD_READINGS = ["rtt-sw-cir"]
 MD_CIR, MD_PIR = "1Mbps", "2Mbps"
 
 
@@ -282,7 +300,7 @@ def multi_domain(stem: str, marker: dict[str, Any]) -> dict[str, Any]:
 def specs() -> dict[str, dict[str, Any]]:
     """Every P3 scenario by its path under ``scenarios/``."""
     out = {f"p3/{k}.toml": scenario(k, m) for k, m in MARKERS.items()}
-    out |= {f"p3/md-{k}.toml": multi_domain(k, MARKERS[k]) for k in MD_MARKERS}
+    out |= {f"p3/md-{k}.toml": multi_domain(k, MARKERS[k]) for k in MD_MARKERS + MD_READINGS}
     return out
 
 
@@ -298,12 +316,24 @@ def write_scenarios(root: Path | None = None) -> list[Path]:
     return write_specs(specs(), HEADER, root)
 
 
+def order(quantity: str, a: list[float], b: list[float], **kw: Any) -> Comparison:
+    """:meth:`Comparison.order`, also for one seed (quick mode): fewer than two seeds give no
+    interval, and the claim is a tie whatever the difference, as the API rules for fewer
+    than three."""
+    if min(len(a), len(b)) >= 2:
+        return Comparison.order(quantity, a, b, **kw)
+    d = sum(a) / len(a) - sum(b) / len(b)
+    return Comparison(quantity, d, unit=kw.get("unit", ""), note=kw.get("note", ""),
+                      claim=kw.get("claim", "<"), ci=(-math.inf, math.inf), n=min(len(a), len(b)),
+                      a_name=kw.get("a_name", "A"), b_name=kw.get("b_name", "B"))  # fmt: skip
+
+
 # --------------------------------------------------------------------------- measures
 
 
 #: Stems run only for a reading or an ablation twin of Fig. 4, whose claims use F2 RTTs
 #: ≥ 50 ms (and 100 ms): quick mode runs them at those RTTs only.
-TWIN_STEMS = {"rtt-rto-literal", "rtt-sw-free", "rtt-rto-srtt", "rtt-fig1"}
+TWIN_STEMS = {"rtt-rto-literal", "rtt-sw-cir", "rtt-rto-srtt", "rtt-fig1"}
 
 
 def _rtts(ctx: Context, stem: str = "") -> list[float]:
@@ -312,8 +342,15 @@ def _rtts(ctx: Context, stem: str = "") -> list[float]:
     return F2_RTTS
 
 
-def _seeds(ctx: Context) -> int:
-    return 1 if ctx.quick else 5
+#: Stems whose seed-paired orders (Fig. 3) quick mode decides on three seeds; the other
+#: stems run one seed in quick mode, so their orders are ties there by rule.
+ORDER_STEMS = {"standard", "standard-sw", "standard-sw-cir"}
+
+
+def _seeds(ctx: Context, stem: str = "") -> int:
+    if ctx.quick:
+        return 3 if stem in ORDER_STEMS else 1
+    return 5
 
 
 #: Aggregate throughputs already measured in this process (experiments share them).
@@ -332,7 +369,7 @@ def measure(ctx: Context, stem: str) -> pl.DataFrame:
             ov: dict[str, Any] = {F2_DELAY_KEY: f2_access_delay(r)}
             if MARKERS[stem].get("rtt") != "oracle":
                 ov["conditioner.1.stages.0.rtt"] = _ms(r)
-            for seed in range(1, _seeds(ctx) + 1):
+            for seed in range(1, _seeds(ctx, stem) + 1):
                 saved = seed == 1 and abs(r - 0.100) < 1e-9
                 res = ctx.run(path, ov, seed=seed, label=stem) if saved else run(path, ov, seed)
                 fl = res.tables["flows"].with_columns(
@@ -385,20 +422,45 @@ def colours(res: Any, seconds: float, cir_bps: float) -> dict[str, dict[str, flo
     return out
 
 
+_VALS = ["mbps", "timeouts", "dp0_cir", "dp2_out", "drop_ratio"]
+_WIDE_NAMES = {
+    "mbps_F1": "f1_mbps", "mbps_F2": "f2_mbps", "timeouts_F1": "f1_timeouts",
+    "timeouts_F2": "f2_timeouts", "dp0_cir_F1": "f1_dp0_cir", "dp0_cir_F2": "f2_dp0_cir",
+    "dp2_out_F1": "f1_dp2_out", "dp2_out_F2": "f2_dp2_out",
+    "drop_ratio_F1": "f1_drop_ratio", "drop_ratio_F2": "f2_drop_ratio",
+}  # fmt: skip
+
+
+def _wide(m: pl.DataFrame, index: list[str]) -> pl.DataFrame:
+    wide = m.pivot(on="aggregate", index=index, values=_VALS).rename(_WIDE_NAMES)
+    return wide.with_columns((pl.col("f1_mbps") + pl.col("f2_mbps")).alias("total_mbps")).sort(
+        index
+    )
+
+
 def _per_rtt(df: pl.DataFrame) -> pl.DataFrame:
     """Mean over seeds: one row per (conditioner, F2 RTT) with F1, F2 and the total,
     their timeouts, DP0 rate ÷ CIR and DP2 share of out-of-profile packets."""
-    vals = ["mbps", "timeouts", "dp0_cir", "dp2_out", "drop_ratio"]
-    m = df.group_by(["conditioner", "f2_rtt", "aggregate"]).agg(pl.col(v).mean() for v in vals)
-    wide = m.pivot(on="aggregate", index=["conditioner", "f2_rtt"], values=vals)
-    return wide.rename(
-        {"mbps_F1": "f1_mbps", "mbps_F2": "f2_mbps", "timeouts_F1": "f1_timeouts",
-         "timeouts_F2": "f2_timeouts", "dp0_cir_F1": "f1_dp0_cir", "dp0_cir_F2": "f2_dp0_cir",
-         "dp2_out_F1": "f1_dp2_out", "dp2_out_F2": "f2_dp2_out",
-         "drop_ratio_F1": "f1_drop_ratio", "drop_ratio_F2": "f2_drop_ratio"}
-    ).with_columns((pl.col("f1_mbps") + pl.col("f2_mbps")).alias("total_mbps")).sort(
-        ["conditioner", "f2_rtt"]
-    )  # fmt: skip
+    m = df.group_by(["conditioner", "f2_rtt", "aggregate"]).agg(pl.col(v).mean() for v in _VALS)
+    return _wide(m, ["conditioner", "f2_rtt"])
+
+
+def _by_seed(df: pl.DataFrame) -> pl.DataFrame:
+    """One row per (conditioner, F2 RTT, seed), the columns of :func:`_per_rtt`."""
+    return _wide(df, ["conditioner", "f2_rtt", "seed"])
+
+
+def _seeds_of(
+    s: pl.DataFrame, stem: str, col: str, min_rtt: float = 0.0, at: float | None = None
+) -> list[float]:
+    """Per seed (in seed order): ``col`` of ``stem`` at F2 RTT ``at``, or its mean over
+    the F2 RTTs ≥ ``min_rtt`` (``s`` from :func:`_by_seed`)."""
+    r = s.filter(pl.col("conditioner") == stem)
+    if at is not None:
+        r = r.filter((pl.col("f2_rtt") - at).abs() < 1e-9)
+    else:
+        r = r.filter(pl.col("f2_rtt") >= min_rtt - 1e-9)
+    return r.group_by("seed").agg(pl.col(col).mean()).sort("seed")[col].to_list()
 
 
 def _at(t: pl.DataFrame, stem: str, rtt: float, col: str) -> float:
@@ -422,36 +484,68 @@ def _gap(t: pl.DataFrame, stem: str) -> float:
 # --------------------------------------------------------------------------- experiments
 
 
+#: P3 §V.A and §VI on small-window protection, the sentences the ``protect_bound``
+#: readings are argued from (docs/papers/p3.md#protection-profile).
+SW_RULE = ('§V.A: "With SW, if the window size of a flow is less than a threshold k, the '
+           'flow packets are marked as DP0." §VI: "when a packet is protected (it is '
+           're-marked to green when it was yellow or red), the flow profile must still be '
+           'preserved by marking later packets yellow or red." (every small-window packet '
+           'is DP0; the means of preserving the profile is payback by later packets, and '
+           'no bound on protection is given)')  # fmt: skip
+BOUND_NONE = Reading(
+    knob="protect_bound", name="none", headline=True,
+    text="every small-window packet DP0, repaid by marking later packets DP1/DP2",
+    argued=SW_RULE)  # fmt: skip
+BOUND_CIR = Reading(
+    knob="protect_bound",
+    name="cir",
+    text="protect only while the aggregate's DP0 rate stays ≤ CIR (the rest refused)",
+)
+
+
 @register("p3-f3", title="Standard conditioner with and without small-window protection",
           paper="P3 Fig. 3")  # fmt: skip
 def f3(ctx: Context) -> Outcome:
-    t = _per_rtt(pl.concat([measure(ctx, "standard"), measure(ctx, "standard-sw")]))
-    comps = [
-        Comparison("SW: total throughput, mean over F2 RTTs", _mean(t, "standard-sw", "total_mbps"),
-                   at_least=9.0, unit="Mb/s", against="close to the 10 Mb/s link (paper §V.A)"),
-        Comparison("total with SW − without", _mean(t, "standard-sw", "total_mbps")
-                   - _mean(t, "standard", "total_mbps"), at_least=0.0, unit="Mb/s",
-                   against="SW raises the total (paper §V.A)"),
-        Comparison("F1 (20 ms) with SW − without, F2 RTT ≥ 50 ms",
-                   _mean(t, "standard-sw", "f1_mbps", 0.05) - _mean(t, "standard", "f1_mbps", 0.05),
-                   at_least=0.0, unit="Mb/s", against="SW favours the short-RTT aggregate"),
-    ]  # fmt: skip
+    raw = pl.concat([measure(ctx, s) for s in ["standard", "standard-sw", "standard-sw-cir"]])
+    t, s = _per_rtt(raw), _by_seed(raw)
     rtts = _rtts(ctx)
-    for stem in ["standard", "standard-sw"]:
-        comps.append(
-            Comparison(f"{LABELS[stem]}: F2 packet drop ratio at {_ms(rtts[-1])} ÷ at "
-                       f"{_ms(rtts[0])}", _at(t, stem, rtts[-1], "f2_drop_ratio")
-                       / _at(t, stem, rtts[0], "f2_drop_ratio"), unit="×", at_most=1.0,
-                       against="the packet drop ratio decreases when the RTT of Flow 2 "
-                       "increases (paper §V.A)")
-        )  # fmt: skip
-    comps.append(
-        Comparison("standard + SW: highest DP0 rate ÷ CIR of an aggregate",
-                   max(_mean(t, "standard-sw", f"f{a}_dp0_cir") for a in (1, 2)),
-                   unit="×", at_most=1.0, rtol=0.05,
-                   against="the flow profile must still be preserved (paper §VI)")
-    )  # fmt: skip
-    return Outcome(comparisons=comps, tables={"throughput": t})
+
+    def claims(sw: str) -> list[Comparison]:
+        lab = LABELS[sw]
+        comps = [
+            Comparison(f"{lab}: total throughput, mean over F2 RTTs", _mean(t, sw, "total_mbps"),
+                       at_least=9.0, unit="Mb/s", against="close to the 10 Mb/s link (paper §V.A)"),
+            order(f"{lab}: total above standard's, mean over F2 RTTs",
+                             _seeds_of(s, sw, "total_mbps"), _seeds_of(s, "standard", "total_mbps"),
+                             claim=">", unit="Mb/s", a_name=lab, b_name="standard",
+                             note="SW raises the total (paper §V.A)"),
+            order(f"{lab}: F1 (20 ms) above standard's, F2 RTT ≥ 50 ms",
+                             _seeds_of(s, sw, "f1_mbps", 0.05),
+                             _seeds_of(s, "standard", "f1_mbps", 0.05), claim=">", unit="Mb/s",
+                             a_name=lab, b_name="standard",
+                             note="SW favours the short-RTT aggregate (paper §V.A)"),
+            Comparison(f"{lab}: highest DP0 rate ÷ CIR of an aggregate",
+                       max(_mean(t, sw, f"f{a}_dp0_cir") for a in (1, 2)),
+                       unit="×", at_most=1.0, rtol=0.05,
+                       against="the flow profile must still be preserved (paper §VI)"),
+        ]  # fmt: skip
+        return comps
+
+    def drop_order(stem: str) -> Comparison:
+        return order(
+            f"{LABELS[stem]}: F2 packet drop ratio at {_ms(rtts[-1])} below at {_ms(rtts[0])}",
+            _seeds_of(s, stem, "f2_drop_ratio", at=rtts[-1]),
+            _seeds_of(s, stem, "f2_drop_ratio", at=rtts[0]),
+            claim="<", a_name=_ms(rtts[-1]), b_name=_ms(rtts[0]),
+            note="the packet drop ratio decreases when the RTT of Flow 2 increases "
+                 "(paper §V.A)")  # fmt: skip
+
+    head = [*claims("standard-sw"), drop_order("standard"), drop_order("standard-sw")]
+    readings = [
+        ReadingResult(BOUND_NONE, [*claims("standard-sw"), drop_order("standard-sw")]),
+        ReadingResult(BOUND_CIR, [*claims("standard-sw-cir"), drop_order("standard-sw-cir")]),
+    ]
+    return Outcome(comparisons=head, tables={"throughput": t}, readings=readings)
 
 
 @register("p3-f4", title="Basic RTT-aware vs RTT-RTO vs RTT-SW, 200 micro-flows each",
@@ -465,9 +559,10 @@ def f4(ctx: Context) -> Outcome:
         "rtt-fig1",
         "rtt-rto-literal",
         "standard",
-        "rtt-sw-free",
+        "rtt-sw-cir",
     ]
-    t = _per_rtt(pl.concat([measure(ctx, s) for s in stems]))
+    raw = pl.concat([measure(ctx, s) for s in stems])
+    t, by_seed = _per_rtt(raw), _by_seed(raw)
     basic_f1, basic_f2 = _at(t, "rtt", 0.1, "f1_mbps"), _at(t, "rtt", 0.1, "f2_mbps")
     comps = [
         Comparison("basic RTT-aware, F2 RTT 100 ms: F1", basic_f1, paper=2.3, unit="Mb/s",
@@ -477,11 +572,14 @@ def f4(ctx: Context) -> Outcome:
         Comparison("basic RTT-aware, F2 RTT 100 ms: F2 / F1", basic_f2 / basic_f1, unit="×",
                    at_least=1.5, against="the long-RTT aggregate takes the excess"),
     ]  # fmt: skip
-    fig1_f1 = _at(t, "rtt-fig1", 0.1, "f1_mbps")
     comps.append(
-        Comparison("basic, F1 at 100 ms: |ours − paper| with Fig. 1's (1 − p)² − with the text's "
-                   "1 − p", abs(fig1_f1 - 2.3) - abs(basic_f1 - 2.3), unit="Mb/s", at_least=0.0,
-                   against="the text's rule is the closer reading")
+        order(
+            "basic, F1 at 100 ms: |ours − paper| with Fig. 1's (1 − p)² above with the text's "
+            "1 − p",
+            [abs(x - 2.3) for x in _seeds_of(by_seed, "rtt-fig1", "f1_mbps", at=0.1)],
+            [abs(x - 2.3) for x in _seeds_of(by_seed, "rtt", "f1_mbps", at=0.1)],
+            claim=">", unit="Mb/s", a_name="(1 − p)²", b_name="1 − p",
+            note="the text's rule is the closer reading")
     )  # fmt: skip
 
     def mitigates(s: str) -> Comparison:
@@ -503,13 +601,15 @@ def f4(ctx: Context) -> Outcome:
         )
 
     comps += [mitigates("rtt-rto"), mitigates("rtt-sw")]
-    comps += [
-        Comparison(f"{LABELS[s]}: highest DP0 rate ÷ CIR of an aggregate, F2 RTT ≥ 50 ms",
-                   max(_mean(t, s, "f1_dp0_cir", 0.05), _mean(t, s, "f2_dp0_cir", 0.05)),
-                   unit="×", at_most=1.0, rtol=0.05,
-                   against="the flow profile must still be preserved (paper §VI)")
-        for s in ["rtt-sw", "rtt-sw-free"]
-    ]  # fmt: skip
+
+    def profile(s: str) -> Comparison:
+        return Comparison(
+            f"{LABELS[s]}: highest DP0 rate ÷ CIR of an aggregate, F2 RTT ≥ 50 ms",
+            max(_mean(t, s, "f1_dp0_cir", 0.05), _mean(t, s, "f2_dp0_cir", 0.05)),
+            unit="×", at_most=1.0, rtol=0.05,
+            against="the flow profile must still be preserved (paper §VI)")  # fmt: skip
+
+    comps.append(profile("rtt-sw"))
     rule_new = Reading(
         knob="rto_rule", name="min_rtt_aggregate", headline=True,
         text="own RTT/RTO for the aggregate holding the minimum RTT",
@@ -531,20 +631,11 @@ def f4(ctx: Context) -> Outcome:
     src_srtt = Reading(
         knob="F4 RTT source", name="smoothed", text="the senders' smoothed RTT, queueing included"
     )
-    bound_cir = Reading(
-        knob="protect_bound", name="cir", headline=True,
-        text="protect only while the aggregate's DP0 rate stays ≤ CIR",
-        argued='§VI: "when a packet is protected (it is re-marked to green when it was '
-               'yellow or red), the flow profile must still be preserved by marking later '
-               'packets yellow or red."')  # fmt: skip
-    bound_none = Reading(
-        knob="protect_bound",
-        name="none",
-        text="protect every small-window packet, repay from later DP0 ones",
-    )
     readings = [
-        ReadingResult(bound_cir, [mitigates("rtt-sw"), f1_at_100("rtt-sw")]),
-        ReadingResult(bound_none, [mitigates("rtt-sw-free"), f1_at_100("rtt-sw-free")]),
+        ReadingResult(BOUND_NONE, [mitigates("rtt-sw"), f1_at_100("rtt-sw"), profile("rtt-sw")]),
+        ReadingResult(
+            BOUND_CIR, [mitigates("rtt-sw-cir"), f1_at_100("rtt-sw-cir"), profile("rtt-sw-cir")]
+        ),
         ReadingResult(rule_new, [mitigates("rtt-rto"), f1_at_100("rtt-rto")]),
         ReadingResult(rule_old, [mitigates("rtt-rto-literal"), f1_at_100("rtt-rto-literal")]),
         ReadingResult(src_prop, [mitigates("rtt-rto"), f1_at_100("rtt-rto")]),
@@ -618,55 +709,77 @@ def _jain(xs: list[float]) -> float:
           paper="P3 Fig. 6")  # fmt: skip
 def f6(ctx: Context) -> Outcome:
     rows = []
-    for topo, ov in MD_TOPOLOGIES.items():
-        for stem in MD_MARKERS:
-            path = ctx.scenario(f"p3/md-{stem}.toml")
-            for seed in range(1, _seeds(ctx) + 1):
-                label = f"md-{stem}"
-                res = (ctx.run(path, seed=seed, label=label) if seed == 1 and not ov
-                       else run(path, ov, seed=seed))  # fmt: skip
-                fl = res.tables["flows"].with_columns(
-                    pl.col("name").str.split("-").list.first().alias("aggregate")
-                )
-                marks = colours(res, DURATION - WARMUP, 1e6)
-                for (agg,), g in fl.group_by("aggregate", maintain_order=True):
-                    dp0 = marks.get(str(agg), {"dp0_cir": float("nan")})["dp0_cir"]
-                    rows.append({"topology": topo, "conditioner": stem, "seed": seed,
-                                 "aggregate": agg, "rtt_ms": 1000 * md_rtt(str(agg)),
-                                 "mbps": float(g["goodput_bps"].sum()) / 1e6,
-                                 "timeouts": int(g["timeouts"].sum()),
-                                 "dp0_cir": dp0})  # fmt: skip
+    runs = [(topo, stem) for topo in MD_TOPOLOGIES for stem in MD_MARKERS]
+    runs += [("all", stem) for stem in MD_READINGS]
+    for topo, stem in runs:
+        ov = MD_TOPOLOGIES[topo]
+        path = ctx.scenario(f"p3/md-{stem}.toml")
+        for seed in range(1, _seeds(ctx) + 1):
+            label = f"md-{stem}"
+            res = (ctx.run(path, seed=seed, label=label) if seed == 1 and not ov
+                   and stem in MD_MARKERS else run(path, ov, seed=seed))  # fmt: skip
+            fl = res.tables["flows"].with_columns(
+                pl.col("name").str.split("-").list.first().alias("aggregate")
+            )
+            marks = colours(res, DURATION - WARMUP, 1e6)
+            for (agg,), g in fl.group_by("aggregate", maintain_order=True):
+                dp0 = marks.get(str(agg), {"dp0_cir": float("nan")})["dp0_cir"]
+                rows.append({"topology": topo, "conditioner": stem, "seed": seed,
+                             "aggregate": agg, "rtt_ms": 1000 * md_rtt(str(agg)),
+                             "mbps": float(g["goodput_bps"].sum()) / 1e6,
+                             "timeouts": int(g["timeouts"].sum()),
+                             "dp0_cir": dp0})  # fmt: skip
+    per = pl.DataFrame(rows)
     t = (
-        pl.DataFrame(rows)
-        .group_by(["topology", "conditioner", "aggregate"], maintain_order=True)
+        per.group_by(["topology", "conditioner", "aggregate"], maintain_order=True)
         .agg(pl.col("rtt_ms").first(), pl.col("mbps").mean(), pl.col("timeouts").mean(),
              pl.col("dp0_cir").mean())
         .sort(["topology", "conditioner", "aggregate"])
     )  # fmt: skip
+    long, short = ["F1", "F2"], ["F3", "F4", "F5"]
+
+    def thr(topo: str, stem: str, aggs: list[str]) -> list[float]:
+        """Per seed: the mean throughput of the aggregates ``aggs``."""
+        r = per.filter((pl.col("topology") == topo) & (pl.col("conditioner") == stem)
+                       & pl.col("aggregate").is_in(aggs))  # fmt: skip
+        return r.group_by("seed").agg(pl.col("mbps").mean()).sort("seed")["mbps"].to_list()
+
+    def jain(topo: str, stem: str) -> list[float]:
+        r = per.filter((pl.col("topology") == topo) & (pl.col("conditioner") == stem))
+        g = r.group_by("seed").agg(pl.col("mbps")).sort("seed")
+        return [_jain(x) for x in g["mbps"].to_list()]
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs)
+
+    def sw_claims(topo: str, stem: str) -> list[Comparison]:
+        lab = LABELS[stem]
+        tt = t.filter((pl.col("topology") == topo) & (pl.col("conditioner") == stem))
+        return [
+            order(f"{lab}: short (F3–F5) above long (F1, F2) aggregates",
+                             thr(topo, stem, short), thr(topo, stem, long), claim=">",
+                             unit="Mb/s", a_name="short", b_name="long",
+                             note="short-RTT aggregates get more (paper §V.C)"),
+            Comparison(f"{lab}: highest DP0 rate ÷ CIR of an aggregate",
+                       float(tt["dp0_cir"].max()), unit="×", at_most=1.0,  # type: ignore[arg-type]
+                       rtol=0.05, against="the flow profile must still be preserved (paper §VI)"),
+        ]  # fmt: skip
 
     def claims(topo: str) -> list[Comparison]:
-        tt = t.filter(pl.col("topology") == topo)
-
-        def thr(stem: str, aggs: list[str]) -> float:
-            r = tt.filter((pl.col("conditioner") == stem) & pl.col("aggregate").is_in(aggs))
-            return float(r["mbps"].mean())  # type: ignore[arg-type]
-
-        long, short = ["F1", "F2"], ["F3", "F4", "F5"]
-        jain = {s: _jain(tt.filter(pl.col("conditioner") == s)["mbps"].to_list())
-                for s in MD_MARKERS}  # fmt: skip
+        best = max(["rtt", "rtt-sw"], key=lambda s: mean(jain(topo, s)))
+        std_f3 = mean(thr(topo, "standard", ["F3"])) / mean(thr(topo, "standard", long))
         return [
-            Comparison("basic RTT-aware: long (F1, F2) / short (F3–F5) aggregates",
-                       thr("rtt", long) / thr("rtt", short), unit="×", at_least=1.0,
-                       against="long-RTT aggregates get more (paper §V.C)"),
-            Comparison("RTT-SW: short / long aggregates",
-                       thr("rtt-sw", short) / thr("rtt-sw", long),
-                       unit="×", at_least=1.0, against="short-RTT aggregates get more"),
-            Comparison("standard: F3 / mean of F1, F2", thr("standard", ["F3"])
-                       / thr("standard", long), unit="×", at_least=1.5,
+            order("basic RTT-aware: long (F1, F2) above short (F3–F5) aggregates",
+                             thr(topo, "rtt", long), thr(topo, "rtt", short), claim=">",
+                             unit="Mb/s", a_name="long", b_name="short",
+                             note="long-RTT aggregates get more (paper §V.C)"),
+            sw_claims(topo, "rtt-sw")[0],
+            Comparison("standard: F3 / mean of F1, F2", std_f3, unit="×", at_least=1.5,
                        against="the shortest aggregate takes most"),
-            Comparison("RTT-RTO: Jain over the five aggregates − best of basic and RTT-SW",
-                       jain["rtt-rto"] - max(jain["rtt"], jain["rtt-sw"]), at_least=0.0,
-                       against="RTT-RTO is the fairest"),
+            order(f"RTT-RTO: Jain over the five aggregates above {LABELS[best]}'s",
+                             jain(topo, "rtt-rto"), jain(topo, best), claim=">",
+                             a_name="RTT-RTO", b_name=LABELS[best],
+                             note="RTT-RTO is the fairest (paper §V.C)"),
         ]  # fmt: skip
 
     head, middle = claims("all"), claims("middle")
@@ -683,6 +796,7 @@ def f6(ctx: Context) -> Outcome:
         cf,
         kind="off-paper",  # Fig. 2: "All links are 10 Mbps"
     )
+    head.append(sw_claims("all", "rtt-sw")[1])
     all_links = Reading(
         knob="F6 topology", name="all links 10 Mb/s", headline=True,
         text="every inter-domain link 10 Mb/s, each carrying F1, F2 and one cross aggregate",
@@ -696,7 +810,12 @@ def f6(ctx: Context) -> Outcome:
     return Outcome(
         comparisons=head,
         tables={"aggregates": t},
-        readings=[ReadingResult(all_links, head), ReadingResult(mid, middle)],
+        readings=[
+            ReadingResult(all_links, head[:4]),
+            ReadingResult(mid, middle),
+            ReadingResult(BOUND_NONE, sw_claims("all", "rtt-sw")),
+            ReadingResult(BOUND_CIR, sw_claims("all", "rtt-sw-cir")),
+        ],
     )
 
 
@@ -740,6 +859,8 @@ def _f4_figure(saved: Saved) -> Any:
 def _f6_figure(saved: Saved) -> Any:
     """The paper's form (Fig. 6): bars of each aggregate's throughput per conditioner."""
     t = saved.table("aggregates")
+    if "topology" in t.columns:  # the headline topology only (the readings are tables)
+        t = t.filter(pl.col("topology") == "all")
     fig, ax = plot.new_figure()
     aggs = list(MD_FLOWS)
     width = 0.8 / len(MD_MARKERS)

@@ -1090,6 +1090,12 @@ mod tests {
         assert!(free.protected as f64 >= 0.7 * total as f64, "{free:?}");
         assert!(free_mean > 3.0, "{free_mean}");
         assert_eq!(free.refused, 0);
+        // The text's rule (`none`, P3's headline reading) still pays back: every packet
+        // that is not from a small window and would have been DP0 repays debt, so the
+        // only DP0 packets are the 80 000 small-window ones, and the debt is never
+        // cleared (the profile is not kept).
+        assert!(free.paid_back > 300, "{free:?}");
+        assert!(free.colour[0].abs_diff(80_000) <= 100, "{free:?}");
         // The bound (default): DP0 at most CIR over the run and over every 1 s.
         let (b, mean, worst) = mostly_small("");
         assert!(mean <= 1.0 && mean > 0.9, "{mean} {b:?}");
