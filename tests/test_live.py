@@ -295,3 +295,26 @@ def test_cli_without_root_exits_2(tmp_path, monkeypatch, capsys):
     assert e.value.code == 2
     assert "live mode needs root" in capsys.readouterr().err
     assert _ours() == before
+
+
+def test_twin_runs_the_scenario_in_the_simulator_side_by_side(tmp_path):
+    # 10 Mb/s, 10 ms RTT, a queue above the BDP: Linux Reno and its twin both fill the link.
+    scen = chain("10Mbps", '{ kind = "droptail", limit = 30 }', RED_TCP.format(ecn="false"))
+    r = live(_path(tmp_path, scen), twin=True)
+    t = r.table("twin")
+    assert t["flow"].to_list() == ["t", "(total)"]
+    row = t.row(0, named=True)
+    assert row["live_bps"] == r.flows["goodput_bps"][0]
+    # The twin ran qoslab's Linux-like TCP, and its goodput is counted at Linux's 1448
+    # payload bytes per 1500-byte packet.
+    tcp = r.twin.scenario["flow"][0]["tcp"]
+    assert (tcp["variant"], tcp["recovery"], tcp["initial_window"], tcp["mss"]) == (
+        "sack",
+        "prr",
+        10,
+        1460,
+    )
+    assert row["sim_bps"] == pytest.approx(r.twin.flows["goodput_bps"][0] * 1448 / 1460)
+    assert abs(row["diff"]) < 0.05, row
+    assert r.summary["twin_total_diff"] == pytest.approx(row["diff"])
+    assert r.summary["twin_jain_live"] == pytest.approx(1.0)

@@ -156,6 +156,23 @@ def run_resolved(
     return res
 
 
+def add_twin(res: Result, data: Mapping[str, Any], seed: int) -> Result:
+    """Runs the simulated twin of the live run ``res`` (scenario ``data``, ``seed``) and
+    adds the ``twin`` table, the ``twin_*`` summary entries and ``res.twin``."""
+    from qoslab.twin import twin_data, twin_table
+
+    tdata, notes = twin_data(data)
+    sim = run(tdata, seed=seed)
+    table, summary = twin_table(data, res.flows, sim.flows)
+    res.tables["twin"] = table
+    res.summary.update(summary)
+    res.summary["twin_wall_s"] = sim.summary.get("wall_s")
+    if notes:
+        res.summary["twin_notes"] = notes
+    res.twin = sim
+    return res
+
+
 def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
     """Validates a scenario without running it; returns the loaded ``Scenario``.
 
@@ -209,6 +226,7 @@ def live(
     seed: int | None = None,
     *,
     work_dir: str | Path | None = None,
+    twin: bool = False,
 ) -> Result:
     """Runs one scenario live: real Linux TCP and UDP between network namespaces, through
     qoslab's own links, queues and conditioners driven by the wall clock.
@@ -218,6 +236,13 @@ def live(
     ``drops``, ``queues``, ``colours``, …) plus ``live_timing`` (how late the datapath
     ran its events), ``live_hosts``, ``live_sysctl`` and ``live_ping``; the summary's
     ``live_timing_ok`` is false when p99 lateness exceeds 100 µs or p99.9 exceeds 2 ms.
+
+    With ``twin=True`` the same scenario then runs in the simulator with qoslab's TCP set
+    as close to Linux's as it goes (SACK + PRR, IW 10, 40 ms delayed ACKs, the same
+    1500-byte packets; :mod:`qoslab.twin`): the result gains a ``twin`` table (per flow
+    and in total, live vs simulated goodput, drops, retransmits), ``twin_*`` summary
+    entries (totals, their difference, Jain's index of each) and ``result.twin``, the
+    simulated run itself.
     """
     problem = live_unavailable()
     if problem:
@@ -247,4 +272,6 @@ def live(
     res.summary["engine_build"] = _core.build_id()
     if sc.file:
         res.summary["scenario_file"] = sc.file
+    if twin:
+        add_twin(res, data, seed)
     return res
