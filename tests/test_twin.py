@@ -31,8 +31,8 @@ def test_twin_tcp_is_linux_like_and_valid():
     assert tcp["variant"] == "sack" and tcp["recovery"] == "prr"
     assert tcp["initial_window"] == 10 and tcp["delayed_ack"] and tcp["delack_timeout"] == "40ms"
     assert tcp["ecn"] is True and tcp["sack_blocks"] == 3 and tcp["halve"] == "window"
-    # Half of the default 32 MB buffers in 1460-byte segments.
-    assert tcp["max_window"] == 16_000_000 // 1460
+    # Half of the default 32 MiB buffers in 1460-byte segments.
+    assert tcp["max_window"] == (16 << 20) // 1460
     assert "tcp" not in data["flow"][1]  # the CBR flow is left alone
     assert SCEN["flow"][0]["tcp"]["variant"] == "newreno"  # the input is not modified
     check(data)  # the engine accepts every key

@@ -236,6 +236,8 @@ def live(
     ``drops``, ``queues``, ``colours``, …) plus ``live_timing`` (how late the datapath
     ran its events), ``live_hosts``, ``live_sysctl`` and ``live_ping``; the summary's
     ``live_timing_ok`` is false when p99 lateness exceeds 100 µs or p99.9 exceeds 2 ms.
+    With ``[live] pcap = true`` the delivered packets are in ``result.pcap_dir``
+    (``datapath.pcap``; ``Result.save`` copies it into the run's ``pcap/``).
 
     With ``twin=True`` the same scenario then runs in the simulator with qoslab's TCP set
     as close to Linux's as it goes (SACK + PRR, IW 10, 40 ms delayed ACKs, the same
@@ -257,14 +259,25 @@ def live(
         tmp = tempfile.mkdtemp(prefix="qoslab-live-")
         work_dir = tmp
     t0 = time.perf_counter()
+    kept = None
     try:
         raw = _core.live(to_json(data), agent, "json", int(seed), str(work_dir))
+        pcap = Path(work_dir) / "pcap"
+        if tmp is not None and pcap.is_dir():
+            # `[live] pcap`: kept as long as the result (Result.save copies it to pcap/).
+            kept = tempfile.mkdtemp(prefix="qoslab-pcap-")
+            shutil.move(str(pcap), Path(kept) / "pcap")
+            pcap = Path(kept) / "pcap"
     except ScenarioError as e:
         raise _engine_error(sc, e) from None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     res = Result.from_engine(raw, data)
+    if pcap.is_dir():
+        res.pcap_dir = pcap
+        if kept is not None:
+            res.pcap_cleanup = weakref.finalize(res, shutil.rmtree, kept, True)
     res.summary["call_s"] = time.perf_counter() - t0
     res.summary["seed"] = int(seed)
     res.summary["scenario_hash"] = run_key(data, seed)

@@ -68,7 +68,7 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
     ecn = live.get("ecn")
     if ecn is None:
         ecn = bool((flow_tcp or {}).get("ecn", False))
-    buf = min(_bytes(live.get("rmem"), 32e6), _bytes(live.get("wmem"), 32e6))
+    buf = min(_bytes(live.get("rmem"), 32 << 20), _bytes(live.get("wmem"), 32 << 20))
     tcp: dict[str, Any] = {
         "variant": "sack" if sack else "newreno",
         "mss": TWIN_MSS,
