@@ -4,6 +4,7 @@ the reason elsewhere. Each run is a few seconds at 10 Mb/s; one datapath at a ti
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -371,3 +372,42 @@ def test_pcap_from_the_datapath_holds_the_delivered_bytes(tmp_path):
     assert all(_ip_checksum_ok(b[:20]) for b, _ in recs)
     saved = r.save(tmp_path / "run")
     assert (saved / "pcap" / "datapath.pcap").stat().st_size == pcap.stat().st_size
+
+
+def test_pareto_on_off_udp_sends_in_bursts_at_its_rate(tmp_path):
+    # 8 Mb/s while on, Pareto on and off periods of mean 0.3 s: the sink sees bursts at
+    # the rate and silences, nothing is dropped (8 < 10 Mb/s), and the duty cycle is
+    # neither 0 nor 1.
+    flows = """
+[[flow]]
+name = "p"
+from = "a"
+to = "b"
+pareto = { rate = "8Mbps", mean_on = "300ms", mean_off = "300ms", size = 1000 }
+"""
+    extra = '[record]\ninterval = "100ms"'
+    r = live(
+        _path(
+            tmp_path,
+            chain(
+                "10Mbps",
+                '{ kind = "droptail", limit = 50 }',
+                flows,
+                duration="6s",
+                warmup="0s",
+                extra=extra,
+            ),
+        )
+    )
+    f = r.flows.row(0, named=True)
+    assert f["kind"] != "tcp"
+    # Nothing dropped; at most the packets in flight at the end (5 ms, 1 ms apart) missing.
+    assert f["drops"] == 0 and 0 <= f["pkts_sent"] - f["pkts_delivered"] <= 10
+    assert f["pkts_delivered"] > 0
+    share = f["goodput_bps"] * 1000 / 972 / 8e6
+    assert 0.1 < share < 0.9, share
+    # `series` holds the bytes the sink had read by each 100 ms mark.
+    cum = r.series.sort("t")["goodput_bytes"].to_list()
+    rates = [(b - a) * 8 / 0.1 for a, b in itertools.pairwise(cum)]
+    assert min(rates) < 0.1 * 8e6 * 972 / 1000  # an off interval
+    assert max(rates) > 0.8 * 8e6 * 972 / 1000  # an on interval at the rate

@@ -79,6 +79,11 @@ def test_twin_table_counts_the_same_bytes():
     assert s["twin_jain_live"] == pytest.approx(jain([8e6, 0.9e6]))
     _, s2 = twin_table({**SCEN, "live": {"timestamps": False}}, live, sim)
     assert s2["twin_total_sim_bps"] == pytest.approx(8.5e6 + 1e6 * 472 / 500)
+    # A Pareto on/off flow is UDP too.
+    onoff = {"name": "u", "from": "a", "to": "b", "pareto": {"rate": "1Mbps", "size": 200}}
+    t3, _ = twin_table({**SCEN, "flow": [SCEN["flow"][0], onoff]}, live, sim)
+    assert t3.row(1, named=True)["sim_bps"] == pytest.approx(1e6 * 172 / 200)
+    assert t3.row(1, named=True)["kind"] == "udp"
 
 
 def test_jain():

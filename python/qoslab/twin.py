@@ -126,8 +126,9 @@ def twin_table(
     summary entries (``twin_*``) of a live run and its simulated twin.
 
     ``live_bps`` is the live sink's goodput; ``sim_bps`` the twin's, at the live run's
-    application payload per packet (TCP: × 1448/1460 with timestamps; UDP: the datagram
-    less 28 bytes of headers), so the two count the same bytes; ``diff`` = sim / live − 1.
+    application payload per packet (TCP: × 1448/1460 with timestamps; UDP, CBR or Pareto
+    on/off: the datagram less 28 bytes of headers), so the two count the same bytes;
+    ``diff`` = sim / live − 1.
     Drops count after the warm-up (the datapath's and the simulator's queues);
     retransmits over the whole run (the live sender's ``TCP_INFO`` total).
     """
@@ -140,8 +141,9 @@ def twin_table(
         name = r["name"]
         s = sim.get(name)
         spec = specs.get(name, {})
-        if "cbr" in spec:
-            scale = _udp_payload_share((spec["cbr"] or {}).get("size", 1000))
+        udp = spec.get("cbr") or spec.get("pareto")
+        if udp is not None:
+            scale = _udp_payload_share(udp.get("size", 1000))
             kind = "udp"
         else:
             scale = payload / TWIN_MSS

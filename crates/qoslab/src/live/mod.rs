@@ -171,12 +171,6 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
                 "periodic writes are not built into the live sender yet",
             );
         }
-        if f.pareto.is_some() {
-            return refuse(
-                k("pareto"),
-                "on/off UDP senders are not built into live mode yet",
-            );
-        }
         if let Some(t) = &f.tcp {
             match t.cc {
                 crate::tcp::CcConfig::Reno => {}

@@ -723,16 +723,25 @@ fn agent_configs(
                         }));
                 }
                 if f.src == h {
-                    let (rate, size) = match &spec.cbr {
-                        Some(c) => (c.rate.bps() as f64, c.size as u64),
-                        None => (0.0, 0),
+                    let (rate, size) = match (&spec.cbr, &spec.pareto) {
+                        (Some(c), _) => (c.rate.bps() as f64, c.size as u64),
+                        (None, Some(p)) => (p.rate.bps() as f64, p.size as u64),
+                        (None, None) => (0.0, 0),
                     };
+                    // Pareto on/off (ns-2's Application/Traffic/Pareto): the agent draws
+                    // its periods from its own stream seeded by the run's seed and the
+                    // flow, with the simulator's law (not its sequence).
+                    let onoff = spec.pareto.as_ref().map(|p| {
+                        json!({"mean_on": secs(p.mean_on), "mean_off": secs(p.mean_off),
+                               "shape": p.shape, "seed": sc.seed.wrapping_mul(1_000_003)
+                                   .wrapping_add(i as u64)})
+                    });
                     send.push(json!({
                         "flow": i, "proto": proto, "dst": dst, "dport": f.dst_port,
                         "src": src, "sport": f.src_port, "start": f.start.as_secs_f64(),
                         "stop": spec.stop.map(secs), "bytes": spec.bytes.map(|b| b.0),
                         "rate": rate, "size": size, "dscp": spec.dscp,
-                        "trace": traced.contains(&f.name.as_str()),
+                        "trace": traced.contains(&f.name.as_str()), "onoff": onoff,
                     }));
                 }
             }
