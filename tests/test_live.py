@@ -4,6 +4,7 @@ the reason elsewhere. Each run is a few seconds at 10 Mb/s; one datapath at a ti
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -295,3 +296,118 @@ def test_cli_without_root_exits_2(tmp_path, monkeypatch, capsys):
     assert e.value.code == 2
     assert "live mode needs root" in capsys.readouterr().err
     assert _ours() == before
+
+
+def test_twin_runs_the_scenario_in_the_simulator_side_by_side(tmp_path):
+    # 10 Mb/s, 10 ms RTT, a queue above the BDP: Linux Reno and its twin both fill the link.
+    scen = chain("10Mbps", '{ kind = "droptail", limit = 30 }', RED_TCP.format(ecn="false"))
+    r = live(_path(tmp_path, scen), twin=True)
+    t = r.table("twin")
+    assert t["flow"].to_list() == ["t", "(total)"]
+    row = t.row(0, named=True)
+    assert row["live_bps"] == r.flows["goodput_bps"][0]
+    # The twin ran qoslab's Linux-like TCP, and its goodput is counted at Linux's 1448
+    # payload bytes per 1500-byte packet.
+    tcp = r.twin.scenario["flow"][0]["tcp"]
+    assert (tcp["variant"], tcp["recovery"], tcp["initial_window"], tcp["mss"]) == (
+        "sack",
+        "prr",
+        10,
+        1460,
+    )
+    assert row["sim_bps"] == pytest.approx(r.twin.flows["goodput_bps"][0] * 1448 / 1460)
+    assert abs(row["diff"]) < 0.05, row
+    assert r.summary["twin_total_diff"] == pytest.approx(row["diff"])
+    assert r.summary["twin_jain_live"] == pytest.approx(1.0)
+
+
+def _pcap_records(path):
+    import struct
+
+    data = path.read_bytes()
+    magic, _, _, _, _, snaplen, linktype = struct.unpack("<IHHiIII", data[:24])
+    recs, off = [], 24
+    while off < len(data):
+        _, _, incl, orig = struct.unpack("<IIII", data[off : off + 16])
+        recs.append((data[off + 16 : off + 16 + incl], orig))
+        off += 16 + incl
+    return magic, snaplen, linktype, recs
+
+
+def _ip_checksum_ok(h: bytes) -> bool:
+    ihl = (h[0] & 0x0F) * 4
+    s = sum(int.from_bytes(h[i : i + 2], "big") for i in range(0, ihl, 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s == 0xFFFF
+
+
+def test_pcap_from_the_datapath_holds_the_delivered_bytes(tmp_path):
+    # RED with ECN marks CE in the datapath: the capture shows the marks as delivered,
+    # with the IPv4 header checksum fixed, one record per packet written to a TUN.
+    red = '{ kind = "red", limit = 60, min_th = 3, max_th = 15, max_p = 0.1, ecn = true }'
+    r = live(
+        _path(
+            tmp_path,
+            chain(
+                "10Mbps",
+                red,
+                RED_TCP.format(ecn="true"),
+                duration="2s",
+                warmup="0s",
+                extra="[live]\npcap = true\npcap_snaplen = 100",
+            ),
+        )
+    )
+    f = r.flows.row(0, named=True)
+    pcap = r.pcap_dir / "datapath.pcap"
+    magic, snaplen, linktype, recs = _pcap_records(pcap)
+    assert (magic, snaplen, linktype) == (0xA1B23C4D, 100, 101)  # ns stamps, raw IP
+    written = int(r.table("live_hosts")["tun_written"].sum())
+    assert len(recs) == written == r.summary["live_pcap_packets"]
+    assert all(len(b) <= 100 and b[0] == 0x45 for b, _ in recs)
+    assert max(orig for _, orig in recs) == 1500  # full-size segments, cut to the snaplen
+    ce = [b for b, _ in recs if b[1] & 3 == 3]
+    assert len(ce) == f["ce_delivered"] > 0
+    assert all(_ip_checksum_ok(b[:20]) for b, _ in recs)
+    saved = r.save(tmp_path / "run")
+    assert (saved / "pcap" / "datapath.pcap").stat().st_size == pcap.stat().st_size
+
+
+def test_pareto_on_off_udp_sends_in_bursts_at_its_rate(tmp_path):
+    # 8 Mb/s while on, Pareto on and off periods of mean 0.3 s: the sink sees bursts at
+    # the rate and silences, nothing is dropped (8 < 10 Mb/s), and the duty cycle is
+    # neither 0 nor 1.
+    flows = """
+[[flow]]
+name = "p"
+from = "a"
+to = "b"
+pareto = { rate = "8Mbps", mean_on = "300ms", mean_off = "300ms", size = 1000 }
+"""
+    extra = '[record]\ninterval = "100ms"'
+    r = live(
+        _path(
+            tmp_path,
+            chain(
+                "10Mbps",
+                '{ kind = "droptail", limit = 50 }',
+                flows,
+                duration="6s",
+                warmup="0s",
+                extra=extra,
+            ),
+        )
+    )
+    f = r.flows.row(0, named=True)
+    assert f["kind"] != "tcp"
+    # Nothing dropped; at most the packets in flight at the end (5 ms, 1 ms apart) missing.
+    assert f["drops"] == 0 and 0 <= f["pkts_sent"] - f["pkts_delivered"] <= 10
+    assert f["pkts_delivered"] > 0
+    share = f["goodput_bps"] * 1000 / 972 / 8e6
+    assert 0.1 < share < 0.9, share
+    # `series` holds the bytes the sink had read by each 100 ms mark.
+    cum = r.series.sort("t")["goodput_bytes"].to_list()
+    rates = [(b - a) * 8 / 0.1 for a, b in itertools.pairwise(cum)]
+    assert min(rates) < 0.1 * 8e6 * 972 / 1000  # an off interval
+    assert max(rates) > 0.8 * 8e6 * 972 / 1000  # an on interval at the rate

@@ -169,6 +169,23 @@ def run_resolved(
     return res
 
 
+def add_twin(res: Result, data: Mapping[str, Any], seed: int) -> Result:
+    """Runs the simulated twin of the live run ``res`` (scenario ``data``, ``seed``) and
+    adds the ``twin`` table, the ``twin_*`` summary entries and ``res.twin``."""
+    from qoslab.twin import twin_data, twin_table
+
+    tdata, notes = twin_data(data)
+    sim = run(tdata, seed=seed)
+    table, summary = twin_table(data, res.flows, sim.flows)
+    res.tables["twin"] = table
+    res.summary.update(summary)
+    res.summary["twin_wall_s"] = sim.summary.get("wall_s")
+    if notes:
+        res.summary["twin_notes"] = notes
+    res.twin = sim
+    return res
+
+
 def check_data(sc: Scenario, data: Mapping[str, Any]) -> None:
     """Validates resolved scenario ``data`` (of ``sc``) with the engine, without running."""
     try:
@@ -197,6 +214,7 @@ def live(
     seed: int | None = None,
     *,
     work_dir: str | Path | None = None,
+    twin: bool = False,
 ) -> Result:
     """Runs one scenario live: real Linux TCP and UDP between network namespaces, through
     qoslab's own links, queues and conditioners driven by the wall clock.
@@ -206,6 +224,15 @@ def live(
     ``drops``, ``queues``, ``colours``, …) plus ``live_timing`` (how late the datapath
     ran its events), ``live_hosts``, ``live_sysctl`` and ``live_ping``; the summary's
     ``live_timing_ok`` is false when p99 lateness exceeds 100 µs or p99.9 exceeds 2 ms.
+    With ``[live] pcap = true`` the delivered packets are in ``result.pcap_dir``
+    (``datapath.pcap``; ``Result.save`` copies it into the run's ``pcap/``).
+
+    With ``twin=True`` the same scenario then runs in the simulator with qoslab's TCP set
+    as close to Linux's as it goes (SACK + PRR, IW 10, 40 ms delayed ACKs, the same
+    1500-byte packets; :mod:`qoslab.twin`): the result gains a ``twin`` table (per flow
+    and in total, live vs simulated goodput, drops, retransmits), ``twin_*`` summary
+    entries (totals, their difference, Jain's index of each) and ``result.twin``, the
+    simulated run itself.
     """
     problem = live_unavailable()
     if problem:
@@ -220,14 +247,25 @@ def live(
         tmp = tempfile.mkdtemp(prefix="qoslab-live-")
         work_dir = tmp
     t0 = time.perf_counter()
+    kept = None
     try:
         raw = _core.live(to_json(data), agent, "json", int(seed), str(work_dir))
+        pcap = Path(work_dir) / "pcap"
+        if tmp is not None and pcap.is_dir():
+            # `[live] pcap`: kept as long as the result (Result.save copies it to pcap/).
+            kept = tempfile.mkdtemp(prefix="qoslab-pcap-")
+            shutil.move(str(pcap), Path(kept) / "pcap")
+            pcap = Path(kept) / "pcap"
     except ScenarioError as e:
         raise _engine_error(sc, e) from None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     res = Result.from_engine(raw, data)
+    if pcap.is_dir():
+        res.pcap_dir = pcap
+        if kept is not None:
+            res.pcap_cleanup = weakref.finalize(res, shutil.rmtree, kept, True)
     res.summary["call_s"] = time.perf_counter() - t0
     res.summary["seed"] = int(seed)
     res.summary["scenario_hash"] = run_key(data, seed)
@@ -237,6 +275,8 @@ def live(
     res.summary["host"] = socket.gethostname()
     if sc.file:
         res.summary["scenario_file"] = sc.file
+    if twin:
+        add_twin(res, data, seed)
     return res
 
 

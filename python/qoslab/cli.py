@@ -364,7 +364,15 @@ def run(
     default=None,
     help="Results directory (default results/<name>-live).",
 )
-def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None) -> None:
+@click.option(
+    "--twin",
+    is_flag=True,
+    help="Also run the scenario in the simulator with Linux-like TCP settings (SACK, PRR, "
+    "IW 10, 40 ms delayed ACKs, 1500-byte packets) and compare: the `twin` table.",
+)
+def live(
+    scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None, twin: bool
+) -> None:
     """Run SCENARIO live: real Linux TCP/UDP in network namespaces through qoslab's own
     links, queues and conditioners (needs root and /dev/net/tun; exit 2 without them).
     """
@@ -397,7 +405,7 @@ def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | No
     except OSError as e:
         raise os_error(dest, e) from None
     try:
-        res = live_(sc, None, seed, work_dir=stage / "live")
+        res = live_(sc, None, seed, work_dir=stage / "live", twin=twin)
         save_run(dest, res, stage=stage)
     except BaseException:
         if stage.exists():
@@ -415,6 +423,17 @@ def live(scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | No
     cols = [c for c in ("name", "kind", "src", "dst", "goodput_bps", "drops") if c in flows.columns]
     with __import__("polars").Config(tbl_rows=50, tbl_hide_dataframe_shape=True):
         click.echo(flows.select(cols))
+        if twin:
+            s = res.summary
+            click.echo(
+                "simulated twin (Linux-like TCP; goodput at Linux's payload per packet): "
+                f"total {s['twin_total_sim_bps'] / 1e6:.3f} vs live "
+                f"{s['twin_total_live_bps'] / 1e6:.3f} Mb/s ({s['twin_total_diff']:+.1%}), "
+                f"Jain {s['twin_jain_sim']:.3f} vs {s['twin_jain_live']:.3f}"
+            )
+            click.echo(res.table("twin"))
+            for n in s.get("twin_notes") or []:
+                click.echo(f"note: {n}", err=True)
     click.echo(f"results: {dest}")
 
 

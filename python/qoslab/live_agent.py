@@ -12,7 +12,9 @@ cumulative series, per sender the kernel's ``TCP_INFO`` state, per probe the RTT
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
 import socket
 import struct
 import sys
@@ -157,7 +159,17 @@ class Agent:
         gap = f["size"] * 8 / f["rate"]
         t = f["start"]
         stop = f["stop"] if f["stop"] is not None else self.cfg["duration"]
+        onoff = f.get("onoff")
+        periods = pareto_periods(onoff) if onoff else None
+        on_until = math.inf
+        if periods is not None:
+            on_until = t + next(periods)
         while t < stop:
+            if t >= on_until:
+                # The on period is over: off for a Pareto draw, then on again.
+                t = on_until + next(periods)
+                on_until = t + next(periods)
+                continue
             self.sleep_until(t)
             try:
                 s.send(payload)
@@ -247,6 +259,20 @@ class Agent:
     def cc_of(self, s: socket.socket) -> str:
         """The congestion control a socket runs."""
         return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+
+
+def pareto_periods(onoff: dict):
+    """On, off, on, … period lengths [s] of a Pareto on/off source: Pareto draws of
+    the given means and shape (scale = mean·(shape − 1)/shape), as the simulator's
+    ``ParetoOnOff`` draws them, from a stream seeded by the run's seed and the flow."""
+    rng = random.Random(onoff["seed"])
+    k = onoff["shape"]
+    means = (onoff["mean_on"], onoff["mean_off"])
+    i = 0
+    while True:
+        scale = means[i % 2] * (k - 1) / k
+        yield scale / (1.0 - rng.random()) ** (1.0 / k)
+        i += 1
 
 
 def checksum(b: bytes) -> int:

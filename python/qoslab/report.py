@@ -190,7 +190,15 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         tables.append(("goodput by class", _table(by_class, source="flows + flow_classes.parquet")))
     tables += [
         (name, _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir()))
-        for name in ("colours", "colour_drops", "classes", "delays", "live_timing", "live_ping")
+        for name in (
+            "colours",
+            "colour_drops",
+            "classes",
+            "delays",
+            "live_timing",
+            "live_ping",
+            "twin",
+        )
         if name in r.tables
     ]
     return {

@@ -397,6 +397,8 @@ class Result:
         self.tables = tables
         self.scenario = scenario
         self.path = path
+        #: A live run's simulated twin (``qoslab.api.live(..., twin=True)``), else None.
+        self.twin: Result | None = None
         #: Folder holding the run's ``[[capture]]`` pcap files, if any (a temporary
         #: folder removed with this object, or ``pcap/`` of a saved run).
         self.pcap_dir: Path | None = None

@@ -9,6 +9,8 @@ use crate::time::SimTime;
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
 /// LINKTYPE_ETHERNET.
 pub const LINKTYPE_ETHERNET: u32 = 1;
+/// LINKTYPE_RAW: each record is an IP packet (live mode's datapath captures).
+pub const LINKTYPE_RAW: u32 = 101;
 /// Size of the global header that starts a file [bytes].
 pub const HEADER_BYTES: u64 = 24;
 /// Size of the header before each packet's bytes [bytes].
@@ -24,14 +26,19 @@ pub struct PcapWriter<W: Write> {
 
 impl<W: Write> PcapWriter<W> {
     /// Writes the global header (`snaplen` [bytes]) and returns the writer.
-    pub fn new(mut out: W, snaplen: u32) -> io::Result<Self> {
+    pub fn new(out: W, snaplen: u32) -> io::Result<Self> {
+        Self::with_linktype(out, snaplen, LINKTYPE_ETHERNET)
+    }
+
+    /// As [`PcapWriter::new`], with another link type (e.g. [`LINKTYPE_RAW`]).
+    pub fn with_linktype(mut out: W, snaplen: u32, linktype: u32) -> io::Result<Self> {
         let mut h = [0u8; 24];
         h[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
         h[4..6].copy_from_slice(&2u16.to_le_bytes());
         h[6..8].copy_from_slice(&4u16.to_le_bytes());
         // thiszone = 0, sigfigs = 0.
         h[16..20].copy_from_slice(&snaplen.to_le_bytes());
-        h[20..24].copy_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+        h[20..24].copy_from_slice(&linktype.to_le_bytes());
         out.write_all(&h)?;
         Ok(PcapWriter { out })
     }

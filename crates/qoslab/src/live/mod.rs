@@ -80,6 +80,13 @@ pub struct LiveConfig {
     /// ICMP echo probes between hosts (RTT measurements).
     #[serde(default)]
     pub ping: Vec<PingSpec>,
+    /// Write every packet the datapath delivers to a host (its real bytes, DSCP and CE
+    /// as delivered) to `pcap/datapath.pcap` (raw IPv4 link type); default false.
+    #[serde(default)]
+    pub pcap: bool,
+    /// Bytes stored per packet in that file (≥ 64; headers with options fit in 128).
+    #[serde(default = "pcap_snaplen")]
+    pub pcap_snaplen: u32,
 }
 
 /// `[[live.ping]]`: ICMP echo requests from one host to another.
@@ -107,6 +114,9 @@ fn yes() -> bool {
 fn big_buffer() -> Bytes {
     Bytes(32 << 20)
 }
+fn pcap_snaplen() -> u32 {
+    128
+}
 fn txqueuelen() -> u32 {
     10_000
 }
@@ -128,6 +138,8 @@ impl Default for LiveConfig {
             wmem: big_buffer(),
             txqueuelen: txqueuelen(),
             ping: Vec::new(),
+            pcap: false,
+            pcap_snaplen: pcap_snaplen(),
         }
     }
 }
@@ -157,12 +169,6 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
             return refuse(
                 k("writes"),
                 "periodic writes are not built into the live sender yet",
-            );
-        }
-        if f.pareto.is_some() {
-            return refuse(
-                k("pareto"),
-                "on/off UDP senders are not built into live mode yet",
             );
         }
         if let Some(t) = &f.tcp {
@@ -196,6 +202,12 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
             "qosmgr".into(),
             "P0's QoS managers live in qoslab's own hosts",
         );
+    }
+    if let Some(l) = sc.live.as_ref().filter(|l| l.pcap_snaplen < 64) {
+        return Err(ScenarioError::new(
+            "live.pcap_snaplen",
+            format!("must be at least 64 bytes, found {}", l.pcap_snaplen),
+        ));
     }
     Ok(())
 }
@@ -232,6 +244,14 @@ mod tests {
         assert!(e.to_string().contains("live.cc"), "{e}");
         let e = scenario("[live]\nbuffers = 1\n").unwrap_err();
         assert!(e.to_string().contains("buffers"), "{e}");
+        assert!(!l.pcap && l.pcap_snaplen == 128);
+        let l = scenario("[live]\npcap = true\npcap_snaplen = 1500\n")
+            .unwrap()
+            .live
+            .unwrap();
+        assert!(l.pcap && l.pcap_snaplen == 1500);
+        let small = scenario("[live]\npcap = true\npcap_snaplen = 63\n").unwrap();
+        assert_eq!(check_live(&small).unwrap_err().key, "live.pcap_snaplen");
         // The simulator ignores the table: a scenario without it has none.
         assert!(scenario("").unwrap().live.is_none());
     }

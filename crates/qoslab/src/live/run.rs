@@ -143,6 +143,50 @@ struct HostIo {
     rejected: u64,
 }
 
+/// The datapath's capture file (`[live] pcap`).
+struct LivePcap {
+    writer: crate::capture::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>,
+    snaplen: u32,
+    packets: u64,
+    error: Option<String>,
+}
+
+impl LivePcap {
+    fn open(path: &std::path::Path, snaplen: u32) -> Result<LivePcap, Error> {
+        let err = |e: std::io::Error| live_err(format!("{}: {e}", path.display()));
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(err)?;
+        }
+        let f = std::fs::File::create(path).map_err(err)?;
+        let writer = crate::capture::pcap::PcapWriter::with_linktype(
+            std::io::BufWriter::with_capacity(1 << 20, f),
+            snaplen,
+            crate::capture::pcap::LINKTYPE_RAW,
+        )
+        .map_err(err)?;
+        Ok(LivePcap {
+            writer,
+            snaplen,
+            packets: 0,
+            error: None,
+        })
+    }
+
+    /// Records one delivered packet; the first write error stops the capture.
+    fn record(&mut self, t: SimTime, bytes: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        match self
+            .writer
+            .record(t, bytes, bytes.len() as u32, self.snaplen)
+        {
+            Ok(()) => self.packets += 1,
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+}
+
 /// The datapath's I/O: the hosts' TUN devices and the bytes of the packets in flight.
 struct TunIo {
     hosts: Vec<HostIo>,
@@ -159,6 +203,8 @@ struct TunIo {
     ece_acks: Vec<u64>,
     /// Lateness of the TUN writes behind the delivery's scheduled time.
     write_late: Lateness,
+    /// `[live] pcap`: the delivered packets' bytes, stamped with their delivery time.
+    pcap: Option<LivePcap>,
     clock_now: Option<WallClock>,
     stop: Option<Arc<AtomicBool>>,
     flow_dst: Vec<NodeId>,
@@ -238,6 +284,9 @@ impl WallIo for TunIo {
         let Some(h) = self.host_of_node.get(pkt.dst.0 as usize).copied().flatten() else {
             return;
         };
+        if let Some(p) = &mut self.pcap {
+            p.record(now, &slot.1);
+        }
         let host = &mut self.hosts[h];
         if sys::write_packet(host.fd.as_raw_fd(), &slot.1) {
             host.tx += 1;
@@ -501,6 +550,13 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         ce_delivered: vec![0; nflows + 1],
         ece_acks: vec![0; nflows + 1],
         write_late: Lateness::default(),
+        pcap: match live.pcap {
+            true => Some(LivePcap::open(
+                &work.join("pcap").join("datapath.pcap"),
+                live.pcap_snaplen,
+            )?),
+            false => None,
+        },
         clock_now: None,
         stop: opts.interrupt.clone(),
         flow_dst,
@@ -546,6 +602,16 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     r.summary.insert("live_fifo".into(), fifo.into());
     r.summary.insert("live_cc".into(), live.cc.name().into());
     r.summary.insert("live_swept".into(), swept.len().into());
+    if let Some(p) = io.pcap.take() {
+        let flushed = p.writer.finish().map(|_| ()).map_err(|e| e.to_string());
+        if let Some(e) = p.error.clone().or(flushed.err()) {
+            warnings.push(format!("live: pcap/datapath.pcap incomplete: {e}"));
+        }
+        r.summary
+            .insert("live_pcap".into(), "pcap/datapath.pcap".into());
+        r.summary
+            .insert("live_pcap_packets".into(), p.packets.into());
+    }
     let mut all_warnings: Vec<serde_json::Value> = match r.summary.remove("warnings") {
         Some(serde_json::Value::Array(v)) => v,
         _ => Vec::new(),
@@ -657,16 +723,25 @@ fn agent_configs(
                         }));
                 }
                 if f.src == h {
-                    let (rate, size) = match &spec.cbr {
-                        Some(c) => (c.rate.bps() as f64, c.size as u64),
-                        None => (0.0, 0),
+                    let (rate, size) = match (&spec.cbr, &spec.pareto) {
+                        (Some(c), _) => (c.rate.bps() as f64, c.size as u64),
+                        (None, Some(p)) => (p.rate.bps() as f64, p.size as u64),
+                        (None, None) => (0.0, 0),
                     };
+                    // Pareto on/off (ns-2's Application/Traffic/Pareto): the agent draws
+                    // its periods from its own stream seeded by the run's seed and the
+                    // flow, with the simulator's law (not its sequence).
+                    let onoff = spec.pareto.as_ref().map(|p| {
+                        json!({"mean_on": secs(p.mean_on), "mean_off": secs(p.mean_off),
+                               "shape": p.shape, "seed": sc.seed.wrapping_mul(1_000_003)
+                                   .wrapping_add(i as u64)})
+                    });
                     send.push(json!({
                         "flow": i, "proto": proto, "dst": dst, "dport": f.dst_port,
                         "src": src, "sport": f.src_port, "start": f.start.as_secs_f64(),
                         "stop": spec.stop.map(secs), "bytes": spec.bytes.map(|b| b.0),
                         "rate": rate, "size": size, "dscp": spec.dscp,
-                        "trace": traced.contains(&f.name.as_str()),
+                        "trace": traced.contains(&f.name.as_str()), "onoff": onoff,
                     }));
                 }
             }

@@ -1,0 +1,209 @@
+"""The simulated twin of a live run (issue 37, ``qoslab live --twin``): the same scenario
+in the simulator with qoslab's TCP set as close to the live hosts' Linux TCP as it goes,
+and a side-by-side ``twin`` table of the two runs.
+
+What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
+
+- SACK recovery paced by PRR (RFC 6937, Linux's default since 3.2): ``variant = "sack"``,
+  ``recovery = "prr"``; ``[live] sack = false`` gives ``newreno`` (Linux without SACK
+  recovers NewReno-style);
+- initial window 10 segments (RFC 6928, Linux's ``TCP_INIT_CWND``);
+- delayed ACKs every second segment with Linux's 40 ms minimum delayed-ACK timer
+  (``TCP_DELACK_MIN``);
+- RTO = SRTT + max(200 ms, 4·RTTVAR): Linux floors its variance term at ``tcp_rto_min``
+  (``tcp_set_rto``), which is ``granularity = "200ms"`` in qoslab's RFC 6298 estimator;
+- ssthresh = cwnd / 2 (``tcp_reno_ssthresh``): ``halve = "window"``;
+- the SYN handshake (``handshake = true``), ECN as the live hosts have it, 3 SACK blocks
+  with timestamps (4 without);
+- the same packets on the wire: Linux's 1500-byte MTU carries 1448 payload bytes with
+  timestamps (52 bytes of headers), 1460 without; qoslab's TCP puts 40 bytes of headers
+  on a segment, so the twin uses ``mss = 1460`` (1500-byte packets, the same
+  serialisation times and queue occupancy as live) and its goodput is compared at Linux's
+  payload per packet (× 1448/1460 with timestamps);
+- a window that the buffers, not a segment cap, bound: ``max_window`` is half the live
+  hosts' largest socket buffer (Linux keeps about half of it for overhead) in segments.
+
+Not reproduced: CUBIC and BBR (the twin runs Reno and says so), Linux's slow start that
+grows by every acknowledged segment (qoslab's adds at most one MSS per ACK), quick-ACK
+mode, TSO/pacing, RACK-TLP loss detection.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+__all__ = ["jain", "twin_data", "twin_table", "twin_tcp"]
+
+#: Linux's payload bytes per 1500-byte packet, with and without TCP timestamps.
+LINUX_PAYLOAD = {True: 1448, False: 1460}
+#: The twin's MSS: qoslab puts 40 bytes of headers on it, so its packets are 1500 bytes.
+TWIN_MSS = 1460
+_BYTES = re.compile(r"^\s*([0-9.]+)\s*([kKMG]?i?B?)\s*$")
+_UNIT = {"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+_UNIT.update({"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3})
+
+
+def _bytes(v: Any, default: float) -> float:
+    """A ``[live]`` buffer size (``32MB``, ``"4MiB"``, 1000000) in bytes."""
+    if v is None:
+        return default
+    if isinstance(v, (int, float)):
+        return float(v)
+    m = _BYTES.match(str(v))
+    if not m or m.group(2) not in _UNIT:
+        return default
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tcp`` table of a flow's simulated twin (see the module doc)."""
+    sack = bool(live.get("sack", True))
+    ts = bool(live.get("timestamps", True))
+    ecn = live.get("ecn")
+    if ecn is None:
+        ecn = bool((flow_tcp or {}).get("ecn", False))
+    buf = min(_bytes(live.get("rmem"), 32 << 20), _bytes(live.get("wmem"), 32 << 20))
+    tcp: dict[str, Any] = {
+        "variant": "sack" if sack else "newreno",
+        "mss": TWIN_MSS,
+        "initial_window": 10,
+        "delayed_ack": True,
+        "delack_timeout": "40ms",
+        "granularity": "200ms",
+        "min_rto": "200ms",
+        "halve": "window",
+        "handshake": True,
+        "ecn": bool(ecn),
+        "max_window": max(64, int(buf / 2 // TWIN_MSS)),
+    }
+    if sack:
+        tcp["recovery"] = "prr"
+        tcp["sack_blocks"] = 3 if ts else 4
+    return tcp
+
+
+def twin_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The scenario ``data`` of a live run's simulated twin, and notes on what differs.
+
+    Every TCP flow's ``tcp`` table is replaced by :func:`twin_tcp` (a live run ignores
+    qoslab's TCP keys: the kernel's TCP runs); everything else (topology, queues,
+    conditioners, flows' timing and sizes, ``[record]``) is kept.
+    """
+    out = copy.deepcopy(dict(data))
+    live = dict(out.get("live") or {})
+    notes = []
+    cc = live.get("cc", "reno")
+    if cc != "reno":
+        notes.append(f"live ran Linux {cc}; qoslab has no {cc}: the twin runs Reno")
+    for f in out.get("flow") or []:
+        if isinstance(f, dict) and not any(k in f for k in ("cbr", "pareto")):
+            f["tcp"] = twin_tcp(f.get("tcp"), live)
+    return out, notes
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index (Σx)² / (n·Σx²); NaN for no flows or all zero."""
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    sq = sum(x * x for x in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if xs and sq > 0 else float("nan")
+
+
+def _udp_payload_share(size: Any) -> float:
+    # The live sink reads the UDP payload (size − 28); the simulator counts packets.
+    return (float(size) - 28.0) / float(size)
+
+
+def twin_table(
+    data: Mapping[str, Any], live_flows: pl.DataFrame, sim_flows: pl.DataFrame
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The side-by-side ``twin`` table (one row per flow and a ``(total)`` row) and the
+    summary entries (``twin_*``) of a live run and its simulated twin.
+
+    ``live_bps`` is the live sink's goodput; ``sim_bps`` the twin's, at the live run's
+    application payload per packet (TCP: × 1448/1460 with timestamps; UDP, CBR or Pareto
+    on/off: the datagram less 28 bytes of headers), so the two count the same bytes;
+    ``diff`` = sim / live − 1.
+    Drops count after the warm-up (the datapath's and the simulator's queues);
+    retransmits over the whole run (the live sender's ``TCP_INFO`` total).
+    """
+    live_cfg = dict(data.get("live") or {})
+    payload = LINUX_PAYLOAD[bool(live_cfg.get("timestamps", True))]
+    specs = {f.get("name"): f for f in data.get("flow") or [] if isinstance(f, dict)}
+    sim = {r["name"]: r for r in sim_flows.iter_rows(named=True)}
+    rows = []
+    for r in live_flows.iter_rows(named=True):
+        name = r["name"]
+        s = sim.get(name)
+        spec = specs.get(name, {})
+        udp = spec.get("cbr") or spec.get("pareto")
+        if udp is not None:
+            scale = _udp_payload_share(udp.get("size", 1000))
+            kind = "udp"
+        else:
+            scale = payload / TWIN_MSS
+            kind = "tcp"
+        live_bps = float(r.get("goodput_bps") or 0.0)
+        sim_bps = float(s["goodput_bps"]) * scale if s is not None else float("nan")
+        rows.append(
+            {
+                "flow": name,
+                "kind": kind,
+                "live_bps": live_bps,
+                "sim_bps": sim_bps,
+                "diff": sim_bps / live_bps - 1 if live_bps > 0 else float("nan"),
+                "live_drops": int(r.get("drops") or 0),
+                "sim_drops": int(s["drops"]) if s is not None else None,
+                "live_retransmits": r.get("retransmits"),
+                # TCP_INFO's total_retrans counts the whole connection: so does this.
+                "sim_retransmits": (
+                    s.get("retransmits_whole_run", s.get("retransmits")) if s is not None else None
+                ),
+            }
+        )
+    lt = sum(x["live_bps"] for x in rows)
+    st = sum(x["sim_bps"] for x in rows)
+    rows.append(
+        {
+            "flow": "(total)",
+            "kind": "",
+            "live_bps": lt,
+            "sim_bps": st,
+            "diff": st / lt - 1 if lt > 0 else float("nan"),
+            "live_drops": sum(x["live_drops"] for x in rows),
+            "sim_drops": sum(x["sim_drops"] or 0 for x in rows),
+            "live_retransmits": None,
+            "sim_retransmits": None,
+        }
+    )
+    for x in rows:
+        for k in ("live_retransmits", "sim_retransmits"):
+            x[k] = None if x[k] is None else int(x[k])
+    table = pl.DataFrame(
+        rows,
+        schema={
+            "flow": pl.String,
+            "kind": pl.String,
+            "live_bps": pl.Float64,
+            "sim_bps": pl.Float64,
+            "diff": pl.Float64,
+            "live_drops": pl.Int64,
+            "sim_drops": pl.Int64,
+            "live_retransmits": pl.Int64,
+            "sim_retransmits": pl.Int64,
+        },
+    )
+    per = rows[:-1]
+    summary = {
+        "twin_total_live_bps": lt,
+        "twin_total_sim_bps": st,
+        "twin_total_diff": st / lt - 1 if lt > 0 else float("nan"),
+        "twin_jain_live": jain([x["live_bps"] for x in per]),
+        "twin_jain_sim": jain([x["sim_bps"] for x in per]),
+    }
+    return table, summary

@@ -1,0 +1,92 @@
+"""The simulated twin of a live run (qoslab.twin): its TCP settings and the side-by-side
+table, without root (the live run itself is tested in test_live.py)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from qoslab import check
+from qoslab.twin import jain, twin_data, twin_table, twin_tcp
+
+SCEN = {
+    "name": "twin-unit",
+    "duration": "2s",
+    "node": [{"name": "a"}, {"name": "r", "kind": "router"}, {"name": "b"}],
+    "link": [
+        {"a": "a", "b": "r", "rate": "100Mbps", "delay": "1ms"},
+        {"a": "r", "b": "b", "rate": "10Mbps", "delay": "4ms"},
+    ],
+    "flow": [
+        {"name": "t", "from": "a", "to": "b", "tcp": {"variant": "newreno", "ecn": True}},
+        {"name": "u", "from": "a", "to": "b", "cbr": {"rate": "1Mbps", "size": 500}},
+    ],
+}
+
+
+def test_twin_tcp_is_linux_like_and_valid():
+    data, notes = twin_data(SCEN)
+    assert notes == []
+    tcp = data["flow"][0]["tcp"]
+    assert tcp["variant"] == "sack" and tcp["recovery"] == "prr"
+    assert tcp["initial_window"] == 10 and tcp["delayed_ack"] and tcp["delack_timeout"] == "40ms"
+    assert tcp["ecn"] is True and tcp["sack_blocks"] == 3 and tcp["halve"] == "window"
+    # Half of the default 32 MiB buffers in 1460-byte segments.
+    assert tcp["max_window"] == (16 << 20) // 1460
+    assert "tcp" not in data["flow"][1]  # the CBR flow is left alone
+    assert SCEN["flow"][0]["tcp"]["variant"] == "newreno"  # the input is not modified
+    check(data)  # the engine accepts every key
+
+
+def test_twin_follows_the_live_table():
+    t = twin_tcp({"ecn": True}, {"sack": False, "timestamps": False, "ecn": False, "rmem": "4MB"})
+    assert t["variant"] == "newreno" and "recovery" not in t and t["ecn"] is False
+    assert t["max_window"] == 2_000_000 // 1460
+    assert twin_tcp(None, {"wmem": "1MiB"})["max_window"] == (1 << 20) // 2 // 1460
+    _, notes = twin_data({**SCEN, "live": {"cc": "cubic"}})
+    assert notes and "cubic" in notes[0]
+
+
+def test_twin_table_counts_the_same_bytes():
+    live = pl.DataFrame(
+        {
+            "name": ["t", "u"],
+            "goodput_bps": [8e6, 0.9e6],
+            "drops": [3, 0],
+            "retransmits": [5, 0],
+        }
+    )
+    sim = pl.DataFrame(
+        {
+            "name": ["t", "u"],
+            "goodput_bps": [8.5e6, 1e6],
+            "drops": [2, 0],
+            "retransmits": [1, 0],
+            "retransmits_whole_run": [4, 0],
+        }
+    )
+    table, s = twin_table(SCEN, live, sim)
+    t, u, tot = table.iter_rows(named=True)
+    # TCP at Linux's 1448 payload bytes (timestamps on by default) per 1460 of the twin.
+    assert t["sim_bps"] == pytest.approx(8.5e6 * 1448 / 1460)
+    assert t["diff"] == pytest.approx(8.5e6 * 1448 / 1460 / 8e6 - 1)
+    assert t["sim_retransmits"] == 4  # whole run, like TCP_INFO's total
+    # UDP: the live sink reads size − 28 bytes of each datagram.
+    assert u["sim_bps"] == pytest.approx(1e6 * 472 / 500)
+    assert tot["flow"] == "(total)" and tot["live_drops"] == 3 and tot["sim_drops"] == 2
+    assert tot["live_bps"] == pytest.approx(8.9e6)
+    assert s["twin_total_diff"] == pytest.approx(tot["sim_bps"] / 8.9e6 - 1)
+    assert s["twin_jain_live"] == pytest.approx(jain([8e6, 0.9e6]))
+    _, s2 = twin_table({**SCEN, "live": {"timestamps": False}}, live, sim)
+    assert s2["twin_total_sim_bps"] == pytest.approx(8.5e6 + 1e6 * 472 / 500)
+    # A Pareto on/off flow is UDP too.
+    onoff = {"name": "u", "from": "a", "to": "b", "pareto": {"rate": "1Mbps", "size": 200}}
+    t3, _ = twin_table({**SCEN, "flow": [SCEN["flow"][0], onoff]}, live, sim)
+    assert t3.row(1, named=True)["sim_bps"] == pytest.approx(1e6 * 172 / 200)
+    assert t3.row(1, named=True)["kind"] == "udp"
+
+
+def test_jain():
+    assert jain([1.0, 1.0, 1.0]) == pytest.approx(1.0)
+    assert jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert jain([]) != jain([])  # NaN
