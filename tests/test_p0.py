@@ -145,8 +145,9 @@ def test_writes_apply_to_tcp_flows_only_and_need_a_positive_period():
 
 def test_bucket_depth_matters_only_where_tokens_can_be_lost():
     # Without loss the shaper keeps every connection backlogged and the two depths give
-    # the same throughput but for the first burst (within 0.5 % of the share); with loss on the client links the 600 ms connection (rate window
-    # ≈ 12 kB) gets less with the equal depth (10 kB) than with the RTT depth (19.2 kB).
+    # the same throughput but for the first burst (within 0.5 % of the share); with loss
+    # on the client links the 600 ms connection (rate window ≈ 12 kB) gets less with the
+    # equal depth (10 kB) than with the RTT depth (19.2 kB).
     none = {d: p0._depth_regime(d, 1, loss=0.0)["x600"] for d in ("equal", "rtt")}
     assert abs(none["equal"][0] - none["rtt"][0]) < 0.005
     lossy = {d: p0._depth_regime(d, 3)["x600"] for d in ("equal", "rtt")}
