@@ -141,3 +141,24 @@ def test_writes_apply_to_tcp_flows_only_and_need_a_positive_period():
                      "writes": {"size": "1KB", "every": "10ms"}}  # fmt: skip
     with pytest.raises(ScenarioError, match=r"flow\[0\]\.writes"):
         qoslab.run(sc)
+
+
+def test_bucket_depth_matters_only_where_tokens_can_be_lost():
+    # Without loss the shaper keeps every connection backlogged and the two depths give
+    # the same throughput but for the first burst (within 0.5 % of the share); with loss
+    # on the client links the 600 ms connection (rate window ≈ 12 kB) gets less with the
+    # equal depth (10 kB) than with the RTT depth (19.2 kB).
+    none = {d: p0._depth_regime(d, 1, loss=0.0)["x600"] for d in ("equal", "rtt")}
+    assert abs(none["equal"][0] - none["rtt"][0]) < 0.005
+    lossy = {d: p0._depth_regime(d, 3)["x600"] for d in ("equal", "rtt")}
+    assert lossy["equal"] != lossy["rtt"]
+    assert all(0.3 < x < 1.0 for x in lossy["equal"] + lossy["rtt"])
+
+
+def test_aggregate_fair_readings_and_twins_are_named_once():
+    assert [r.name for r in p0.AF_RTT_READINGS] == ["srtt", "min"]
+    assert sum(r.headline for r in p0.AF_RTT_READINGS + p0.DEPTH_READINGS) == 2
+    sc = p0.mix_scenario("aggregate_fair_min", 1, 60.0)
+    assert sc["flow"][0]["tcp"]["cc"]["rtt"] == "min"
+    assert "rtt" not in p0.mix_scenario("aggregate_fair", 1, 60.0)["flow"][0]["tcp"]["cc"]
+    assert 90.0 < p0.NO_SHARING_PCT < 91.0  # (3 · 20 000 + 12 500) / 80 000

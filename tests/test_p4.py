@@ -205,3 +205,33 @@ def test_explanations_link_to_existing_docs_and_scripts():
         doc, anchor = e.doc.split("#")
         assert f'<a id="{anchor}"></a>' in (root / doc).read_text(), e.doc
         assert (root / e.script.split()[-1]).is_file(), e.script
+
+
+def test_weight_ablations_take_ratio_minus_one_at_w_and_at_one_per_seed():
+    import polars as pl
+
+    rows = [
+        {"method": m, "w": w, "seed": s, "ratio": r}
+        for m in p4.METHODS
+        for w, rs in ((1, [1.1, 0.9, 1.0]), (10, [8.0, 10.0, 9.0]))
+        for s, r in zip((1, 2, 3), rs, strict=True)
+    ]
+    abl = p4._weight_ablations(pl.DataFrame(rows), 10, "2a")
+    assert [a.mechanism.split()[0] for a in abl] == ["MulTCP's", "10", "10"]
+    a = abl[0]
+    assert a.effect_with == 8.0 and abs(a.effect_without) < 1e-12
+    assert a.ci is not None and a.ci[0] > 0  # three seeds: the paired fall excludes 0
+    assert a.verdict == "within"
+    one = pl.DataFrame([r for r in rows if r["seed"] == 1])
+    b = p4._weight_ablations(one, 10, "2a")[0]
+    assert b.with_seeds is None and b.verdict == "within"  # one seed: no interval
+
+
+def test_f0_timeouts_are_counted_per_100_s_of_the_measured_window():
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    flows = pl.DataFrame({"name": ["f0", "f1"], "timeouts": [14, 3]})
+    res = SimpleNamespace(tables={"flows": flows})
+    assert p4._extras(res, "waimd", "300s") == {"f0_timeouts_100s": 5.0}  # 14 in 280 s

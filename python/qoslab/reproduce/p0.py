@@ -28,6 +28,7 @@ import polars as pl
 from qoslab import docgen, plot
 from qoslab.api import run
 from qoslab.reproduce import (
+    Ablation,
     Comparison,
     Context,
     Explanation,
@@ -374,9 +375,51 @@ def f3(ctx: Context) -> Outcome:
     return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
 
 
+#: The token-loss regime of ``p0-f4`` (§4.2.1): random loss on the client links
+#: (router → client, TL_LOSS of the packets). A connection whose window was just halved
+#: sends below its rate and waits for ACKs; its bucket fills meanwhile, and what does
+#: not fit (the rate window r_i·rtt_i: 12 kB for the 600 ms connection) is lost. The
+#: equal depth (10 kB each) is below that rate window, the RTT-proportional one (19.2 kB)
+#: above it. Without losses the shaper spaces every connection's packets at its rate,
+#: ACKs come back as spaced, no bucket ever fills and the depths give identical runs.
+TL_LOSS = 0.02
+
+#: The partitioned bucket's depth (§4.2.1), run side by side in ``p0-f4``.
+DEPTH_READINGS = [
+    Reading("partition depth", "rtt", "b_i = b·rtt_i/Σrtt (depth = \"rtt\")", headline=True,
+            argued='§4.2.1: "To avoid losing tokens, we configure each connection with a '
+                   'bucket depth proportionate to it\'s rtt value"'),
+    Reading("partition depth", "equal", "b_i = b/n (depth = \"equal\", Fig. 4a)"),
+]  # fmt: skip
+
+
+def _depth_regime(depth: str, seeds: int, loss: float = TL_LOSS) -> dict[str, list[float]]:
+    """Partitioned shaping on equal links with the ``depth`` reading and ``loss`` on the
+    client links: per seed the 600 ms connection's throughput over its share, Jain
+    (max-min) and the total in % of the rate."""
+    sc = scenario("f4-token-loss", EQUAL, {**SHAPE_PART_EQ, "depth": depth})
+    for lk in sc["link"][1:]:
+        lk["loss_a_to_b"] = loss
+    shares = fair_shares(EQUAL, True)
+    out: dict[str, list[float]] = {"x600": [], "jain": [], "total": []}
+    for seed in range(1, seeds + 1):
+        fl = run(sc, seed=seed).tables["flows"]
+        thr = [g * PKT / MSS / DURATION for g in fl["goodput_bytes"]]
+        x = [t / sh for t, sh in zip(thr, shares, strict=True)]
+        out["x600"].append(x[3])
+        out["jain"].append(jain(x))
+        out["total"].append(100 * sum(thr) / RATE)
+    return out
+
+
+def _avg(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
 @register("p0-f4", title="Partitioned shaping, equal links: equal / RTT depth", paper="P0 Fig. 4")
 def f4(ctx: Context) -> Outcome:
     flows, summ, series = _run_all(ctx, ["f4-equal-depth", "f4-rtt-depth"])
+    seeds = QUICK_SEEDS if ctx.quick else FULL_SEEDS
     comps = [
         Comparison("equal depth: Jain", _mean(summ, "f4-equal-depth", "jain"), paper=0.99,
                    atol=JAIN_ATOL),
@@ -387,7 +430,33 @@ def f4(ctx: Context) -> Outcome:
         Comparison("RTT depth: total", _mean(summ, "f4-rtt-depth", "total_pct"),
                    paper=99.5, unit="% of rate", atol=PCT_ATOL),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
+    regime = {d: _depth_regime(d, seeds) for d in ("equal", "rtt")}
+    stem = {"equal": "f4-equal-depth", "rtt": "f4-rtt-depth"}
+
+    def depth_comps(d: str) -> list[Comparison]:
+        r = regime[d]
+        return [
+            Comparison("no loss: Jain (max-min)", _mean(summ, stem[d], "jain"),
+                       at_least=0.98, against="fair (Fig. 4)"),
+            Comparison(f"{TL_LOSS:.0%} loss on the client links: 600 ms connection's "
+                       "throughput ÷ share", _avg(r["x600"]),
+                       note="no reference: the order below compares the readings"),
+        ]  # fmt: skip
+
+    readings = [ReadingResult(rd, depth_comps(rd.name)) for rd in DEPTH_READINGS]
+    comps.append(
+        Comparison.order(f"{TL_LOSS:.0%} loss on the client links: 600 ms connection's "
+                         "throughput ÷ share, equal − RTT depth (a depth below the rate "
+                         "window loses tokens, §4.2.1)",
+                         regime["equal"]["x600"], regime["rtt"]["x600"], claim="<",
+                         a_name="equal depth", b_name="RTT depth")
+    )  # fmt: skip
+    tl = pl.DataFrame(
+        [{"depth": d, "seed": k + 1, "x600": r["x600"][k], "jain": r["jain"][k],
+          "total_pct": r["total"][k]} for d, r in regime.items() for k in range(seeds)]
+    )  # fmt: skip
+    tables = _tables(flows, summ, series) | {"token_loss": tl}
+    return Outcome(comparisons=comps, tables=tables, readings=readings)
 
 
 @register("p0-f5", title="Partitioned shaping, unequal links", paper="P0 Fig. 5")
@@ -425,13 +494,25 @@ def f7(ctx: Context) -> Outcome:
     flows, summ, series = _run_all(ctx, stems)
     seq, fcfs, lru = (_mean(summ, s, "jain") for s in stems[:3])
     seeds = QUICK_SEEDS if ctx.quick else FULL_SEEDS
-    timer_lru, _ = _variant("lru", seeds, triggers=[])
+    timer_lru, timer_x = _variant("lru", seeds, triggers=[])
     why = ORDER_FAIRER.tested("LRU with the timer alone (no send/ACK triggers)",
                               sum(timer_lru) / len(timer_lru),
                               "python validation/p0_readings.py")  # fmt: skip
     fcfs_j, fcfs_x = _variant("fcfs_first", seeds)
     req_j, _ = _variant("fcfs", seeds)
     _, lru_x = _variant("lru", seeds)
+    # Ablation twin of the explanation: the ACK (and send) triggers off, timer alone.
+    short_with = [1 - x for x in lru_x]
+    short_without = [1 - x for x in timer_x]
+    ack = Ablation(
+        claim="the ACK trigger lets connections take tokens outside the LRU order and "
+              "the 50 ms connection falls short of its share",
+        mechanism="send and ACK triggers (§6.3)", twin="LRU with the 15 ms timer alone",
+        quantity="1 − the 50 ms connection's throughput ÷ share", falls_by=0.5,
+        effect_with=_avg(short_with), effect_without=_avg(short_without),
+        with_seeds=short_with, without_seeds=short_without, min_effect=0.01,
+        command="python validation/p0_readings.py",
+    )  # fmt: skip
 
     def fcfs_comp(js: list[float]) -> Comparison:
         return Comparison("FCFS: Jain", sum(js) / len(js), paper=0.95, atol=0.03)
@@ -461,7 +542,9 @@ def f7(ctx: Context) -> Outcome:
         Comparison("LRU unequal: total", _mean(summ, "f7-lru-unequal", "total_pct"),
                    paper=99.5, unit="% of rate", atol=PCT_ATOL),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables=_tables(flows, summ, series), readings=readings)
+    return Outcome(
+        comparisons=comps, tables=_tables(flows, summ, series), readings=readings, ablations=[ack]
+    )
 
 
 @register("p0-f8", title="Common bucket police-and-mark against partitioned", paper="P0 Fig. 8")
@@ -478,9 +561,18 @@ def f8(ctx: Context) -> Outcome:
     return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
 
 
+#: Total of partitioned buckets on unequal links when no connection can use another's
+#: unused share [% of the rate]: Σ min(link_i/8, r_m/4) / r_m.
+NO_SHARING_PCT = 100 * sum(min(b / 8, RATE / 4) for b in UNEQUAL) / RATE
+
+
+def _per_seed(summ: pl.DataFrame, stem: str, col: str) -> list[float]:
+    return summ.filter(pl.col("scenario") == stem).sort("seed")[col].to_list()
+
+
 @register("p0-f10", title="Logical partitions shaping: equal / unequal", paper="P0 Fig. 10")
 def f10(ctx: Context) -> Outcome:
-    stems = ["f10-equal", "f10-unequal", "f5-unequal"]
+    stems = ["f10-equal", "f10-unequal", "f5-unequal", "f7-sequential", "f3-equal"]
     flows, summ, series = _run_all(ctx, stems)
     comps = [
         Comparison("equal: Jain", _mean(summ, "f10-equal", "jain"), paper=0.996, atol=JAIN_ATOL),
@@ -492,7 +584,37 @@ def f10(ctx: Context) -> Outcome:
                    _mean(summ, "f10-unequal", "total_pct") - _mean(summ, "f5-unequal", "total_pct"),
                    at_least=3.0, unit="points", against="partitioned wastes the unused share"),
     ]  # fmt: skip
-    return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
+    # Ablation twins (§4.2.3): the same common bucket without its logical partitions
+    # (the paper's sequential scan: no per-connection accounting), and partitioned
+    # buckets without the sharing of unused tokens.
+    base = _per_seed(summ, "f3-equal", "jain")
+    fair_with = [a - b for a, b in zip(_per_seed(summ, "f10-equal", "jain"), base, strict=True)]
+    fair_without = [
+        a - b for a, b in zip(_per_seed(summ, "f7-sequential", "jain"), base, strict=True)
+    ]
+    use_with = [t - NO_SHARING_PCT for t in _per_seed(summ, "f10-unequal", "total_pct")]
+    use_without = [t - NO_SHARING_PCT for t in _per_seed(summ, "f5-unequal", "total_pct")]
+    ablations = [
+        Ablation(claim="logical partitions make the common bucket as fair as partitioned ones",
+                 mechanism="logical partitions (§4.2.3)",
+                 twin="common bucket, sequential scan (f7-sequential)",
+                 quantity="Jain − Jain without rate control (f3-equal)", falls_by=0.5,
+                 effect_with=_avg(fair_with), effect_without=_avg(fair_without),
+                 with_seeds=fair_with, without_seeds=fair_without,
+                 command="qoslab run scenarios/p0/f7-sequential.toml"),
+        Ablation(claim="unused tokens shared among the logical partitions fill the rate",
+                 mechanism="sharing of unused tokens (§4.2.3, Fig. 9)",
+                 twin="partitioned buckets (f5-unequal)",
+                 quantity=f"total − {NO_SHARING_PCT:.1f} % (no sharing: Σ min(link, r_m/4))",
+                 unit="points", falls_by=0.5,
+                 effect_with=_avg(use_with), effect_without=_avg(use_without),
+                 with_seeds=use_with, without_seeds=use_without,
+                 command="qoslab run scenarios/p0/f5-unequal.toml"),
+    ]  # fmt: skip
+    keep = ["f10-equal", "f10-unequal", "f5-unequal"]
+    sel = pl.col("scenario").is_in(keep)
+    tables = _tables(flows.filter(sel), summ.filter(sel), series.filter(sel))
+    return Outcome(comparisons=comps, tables=tables, ablations=ablations)
 
 
 @register("p0-f11", title="Logical partitions police-and-mark, unequal links", paper="P0 Fig. 11")
@@ -658,12 +780,28 @@ def mix_arrivals(seed: int, duration: float) -> list[tuple[float, int, int]]:
 MIX_QUEUES = [50, 10]
 
 
+#: The aggregate-fair increase's RTT (§5), run side by side in ``p0-mix`` (50-packet
+#: queue): the smoothed RTT (as built) and the base RTT (``rtt = "min"``).
+MIX_READING_CC: dict[str, Any] = {
+    "aggregate_fair_min": {**MIX_CC["aggregate_fair"], "rtt": "min"},
+}
+AF_RTT_READINGS = [
+    Reading("aggregate_fair rtt", "srtt", "the increase scaled by the smoothed RTT, queueing "
+            "included", headline=True,
+            argued='§5: "Between successive packet losses the window increases from cwnd/2 '
+                   'to cwnd during a time duration [...] increasing at the rate of 1 per '
+                   'rtt_i": rtt_i is the time a window takes, queueing included'),
+    Reading("aggregate_fair rtt", "min", "the increase scaled by the smallest RTT sample "
+            "(the base RTT, rtt = \"min\")"),
+]  # fmt: skip
+
+
 def mix_scenario(cc_name: str, seed: int, duration: float, queue: int = 50) -> dict[str, Any]:
     """The P0 equal-link topology without rate control (the server's 1 Mb/s access link
     is the bottleneck where the aggregate shares, P0 §5), its four long-lived
     connections, and the short transfers of ``mix_arrivals``; every connection runs
     congestion control ``cc_name`` of MIX_CC."""
-    cc = MIX_CC[cc_name]
+    cc = MIX_CC[cc_name] if cc_name in MIX_CC else MIX_READING_CC[cc_name]
     data = scenario(f"mix-{cc_name}", EQUAL, None, cc=cc)
     data["duration"] = f"{duration:g}s"
     data["link"][0]["queue"] = {"kind": "droptail", "limit": queue}
@@ -747,6 +885,12 @@ def mix(ctx: Context) -> Outcome:
                 r = _mix_run(cc_name, seed, duration, queue)
                 rows.append(r["row"])
                 fcts.append(r["fct"])
+    # The base-RTT reading (50-packet queue): the counterfactual of AF_QUEUEING.
+    q0 = max(MIX_QUEUES)
+    for seed in range(1, seeds + 1):
+        r = _mix_run("aggregate_fair_min", seed, duration, q0)
+        rows.append(r["row"])
+        fcts.append(r["fct"])
     per_seed = pl.DataFrame(rows)
     summ = per_seed.group_by(["queue", "cc"], maintain_order=True).agg(
         *[pl.col(c).mean() for c in per_seed.columns if c not in ("queue", "cc", "seed")],
@@ -759,12 +903,54 @@ def mix(ctx: Context) -> Outcome:
     def m(queue: int, cc: str, col: str) -> float:
         return float(summ.filter((pl.col("queue") == queue) & (pl.col("cc") == cc))[col][0])
 
-    comps = _mix_comparisons(m)
-    return Outcome(comparisons=comps, tables={"mix": summ, "mix-seeds": per_seed, "mix-fct": fct})
+    def seeds_of(queue: int, cc: str, col: str) -> list[float]:
+        g = per_seed.filter((pl.col("queue") == queue) & (pl.col("cc") == cc)).sort("seed")
+        return g[col].to_list()
+
+    gain_min = m(q0, "aggregate_fair_min", "jain_long") - m(q0, "reno", "jain_long")
+    comps = _mix_comparisons(m, gain_min, duration)
+
+    def gain_comp(value: float) -> Comparison:
+        return Comparison(
+            f"{q0}-packet queue: Jain of the long connections, aggregate-fair − Reno",
+            value, at_least=0.05, against="fairer than Reno (P0 §5)",
+        )  # fmt: skip
+
+    readings = [
+        ReadingResult(AF_RTT_READINGS[0], [gain_comp(m(q0, "aggregate_fair", "jain_long")
+                                                     - m(q0, "reno", "jain_long"))]),
+        ReadingResult(AF_RTT_READINGS[1], [gain_comp(gain_min)]),
+    ]  # fmt: skip
+    ablations = []
+    for q in MIX_QUEUES:
+        # 600 ms ÷ 50 ms long connection's throughput: 1 when fair, small under RTT bias.
+        w = [1 / x for x in seeds_of(q, "aggregate_fair", "long_50_600")]
+        wo = [1 / x for x in seeds_of(q, "reno", "long_50_600")]
+        ablations.append(
+            Ablation(claim=f"{q}-packet queue: the aggregate-fair increase gives the 600 ms "
+                           "connection a fairer share against the 50 ms one",
+                     mechanism="aggregate-fair increase (rtt_i/rtt_av)² per RTT (§5)",
+                     twin="Reno's increase (+1 segment per RTT)",
+                     quantity="600 ms ÷ 50 ms long connection's throughput", falls_by=0.5,
+                     effect_with=_avg(w), effect_without=_avg(wo), with_seeds=w,
+                     without_seeds=wo, command="qoslab reproduce p0-mix")
+        )  # fmt: skip
+    tables = {"mix": summ.filter(pl.col("cc").is_in(list(MIX_CC))), "mix-readings": summ,
+              "mix-seeds": per_seed, "mix-fct": fct}  # fmt: skip
+    return Outcome(comparisons=comps, tables=tables, readings=readings, ablations=ablations)
 
 
-def _mix_comparisons(m: Any) -> list[Comparison]:
-    """The comparisons of ``p0-mix``; ``m(queue, cc, column)`` is a mean over seeds."""
+def _mix_comparisons(
+    m: Any, gain_min: float | None = None, duration: float = DURATION
+) -> list[Comparison]:
+    """The comparisons of ``p0-mix``; ``m(queue, cc, column)`` is a mean over seeds;
+    ``gain_min`` is the Jain gain with the base-RTT reading (50-packet queue), the
+    counterfactual of AF_QUEUEING."""  # fmt: skip
+    why = AF_QUEUEING.tested(
+        "the increase scaled by the base RTT (rtt = \"min\"), not the queue-inflated srtt",
+        gain_min, f"qoslab reproduce p0-mix  # cc rtt = \"min\", {duration:g} s",
+        kind="reading",
+    )  # fmt: skip
     comps = []
     for q in MIX_QUEUES:
         gain = m(q, "aggregate_fair", "jain_long") - m(q, "reno", "jain_long")
@@ -774,7 +960,7 @@ def _mix_comparisons(m: Any) -> list[Comparison]:
                        against="RTT bias with the standard increase"),
             Comparison(f"{q}-packet queue: Jain of the long connections, aggregate-fair − Reno",
                        gain, at_least=0.05, against="fairer than Reno (P0 §5)",
-                       explanation=AF_QUEUEING.untested() if q == max(MIX_QUEUES) else None),
+                       explanation=why if q == max(MIX_QUEUES) else None),
             Comparison(f"{q}-packet queue: access-link utilisation, aggregate-fair − Reno",
                        m(q, "aggregate_fair", "util_pct") - m(q, "reno", "util_pct"),
                        at_least=-3.0, unit="points", against="no more than 3 points lost"),

@@ -95,6 +95,15 @@ pub struct PtcpConfig {
     /// stripe the first segment of the recently-stalled pipe").
     #[serde(default)]
     pub redundant_after_timeout: bool,
+    /// Fast reassign (P4 §4.1 "Dynamic Reassignment"): data whose latest transmission
+    /// precedes three acknowledged transmissions moves to another pipe; on by default.
+    /// Off (`false`) is the ablation twin: lost data waits for its own pipe's recovery.
+    #[serde(default = "default_true")]
+    pub fast_reassign: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_buffer() -> Bytes {
@@ -318,7 +327,9 @@ impl Ptcp {
                 self.engine.acked_tx(tx);
             }
             self.acked = acked;
-            self.engine.presume_lost();
+            if self.cfg.fast_reassign {
+                self.engine.presume_lost();
+            }
             let mut lost = std::mem::take(&mut self.lost);
             self.engine.take_presumed(&mut lost);
             if self.cfg.binding == PtcpBinding::Unbind {

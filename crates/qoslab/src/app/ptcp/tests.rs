@@ -211,6 +211,7 @@ fn cfg(w: u32, buf: u64) -> PtcpConfig {
         recv_buffer: Bytes(buf),
         binding: PtcpBinding::Unbind,
         redundant_after_timeout: false,
+        fast_reassign: true,
     }
 }
 
@@ -343,6 +344,36 @@ fn a_fast_reassigned_segment_goes_on_another_pipe_before_its_pipe_times_out() {
     );
     assert!(net.pt.engine.stats.reassigns >= 1);
     assert_eq!(net.pt.pipes[0].snd.stats().timeouts, 0);
+}
+
+#[test]
+fn without_fast_reassign_lost_data_waits_for_its_own_pipe() {
+    // The ablation twin of the test above (`fast_reassign = false`): nothing is presumed
+    // lost, and the data's first copy after the loss is pipe 0's own retransmission.
+    let c = PtcpConfig {
+        fast_reassign: false,
+        ..cfg(2, 200_000)
+    };
+    let mut pt = Ptcp::new(&c, &sack(), Some(200_000));
+    pt.rcv.log = Some(Vec::new());
+    let mut net = Net::clean(pt);
+    net.drop_one = Some((0, 19_000));
+    net.run(SimTime::from_secs(60));
+    assert!(net.pt.is_done());
+    assert_stream(&net.pt, 200_000, "no fast reassign");
+    let lost = net.lost();
+    assert_eq!(net.pt.engine.stats.reassigns, 0);
+    let first = net
+        .sent
+        .iter()
+        .find(|s| s.t > lost.t && s.h.len > 0 && s.h.dsn == lost.h.dsn)
+        .copied()
+        .expect("the data went again");
+    assert_eq!(first.h.subflow, 0, "its own pipe resent it first");
+    let d = toml::from_str::<PtcpConfig>("pipes = 3").unwrap();
+    assert!(d.fast_reassign, "on by default");
+    let d = toml::from_str::<PtcpConfig>("pipes = 3\nfast_reassign = false").unwrap();
+    assert!(!d.fast_reassign);
 }
 
 #[test]
