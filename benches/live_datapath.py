@@ -1,4 +1,4 @@
-"""Throughput of live mode's datapath (issue 37; not a pass/fail test). Needs root and
+"""Throughput of live mode's datapath (not a pass/fail test). Needs root and
 /dev/net/tun.
 
     sudo .venv/bin/python benches/live_datapath.py [--seconds 10] [--only forward|shaped]
@@ -9,7 +9,7 @@
    offloads). Prints the goodput, the IP-level rate through the datapath, packets per
    second, and CPU per Gb/s: of this process (the datapath thread; the Python around
    it is idle during the run) and of the agents (senders and sinks, whose system time
-   is the kernel's TCP). Target (issue 37): ≥ 1.5 Gb/s on the 2-core machine when quiet.
+   is the kernel's TCP). Target: ≥ 1.5 Gb/s on the 2-core machine when quiet.
 2. ``shaped``: one Linux CUBIC flow over a 1 Gb/s bottleneck with a 40 ms RTT and a
    DropTail queue of one BDP (3,400 packets), 32 MB socket buffers. Prints its goodput
    against the TCP ceiling (1 Gb/s × 1448/1500 payload bytes per packet). Target:

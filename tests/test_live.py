@@ -1,4 +1,4 @@
-"""Live mode (issue 37): real Linux TCP/UDP in network namespaces through qoslab's own
+"""Live mode: real Linux TCP/UDP in network namespaces through qoslab's own
 links, queues and conditioners. Needs root and /dev/net/tun (CI has both); skipped with
 the reason elsewhere. Each run is a few seconds at 10 Mb/s; one datapath at a time."""
 

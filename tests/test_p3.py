@@ -85,7 +85,7 @@ def _three_aggregates(rule: str, seed: int) -> float:
 
 
 def test_three_aggregates_are_not_bimodal_across_seeds():
-    # Issue 32: with the literal rule (own ratio only for the aggregate holding both
+    # With the literal rule (own ratio only for the aggregate holding both
     # minima) the 20 ms aggregate lands near 1.9 or near 2.6 Mb/s by seed, as its RTO
     # falls above or below the 80 ms aggregate's (seeds 7–12: 2.29, 2.60, 2.36, 1.94,
     # 1.91, 1.90). The headline rule keeps q continuous: 2.56–2.64 on the same seeds.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live mode against the simulator (issue 37): real Linux TCP through qoslab's datapath
+"""Live mode against the simulator: real Linux TCP through qoslab's datapath
 vs the same scenario simulated with Linux-like TCP settings (``qoslab live --twin``).
 
 Cases (each run RUNS times live, each live run paired with its simulated twin):
@@ -214,7 +214,7 @@ def page(d: dict) -> str:
     add(
         "`scenarios/live/reno-10m-40ms.toml`: a → r (100 Mb/s, 1 ms) → b (10 Mb/s, 19 ms, "
         "DropTail 25 packets, about ¾ of the BDP), 25 s, warm-up 5 s. "
-        "Claim (issue 37): live goodput within 2 % of the simulated twin."
+        "Claim: live goodput within 2 % of the simulated twin."
     )
     add("")
     add("| | goodput [Mb/s] | (twin − live) / live |")
@@ -269,7 +269,7 @@ def page(d: dict) -> str:
         "`scenarios/examples/tcp_dumbbell.toml` with "
         f"`{json.dumps(DUMBBELL_SET)}` (Linux Reno live; 30 s, warm-up 5 s): four flows "
         "with base RTTs 20/40/80/160 ms through one 10 Mb/s DropTail bottleneck of 100 "
-        "packets. Claims (issue 37): total within 5 %, the per-flow order by RTT the "
+        "packets. Claims: total within 5 %, the per-flow order by RTT the "
         "same, Jain's index within 0.1."
     )
     add("")

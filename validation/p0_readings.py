@@ -1,4 +1,4 @@
-"""P0's open readings side by side (issue 34), on the reproduction's own scenarios.
+"""P0's open readings side by side, on the reproduction's own scenarios.
 
 1. Common-bucket order (Fig. 7, equal links): ``fcfs`` (a connection served but still
    waiting becomes non-compliant again), ``fcfs_first`` (it keeps the time it first

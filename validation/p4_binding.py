@@ -1,9 +1,9 @@
-"""pTCP with and without unbinding (P4 §4.1 restriping; issue 34): duplicate data and
+"""pTCP with and without unbinding (P4 §4.1 restriping): duplicate data and
 hollow segments in Fig. 2 (one pTCP flow of weight w and nine unit flows on the single
 10 Mb/s link), Fig. 9 (ten pTCP flows, 10·w TCBs) and two held-out cases of
 ``validation/p4_heldout.py``, each run with ``ptcp.binding = "unbind"`` (the default:
 data presumed lost leaves the virtual segments it was bound to) and ``"keep"`` (it stays
-bound to its first segment too, qoslab's behaviour before issue 34).
+bound to its first segment too, qoslab's earlier behaviour).
 
 Per run: the duplicate share (data segments that brought the receiver nothing new,
 × 1040 B, over the link's capacity), the hollow share (retransmitted virtual segments

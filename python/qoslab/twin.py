@@ -1,4 +1,4 @@
-"""The simulated twin of a live run (issue 37, ``qoslab live --twin``): the same scenario
+"""The simulated twin of a live run (``qoslab live --twin``): the same scenario
 in the simulator with qoslab's TCP set as close to the live hosts' Linux TCP as it goes,
 and a side-by-side ``twin`` table of the two runs.
 
