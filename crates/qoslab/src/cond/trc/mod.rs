@@ -19,7 +19,8 @@
 //! the retransmission of the previous drop, so 1/p new packets arrive per cycle, as
 //! eq. 2 counts (E = 1 "compensates the drop in the last cycle", §4.2).
 //!
-//! Recovery lead (`recovery_lead`, default RTT_dev): from a controlled drop until the
+//! Recovery lead (`recovery_lead`, default RTT_dev when the flow's RTO clock granularity
+//! G is at most RTT_dev, else none, [`default_lead`]): from a controlled drop until the
 //! dropped segment's retransmission has passed, the flow's packets wait RTT_TRC − L
 //! instead of RTT_TRC, L = min(`recovery_lead`, RTT_TRC) (FIFO kept, so nothing is
 //! reordered). The retransmission is recognised by its sequence number (at or below the
@@ -119,6 +120,19 @@ pub struct TrcConfig {
     pub binding: Option<TrcBinding>,
 }
 
+/// The default recovery lead: RTT_dev for a TCP whose RTO clock granularity G is at
+/// most RTT_dev (its RTO, SRTT + max(G, 4·RTTVAR), can then come within RTT_dev of the
+/// steady RTT the TRC holds, so a deviation within the operator's bound can fire it),
+/// none for a coarser clock (ns-2's 100 ms tick, the paper's TCP: the RTO stays more
+/// than RTT_dev above the RTT, and Fig. 1 runs as printed).
+pub fn default_lead(rtt_dev: Dur, granularity: Dur) -> Dur {
+    if granularity <= rtt_dev {
+        rtt_dev
+    } else {
+        Dur::ZERO
+    }
+}
+
 /// What the scenario builder knows about a TRC's flow and path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrcBinding {
@@ -128,6 +142,8 @@ pub struct TrcBinding {
     pub mss: u32,
     /// The flow's TCP configuration ([`crate::tcp::TcpConfig::model_name`]).
     pub tcp: String,
+    /// The flow's RTO clock granularity G (`tcp.granularity`).
+    pub granularity: Dur,
     /// RTT of the path without the TRC [ns]: `rtt_net` from the file, or computed.
     pub rtt_net: Dur,
 }
@@ -242,7 +258,9 @@ impl TrcConfig {
             )
         })?;
         let params = self.parameters(b.mss, &b.tcp, b.rtt_net)?;
-        let lead = self.recovery_lead.unwrap_or(self.rtt_dev);
+        let lead = self
+            .recovery_lead
+            .unwrap_or(default_lead(self.rtt_dev, b.granularity));
         Ok(Trc::new(
             TrcSetup {
                 flow: b.flow,
@@ -675,6 +693,7 @@ mod tests {
                 flow: FlowId(0),
                 mss: 1460,
                 tcp: "newreno-flight-lt-nodelack".into(),
+                granularity: Dur::from_millis(10),
                 rtt_net,
             });
             c.build().unwrap()
@@ -684,14 +703,34 @@ mod tests {
             bind(cfg(""), Dur::from_millis(3)).setup().lead,
             Dur::from_millis(10)
         );
+        // G = 10 ms above RTT_dev = 4 ms: no lead; RTT_dev = 20 ms: a 20 ms lead.
         assert_eq!(
             bind(cfg("rtt_dev = \"4ms\""), Dur::from_millis(3))
                 .setup()
                 .lead,
-            Dur::from_millis(4)
+            Dur::ZERO
+        );
+        assert_eq!(
+            bind(cfg("rtt_dev = \"20ms\""), Dur::from_millis(3))
+                .setup()
+                .lead,
+            Dur::from_millis(20)
         );
         let c = bind(cfg("recovery_lead = \"0s\""), Dur::from_millis(3));
         assert_eq!(c.setup().lead, Dur::ZERO);
+        // A coarse clock (G = 100 ms > RTT_dev, ns-2's tick) needs none: Fig. 1 as printed.
+        assert_eq!(
+            default_lead(Dur::from_millis(10), Dur::from_millis(100)),
+            Dur::ZERO
+        );
+        assert_eq!(
+            default_lead(Dur::from_millis(10), Dur::from_millis(10)),
+            Dur::from_millis(10)
+        );
+        assert_eq!(
+            default_lead(Dur::from_millis(20), Dur::from_millis(15)),
+            Dur::from_millis(20)
+        );
         // RTT_net 0.6 s: RTT_TRC below 10 ms caps the lead.
         let far = bind(cfg(""), Dur::from_millis(600));
         let rtt_trc = Dur::from_secs_f64(far.setup().params.rtt_trc);
