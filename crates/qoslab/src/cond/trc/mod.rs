@@ -623,26 +623,26 @@ mod tests {
         let mut t = Trc::new(s, Dur::from_millis(3));
         let mut now = SimTime::from_millis(1);
         let mut delays = Vec::new();
-        let mut send = |t: &mut Trc, seq: u64, now: SimTime| match t.condition(now, &mut seg(seq)) {
+        let send = |t: &mut Trc, seq: u64, now: SimTime| match t.condition(now, &mut seg(seq)) {
             Action::DelayUntil(r) => Some((r - now).as_nanos()),
             Action::Pass => Some(0),
             Action::Drop(_) => None,
         };
         for k in 0..22u64 {
-            now = now + Dur::from_millis(100); // far apart: FIFO never binds
+            now += Dur::from_millis(100); // far apart: FIFO never binds
             assert_eq!(send(&mut t, 1000 * k, now), Some(50_000_000), "{k}");
         }
-        now = now + Dur::from_millis(100);
+        now += Dur::from_millis(100);
         assert_eq!(send(&mut t, 22_000, now), None); // the drop
         for k in 23..26u64 {
-            now = now + Dur::from_millis(100);
+            now += Dur::from_millis(100);
             delays.push(send(&mut t, 1000 * k, now));
         }
         assert_eq!(delays, vec![Some(40_000_000); 3]);
         // The retransmission: led too, and counted.
-        now = now + Dur::from_millis(100);
+        now += Dur::from_millis(100);
         assert_eq!(send(&mut t, 22_000, now), Some(40_000_000));
-        now = now + Dur::from_millis(100);
+        now += Dur::from_millis(100);
         assert_eq!(send(&mut t, 26_000, now), Some(50_000_000));
         assert_eq!(t.counters().led, 4);
         assert_eq!(t.counters().retransmissions, 1);
