@@ -269,6 +269,7 @@ mod tests {
                     params,
                     ecn: f == 3,
                     slow_start: f != 2,
+                    lead: Dur::ZERO,
                     buffer: params.buffer,
                 },
                 Dur::from_millis(3),

@@ -155,6 +155,7 @@ pub fn bind(
         flow: FlowId(fi as u32),
         mss: tcp.mss,
         tcp: tcp_name,
+        granularity: tcp.granularity,
         rtt_net: rtt,
     });
     Ok(Placed {

@@ -58,6 +58,11 @@ pub fn table(w: &World) -> Option<Table> {
     t.push("marked", i(&|t| t.counters().marked as i64));
     t.push("buffer_full", i(&|t| t.counters().buffer_full as i64));
     t.push("max_held", i(&|t| t.counters().max_held as i64));
+    t.push("led", i(&|t| t.counters().led as i64));
+    t.push(
+        "retransmissions",
+        i(&|t| t.counters().retransmissions as i64),
+    );
     t.push(
         "slow_start_end",
         f(&|t| match t.counters().slow_start_end {

@@ -19,6 +19,23 @@
 //! the retransmission of the previous drop, so 1/p new packets arrive per cycle, as
 //! eq. 2 counts (E = 1 "compensates the drop in the last cycle", §4.2).
 //!
+//! Recovery lead (`recovery_lead`, default RTT_dev when the flow's RTO clock granularity
+//! G is at most RTT_dev, else none, [`default_lead`]): from a controlled drop until the
+//! dropped segment's retransmission has passed, the flow's packets wait RTT_TRC − L
+//! instead of RTT_TRC, L = min(`recovery_lead`, RTT_TRC) (FIFO kept, so nothing is
+//! reordered). The retransmission is recognised by its sequence number (at or below the
+//! dropped one) and is never dropped: a drop falling due on it moves to the next new
+//! packet (§4.1: "losses are exclusively controlled by the TRC and do not force any
+//! timeout"). Why: the TRC holds the RTT so steady that RFC 6298's RTTVAR decays to a
+//! few ms, so the RTO, SRTT + max(G, 4·RTTVAR), exceeds the RTT by little more than the
+//! clock granularity G. The duplicate ACKs that detect the drop (a round later when the
+//! drop was among the last packets of a round) and the retransmission race that timer
+//! against the network's queueing jitter, which the operator bounds by RTT_dev (§4.4);
+//! led by RTT_dev they win whenever the jitter stays within that bound. Packets sent
+//! after the retransmission wait RTT_TRC again, and no RTT sample comes from the led
+//! ones (the retransmission cancels the timing of every segment above it, Karn's rule),
+//! so the RTT the model assumes is unchanged. `recovery_lead = "0s"` is Fig. 1 as printed.
+//!
 //! A TRC stage names its flow (`flow = "f1"`); the scenario builder binds it to the
 //! flow and its path ([`TrcBinding`]): the MSS, and RTT_net (propagation both ways plus
 //! the serialisation of one full data packet and one ACK on every hop) unless the file
@@ -82,6 +99,9 @@ pub struct TrcConfig {
     /// Control slow start as in Fig. 5 (default true).
     #[serde(default = "yes")]
     pub slow_start: bool,
+    /// Lead of the packets from a drop to its retransmission; default `rtt_dev`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_lead: Option<Dur>,
     /// Fixed W_max instead of Fig. 2 (with `rtt_trc`), e.g. to fit the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub w_max: Option<f64>,
@@ -100,6 +120,19 @@ pub struct TrcConfig {
     pub binding: Option<TrcBinding>,
 }
 
+/// The default recovery lead: RTT_dev for a TCP whose RTO clock granularity G is at
+/// most RTT_dev (its RTO, SRTT + max(G, 4·RTTVAR), can then come within RTT_dev of the
+/// steady RTT the TRC holds, so a deviation within the operator's bound can fire it),
+/// none for a coarser clock (ns-2's 100 ms tick, the paper's TCP: the RTO stays more
+/// than RTT_dev above the RTT, and Fig. 1 runs as printed).
+pub fn default_lead(rtt_dev: Dur, granularity: Dur) -> Dur {
+    if granularity <= rtt_dev {
+        rtt_dev
+    } else {
+        Dur::ZERO
+    }
+}
+
 /// What the scenario builder knows about a TRC's flow and path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrcBinding {
@@ -109,6 +142,8 @@ pub struct TrcBinding {
     pub mss: u32,
     /// The flow's TCP configuration ([`crate::tcp::TcpConfig::model_name`]).
     pub tcp: String,
+    /// The flow's RTO clock granularity G (`tcp.granularity`).
+    pub granularity: Dur,
     /// RTT of the path without the TRC [ns]: `rtt_net` from the file, or computed.
     pub rtt_net: Dur,
 }
@@ -223,12 +258,16 @@ impl TrcConfig {
             )
         })?;
         let params = self.parameters(b.mss, &b.tcp, b.rtt_net)?;
+        let lead = self
+            .recovery_lead
+            .unwrap_or(default_lead(self.rtt_dev, b.granularity));
         Ok(Trc::new(
             TrcSetup {
                 flow: b.flow,
                 params,
                 ecn: self.ecn,
                 slow_start: self.slow_start,
+                lead: lead.min(Dur::from_secs_f64(params.rtt_trc)),
                 buffer: self.buffer.unwrap_or(params.buffer),
             },
             b.rtt_net,
@@ -247,6 +286,8 @@ pub struct TrcSetup {
     pub ecn: bool,
     /// Control slow start (Fig. 5).
     pub slow_start: bool,
+    /// Recovery lead L ≤ RTT_TRC (see the module doc); zero: Fig. 1 as printed.
+    pub lead: Dur,
     /// Delay buffer [packets].
     pub buffer: u32,
 }
@@ -266,6 +307,10 @@ pub struct TrcCounters {
     pub max_held: u32,
     /// When slow-start control ended [ns] (u64::MAX while it has not).
     pub slow_start_end: u64,
+    /// Packets forwarded with the recovery lead (drop to retransmission).
+    pub led: u64,
+    /// Retransmissions of dropped segments seen (with the lead on).
+    pub retransmissions: u64,
 }
 
 /// One flow's TRC: setup plus state.
@@ -286,6 +331,9 @@ pub struct Trc {
     /// Release times of held packets, FIFO.
     held: VecDeque<SimTime>,
     last_release: SimTime,
+    /// Sequence number of the last dropped segment while its retransmission has not
+    /// been seen (the recovery lead applies).
+    awaiting_rtx: Option<u64>,
     counters: TrcCounters,
 }
 
@@ -303,6 +351,7 @@ impl Trc {
             ss_forwarded: 0,
             held: VecDeque::new(),
             last_release: SimTime::ZERO,
+            awaiting_rtx: None,
             counters: TrcCounters {
                 slow_start_end: if setup.slow_start { u64::MAX } else { 0 },
                 ..Default::default()
@@ -327,15 +376,34 @@ impl Trc {
         self.held.iter().filter(|&&t| t > now).count()
     }
 
-    /// Drops the packet, or marks it CE and delays it, in ECN mode.
-    fn signal(&mut self, now: SimTime, pkt: &mut Packet) -> Action {
+    /// Drops the packet (segment `seq`), or marks it CE and delays it, in ECN mode.
+    fn signal(&mut self, now: SimTime, pkt: &mut Packet, seq: u64) -> Action {
         if self.setup.ecn && pkt.ecn != Ecn::NotEct {
             pkt.ecn = Ecn::Ce;
             self.counters.marked += 1;
             self.hold(now, now + self.rtt_trc)
         } else {
             self.counters.dropped += 1;
+            if self.setup.lead > Dur::ZERO {
+                self.awaiting_rtx = Some(seq);
+            }
             Action::Drop(DropCause::Controlled)
+        }
+    }
+
+    /// The delay of a packet in congestion avoidance: RTT_TRC, less the lead from a
+    /// drop until its retransmission (`seq` at or below the dropped segment) passed.
+    fn delay(&mut self, seq: u64) -> Dur {
+        match self.awaiting_rtx {
+            Some(d) => {
+                if seq <= d {
+                    self.awaiting_rtx = None;
+                    self.counters.retransmissions += 1;
+                }
+                self.counters.led += 1;
+                self.rtt_trc - self.setup.lead
+            }
+            None => self.rtt_trc,
         }
     }
 
@@ -362,8 +430,8 @@ impl Conditioner for Trc {
         if pkt.flow != self.setup.flow {
             return Action::Pass;
         }
-        let len = match pkt.tcp() {
-            Some(h) if h.len > 0 => h.len,
+        let (len, seq) = match pkt.tcp() {
+            Some(h) if h.len > 0 => (h.len, h.seq),
             _ => return Action::Pass, // ACKs, SYN/FIN, non-TCP
         };
         while self.held.front().is_some_and(|&t| t <= now) {
@@ -375,7 +443,7 @@ impl Conditioner for Trc {
             if self.ss_forwarded >= self.setup.params.w_max.floor() as u64 {
                 self.in_slow_start = false;
                 self.counters.slow_start_end = now.as_nanos();
-                return self.signal(now, pkt);
+                return self.signal(now, pkt, seq);
             }
             let gap = Dur::from_nanos((len as f64 * self.ns_per_byte).round() as u64);
             // The first packet leaves at once; each later one a payload's time at the
@@ -390,11 +458,14 @@ impl Conditioner for Trc {
         }
         // Fig. 1: every (1/p + E)-th packet is dropped, the others wait RTT_TRC.
         self.n += 1;
-        if self.n as f64 >= self.next_drop {
+        // Never the retransmission of a drop (with the lead on): the drop moves on.
+        let rtx = self.awaiting_rtx.is_some_and(|d| seq <= d);
+        if self.n as f64 >= self.next_drop && !rtx {
             self.next_drop += self.setup.params.drop_every;
-            return self.signal(now, pkt);
+            return self.signal(now, pkt, seq);
         }
-        self.hold(now, now + self.rtt_trc)
+        let d = self.delay(seq);
+        self.hold(now, now + d)
     }
 }
 
@@ -410,6 +481,7 @@ mod tests {
             params,
             ecn,
             slow_start,
+            lead: Dur::ZERO,
             buffer: params.buffer,
         }
     }
@@ -531,6 +603,143 @@ mod tests {
             assert_eq!(t.condition(now, &mut ack), Action::Pass);
         }
         assert_eq!(t.counters().packets, 0);
+    }
+
+    fn seg(seq: u64) -> Packet {
+        let mut p = data(3);
+        if let Header::Tcp(h) = &mut p.hdr {
+            h.seq = seq;
+        }
+        p
+    }
+
+    #[test]
+    fn recovery_lead_runs_from_a_drop_to_its_retransmission() {
+        // Spacing 22.96875: the 23rd new segment is dropped. With a 10 ms lead the
+        // segments after it wait RTT_TRC − 10 ms until the dropped one comes again,
+        // which is neither dropped nor delayed more; after it RTT_TRC again.
+        let mut s = setup(6.5, 0.05, false, false);
+        s.lead = Dur::from_millis(10);
+        let mut t = Trc::new(s, Dur::from_millis(3));
+        let mut now = SimTime::from_millis(1);
+        let mut delays = Vec::new();
+        let send = |t: &mut Trc, seq: u64, now: SimTime| match t.condition(now, &mut seg(seq)) {
+            Action::DelayUntil(r) => Some((r - now).as_nanos()),
+            Action::Pass => Some(0),
+            Action::Drop(_) => None,
+        };
+        for k in 0..22u64 {
+            now += Dur::from_millis(100); // far apart: FIFO never binds
+            assert_eq!(send(&mut t, 1000 * k, now), Some(50_000_000), "{k}");
+        }
+        now += Dur::from_millis(100);
+        assert_eq!(send(&mut t, 22_000, now), None); // the drop
+        for k in 23..26u64 {
+            now += Dur::from_millis(100);
+            delays.push(send(&mut t, 1000 * k, now));
+        }
+        assert_eq!(delays, vec![Some(40_000_000); 3]);
+        // The retransmission: led too, and counted.
+        now += Dur::from_millis(100);
+        assert_eq!(send(&mut t, 22_000, now), Some(40_000_000));
+        now += Dur::from_millis(100);
+        assert_eq!(send(&mut t, 26_000, now), Some(50_000_000));
+        assert_eq!(t.counters().led, 4);
+        assert_eq!(t.counters().retransmissions, 1);
+    }
+
+    #[test]
+    fn a_retransmission_is_never_dropped_with_the_lead_on() {
+        // Make the drop fall due exactly on the retransmission: spacing 5 (1/p + E
+        // set by hand); the drop at n = 5 (seq 4000), then n = 10 is the retransmission
+        // of seq 4000 after four new segments: it passes and n = 11 is dropped instead.
+        let mut s = setup(6.5, 0.05, false, false);
+        s.params.drop_every = 5.0;
+        s.lead = Dur::from_millis(10);
+        let mut t = Trc::new(s, Dur::from_millis(3));
+        let seqs = [
+            0u64, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 4000, 9000,
+        ];
+        let mut dropped = Vec::new();
+        for (i, &q) in seqs.iter().enumerate() {
+            let now = SimTime::from_millis(100 * (i as u64 + 1));
+            if let Action::Drop(_) = t.condition(now, &mut seg(q)) {
+                dropped.push(q);
+            }
+        }
+        assert_eq!(dropped, vec![4000, 9000]);
+        // Fig. 1 as printed (no lead): the retransmission itself is dropped.
+        let mut s = setup(6.5, 0.05, false, false);
+        s.params.drop_every = 5.0;
+        let mut t = Trc::new(s, Dur::from_millis(3));
+        let mut dropped = Vec::new();
+        for (i, &q) in seqs.iter().enumerate() {
+            let now = SimTime::from_millis(100 * (i as u64 + 1));
+            if let Action::Drop(_) = t.condition(now, &mut seg(q)) {
+                dropped.push(q);
+            }
+        }
+        assert_eq!(dropped, vec![4000, 4000]);
+        assert_eq!(t.counters().led, 0);
+    }
+
+    #[test]
+    fn recovery_lead_is_rtt_dev_capped_at_rtt_trc() {
+        let cfg = |extra: &str| -> TrcConfig {
+            toml::from_str(&format!("flow = \"f1\"\nrate = \"1Mbps\"\n{extra}")).unwrap()
+        };
+        let bind = |mut c: TrcConfig, rtt_net: Dur| {
+            c.binding = Some(TrcBinding {
+                flow: FlowId(0),
+                mss: 1460,
+                tcp: "newreno-flight-lt-nodelack".into(),
+                granularity: Dur::from_millis(10),
+                rtt_net,
+            });
+            c.build().unwrap()
+        };
+        // 1 Mb/s at RTT_net 3 ms: RTT_TRC ≈ 0.2 s, lead = RTT_dev (10 ms, or as set).
+        assert_eq!(
+            bind(cfg(""), Dur::from_millis(3)).setup().lead,
+            Dur::from_millis(10)
+        );
+        // G = 10 ms above RTT_dev = 4 ms: no lead; RTT_dev = 20 ms: a 20 ms lead.
+        assert_eq!(
+            bind(cfg("rtt_dev = \"4ms\""), Dur::from_millis(3))
+                .setup()
+                .lead,
+            Dur::ZERO
+        );
+        assert_eq!(
+            bind(cfg("rtt_dev = \"20ms\""), Dur::from_millis(3))
+                .setup()
+                .lead,
+            Dur::from_millis(20)
+        );
+        let c = bind(cfg("recovery_lead = \"0s\""), Dur::from_millis(3));
+        assert_eq!(c.setup().lead, Dur::ZERO);
+        // A coarse clock (G = 100 ms > RTT_dev, ns-2's tick) needs none: Fig. 1 as printed.
+        assert_eq!(
+            default_lead(Dur::from_millis(10), Dur::from_millis(100)),
+            Dur::ZERO
+        );
+        assert_eq!(
+            default_lead(Dur::from_millis(10), Dur::from_millis(10)),
+            Dur::from_millis(10)
+        );
+        assert_eq!(
+            default_lead(Dur::from_millis(20), Dur::from_millis(15)),
+            Dur::from_millis(20)
+        );
+        // RTT_net 0.6 s: RTT_TRC below 10 ms caps the lead.
+        let far = bind(cfg(""), Dur::from_millis(600));
+        let rtt_trc = Dur::from_secs_f64(far.setup().params.rtt_trc);
+        assert!(rtt_trc < Dur::from_millis(10), "{rtt_trc}");
+        assert_eq!(far.setup().lead, rtt_trc);
+        assert!(toml::from_str::<TrcConfig>(
+            "flow = \"f1\"\nrate = \"1Mbps\"\nrecovery_leed = \"1ms\""
+        )
+        .is_err());
     }
 
     #[test]
