@@ -380,7 +380,7 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
             if key == "group" and "delay_p99_mean" in lines.columns:
                 title = f"p99 one-way delay per group vs {plot.param_name(param)} (mean, 95 % CI)"
                 fig = plot.goodput_vs_param(
-                    lines, param, metric="delay_p99", others=others, title=title, series="name"
+                    lines, param, metric="delay_p99", others=others, title=title
                 )
                 ctx["figures"] += figs.add_all(fig, f"group-delay-p99-vs-{param}", title)
 
