@@ -23,6 +23,7 @@ Any failure in steps 1–2 falls back to the plain build with a message saying w
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -44,6 +45,9 @@ RAW_DIR = ROOT / "target" / "pgo" / "raw"
 MERGED = ROOT / "target" / "pgo" / "merged.profdata"
 #: What the last build was: "pgo", or "plain: <why>" (read by the benches' reports).
 KIND = VENV / ".qoslab-build-kind"
+#: The build settings (RUSTFLAGS, CARGO_* variables) of the installed extension, so that
+#: another release build with them (the wheel test's) reuses cargo's artefacts.
+BUILD_ENV = VENV / ".qoslab-build-env.json"
 #: Simulated seconds of each training run (the warm-up cut to at most half of them).
 TRAIN_S = 20.0
 #: Scenarios the training runs at full length: the heaviest cells of the reproductions
@@ -56,9 +60,13 @@ class PgoUnavailable(Exception):
     """PGO cannot be done on this machine; the message says why."""
 
 
+#: When this build started (each line of progress says how long it has taken so far).
+T0 = time.perf_counter()
+
+
 def say(msg: str) -> None:
-    """One line of progress, prefixed like setup.sh's."""
-    print(f"setup: {msg}", flush=True)
+    """One line of progress, prefixed like setup.sh's, with the seconds spent so far."""
+    print(f"setup: {msg} [{time.perf_counter() - T0:.0f} s]", flush=True)
 
 
 def rustc_llvm_major() -> int:
@@ -108,6 +116,13 @@ def maturin(rustflags: str | None, target_dir: Path | None) -> None:
         env["CARGO_TARGET_DIR"] = str(target_dir)
     subprocess.run([str(VENV / "bin" / "maturin"), "develop", "--release", "-q"],
                    cwd=ROOT, env=env, check=True)  # fmt: skip
+    if target_dir is None:
+        BUILD_ENV.write_text(json.dumps(build_settings(env), indent=1, sort_keys=True) + "\n")
+
+
+def build_settings(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that change what cargo builds (RUSTFLAGS, CARGO_*)."""
+    return {k: v for k, v in env.items() if k == "RUSTFLAGS" or k.startswith("CARGO_")}
 
 
 def seconds(text: str) -> float | None:
@@ -159,6 +174,7 @@ def main() -> int:
         train()
         return 0
     KIND.unlink(missing_ok=True)
+    BUILD_ENV.unlink(missing_ok=True)
     if os.environ.get("QOSLAB_PGO", "1") == "0":
         say("building the Rust extension (release; PGO off by QOSLAB_PGO=0)")
         maturin(None, None)
@@ -174,6 +190,7 @@ def main() -> int:
     say("building the Rust extension with the profile (PGO step 3 of 3)")
     maturin(f"-Cprofile-use={MERGED}", None)
     KIND.write_text("pgo\n")
+    say("PGO build installed")
     return 0
 
 

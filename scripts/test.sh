@@ -3,6 +3,10 @@
 # slow tests included. Installs headless Chromium (for the report test) if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+START=$SECONDS
+# A stage's header, with the minutes and seconds since the start (where the time goes).
+stage() { printf '== %s  [%dm%02ds]\n' "$1" $(((SECONDS - START) / 60)) $(((SECONDS - START) % 60)); }
+stage "set-up"
 bash scripts/setup.sh
 
 if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
@@ -20,13 +24,21 @@ if ! command -v tshark >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends tshark >/dev/null
 fi
 
-echo "== cargo fmt";    cargo fmt --all --check
-echo "== cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
-echo "== cargo test";   cargo test --workspace -q
+stage "cargo fmt";    cargo fmt --all --check
+stage "cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
+stage "cargo test";   cargo test --workspace -q
 # Two lines, not `a && b`: under `set -e` a failing `a` in an && list would not stop us.
-echo "== ruff";         .venv/bin/ruff check python tests benches validation scripts
+stage "ruff";         .venv/bin/ruff check python tests benches validation scripts
 .venv/bin/ruff format --check python tests benches validation scripts
-echo "== pytest"
 # The report tests' Chromium screenshots are kept as artefacts (results/ is not tracked).
 export QOSLAB_SCREENSHOTS="${QOSLAB_SCREENSHOTS:-results/test-screenshots}"
-QOSLAB_REQUIRE_CHROMIUM=1 .venv/bin/python -m pytest -m "slow or not slow" -q
+export QOSLAB_REQUIRE_CHROMIUM=1
+# Two workers, a test file per worker at a time (module fixtures are built once); the
+# live datapath tests then run alone, since their timing checks want a quiet machine.
+WORKERS="${QOSLAB_TEST_WORKERS:-$(( $(nproc) < 2 ? 1 : 2 ))}"
+stage "pytest ($WORKERS workers)"
+.venv/bin/python -m pytest -m "slow or not slow" -q -n "$WORKERS" --dist loadfile \
+  --ignore tests/test_live.py
+stage "pytest (live datapath, alone)"
+.venv/bin/python -m pytest -m "slow or not slow" -q tests/test_live.py
+stage "done"

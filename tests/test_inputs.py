@@ -277,7 +277,10 @@ def test_the_largest_seed_runs(small):
 
 
 class _Opaque:
-    pass
+    """A value JSON cannot hold; its name (not its address) is the test id."""
+
+    def __str__(self) -> str:
+        return "_Opaque()"
 
 
 @pytest.mark.parametrize(

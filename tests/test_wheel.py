@@ -53,13 +53,20 @@ def test_reproduce_exits_non_zero_when_an_experiment_fails(tmp_path, monkeypatch
 @pytest.mark.slow
 def test_wheel_installs_and_works_outside_the_checkout(tmp_path) -> None:
     t0 = time.perf_counter()
-    # 1. Build the wheel with the interpreter `maturin develop` used, so cargo reuses the
-    #    release build of scripts/setup.sh (seconds, not minutes).
-    maturin = Path(sys.executable).parent / "maturin"
+    # 1. Build the wheel with the interpreter and the build settings (RUSTFLAGS of the
+    #    PGO build, CARGO_* overrides) `maturin develop` used, so cargo reuses the release
+    #    build of scripts/setup.sh (seconds, not minutes).
+    venv_dir = Path(sys.executable).parent.parent
+    maturin = venv_dir / "bin" / "maturin"
+    settings = venv_dir / ".qoslab-build-env.json"
+    build_env = dict(os.environ)
+    if settings.is_file():
+        build_env.update(json.loads(settings.read_text()))
     dist = tmp_path / "dist"
     subprocess.run(
         [str(maturin), "build", "--release", "-q", "-i", sys.executable, "-o", str(dist)],
         cwd=ROOT,
+        env=build_env,
         check=True,
         capture_output=True,
     )
