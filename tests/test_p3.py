@@ -94,3 +94,17 @@ def test_three_aggregates_are_not_bimodal_across_seeds():
     assert max(new) - min(new) < 0.3, new
     old = [_three_aggregates("min_rtt_and_rto", s) for s in seeds]
     assert max(old) - min(old) > 0.5, old
+
+
+def test_paired_ablation_takes_an_effect_within_its_own_noise_as_no_effect():
+    kw = {"claim": "c", "mechanism": "m", "twin": "t", "quantity": "q"}
+    # The effect's own 95 % interval reaches zero: no effect, whatever the twin shows.
+    noisy = p3.paired_ablation([0.3, -0.2, 0.1], [-1.0, -1.1, -0.9], **kw)
+    assert noisy.min_effect > noisy.effect_with and noisy.verdict == "outside"
+    clear = p3.paired_ablation([1.0, 1.1, 0.9], [0.1, 0.0, 0.2], **kw)
+    assert clear.verdict == "within" and clear.ci is not None and clear.ci[0] > 0
+    survives = p3.paired_ablation([1.0, 1.1, 0.9], [0.9, 1.0, 0.8], **kw)
+    assert survives.verdict == "outside"
+    # One seed (quick mode): judged by its values, no interval.
+    one = p3.paired_ablation([1.0], [0.0], **kw)
+    assert one.ci is None and one.min_effect == 0 and one.verdict == "within"

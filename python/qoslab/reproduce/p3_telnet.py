@@ -27,6 +27,7 @@ import polars as pl
 from qoslab import docgen, plot
 from qoslab.api import run
 from qoslab.reproduce import (
+    Ablation,
     Calibration,
     Comparison,
     Context,
@@ -177,18 +178,28 @@ def _t1_table(df: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def _seed_delays(rows: pl.DataFrame, stem: str, group: str) -> list[float]:
+    """Per seed (in seed order): ``stem``'s mean packet delay of ``group`` (long, short,
+    overall) from :func:`_t1_rows`."""
+    r = rows.filter((pl.col("conditioner") == stem) & (pl.col("group") == group))
+    return r.sort("seed")["delay_s"].to_list()
+
+
+def _nearest(t: pl.DataFrame, group: str, pick: Any, exclude: str) -> str:
+    """The conditioner other than ``exclude`` with the ``pick`` (min or max) mean delay of
+    ``group`` in :func:`_t1_table`'s ``t``: the one an order claim is decided against."""
+    v = lambda s: float(t.filter(pl.col("conditioner") == s)[f"{group}_s"][0])  # noqa: E731
+    return pick((s for s in p3.MD_MARKERS if s != exclude), key=v)
+
+
 def _orders(rows: pl.DataFrame) -> list[Comparison]:
     """Table I's orderings from per-seed rows (:func:`_t1_rows`), each against the other
     conditioner closest to it, decided by the seed-paired 95 % interval (a tie is not the
     claimed order)."""
     t = _t1_table(rows)
 
-    def v(stem: str, col: str) -> float:
-        return float(t.filter(pl.col("conditioner") == stem)[col][0])
-
     def seeds(stem: str, col: str) -> list[float]:
-        r = rows.filter((pl.col("conditioner") == stem) & (pl.col("group") == col))
-        return r.sort("seed")["delay_s"].to_list()
+        return _seed_delays(rows, stem, col)
 
     def order(what: str, a: str, b: str, col: str, claim: str, why: str) -> Comparison:
         return Comparison.order(
@@ -203,7 +214,7 @@ def _orders(rows: pl.DataFrame) -> list[Comparison]:
         )
 
     def extreme(col: str, pick: Any, exclude: str) -> str:
-        return pick((s for s in p3.MD_MARKERS if s != exclude), key=lambda s: v(s, f"{col}_s"))
+        return _nearest(t, col, pick, exclude)
 
     return [
         order("F1, F2, F4", "standard", extreme("long", max, "standard"), "long", ">",
@@ -221,6 +232,60 @@ def _orders(rows: pl.DataFrame) -> list[Comparison]:
               "RTT-RTO lowers the overall delay below standard (Table I)"),
         order("overall", "rtt-rto", "rtt", "overall", "<",
               "RTT-RTO lowers the overall delay below basic (Table I)"),
+    ]  # fmt: skip
+
+
+#: The neutral choice of each marker mechanism in Table I's ablation twins: RTT-SW
+#: without protection is the basic RTT-aware marker, RTT-RTO replaced by the standard
+#: TSW3CM (as in Fig. 4's twins).
+NEUTRAL = {"rtt-sw": ("small-window protection (k = 3)", "protection off (basic RTT-aware)",
+                      "rtt"),
+           "rtt-rto": ("RTT-RTO marker", "marker → standard (TSW3CM)", "standard")}  # fmt: skip
+
+
+def _ablations(rows: pl.DataFrame) -> list[Ablation]:
+    """The ablation twins of Table I's marker claims (§V.D), each against the conditioner
+    its order claim is decided against (``ref``): the effect is ``ref``'s delay minus the
+    marker's (positive: the marker lower), with the marker and with its neutral choice
+    (:data:`NEUTRAL`, a conditioner Table I runs anyway), seed-paired. Where ``ref`` is
+    the neutral choice itself the twin's effect is 0 by definition and the ablation is
+    the paired order against it. "The standard conditioner has the highest delay for long
+    RTT flows" is a claim about the neutral choice and has no twin."""
+    t = _t1_table(rows)
+    names = {"long": "F1, F2, F4", "short": "F3, F5", "overall": "overall"}
+
+    def twin(stem: str, group: str, ref: str, claim: str, why: str) -> Ablation:
+        mech, twin_name, neutral = NEUTRAL[stem]
+        ref_s = _seed_delays(rows, ref, group)
+        same = " (the twin is that conditioner: 0 by definition)" if neutral == ref else ""
+        return p3.paired_ablation(
+            p3.minus(ref_s, _seed_delays(rows, stem, group)),
+            p3.minus(ref_s, _seed_delays(rows, neutral, group)),
+            claim=claim, mechanism=mech, twin=twin_name,
+            quantity=f"{p3.LABELS[ref]}'s mean {names[group]} packet delay − the marker's",
+            unit="s", falls_by=0.5, command="qoslab reproduce p3-t1", note=why + same)  # fmt: skip
+
+    sw_short, sw_all = _nearest(t, "short", min, "rtt-sw"), _nearest(t, "overall", min, "rtt-sw")
+    return [
+        twin("rtt-sw", "short", sw_short,
+             "small-window protection gives the short-RTT flows (F3, F5) the lowest delay",
+             "§V.D: 'This is because with small window protection, short RTT flows get much "
+             "better service'"),
+        twin("rtt-sw", "overall", sw_all,
+             "small-window protection gives the lowest overall delay",
+             "Table I: RTT-SW's 2.89 s overall is the lowest"),
+        twin("rtt-rto", "long", "standard",
+             "RTT-RTO marking lowers the long-RTT flows' (F1, F2, F4) delay below the "
+             "standard conditioner's", "§V.D"),
+        twin("rtt-rto", "long", "rtt",
+             "RTT-RTO marking lowers the long-RTT flows' (F1, F2, F4) delay below the basic "
+             "RTT-aware marker's", "§V.D (Table I: 5.32 vs 5.23 s, the other way)"),
+        twin("rtt-rto", "overall", "standard",
+             "RTT-RTO marking lowers the overall delay below the standard conditioner's",
+             "§V.D, Table I"),
+        twin("rtt-rto", "overall", "rtt",
+             "RTT-RTO marking lowers the overall delay below the basic RTT-aware marker's",
+             "§V.D, Table I"),
     ]  # fmt: skip
 
 
@@ -263,7 +328,8 @@ def t1(ctx: Context) -> Outcome:
                         values=[f"{w:g} s" for w in START_WINDOWS],
                         comparisons=[_t1_comparisons(r) for r in per])
         )  # fmt: skip
-    return Outcome(comparisons=comps, tables={"table1": t}, calibrations=cals)
+    return Outcome(comparisons=comps, tables={"table1": t}, calibrations=cals,
+                   ablations=_ablations(rows))  # fmt: skip
 
 
 @docgen.renderer("p3-t1")

@@ -29,12 +29,14 @@ import polars as pl
 from qoslab import plot
 from qoslab.api import run
 from qoslab.reproduce import (
+    Ablation,
     Comparison,
     Context,
     Explanation,
     Outcome,
     Saved,
     figure,
+    p3,
     register,
 )
 from qoslab.reproduce.p1 import write_specs
@@ -289,7 +291,51 @@ def t2(ctx: Context) -> Outcome:
                    float(t.filter(pl.col("group") == "all")["incomplete"].sum()), at_most=0.0,
                    against="every session ends within the run")
     )  # fmt: skip
-    return Outcome(comparisons=comps, tables={"response": t, "marking": marks, "per_seed": s})
+    return Outcome(comparisons=comps, tables={"response": t, "marking": marks, "per_seed": s},
+                   ablations=ablations(t, s))  # fmt: skip
+
+
+#: The neutral choice of each marker mechanism in Table II's ablation twins (as Table I's):
+#: mechanism, twin and the conditioner that is the twin, with the claim and its source.
+TWINS = {
+    "rtt-sw": ("first_mean", "small-window protection (k = 3)",
+               "protection off (basic RTT-aware)", "rtt",
+               "small-window protection at connection set-up gives the fastest first packet",
+               "§V.D: 'The RTT-SW conditioner takes less time for the first packet because "
+               "of the small window protection at the time of connection setup'"),
+    "rtt-rto": ("all_mean", "RTT-RTO marker", "marker → standard (TSW3CM)", "standard",
+                "RTT-RTO marking gives the lowest response time to all data",
+                "§V.D: 'the RTT-RTO conditioner reduces total response time over all other "
+                "conditioners'"),
+}  # fmt: skip
+
+
+def ablations(t: pl.DataFrame, s: pl.DataFrame) -> list[Ablation]:
+    """The ablation twins of Table II's marker claims under each session timing, against
+    the conditioner each order claim is decided against (``ref``, the best other by the
+    mean over objects): the effect is ``ref``'s mean response time minus the marker's
+    (positive: the marker faster), with the marker and with its neutral choice
+    (:data:`TWINS`, a conditioner Table II runs anyway), paired by seed (:func:`per_seed`).
+    Where ``ref`` is the neutral choice itself the twin's effect is 0 by definition."""
+    out = []
+    for load, what in [("ns2", "ns-2 session timing"), ("concurrent", "concurrent sessions")]:
+
+        def pick(c: str, col: str, load: str = load) -> list[float]:
+            r = s.filter((pl.col("load") == load) & (pl.col("conditioner") == c)).sort("seed")
+            return r[col].to_list()
+
+        for stem, (col, mech, twin, neutral, claim, why) in TWINS.items():
+            ref = min((c for c in MD_MARKERS if c != stem), key=lambda c: _get(t, load, c, col))
+            same = " (the twin is that conditioner: 0 by definition)" if neutral == ref else ""
+            out.append(
+                p3.paired_ablation(
+                    p3.minus(pick(ref, col), pick(stem, col)),
+                    p3.minus(pick(ref, col), pick(neutral, col)),
+                    claim=f"{what}: {claim}", mechanism=mech, twin=twin,
+                    quantity=f"{LABELS[ref]}'s {col} − the marker's", unit="s", falls_by=0.5,
+                    command="qoslab reproduce p3-t2", note=why + same)
+            )  # fmt: skip
+    return out
 
 
 @figure("p3-t2")
