@@ -122,3 +122,22 @@ def test_passive_basic_marker_matches_the_oracle_and_the_edge_window_keeps_prote
     win = _far_f1("rtt-sw", "window")
     assert win > 2 * o and abs(win / sw - 1) < 0.15, (sw, win, o)
     assert abs(_far_f1("rtt-sw", "window", protect_bound="cir") / o - 1) < 0.15
+
+
+def test_rtt_rto_twins_fail_when_the_rto_term_does_nothing():
+    # RTT-RTO's delays are the basic marker's (its RTO term broken) and both are well below
+    # the standard conditioner's: RTT-RTO beats the standard one, but its twin (the basic
+    # marker, RTT-RTO without the RTO term) beats it as much, so no RTT-RTO claim passes.
+    base = {"standard": 6.0, "rtt": 4.0, "rtt-rto": 4.0, "rtt-sw": 5.0}
+    rows = pl.DataFrame(
+        [
+            {"conditioner": c, "group": g, "seed": s, "delay_s": d + 0.01 * s,
+             "session_s": 1.0, "completion_s": 1.0, "undelivered": 0}
+            for c, d in base.items()
+            for g in ("long", "short", "overall")
+            for s in range(5)
+        ]
+    )  # fmt: skip
+    abl = [a for a in p3_telnet._ablations(rows) if a.mechanism.startswith("RTO term")]
+    assert len(abl) == 4 and all(a.twin == "RTO term off (basic RTT-aware)" for a in abl)
+    assert [a.verdict for a in abl] == ["outside"] * 4

@@ -236,11 +236,14 @@ def _orders(rows: pl.DataFrame) -> list[Comparison]:
 
 
 #: The neutral choice of each marker mechanism in Table I's ablation twins: RTT-SW
-#: without protection is the basic RTT-aware marker, RTT-RTO replaced by the standard
-#: TSW3CM (as in Fig. 4's twins).
+#: without protection is the basic RTT-aware marker, and so is RTT-RTO without its RTO
+#: term (q = (minRTT/RTT)² · (minRTO/RTO) of §III's Fig. 1 without the RTO factor). The
+#: standard TSW3CM is not RTT-RTO's twin: it removes the RTT term too, and it is the
+#: comparator of two of the claims, so it would credit the RTT term to the RTO one.
 NEUTRAL = {"rtt-sw": ("small-window protection (k = 3)", "protection off (basic RTT-aware)",
                       "rtt"),
-           "rtt-rto": ("RTT-RTO marker", "marker → standard (TSW3CM)", "standard")}  # fmt: skip
+           "rtt-rto": ("RTO term (minRTO/RTO in q)", "RTO term off (basic RTT-aware)",
+                       "rtt")}  # fmt: skip
 
 
 def _ablations(rows: pl.DataFrame) -> list[Ablation]:
@@ -248,9 +251,9 @@ def _ablations(rows: pl.DataFrame) -> list[Ablation]:
     its order claim is decided against (``ref``): the effect is ``ref``'s delay minus the
     marker's (positive: the marker lower), with the marker and with its neutral choice
     (:data:`NEUTRAL`, a conditioner Table I runs anyway), seed-paired. Where ``ref`` is
-    the neutral choice itself the twin's effect is 0 by definition and the ablation is
-    the paired order against it. "The standard conditioner has the highest delay for long
-    RTT flows" is a claim about the neutral choice and has no twin."""
+    the neutral choice itself (the basic marker) the twin's effect is 0 by definition and
+    the ablation is the paired order against it. "The standard conditioner has the highest
+    delay for long RTT flows" is a claim about no marker mechanism and has no twin."""
     t = _t1_table(rows)
     names = {"long": "F1, F2, F4", "short": "F3, F5", "overall": "overall"}
 

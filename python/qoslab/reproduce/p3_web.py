@@ -295,15 +295,18 @@ def t2(ctx: Context) -> Outcome:
                    ablations=ablations(t, s))  # fmt: skip
 
 
-#: The neutral choice of each marker mechanism in Table II's ablation twins (as Table I's):
-#: mechanism, twin and the conditioner that is the twin, with the claim and its source.
+#: The neutral choice of each marker mechanism in Table II's ablation twins (as Table I's,
+#: :data:`~qoslab.reproduce.p3_telnet.NEUTRAL`: the basic marker for both, RTT-RTO without
+#: its RTO term): column, mechanism, twin and the conditioner that is the twin, with the
+#: claim and its source.
 TWINS = {
     "rtt-sw": ("first_mean", "small-window protection (k = 3)",
                "protection off (basic RTT-aware)", "rtt",
                "small-window protection at connection set-up gives the fastest first packet",
                "§V.D: 'The RTT-SW conditioner takes less time for the first packet because "
                "of the small window protection at the time of connection setup'"),
-    "rtt-rto": ("all_mean", "RTT-RTO marker", "marker → standard (TSW3CM)", "standard",
+    "rtt-rto": ("all_mean", "RTO term (minRTO/RTO in q)",
+                "RTO term off (basic RTT-aware)", "rtt",
                 "RTT-RTO marking gives the lowest response time to all data",
                 "§V.D: 'the RTT-RTO conditioner reduces total response time over all other "
                 "conditioners'"),
