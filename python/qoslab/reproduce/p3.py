@@ -493,10 +493,14 @@ def _mean(t: pl.DataFrame, stem: str, col: str, min_rtt: float = 0.0) -> float:
     return float(r[col].mean())  # type: ignore[arg-type]
 
 
-def _gap_seeds(s: pl.DataFrame, stem: str) -> list[float]:
-    """Per seed (in seed order, ``s`` from :func:`_by_seed`): :func:`_gap` of that seed's
-    runs, the mean over F2 RTTs ≥ 50 ms of |F1 − F2| / (F1 + F2)."""
-    r = s.filter((pl.col("conditioner") == stem) & (pl.col("f2_rtt") >= 0.05 - 1e-9))
+def _gap_seeds(s: pl.DataFrame, stem: str, seeds: set[int]) -> list[float]:
+    """Per seed of ``seeds`` (in seed order, ``s`` from :func:`_by_seed`): :func:`_gap` of
+    that seed's runs, the mean over F2 RTTs ≥ 50 ms of |F1 − F2| / (F1 + F2)."""
+    r = s.filter(
+        (pl.col("conditioner") == stem)
+        & (pl.col("f2_rtt") >= 0.05 - 1e-9)
+        & pl.col("seed").is_in(sorted(seeds))
+    )
     g = (pl.col("f1_mbps") - pl.col("f2_mbps")).abs() / (pl.col("f1_mbps") + pl.col("f2_mbps"))
     return r.group_by("seed").agg(g.mean().alias("gap")).sort("seed")["gap"].to_list()
 
@@ -670,12 +674,17 @@ def f4(ctx: Context) -> Outcome:
         ReadingResult(src_srtt, [mitigates("rtt-rto-srtt"), f1_at_100("rtt-rto-srtt")]),
     ]
     # Seed-paired (p3.paired_ablation): per seed, the basic marker's imbalance minus the
-    # marker's, with the marker and in its twin.
-    gap_b = _gap_seeds(by_seed, "rtt")
+    # marker's, with the marker and in its twin, over the seeds all four ran (quick mode
+    # runs the standard marker on more seeds than the others).
+    four = ["rtt", "rtt-rto", "rtt-sw", "standard"]
+    common = set.intersection(
+        *(set(by_seed.filter(pl.col("conditioner") == c)["seed"].to_list()) for c in four)
+    )
+    gap_b = _gap_seeds(by_seed, "rtt", common)
     ablations = [
         paired_ablation(
-            minus(gap_b, _gap_seeds(by_seed, "rtt-rto")),
-            minus(gap_b, _gap_seeds(by_seed, "standard")),
+            minus(gap_b, _gap_seeds(by_seed, "rtt-rto", common)),
+            minus(gap_b, _gap_seeds(by_seed, "standard", common)),
             claim="RTT-RTO marking mitigates the basic marker's RTT bias",
             mechanism="RTT-RTO marker",
             twin="marker → standard (TSW3CM)",
@@ -684,7 +693,7 @@ def f4(ctx: Context) -> Outcome:
             command="qoslab reproduce p3-f4",
         ),
         paired_ablation(
-            minus(gap_b, _gap_seeds(by_seed, "rtt-sw")),
+            minus(gap_b, _gap_seeds(by_seed, "rtt-sw", common)),
             minus(gap_b, gap_b),
             claim="small-window protection mitigates the basic marker's RTT bias",
             mechanism="small-window protection",
