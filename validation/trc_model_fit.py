@@ -28,11 +28,11 @@ no one length: where the cycles measured at 6.5 over the fit RTTs the TRC runs a
 than the paper's 3 % and those at 8.5 do not, the model starts at 8.5 (``w_first``) and
 the TRC never picks 6.5 for that TCP. qoslab's default TCP (NewReno, limited transmit):
 a window of 6–7 packets recovers in one of two ways, 6.6 or 7.0 RTTs per cycle, by where
-in its round the drop falls; a single flow locks into one (7.0 at 50–600 ms, 6.6 from
-700 ms without the lead) and under load each run takes one or the other by chance, so
-no law at 6.5 holds both within 3 %. The delayed-ACK configurations' cycles spread over
-the RTTs at every small W_max (the 200 ms ACK timer against the RTT): no step fixes
-that, they keep 6.5.
+in its round the drop falls; a single flow locks into one (which one moves with the
+last bit of the delay) and under load each run takes one or the other by chance, so no
+law at 6.5 holds both within 3 % (``validation/p1_w65_phase.py``). The delayed-ACK
+configurations' cycles spread over the RTTs at every small W_max (the 200 ms ACK timer
+against the RTT): no step fixes that, they keep 6.5.
 
     python3 validation/trc_model_fit.py --measure newreno-flight-lt-nodelack [--ecn]
         # runs the grid for that TCP → validation/data/trc-models/<name>[-ecn].csv
