@@ -22,6 +22,18 @@ cycle is not linear in W_max there), the model keeps the measured cycle time at 
 W_max as a knot (the longest over the RTTs, rounded up), interpolated between knots, up
 to the next grid point on the line.
 
+The law starts at the paper's first W_max, 6.5 (§4.3), unless the TCP's cycle there has
+no one length: where the cycles measured at 6.5 over the fit RTTs the TRC runs at
+(≥ RTT*_min = RTT_dev / gput_error = 200 ms with its defaults, eq. 5) spread by more
+than the paper's 3 % and those at 8.5 do not, the model starts at 8.5 (``w_first``) and
+the TRC never picks 6.5 for that TCP. qoslab's default TCP (NewReno, limited transmit):
+a window of 6–7 packets recovers in one of two ways, 6.6 or 7.0 RTTs per cycle, by where
+in its round the drop falls; a single flow locks into one (which one moves with the
+last bit of the delay) and under load each run takes one or the other by chance, so no
+law at 6.5 holds both within 3 % (``validation/p1_w65_phase.py``). The delayed-ACK
+configurations' cycles spread over the RTTs at every small W_max (the 200 ms ACK timer
+against the RTT): no step fixes that, they keep 6.5.
+
     python3 validation/trc_model_fit.py --measure newreno-flight-lt-nodelack [--ecn]
         # runs the grid for that TCP → validation/data/trc-models/<name>[-ecn].csv
     python3 validation/trc_model_fit.py
@@ -30,10 +42,13 @@ to the next grid point on the line.
 
 Runs are niced and use one worker process unless ``--workers N`` is given.
 
-The TRC runs with its default recovery lead (``recovery_lead`` = RTT_dev, see
-docs/papers/p1.md#recovery-lead); the committed data files were measured before it
-existed (Fig. 1 as printed). On a single flow it raises the goodput by 0.4–1.3 % at
-W_max 6.5–32.5, inside the model's 3 %; ``--measure`` today measures with it.
+The TRC runs with its default recovery lead (``recovery_lead`` = RTT_dev for a TCP
+whose RTO clock granularity is at most RTT_dev, see docs/papers/p1.md#recovery-lead), and
+``--measure`` measures with it. qoslab's default TCP (``newreno-flight-lt-nodelack``) is
+fitted with it, as the TRC runs it; the other data files were measured before the lead
+existed (Fig. 1 as printed), the P1 scenarios' TCP (100 ms clock) rightly so, since the
+lead is off for it. On one flow the lead shortens a cycle by a roughly fixed time (about
+15 ms with RTT_dev = 10 ms): up to 5 % at the 50 ms fit RTT, ≤ 1 % from 200 ms on.
 """
 
 from __future__ import annotations
@@ -58,6 +73,11 @@ W_GRID = [6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 20.5, 30.5, 50.5, 100.5, 200.5
 RTT_GRID = [0.05, 0.2, 0.8]  # total RTT [s]
 #: A grid point becomes a knot when the line under-predicts its goodput by more than this.
 KNOT_TOL = 0.02
+#: The paper's model error (§4.3): a W_max whose cycles spread by more has no one law.
+SPREAD_TOL = 0.03
+#: RTT*_min with the TRC's default RTT_dev and gput_error (eq. 5): no TRC flow runs at a
+#: shorter RTT unless its operator lowers ``rtt_min``.
+RTT_OPERATING_MIN = 0.2
 MSS = 1460
 #: qoslab's default TCP, then the ns-2-style TCP of the P1 scenarios: fitted first,
 #: listed first (the nearest-model search prefers earlier entries on a tie).
@@ -238,6 +258,24 @@ def fit_with_knots(rows: list[dict]) -> tuple[float, float, float, list[tuple[fl
     return a_ls, a, b, out
 
 
+def spread(rows: list[dict], w: float) -> float:
+    """Longest over shortest cycle measured at ``w`` over the fit RTTs the TRC runs at
+    (≥ RTT_OPERATING_MIN), minus 1."""
+    ts = [r["cycle_rtts"] for r in rows
+          if r["w_max"] == w and r["rtt"] >= RTT_OPERATING_MIN - 1e-9]  # fmt: skip
+    return max(ts) / min(ts) - 1
+
+
+def first_w(rows: list[dict]) -> float:
+    """The smallest W_max the law describes: the grid's first (6.5, §4.3), or the next
+    one when the cycles at the first spread by more than SPREAD_TOL and those at the
+    next do not (an undetermined small-window cycle, not an RTT-dependent one)."""
+    ws = sorted({r["w_max"] for r in rows})
+    if len(ws) > 1 and spread(rows, ws[0]) > SPREAD_TOL >= spread(rows, ws[1]):
+        return ws[1]
+    return ws[0]
+
+
 def cycle(w: float, a: float, b: float, k: list[tuple[float, float]]) -> float:
     """The engine's ``CycleTime::cycle``."""
     if k and k[0][0] <= w <= k[-1][0]:
@@ -259,9 +297,10 @@ def fits() -> dict[str, dict[str, dict]]:
         cmd, rows = read_data(path)
         name = path.stem.removesuffix("-ecn")
         mode = "ecn" if path.stem.endswith("-ecn") else "drop"
-        a_ls, a, b, k = fit_with_knots(rows)
+        w1 = first_w(rows)
+        a_ls, a, b, k = fit_with_knots([r for r in rows if r["w_max"] >= w1])
         out.setdefault(name, {})[mode] = {"a_ls": a_ls, "a": a, "b": b, "rows": rows,
-                                          "cmd": cmd, "knots": k}  # fmt: skip
+                                          "cmd": cmd, "knots": k, "w_first": w1}  # fmt: skip
     key = {n: (ORDER.index(n) if n in ORDER else len(ORDER), n) for n in out}
     return {n: out[n] for n in sorted(out, key=key.__getitem__)}
 
@@ -287,7 +326,10 @@ def rust_source(models: dict[str, dict[str, dict]]) -> str:
                 continue
             f = m[mode]
             ks = ", ".join(f"({w!r}, {t!r})" for w, t in f["knots"])
-            law = f"CycleTime {{ a: {f['a']!r}, b: {f['b']!r}, knots: &[{ks}] }}"
+            law = (
+                f"CycleTime {{ w_first: {f['w_first']!r}, a: {f['a']!r}, b: {f['b']!r}, "
+                f"knots: &[{ks}] }}"
+            )
             lines.append(f"        {mode}: {law if mode == 'drop' else f'Some({law})'},")
         lines.append("    },")
     lines += ["];", ""]
@@ -320,7 +362,8 @@ def figure(models: dict[str, dict[str, dict]], path: Path) -> None:
             if mode not in m:
                 continue
             f, c = m[mode], f"C{i}"
-            ax.plot(ws, [data_per_cycle(w) / cycle(w, f["a"], f["b"], f["knots"]) / w for w in ws],
+            wl = [w for w in ws if w >= f["w_first"]]
+            ax.plot(wl, [data_per_cycle(w) / cycle(w, f["a"], f["b"], f["knots"]) / w for w in wl],
                     "-", color=c, label=f"{name}: T = {f['a']:.3g} + {f['b']:.3g}·W_max"
                     + (f" ({len(f['knots'])} knots)" if f["knots"] else ""))  # fmt: skip
             ax.plot([r["w_max"] for r in f["rows"]], [r["w_avg"] / r["w_max"] for r in f["rows"]],
@@ -349,7 +392,11 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
         "T = a + b · W_max fitted with b by least squares and a the largest residual "
         "(rounded up), so that measured / predicted ≥ 1 on every point; where the line "
         "is more than 2 % too long at a grid W_max, the measured T there is a knot "
-        "(interpolated between knots, up to the next grid point on the line).",
+        "(interpolated between knots, up to the next grid point on the line). The law "
+        "starts at W_max 6.5 (§4.3) unless the cycles at 6.5 over the fit RTTs ≥ 200 ms "
+        "(RTT*_min, eq. 5) spread by more than 3 % and those at 8.5 do not: then at 8.5 "
+        "(`w_first`; the TRC never picks 6.5 for that TCP, and the points at 6.5 are "
+        "listed but not fitted).",
         "",
         'A TRC uses the model of the TCP of the flow it controls (`model = "fitted"`, '
         "the default); a flow whose TCP has none is a scenario error naming the nearest "
@@ -358,22 +405,24 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
         "",
         "## The models",
         "",
-        "| configuration | mode | a (least squares) | a (used) | b | knots (W_max: T) | "
-        "measured / predicted, min … max | W_avg/W_max at 6.5 | runs | command |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        "| paper eq. 1 (ns-2 SACK) | both | | 2.5 | 0.5 | — | | "
+        "| configuration | mode | from W_max | a (least squares) | a (used) | b | "
+        "knots (W_max: T) | measured / predicted, min … max | W_avg/W_max at 6.5 | runs "
+        "| command |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| paper eq. 1 (ns-2 SACK) | both | 6.5 | | 2.5 | 0.5 | — | | "
         f"{data_per_cycle(6.5) / (2.5 + 0.5 * 6.5) / 6.5:.3f} | | |",
     ]
     for name, m in models.items():
         for mode, f in m.items():
             rat = [r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"])
-                   for r in f["rows"]]  # fmt: skip
+                   for r in f["rows"] if r["w_max"] >= f["w_first"]]  # fmt: skip
             w0 = data_per_cycle(6.5) / cycle(6.5, f["a"], f["b"], f["knots"]) / 6.5
+            w0s = f"{w0:.3f}" if f["w_first"] <= 6.5 else "— (not picked)"
             kn = ", ".join(f"{w:g}: {t:.3f}" for w, t in f["knots"]) or "—"
             lines.append(
-                f"| `{name}` | {mode} | {f['a_ls']:.4f} | {f['a']:.4f} | {f['b']:.4f} | {kn} | "
-                f"{min(rat):.4f} … {max(rat):.4f} | {w0:.3f} | {len(f['rows'])} | "
-                f"`{f['cmd']}` |"
+                f"| `{name}` | {mode} | {f['w_first']:g} | {f['a_ls']:.4f} | {f['a']:.4f} | "
+                f"{f['b']:.4f} | {kn} | {min(rat):.4f} … {max(rat):.4f} | {w0s} | "
+                f"{len(f['rows'])} | `{f['cmd']}` |"
             )
     lines += [
         "",
@@ -395,12 +444,16 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
                 "|---|---|---|---|---|---|---|---|---|---|---|",
             ]
             for r in f["rows"]:
-                rf = r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"])
                 rp = r["goodput"] / predicted(r["w_max"], r["rtt"], 2.5, 0.5)
-                res = r["cycle_rtts"] - cycle(r["w_max"], f["a"], f["b"], f["knots"])
+                if r["w_max"] < f["w_first"]:  # not fitted: the TRC never picks it
+                    res_s, rf_s = "(below w_first)", "—"
+                else:
+                    rf = r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"])
+                    res = r["cycle_rtts"] - cycle(r["w_max"], f["a"], f["b"], f["knots"])
+                    res_s, rf_s = f"{res:+.3f}", f"{rf:.4f}"
                 lines.append(
                     f"| {r['w_max']} | {r['rtt'] * 1e3:.1f} | {r['goodput'] / 1e3:.2f} | "
-                    f"{r['w_avg']:.3f} | {r['cycle_rtts']:.3f} | {res:+.3f} | {rf:.4f} | "
+                    f"{r['w_avg']:.3f} | {r['cycle_rtts']:.3f} | {res_s} | {rf_s} | "
                     f"{rp:.4f} | {int(r['signals'])} | {int(r['other_drops'])} | "
                     f"{int(r['timeouts'])} |"
                 )

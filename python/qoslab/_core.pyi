@@ -126,8 +126,9 @@ def trc_model_name(tcp: str | None = None) -> str:
 def trc_fitted_models() -> list[
     tuple[
         str,
-        tuple[float, float, list[tuple[float, float]]],
-        tuple[float, float, list[tuple[float, float]]] | None,
+        tuple[float, float, list[tuple[float, float]], float],
+        tuple[float, float, list[tuple[float, float]], float] | None,
     ]
 ]:
-    """Every fitted model: ``(name, (a, b, knots) with drops, the same with ECN or None)``."""
+    """Every fitted model: ``(name, (a, b, knots, w_first) with drops, the same with ECN
+    or None)``; ``w_first`` is the smallest W_max the TRC picks with the law."""

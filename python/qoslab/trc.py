@@ -40,10 +40,12 @@ def model_name(tcp: Mapping[str, Any] | None = None) -> str:
     return _core.trc_model_name(_tcp_json(tcp))
 
 
-def fitted_models() -> dict[str, dict[str, tuple[float, float, list] | None]]:
-    """Every fitted model: ``{name: {"drop": (a, b, knots), "ecn": (…) or None}}``, the
-    cycle-time laws the engine uses (P1 eq. 1 per TCP): T = a + b·W_max [RTTs], except
-    between the first and last ``knots`` (W_max, T), interpolated."""
+def fitted_models() -> dict[str, dict[str, tuple[float, float, list, float] | None]]:
+    """Every fitted model: ``{name: {"drop": (a, b, knots, w_first), "ecn": (…) or
+    None}}``, the cycle-time laws the engine uses (P1 eq. 1 per TCP): T = a + b·W_max
+    [RTTs], except between the first and last ``knots`` (W_max, T), interpolated; the
+    TRC picks W_max from ``w_first`` on (6.5, §4.3, unless the TCP's cycle there has no
+    one length)."""
     return {n: {"drop": d, "ecn": e} for n, d, e in _core.trc_fitted_models()}
 
 
@@ -85,7 +87,8 @@ def parameters(
 
     Returns a dict: ``target`` (raised rate), ``w_max``, ``p``, ``drop_every`` (1/p + E),
     ``rtt``, ``rtt_trc``, ``rtt_min``, ``predicted`` (model goodput), ``buffer``
-    (⌈W_max⌉ packets), ``branch`` (``"delay"`` or ``"rtt_min"``), …
+    (⌈W_max⌉ packets), ``branch`` (``"delay"`` or ``"rtt_min"``), the law's ``a``,
+    ``b``, ``knots`` and ``w_first`` (its smallest W_max), …
 
     Raises:
       ValueError: an input is out of range.

@@ -63,6 +63,7 @@ pub fn trc_parameters<'py>(
     d.set_item("a", law.a)?;
     d.set_item("b", law.b)?;
     d.set_item("knots", law.knots.to_vec())?;
+    d.set_item("w_first", law.w_first)?;
     Ok(d)
 }
 
@@ -104,14 +105,14 @@ pub fn trc_cycle_time(model: &str, ecn: bool, tcp: Option<&str>) -> PyResult<(f6
     Ok((c.a, c.b))
 }
 
-/// A law as `(a, b, knots)`.
-type Law = (f64, f64, Vec<(f64, f64)>);
+/// A law as `(a, b, knots, w_first)`.
+type Law = (f64, f64, Vec<(f64, f64)>, f64);
 
 /// Every fitted model: `(name, law with drops, law with ECN marks or None)`, each law
-/// `(a, b, knots)`.
+/// `(a, b, knots, w_first)` (w_first: the smallest W_max the TRC picks with it).
 #[pyfunction]
 pub fn trc_fitted_models() -> Vec<(String, Law, Option<Law>)> {
-    let law = |c: model::CycleTime| (c.a, c.b, c.knots.to_vec());
+    let law = |c: model::CycleTime| (c.a, c.b, c.knots.to_vec(), c.w_first);
     FITTED_MODELS
         .iter()
         .map(|m| (m.name.to_string(), law(m.drop), m.ecn.map(law)))

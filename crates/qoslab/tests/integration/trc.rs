@@ -257,15 +257,17 @@ fn each_trc_uses_the_model_fitted_to_its_flows_tcp() {
     let w = scenario::build(&parse(&text)).unwrap();
     let t = trcs(&w);
     let law = |n: &str| fitted_model(n).unwrap().drop;
-    // 100 kb/s takes the delay branch, W_max = 6.5: W_avg is the law's, and the RTT
-    // that gives the target follows it.
-    for (tr, name) in t
-        .iter()
-        .zip(["sack-window-nolt-nodelack", default.as_str()])
-    {
+    // 100 kb/s takes the delay branch at the law's first W_max (6.5 for the P1 TCP, 8.5
+    // for the default TCP, whose cycle at 6.5 has no one length): W_avg is the law's,
+    // and the RTT that gives the target follows it.
+    for (tr, name, first) in [
+        (&t[0], "sack-window-nolt-nodelack", 6.5),
+        (&t[1], default.as_str(), 8.5),
+    ] {
         let p = tr.setup().params;
-        assert_eq!(p.w_max, 6.5);
-        assert_eq!(p.w_avg, w_avg(6.5, law(name)), "{name}");
+        assert_eq!(law(name).w_first, first, "{name}");
+        assert_eq!(p.w_max, first, "{name}");
+        assert_eq!(p.w_avg, w_avg(first, law(name)), "{name}");
     }
     let (p0, p1) = (t[0].setup().params, t[1].setup().params);
     assert_ne!(p0.rtt, p1.rtt, "the two TCPs must get different delays");

@@ -9,11 +9,13 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-flight-lt-nodelack",
         drop: CycleTime {
-            a: 2.3586,
-            b: 0.5,
-            knots: &[(6.5, 7.0032), (8.5, 6.6086)],
+            w_first: 8.5,
+            a: 2.3314,
+            b: 0.5004,
+            knots: &[],
         },
         ecn: Some(CycleTime {
+            w_first: 6.5,
             a: 2.7945,
             b: 0.5006,
             knots: &[],
@@ -22,6 +24,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "sack-flight-lt-nodelack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 3.7397,
             b: 0.5017,
             knots: &[
@@ -39,6 +42,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
             ],
         },
         ecn: Some(CycleTime {
+            w_first: 6.5,
             a: 2.7948,
             b: 0.5006,
             knots: &[],
@@ -47,11 +51,13 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "sack-window-nolt-nodelack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 2.4083,
             b: 0.4998,
             knots: &[],
         },
         ecn: Some(CycleTime {
+            w_first: 6.5,
             a: 2.7961,
             b: 0.5006,
             knots: &[],
@@ -60,6 +66,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-flight-lt-delack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 4.4931,
             b: 0.7081,
             knots: &[
@@ -81,6 +88,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-flight-nolt-delack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 4.8023,
             b: 0.7076,
             knots: &[
@@ -98,6 +106,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-flight-nolt-nodelack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 2.4116,
             b: 0.4998,
             knots: &[],
@@ -107,6 +116,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-window-lt-delack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 4.4931,
             b: 0.7081,
             knots: &[
@@ -128,15 +138,17 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-window-lt-nodelack",
         drop: CycleTime {
+            w_first: 8.5,
             a: 2.3586,
             b: 0.5,
-            knots: &[(6.5, 7.0032), (8.5, 6.6086)],
+            knots: &[],
         },
         ecn: None,
     },
     FittedModel {
         name: "newreno-window-nolt-delack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 4.8023,
             b: 0.7076,
             knots: &[
@@ -154,6 +166,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "newreno-window-nolt-nodelack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 2.4116,
             b: 0.4998,
             knots: &[],
@@ -163,6 +176,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "sack-flight-lt-delack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 5.0,
             b: 0.7123,
             knots: &[
@@ -184,6 +198,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "sack-flight-nolt-delack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 5.3369,
             b: 0.7178,
             knots: &[
@@ -205,6 +220,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "sack-flight-nolt-nodelack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 3.8057,
             b: 0.5004,
             knots: &[
@@ -225,6 +241,7 @@ pub static FITTED_MODELS: &[FittedModel] = &[
     FittedModel {
         name: "sack-window-lt-nodelack",
         drop: CycleTime {
+            w_first: 6.5,
             a: 2.3528,
             b: 0.5001,
             knots: &[(6.5, 7.0032), (8.5, 6.6037)],

@@ -53,9 +53,14 @@ pub enum TcpModel {
 /// Cycle time law [RTTs]: `a + b·W_max` (eq. 1's form), except between the first and
 /// the last of `knots`, measured (W_max, time per cycle) points where that line misses
 /// the TCP by more than 2 % (small windows with limited transmit), interpolated
-/// linearly; the last knot lies on the line.
+/// linearly; the last knot lies on the line. The law holds from `w_first` on, the
+/// smallest W_max the TRC picks with it (Fig. 2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CycleTime {
+    /// Smallest W_max the law describes: [`W_MAX_FIRST`] (§4.3's 6.5), or a step above
+    /// it for a TCP whose cycle at 6.5 has no one length (the fit's rule:
+    /// `validation/trc_model_fit.py`).
+    pub w_first: f64,
     /// Constant term [RTTs].
     pub a: f64,
     /// Slope [RTTs per packet of W_max].
@@ -84,6 +89,7 @@ impl CycleTime {
 
 /// The paper's eq. 1.
 pub const PAPER: CycleTime = CycleTime {
+    w_first: W_MAX_FIRST,
     a: 2.5,
     b: 0.5,
     knots: &[],
@@ -249,7 +255,8 @@ impl TrcInputs {
 /// Which branch of Fig. 2 chose the parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Branch {
-    /// RTT_req for W_max = 6.5 was above RTT_min: W_max = 6.5, RTT = RTT_req.
+    /// RTT_req for the law's first W_max (6.5, or [`CycleTime::w_first`]) was above
+    /// RTT_min: W_max = that first one, RTT = RTT_req.
     Delay,
     /// RTT_req was at most RTT_min: RTT fixed near RTT_min, W_max raised in steps of 2.
     RttMin,
@@ -322,9 +329,9 @@ pub fn fixed_parameters(
 /// ```text
 /// RTT*_min = RTT_dev / gput_error;  R = R_req · (1 + gput_error + 0.01)
 /// RTT_min  = max(RTT*_min, RTT_net)
-/// RTT_req  = W_avg(6.5) · MSS / R
-/// if RTT_req > RTT_min:  W_max = 6.5, RTT = RTT_req
-/// else: smallest W_max ∈ {6.5, 8.5, …} with W_avg(W_max)·MSS/RTT_min ≥ R,
+/// RTT_req  = W_avg(W₁) · MSS / R          (W₁ = the law's w_first: 6.5, §4.3)
+/// if RTT_req > RTT_min:  W_max = W₁, RTT = RTT_req
+/// else: smallest W_max ∈ {W₁, W₁ + 2, …} with W_avg(W_max)·MSS/RTT_min ≥ R,
 ///       RTT = W_avg(W_max) · MSS / R          (≥ RTT_min)
 /// p = 1 / data(W_max);  RTT_TRC = RTT − RTT_net
 /// ```
@@ -378,12 +385,13 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
     let rtt_min = rtt_min_star.max(inp.rtt_net);
     let law = inp.law;
     let bits = inp.mss as f64 * 8.0;
-    let rtt_req = w_avg(W_MAX_FIRST, law) * bits / target;
+    let first = law.w_first;
+    let rtt_req = w_avg(first, law) * bits / target;
     let (w_max, rtt, branch) = if rtt_req > rtt_min {
-        (W_MAX_FIRST, rtt_req, Branch::Delay)
+        (first, rtt_req, Branch::Delay)
     } else {
         let need = target * rtt_min / bits; // W_avg needed at RTT = RTT_min
-        let mut w = W_MAX_FIRST;
+        let mut w = first;
         while w_avg(w, law) < need {
             w += W_MAX_STEP;
             if w > W_MAX_LIMIT {
@@ -574,9 +582,41 @@ mod tests {
     }
 
     #[test]
+    fn the_search_starts_at_the_laws_first_w_max() {
+        let law = CycleTime {
+            w_first: 8.5,
+            ..PAPER
+        };
+        // 100 kb/s: the delay branch at 8.5, not 6.5.
+        let p = parameters(&TrcInputs {
+            law,
+            ..TrcInputs::new(100e3, 1000, 0.003)
+        })
+        .unwrap();
+        assert_eq!((p.w_max, p.branch), (8.5, Branch::Delay));
+        assert!(close(p.predicted, p.target, 1e-9));
+        // 5 Mb/s: the RTT_min branch, W_max from 8.5 in steps of 2 (the same as from 6.5
+        // whenever 6.5 would not do).
+        let big = |law| {
+            parameters(&TrcInputs {
+                law,
+                ..TrcInputs::new(5e6, 1000, 0.003)
+            })
+            .unwrap()
+            .w_max
+        };
+        assert_eq!(big(law), big(PAPER));
+        // The P1 TCP's law and the paper's start at §4.3's 6.5.
+        assert_eq!(PAPER.w_first, W_MAX_FIRST);
+        let p1 = fitted_model("sack-window-nolt-nodelack").unwrap();
+        assert_eq!(p1.drop.w_first, W_MAX_FIRST);
+    }
+
+    #[test]
     fn knots_are_interpolated_and_the_line_holds_outside_them() {
         const K: &[(f64, f64)] = &[(6.5, 7.0), (8.5, 6.6), (12.5, 8.6)];
         let law = CycleTime {
+            w_first: W_MAX_FIRST,
             a: 2.35,
             b: 0.5,
             knots: K,
