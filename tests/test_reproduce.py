@@ -413,3 +413,28 @@ def test_comparisons_are_printed_beside_the_papers(capsys) -> None:
         "-",
         "info",
     ]
+
+
+def test_a_reproduction_stopped_part_way_keeps_its_finished_experiments(registry, tmp_path):
+    # The second experiment stops the reproduction as a kill would (no exception handler
+    # of ours runs): the index on disk still holds the first, marked unfinished.
+    import json
+
+    register("t-first", title="first")(
+        lambda ctx: Outcome(comparisons=[Comparison("q", 1.0, at_least=0.5)])
+    )
+
+    def stop(ctx):
+        raise KeyboardInterrupt
+
+    register("t-second", title="second")(stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiments(["t-first", "t-second"], tmp_path / "rep")
+    idx = json.loads((tmp_path / "rep" / "reproduce.json").read_text())
+    assert [e["name"] for e in idx["experiments"]] == ["t-first"]
+    assert idx["finished"] is False and idx["experiments"][0]["status"] == "done"
+    assert not (tmp_path / "rep" / "reproduce.json.part").exists()
+    html = report_text(write_report(tmp_path / "rep"))
+    assert "STOPPED PART-WAY: 1 of 2 experiments finished" in html
+    run_experiments(["t-first"], tmp_path / "rep2")
+    assert json.loads((tmp_path / "rep2" / "reproduce.json").read_text())["finished"] is True

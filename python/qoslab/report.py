@@ -600,6 +600,9 @@ def _reproduce_context(d: Path, figs: _Figures) -> dict[str, Any]:
         mode += f" (full mode: {', '.join(full)})"
     if idx.get("paper_only"):
         mode += "; the papers' configurations only (--paper-only)"
+    if idx.get("finished") is False:
+        wanted = idx.get("requested") or []
+        mode += f"; STOPPED PART-WAY: {len(exps)} of {len(wanted) or '?'} experiments finished"
     return {
         "mode": mode,
         "n_run": len(exps),

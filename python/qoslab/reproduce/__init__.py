@@ -985,6 +985,7 @@ def run_experiments(
         "quick": quick,
         "paper_only": paper_only,
         "experiments": [],
+        "requested": names,
         "started": time.time(),
     }
     for name in names:
@@ -1022,7 +1023,19 @@ def run_experiments(
         entry["ablation_verdicts"] = count_verdicts(entry.get("ablations") or [])
         entry["verdict"] = experiment_status(entry)
         index["experiments"].append(entry)
-    index["registered"] = list(reg)
-    index["summary"] = summarize(index)
-    (out / "reproduce.json").write_text(json.dumps(index, indent=2, default=str))
+        # Written after every experiment: a reproduction stopped part-way keeps (and
+        # `docgen export` can use) the experiments it finished; their sweeps resume.
+        _write_index(out, index, reg, finished=False)
+    _write_index(out, index, reg, finished=True)
     return index
+
+
+def _write_index(out: Path, index: dict[str, Any], reg: dict[str, Any], finished: bool) -> None:
+    """``out/reproduce.json`` as it stands (``finished`` false while experiments remain),
+    replaced atomically so that a reader never sees half a file."""
+    index["registered"] = list(reg)
+    index["finished"] = finished
+    index["summary"] = summarize(index)
+    tmp = out / "reproduce.json.part"
+    tmp.write_text(json.dumps(index, indent=2, default=str))
+    tmp.replace(out / "reproduce.json")
