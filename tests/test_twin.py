@@ -31,11 +31,53 @@ def test_twin_tcp_is_linux_like_and_valid():
     assert tcp["variant"] == "sack" and tcp["recovery"] == "prr"
     assert tcp["initial_window"] == 10 and tcp["delayed_ack"] and tcp["delack_timeout"] == "40ms"
     assert tcp["ecn"] is True and tcp["sack_blocks"] == 3 and tcp["halve"] == "window"
+    assert tcp["byte_counting"] is True
     # Half of the default 32 MiB buffers in 1460-byte segments.
     assert tcp["max_window"] == (16 << 20) // 1460
     assert "tcp" not in data["flow"][1]  # the CBR flow is left alone
     assert SCEN["flow"][0]["tcp"]["variant"] == "newreno"  # the input is not modified
     check(data)  # the engine accepts every key
+
+
+def _loss_period(byte_counting: bool) -> float:
+    """Mean time between the twin's recoveries, one flow at 10 Mb/s, 40 ms, 25 packets."""
+    from qoslab.api import run
+
+    scen = {
+        "name": "twin-sawtooth",
+        "duration": "25s",
+        "node": [{"name": "a"}, {"name": "r", "kind": "router"}, {"name": "b"}],
+        "link": [
+            {"a": "a", "b": "r", "rate": "100Mbps", "delay": "1ms"},
+            {
+                "a": "r",
+                "b": "b",
+                "rate": "10Mbps",
+                "delay": "19ms",
+                "queue": {"kind": "droptail", "limit": 25},
+            },
+        ],
+        "flow": [{"name": "t", "from": "a", "to": "b", "tcp": {}}],
+        "record": {"interval": "10ms", "traces": ["t"]},
+    }
+    data, _ = twin_data(scen)
+    data["flow"][0]["tcp"]["byte_counting"] = byte_counting
+    tr = run(data, seed=1).table("traces").filter(pl.col("t") >= 5)
+    st = tr["state"].to_list()
+    ts = tr["t"].to_list()
+    starts = [t for t, a, b in zip(ts[1:], st, st[1:], strict=False) if b == "recovery" != a]
+    assert len(starts) >= 3
+    return (starts[-1] - starts[0]) / (len(starts) - 1)
+
+
+def test_twin_sawtooth_grows_one_segment_per_rtt_like_linux():
+    # Linux Reno counts the segments a delayed ACK acknowledges: +1 segment per RTT, a
+    # window from ~30 to ~60 segments in about 30 RTTs of 40-60 ms (live: a loss every
+    # 1.8 s). Counting one increment per ACK (byte_counting off) halves the growth and
+    # doubles the period (3.4 s).
+    with_abc = _loss_period(True)
+    assert 1.4 < with_abc < 2.2, with_abc
+    assert _loss_period(False) > 1.6 * with_abc
 
 
 def test_twin_follows_the_live_table():

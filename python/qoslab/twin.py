@@ -13,6 +13,11 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
 - RTO = SRTT + max(200 ms, 4·RTTVAR): Linux floors its variance term at ``tcp_rto_min``
   (``tcp_set_rto``), which is ``granularity = "200ms"`` in qoslab's RFC 6298 estimator;
 - ssthresh = cwnd / 2 (``tcp_reno_ssthresh``): ``halve = "window"``;
+- a window that grows by the segments each ACK acknowledges (``tcp_slow_start``,
+  ``tcp_cong_avoid_ai``; RFC 3465 byte counting): ``byte_counting = true``. Without it
+  a delayed ACK of two segments grows the window by one increment, so congestion
+  avoidance adds half a segment per RTT and the sawtooth lasts twice as long as Linux's
+  (1 loss every 3.4 s against live's 1.8 s at 10 Mb/s, 40 ms, 25 packets);
 - the SYN handshake (``handshake = true``), ECN as the live hosts have it, 3 SACK blocks
   with timestamps (4 without);
 - the same packets on the wire: Linux's 1500-byte MTU carries 1448 payload bytes with
@@ -23,9 +28,8 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
 - a window that the buffers, not a segment cap, bound: ``max_window`` is half the live
   hosts' largest socket buffer (Linux keeps about half of it for overhead) in segments.
 
-Not reproduced: CUBIC and BBR (the twin runs Reno and says so), Linux's slow start that
-grows by every acknowledged segment (qoslab's adds at most one MSS per ACK), quick-ACK
-mode, TSO/pacing, RACK-TLP loss detection.
+Not reproduced: CUBIC and BBR (the twin runs Reno and says so), quick-ACK mode,
+TSO/pacing, RACK-TLP loss detection.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
         "granularity": "200ms",
         "min_rto": "200ms",
         "halve": "window",
+        "byte_counting": True,
         "handshake": True,
         "ecn": bool(ecn),
         "max_window": max(64, int(buf / 2 // TWIN_MSS)),
