@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from qoslab import check
-from qoslab.twin import jain, twin_data, twin_table, twin_tcp
+from qoslab.twin import jain, pcap_goodput, twin_data, twin_table, twin_tcp
 
 SCEN = {
     "name": "twin-unit",
@@ -132,3 +132,33 @@ def test_jain():
     assert jain([1.0, 1.0, 1.0]) == pytest.approx(1.0)
     assert jain([1.0, 0.0]) == pytest.approx(0.5)
     assert jain([]) != jain([])  # NaN
+
+
+def _tcp_pkt(seq: int, payload: int, syn: bool = False) -> bytes:
+    import struct
+
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + payload, 0, 0, 64, 6, 0, bytes(4), bytes(4))
+    tcp = struct.pack("!HHIIBBHHH", 1024, 5001, seq, 0, 5 << 4, 2 if syn else 16, 0, 0, 0)
+    return ip + tcp + bytes(payload)
+
+
+def test_pcap_goodput_counts_bytes_made_in_order_in_the_window(tmp_path):
+    import struct
+
+    # SYN at 0.1 s (ISN 999: data starts at 1000), then segments of 100 bytes:
+    # 0 at 1 s, 200 at 2 s (a hole at 100), 100 at 3 s (fills it: 300 in order),
+    # 300 at 5 s (after the window), and a retransmission of 0 at 2.5 s (nothing new).
+    pk = [(0.1, _tcp_pkt(999, 0, syn=True)), (1.0, _tcp_pkt(1000, 100))]
+    pk += [(2.0, _tcp_pkt(1200, 100)), (2.5, _tcp_pkt(1000, 100)), (3.0, _tcp_pkt(1100, 100))]
+    pk += [(5.0, _tcp_pkt(1300, 100))]
+    path = tmp_path / "d.pcap"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 128, 101))
+        for t, b in pk:
+            f.write(struct.pack("<IIII", int(t), round((t % 1) * 1e9), len(b), len(b)) + b)
+    # In order by 1.5 s: 100 bytes; by 4 s: 300. The out-of-order segment at 2 s counts
+    # only when the hole is filled (3 s), as the simulator's receiver counts.
+    g = pcap_goodput(path, 1.5, 4.0)
+    assert g == {(1024, 5001): pytest.approx(200 * 8 / 2.5)}
+    assert pcap_goodput(path, 1.5, 2.9)[(1024, 5001)] == 0.0
+    assert pcap_goodput(path, 0.0, 6.0)[(1024, 5001)] == pytest.approx(400 * 8 / 6.0)
