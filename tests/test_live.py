@@ -370,6 +370,13 @@ def test_pcap_from_the_datapath_holds_the_delivered_bytes(tmp_path):
     ce = [b for b, _ in recs if b[1] & 3 == 3]
     assert len(ce) == f["ce_delivered"] > 0
     assert all(_ip_checksum_ok(b[:20]) for b, _ in recs)
+    # Goodput counted on the wire (bytes made in order at the receiver's TUN) is what the
+    # sink read, give or take what it had not read yet when the run stopped.
+    from qoslab.twin import pcap_goodput
+
+    wire = pcap_goodput(pcap, 0.0, 2.0)
+    assert list(wire) == [(1024, 5001)]  # the data direction only
+    assert wire[(1024, 5001)] == pytest.approx(f["goodput_bps"], rel=0.03)
     saved = r.save(tmp_path / "run")
     assert (saved / "pcap" / "datapath.pcap").stat().st_size == pcap.stat().st_size
 

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from qoslab import check
-from qoslab.twin import jain, twin_data, twin_table, twin_tcp
+from qoslab.twin import jain, pcap_goodput, twin_data, twin_table, twin_tcp
 
 SCEN = {
     "name": "twin-unit",
@@ -31,11 +31,53 @@ def test_twin_tcp_is_linux_like_and_valid():
     assert tcp["variant"] == "sack" and tcp["recovery"] == "prr"
     assert tcp["initial_window"] == 10 and tcp["delayed_ack"] and tcp["delack_timeout"] == "40ms"
     assert tcp["ecn"] is True and tcp["sack_blocks"] == 3 and tcp["halve"] == "window"
+    assert tcp["byte_counting"] is True
     # Half of the default 32 MiB buffers in 1460-byte segments.
     assert tcp["max_window"] == (16 << 20) // 1460
     assert "tcp" not in data["flow"][1]  # the CBR flow is left alone
     assert SCEN["flow"][0]["tcp"]["variant"] == "newreno"  # the input is not modified
     check(data)  # the engine accepts every key
+
+
+def _loss_period(byte_counting: bool) -> float:
+    """Mean time between the twin's recoveries, one flow at 10 Mb/s, 40 ms, 25 packets."""
+    from qoslab.api import run
+
+    scen = {
+        "name": "twin-sawtooth",
+        "duration": "25s",
+        "node": [{"name": "a"}, {"name": "r", "kind": "router"}, {"name": "b"}],
+        "link": [
+            {"a": "a", "b": "r", "rate": "100Mbps", "delay": "1ms"},
+            {
+                "a": "r",
+                "b": "b",
+                "rate": "10Mbps",
+                "delay": "19ms",
+                "queue": {"kind": "droptail", "limit": 25},
+            },
+        ],
+        "flow": [{"name": "t", "from": "a", "to": "b", "tcp": {}}],
+        "record": {"interval": "10ms", "traces": ["t"]},
+    }
+    data, _ = twin_data(scen)
+    data["flow"][0]["tcp"]["byte_counting"] = byte_counting
+    tr = run(data, seed=1).table("traces").filter(pl.col("t") >= 5)
+    st = tr["state"].to_list()
+    ts = tr["t"].to_list()
+    starts = [t for t, a, b in zip(ts[1:], st, st[1:], strict=False) if b == "recovery" != a]
+    assert len(starts) >= 3
+    return (starts[-1] - starts[0]) / (len(starts) - 1)
+
+
+def test_twin_sawtooth_grows_one_segment_per_rtt_like_linux():
+    # Linux Reno counts the segments a delayed ACK acknowledges: +1 segment per RTT, a
+    # window from ~30 to ~60 segments in about 30 RTTs of 40-60 ms (live: a loss every
+    # 1.8 s). Counting one increment per ACK (byte_counting off) halves the growth and
+    # doubles the period (3.4 s).
+    with_abc = _loss_period(True)
+    assert 1.4 < with_abc < 2.2, with_abc
+    assert _loss_period(False) > 1.6 * with_abc
 
 
 def test_twin_follows_the_live_table():
@@ -90,3 +132,33 @@ def test_jain():
     assert jain([1.0, 1.0, 1.0]) == pytest.approx(1.0)
     assert jain([1.0, 0.0]) == pytest.approx(0.5)
     assert jain([]) != jain([])  # NaN
+
+
+def _tcp_pkt(seq: int, payload: int, syn: bool = False) -> bytes:
+    import struct
+
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + payload, 0, 0, 64, 6, 0, bytes(4), bytes(4))
+    tcp = struct.pack("!HHIIBBHHH", 1024, 5001, seq, 0, 5 << 4, 2 if syn else 16, 0, 0, 0)
+    return ip + tcp + bytes(payload)
+
+
+def test_pcap_goodput_counts_bytes_made_in_order_in_the_window(tmp_path):
+    import struct
+
+    # SYN at 0.1 s (ISN 999: data starts at 1000), then segments of 100 bytes:
+    # 0 at 1 s, 200 at 2 s (a hole at 100), 100 at 3 s (fills it: 300 in order),
+    # 300 at 5 s (after the window), and a retransmission of 0 at 2.5 s (nothing new).
+    pk = [(0.1, _tcp_pkt(999, 0, syn=True)), (1.0, _tcp_pkt(1000, 100))]
+    pk += [(2.0, _tcp_pkt(1200, 100)), (2.5, _tcp_pkt(1000, 100)), (3.0, _tcp_pkt(1100, 100))]
+    pk += [(5.0, _tcp_pkt(1300, 100))]
+    path = tmp_path / "d.pcap"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 128, 101))
+        for t, b in pk:
+            f.write(struct.pack("<IIII", int(t), round((t % 1) * 1e9), len(b), len(b)) + b)
+    # In order by 1.5 s: 100 bytes; by 4 s: 300. The out-of-order segment at 2 s counts
+    # only when the hole is filled (3 s), as the simulator's receiver counts.
+    g = pcap_goodput(path, 1.5, 4.0)
+    assert g == {(1024, 5001): pytest.approx(200 * 8 / 2.5)}
+    assert pcap_goodput(path, 1.5, 2.9)[(1024, 5001)] == 0.0
+    assert pcap_goodput(path, 0.0, 6.0)[(1024, 5001)] == pytest.approx(400 * 8 / 6.0)

@@ -13,6 +13,11 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
 - RTO = SRTT + max(200 ms, 4·RTTVAR): Linux floors its variance term at ``tcp_rto_min``
   (``tcp_set_rto``), which is ``granularity = "200ms"`` in qoslab's RFC 6298 estimator;
 - ssthresh = cwnd / 2 (``tcp_reno_ssthresh``): ``halve = "window"``;
+- a window that grows by the segments each ACK acknowledges (``tcp_slow_start``,
+  ``tcp_cong_avoid_ai``; RFC 3465 byte counting): ``byte_counting = true``. Without it
+  a delayed ACK of two segments grows the window by one increment, so congestion
+  avoidance adds half a segment per RTT and the sawtooth lasts twice as long as Linux's
+  (1 loss every 3.4 s against live's 1.8 s at 10 Mb/s, 40 ms, 25 packets);
 - the SYN handshake (``handshake = true``), ECN as the live hosts have it, 3 SACK blocks
   with timestamps (4 without);
 - the same packets on the wire: Linux's 1500-byte MTU carries 1448 payload bytes with
@@ -23,9 +28,8 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
 - a window that the buffers, not a segment cap, bound: ``max_window`` is half the live
   hosts' largest socket buffer (Linux keeps about half of it for overhead) in segments.
 
-Not reproduced: CUBIC and BBR (the twin runs Reno and says so), Linux's slow start that
-grows by every acknowledged segment (qoslab's adds at most one MSS per ACK), quick-ACK
-mode, TSO/pacing, RACK-TLP loss detection.
+Not reproduced: CUBIC and BBR (the twin runs Reno and says so), quick-ACK mode,
+TSO/pacing, RACK-TLP loss detection.
 """
 
 from __future__ import annotations
@@ -33,12 +37,13 @@ from __future__ import annotations
 import copy
 import math
 import re
+import struct
 from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
-__all__ = ["jain", "twin_data", "twin_table", "twin_tcp"]
+__all__ = ["jain", "pcap_goodput", "twin_data", "twin_table", "twin_tcp"]
 
 #: Linux's payload bytes per 1500-byte packet, with and without TCP timestamps.
 LINUX_PAYLOAD = {True: 1448, False: 1460}
@@ -78,6 +83,7 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
         "granularity": "200ms",
         "min_rto": "200ms",
         "halve": "window",
+        "byte_counting": True,
         "handshake": True,
         "ecn": bool(ecn),
         "max_window": max(64, int(buf / 2 // TWIN_MSS)),
@@ -207,3 +213,72 @@ def twin_table(
         "twin_jain_sim": jain([x["sim_bps"] for x in per]),
     }
     return table, summary
+
+
+def _pcap_records(path: Any) -> Any:
+    """(time [s], bytes) of each record of a raw-IP pcap (µs or ns stamps)."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+        ns = struct.unpack("<I", head[:4])[0] == 0xA1B23C4D
+        while True:
+            h = f.read(16)
+            if len(h) < 16:
+                return
+            sec, frac, incl, _ = struct.unpack("<IIII", h)
+            yield sec + frac * (1e-9 if ns else 1e-6), f.read(incl)
+
+
+def pcap_goodput(path: Any, start: float, end: float) -> dict[tuple[int, int], float]:
+    """Goodput [b/s] of each TCP connection in a live run's ``datapath.pcap``, keyed by
+    (source port, destination port): the payload bytes that became in order at the
+    receiver's TUN between the stamps ``start`` and ``end`` (the datapath's scheduled
+    delivery times, run time), over ``end − start``.
+
+    This is what the simulator counts (bytes made in order at the receiver after the
+    warm-up), measured on the wire, so it does not depend on when the live sink's
+    application read them or when its agent took the warm-up snapshot.
+    """
+    conns: dict[tuple[int, int], dict[str, Any]] = {}
+    for t, d in _pcap_records(path):
+        if len(d) < 20 or d[0] >> 4 != 4 or d[9] != 6:
+            continue
+        ihl = (d[0] & 15) * 4
+        if len(d) < ihl + 14:
+            continue
+        total = struct.unpack("!H", d[2:4])[0]
+        sport, dport, seq = struct.unpack("!HHI", d[ihl : ihl + 8])
+        syn = bool(d[ihl + 13] & 2)
+        payload = total - ihl - (d[ihl + 12] >> 4) * 4
+        c = conns.get((sport, dport))
+        if c is None:
+            if payload <= 0 and not syn:
+                continue  # a pure ACK: not a data direction
+            c = conns[(sport, dport)] = {
+                "isn": seq + (1 if syn else 0),
+                "nxt": 0,
+                "ooo": {},
+                "at_start": 0,
+                "at_end": 0,
+                "data": False,
+            }
+        if payload > 0:
+            c["data"] = True
+            lo = (seq - c["isn"]) % 2**32
+            hi = lo + payload
+            if lo <= c["nxt"] < hi:
+                c["nxt"] = hi
+                ooo = c["ooo"]
+                while True:
+                    joined = [k for k in ooo if k <= c["nxt"]]
+                    if not joined:
+                        break
+                    c["nxt"] = max(c["nxt"], *(ooo.pop(k) for k in joined))
+            elif lo > c["nxt"]:
+                c["ooo"][lo] = max(hi, c["ooo"].get(lo, 0))
+        if t <= start:
+            c["at_start"] = c["nxt"]
+        if t <= end:
+            c["at_end"] = c["nxt"]
+    return {
+        k: (c["at_end"] - c["at_start"]) * 8 / (end - start) for k, c in conns.items() if c["data"]
+    }

@@ -318,6 +318,9 @@ pub struct TcpConfig {
     /// Reaction to ICMP source quench: `"halve"` (default; P2 §1: quenches "advise
     /// sources to reduce their sending rates") or `"ignore"`.
     pub on_quench: QuenchResponse,
+    /// Appropriate byte counting (RFC 3465, Linux's rule): the window grows by the
+    /// bytes each ACK acknowledges, not by one increment per ACK. Default off (ns-2).
+    pub byte_counting: bool,
 }
 
 impl Default for TcpConfig {
@@ -343,6 +346,7 @@ impl Default for TcpConfig {
             recovery: Recovery::Rfc6675,
             halve: Halve::Flight,
             on_quench: QuenchResponse::Halve,
+            byte_counting: false,
         }
     }
 }

@@ -95,7 +95,7 @@ impl TcpSender {
             cap,
             ecn: cfg.ecn,
             handshake: cfg.handshake,
-            cc: AnyCc::new(&cfg.cc, cfg.mss, cfg.initial_window, cap),
+            cc: AnyCc::new(&cfg.cc, cfg.mss, cfg.initial_window, cap, cfg.byte_counting),
             rtt: {
                 let e =
                     RttEstimator::new(cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.granularity);

@@ -69,6 +69,7 @@ pub struct Window {
     ssthresh: u32,
     mss: u32,
     cap: u32,
+    byte_counting: bool,
 }
 
 impl Window {
@@ -80,7 +81,16 @@ impl Window {
             ssthresh: cap,
             mss,
             cap,
+            byte_counting: false,
         }
+    }
+
+    /// Grows by the bytes each ACK acknowledges instead of by the ACK (RFC 3465
+    /// Appropriate Byte Counting, as Linux's `tcp_slow_start` and `tcp_cong_avoid_ai`
+    /// count acknowledged segments): see [`Window::grow`].
+    pub fn with_byte_counting(mut self, on: bool) -> Self {
+        self.byte_counting = on;
+        self
     }
 
     /// Congestion window [bytes], floored.
@@ -102,9 +112,26 @@ impl Window {
     /// congestion avoidance adding `segs_per_rtt` segments per window of ACKs
     /// (cwnd += segs_per_rtt · SMSS²/cwnd per ACK, RFC 5681 eq. 3 scaled), capped at
     /// one segment per ACK so the increase is never burstier than slow start.
+    ///
+    /// With byte counting (RFC 3465; Linux's `tcp_slow_start` / `tcp_cong_avoid_ai`)
+    /// an ACK of N bytes counts N: slow start adds N up to ssthresh, and what is left
+    /// over adds `segs_per_rtt` · SMSS · N / cwnd, so `segs_per_rtt` segments per
+    /// window of *data* acknowledged, whether the receiver ACKs every segment or every
+    /// second one (delayed ACKs halve the per-ACK rule's growth).
     pub fn grow(&mut self, newly_acked: u32, segs_per_rtt: f64) {
         let mss = self.mss as f64;
-        if self.cwnd < self.ssthresh as f64 {
+        if self.byte_counting {
+            let mut acked = newly_acked as f64;
+            let ss = self.ssthresh as f64;
+            if self.cwnd < ss {
+                let add = acked.min(ss - self.cwnd);
+                self.cwnd += add;
+                acked -= add;
+            }
+            if acked > 0.0 {
+                self.cwnd += segs_per_rtt * mss * acked / self.cwnd.max(1.0);
+            }
+        } else if self.cwnd < self.ssthresh as f64 {
             self.cwnd += newly_acked.min(self.mss) as f64;
         } else {
             let inc = segs_per_rtt * mss * mss / self.cwnd.max(1.0);
@@ -142,9 +169,9 @@ pub enum AnyCc {
 
 impl AnyCc {
     /// The controller a configuration asks for, with segment size `mss`, initial window
-    /// `iw` [segments] and window cap `cap` [bytes].
-    pub fn new(cfg: &CcConfig, mss: u32, iw: u32, cap: u32) -> Self {
-        let w = Window::new(mss, iw, cap);
+    /// `iw` [segments], window cap `cap` [bytes] and byte counting on or off.
+    pub fn new(cfg: &CcConfig, mss: u32, iw: u32, cap: u32, byte_counting: bool) -> Self {
+        let w = Window::new(mss, iw, cap).with_byte_counting(byte_counting);
         match *cfg {
             CcConfig::Reno => AnyCc::Reno(Reno::new(w)),
             CcConfig::MulTcp { w: weight } => AnyCc::MulTcp(MulTcp::new(w, weight)),

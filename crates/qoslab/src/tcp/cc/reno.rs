@@ -78,6 +78,39 @@ mod tests {
     }
 
     #[test]
+    fn byte_counting_grows_one_segment_per_window_of_data_with_delayed_acks() {
+        // A receiver ACKing every second segment: 5 ACKs of 2 segments per 10-segment
+        // window. Per-ACK growth (RFC 5681) adds about half a segment; byte counting
+        // (RFC 3465, Linux) one, as with an ACK per segment.
+        let grow = |abc: bool| {
+            let mut r = Reno::new(Window::new(MSS, 2, 64 * MSS).with_byte_counting(abc));
+            r.set_window(10 * MSS, 10 * MSS);
+            for _ in 0..5 {
+                r.on_ack(&ack(2 * MSS));
+            }
+            r.cwnd()
+        };
+        assert!(grow(false) > 10 * MSS + 450 && grow(false) < 10 * MSS + 500);
+        assert!(
+            grow(true) > 10 * MSS + 950 && grow(true) < 11 * MSS,
+            "{}",
+            grow(true)
+        );
+    }
+
+    #[test]
+    fn byte_counting_slow_start_doubles_per_window_and_stops_at_ssthresh() {
+        let mut r = Reno::new(Window::new(MSS, 10, 64 * MSS).with_byte_counting(true));
+        r.set_window(10 * MSS, 15 * MSS);
+        r.on_ack(&ack(2 * MSS));
+        assert_eq!(r.cwnd(), 12 * MSS);
+        // 4 segments acknowledged at cwnd 12, ssthresh 15: 3 to reach ssthresh, the
+        // fourth counts in congestion avoidance (MSS · MSS / 15 MSS).
+        r.on_ack(&ack(4 * MSS));
+        assert_eq!(r.cwnd(), 15 * MSS + MSS / 15);
+    }
+
+    #[test]
     fn loss_halves_the_flight_in_whole_segments_minimum_two() {
         let r = Reno::new(Window::new(MSS, 2, 64 * MSS));
         assert_eq!(r.ssthresh_after_loss(20 * MSS), 10 * MSS);
