@@ -1,13 +1,29 @@
 #!/usr/bin/env bash
-# All tests: set up (if needed), then Rust format/lint/tests, ruff, and pytest with the
-# slow tests included. Installs headless Chromium (for the report test) if missing.
+# All tests: set up (if needed) with Rust format/lint/tests beside it, then ruff, and
+# pytest with the slow tests included. Installs headless Chromium (for the report test) if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
 # A stage's header, with the minutes and seconds since the start (where the time goes).
 stage() { printf '== %s  [%dm%02ds]\n' "$1" $(((SECONDS - START) / 60)) $(((SECONDS - START) % 60)); }
-stage "set-up"
+# The Rust checks (debug builds in target/debug) run beside the set-up, whose release
+# builds spend most of their time in single-threaded LTO: the second core is theirs.
+# Their output is shown when they end; a failure stops the run there.
+RUST_OUT=$(mktemp)
+(
+  stage "cargo fmt";    cargo fmt --all --check
+  stage "cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
+  stage "cargo test";   cargo test --workspace -q
+  stage "cargo checks done"
+) >"$RUST_OUT" 2>&1 &
+RUST_JOB=$!
+trap 'kill $RUST_JOB 2>/dev/null || true; rm -f "$RUST_OUT"' EXIT
+stage "set-up (the Rust checks run beside it)"
 bash scripts/setup.sh
+stage "set-up done; the Rust checks:"
+rust_ok=0; wait $RUST_JOB || rust_ok=$?
+cat "$RUST_OUT"
+[ "$rust_ok" = 0 ] || { echo "test: the Rust checks failed (exit $rust_ok)" >&2; exit 1; }
 
 if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
   echo "test: installing chromium-headless-shell (for the HTML report test)"
@@ -24,9 +40,6 @@ if ! command -v tshark >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends tshark >/dev/null
 fi
 
-stage "cargo fmt";    cargo fmt --all --check
-stage "cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
-stage "cargo test";   cargo test --workspace -q
 # Two lines, not `a && b`: under `set -e` a failing `a` in an && list would not stop us.
 stage "ruff";         .venv/bin/ruff check python tests benches validation scripts
 .venv/bin/ruff format --check python tests benches validation scripts
