@@ -92,3 +92,13 @@ def report_text(index: Path) -> str:
     (``<experiment>/report.html`` beside the index), for tests that look for content."""
     pages = [index, *sorted(index.parent.glob("*/report.html"))]
     return "\n".join(p.read_text() for p in pages)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _experiments_registered():
+    """Every experiment module imported before any test saves and later restores the
+    registry: a test that saved it before discovery would restore it empty while
+    discovery stays done, and a later reproduction would find no experiment."""
+    from qoslab.reproduce import discover
+
+    discover()
