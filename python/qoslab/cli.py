@@ -588,7 +588,12 @@ def sql(directory: Path, query: str, as_csv: bool, as_json: bool, all_rows: bool
 
 @cli.command()
 @click.argument("names", nargs=-1)
-@click.option("--all", "all_", is_flag=True, help="Every registered experiment.")
+@click.option(
+    "--all",
+    "all_",
+    is_flag=True,
+    help="Every registered experiment except the live ones (p0-live: name it to run it).",
+)
 @click.option("--quick", is_flag=True, help="Fewer seeds, shorter runs.")
 @click.option(
     "--full",
@@ -718,6 +723,8 @@ def _print_comparisons(experiments: list[dict]) -> None:
         )
         if e.get("status") == "failed":
             click.echo(f"  {e.get('error', '')}")
+        if e.get("status") == "skipped":
+            click.echo(f"  skipped: {e.get('reason', '')}")
         if rows:
             _print_rows(rows)
         for a in e.get("ablations") or []:

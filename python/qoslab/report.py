@@ -520,7 +520,9 @@ def _experiment_context(d: Path, e: dict[str, Any], quick: bool) -> tuple[dict, 
         "title": e.get("title", ""),
         "paper": e.get("paper", ""),
         "status": status,
-        "cls": {"within": "ok", "outside-explained": "expl", "tie": "expl"}.get(status, "failed"),
+        "cls": {"within": "ok", "outside-explained": "expl", "tie": "expl", "skipped": "expl"}.get(
+            status, "failed"
+        ),
         "counts": ", ".join(f"{v} {k}" for k, v in n.items() if v),
         "n": {k: n.get(k, 0) for k in INDEX_VERDICTS},
         "first": first,

@@ -110,6 +110,7 @@ __all__ = [
     "Reading",
     "ReadingResult",
     "Saved",
+    "SkipExperiment",
     "count_verdicts",
     "counterfactual_outcome",
     "discover",
@@ -729,8 +730,15 @@ def count_verdicts(comparisons: list[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
-STATUSES = ("within", "outside-explained", "tie", "outside", "failed")
-"""Every status an experiment can get, best first."""
+STATUSES = ("within", "outside-explained", "tie", "outside", "failed", "skipped")
+"""Every status an experiment can get, best first (``skipped``: it could not run here,
+e.g. live mode without root; the reason is in the entry)."""
+
+
+class SkipExperiment(Exception):
+    """Raised by an experiment that cannot run on this machine (e.g. live mode without
+    root or ``/dev/net/tun``): it is recorded as ``skipped`` with the message as reason,
+    neither failed nor passed."""
 
 
 def experiment_status(entry: Mapping[str, Any]) -> str:
@@ -738,8 +746,8 @@ def experiment_status(entry: Mapping[str, Any]) -> str:
     ``failed``, ``outside`` (some comparison or ablation outside), ``tie`` (a claimed
     order the seeds cannot tell), ``outside-explained`` (misses whose counterfactuals
     landed), or ``within``."""
-    if entry.get("status") == "failed":
-        return "failed"
+    if entry.get("status") in ("failed", "skipped"):
+        return entry["status"]
     n = count_verdicts([*(entry.get("comparisons") or []), *(entry.get("ablations") or [])])
     for status in ("outside", "tie", "outside-explained"):
         if n.get(status):
@@ -806,18 +814,22 @@ class Experiment:
     title: str
     paper: str
     fn: Callable[[Context], Outcome]
+    #: Whether ``reproduce --all`` runs it (false for live experiments, which need root
+    #: and run in real time: name them to run them).
+    in_all: bool = True
 
 
 REGISTRY: dict[str, Experiment] = {}
 
 
-def register(name: str, *, title: str, paper: str = "") -> Callable:
-    """Decorator registering ``fn(ctx) -> Outcome`` as experiment ``name``."""
+def register(name: str, *, title: str, paper: str = "", in_all: bool = True) -> Callable:
+    """Decorator registering ``fn(ctx) -> Outcome`` as experiment ``name``; ``in_all=False``
+    leaves it out of ``reproduce --all`` (it runs only when named)."""
 
     def deco(fn: Callable[[Context], Outcome]) -> Callable[[Context], Outcome]:
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"experiment {name!r} is registered twice")
-        REGISTRY[name] = Experiment(name, title, paper, fn)
+        REGISTRY[name] = Experiment(name, title, paper, fn, in_all)
         return fn
 
     return deco
@@ -972,7 +984,7 @@ def run_experiments(
     in full mode (e.g. ``full=["p0-"]``: P0's full mode takes about a minute). With
     ``paper_only``, experiments skip their explanatory extra runs (``ctx.paper_only``)."""
     reg = discover()
-    names = list(reg) if names is None else names
+    names = [n for n, e in reg.items() if e.in_all] if names is None else names
     unknown = [n for n in names if n not in reg]
     if unknown:
         from qoslab.exceptions import QoslabError
@@ -1013,6 +1025,9 @@ def run_experiments(
                 runs=[str(p) for p in dict.fromkeys([*ctx.runs, *outcome.runs])],
                 sweeps=[str(p) for p in dict.fromkeys([*ctx.sweeps, *outcome.sweeps])],
             )
+        except SkipExperiment as e:
+            entry.update(status="skipped", reason=str(e))
+            log(f"  skipped: {e}")
         except Exception as e:
             entry.update(
                 status="failed", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()

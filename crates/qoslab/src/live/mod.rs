@@ -146,8 +146,8 @@ impl Default for LiveConfig {
 
 /// Refuses what cannot run live, naming the key: qoslab's own TCP variants and
 /// applications (MulTCP and the other increase rules, pTCP, striping, web, Telnet,
-/// periodic writes, Pareto on/off not yet), source quench (Linux ignores it), P0's
-/// QoS managers, and hosts with more than one link.
+/// periodic writes, Pareto on/off not yet), source quench (Linux ignores it), the P0
+/// QoS-manager triggers only the sender's stack sees, and hosts with more than one link.
 pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
     let refuse =
         |key: String, why: &str| Err(ScenarioError::new(key, format!("cannot run live: {why}")));
@@ -197,11 +197,26 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
             );
         }
     }
-    if !sc.qosmgr.is_empty() {
-        return refuse(
-            "qosmgr".into(),
-            "P0's QoS managers live in qoslab's own hosts",
-        );
+    // P0's QoS managers run in the datapath at their host's edge: a data segment read
+    // from the host's TUN is what TCP's output released (the `send` trigger), an ACK
+    // written to it is the `ack` / `dupack` trigger, and the timer is the datapath's.
+    // What only the sender's stack sees cannot trigger them (P0 §6.3).
+    for (i, m) in sc.qosmgr.iter().enumerate() {
+        for (j, t) in m.triggers.iter().enumerate() {
+            let why = match t {
+                crate::qosmgr::Trigger::IdleAck => {
+                    "whether TCP sent data after an ACK is inside the sender's stack"
+                }
+                crate::qosmgr::Trigger::ClosedSend => {
+                    "a write on a closed window is inside the sender's stack"
+                }
+                crate::qosmgr::Trigger::NewConn => {
+                    "a new connection (its SYN) is visible but not built into the datapath yet"
+                }
+                _ => continue,
+            };
+            return refuse(format!("qosmgr[{i}].triggers[{j}]"), why);
+        }
     }
     if let Some(l) = sc.live.as_ref().filter(|l| l.pcap_snaplen < 64) {
         return Err(ScenarioError::new(
@@ -266,6 +281,21 @@ mod tests {
             scenario("[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\nptcp = { pipes = 2 }\n");
         if let Ok(p) = p {
             assert_eq!(check_live(&p).unwrap_err().key, "flow[0].ptcp");
+        }
+        // P0's QoS managers run in the datapath; triggers only the sender sees do not.
+        let mgr = |triggers: &str| {
+            scenario(&format!(
+                "[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\ntcp = {{}}\n\
+                 [[qosmgr]]\nat = \"a\"\nprofile = {{ rate = \"1Mbps\", burst = \"10KB\" }}\n\
+                 action = \"shape\"\nsharing = \"partitioned\"\n{triggers}"
+            ))
+            .unwrap()
+        };
+        assert!(check_live(&mgr("")).is_ok());
+        assert!(check_live(&mgr("triggers = [\"send\", \"ack\", \"dupack\"]\n")).is_ok());
+        for t in ["idle_ack", "closed_send", "new_conn"] {
+            let e = check_live(&mgr(&format!("triggers = [\"send\", \"{t}\"]\n"))).unwrap_err();
+            assert_eq!(e.key, "qosmgr[0].triggers[1]", "{t}");
         }
     }
 }

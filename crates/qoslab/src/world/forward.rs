@@ -32,6 +32,7 @@ impl World {
             if let Some(w) = self.wall.as_deref_mut().filter(|w| w.external) {
                 w.out.push(pkt);
                 self.count_external_delivery(node, &pkt);
+                self.external_ack(now, node, &pkt);
                 return;
             }
             self.deliver(now, node, &pkt);
@@ -235,7 +236,40 @@ impl World {
         if data {
             f.counters.pkts_delivered += 1;
             f.delivered_dscps.0 |= 1u64 << (pkt.dscp & 63);
+            if pkt.in_profile {
+                f.counters.in_profile_delivered_bytes += pkt.size as u64;
+            }
         }
+    }
+
+    /// An ACK delivered to a real host (live mode) that sends a QoS-managed flow: the
+    /// manager's `ack` trigger (and `dupack` when the cumulative ACK did not move and
+    /// the segment carries no data, SYN or FIN), as an ACK reaching the sender's TCP
+    /// is in the simulator (P0 §4.1, §6.3). Whether TCP then sent data is not visible
+    /// here, so `sent` is taken as true (the `idle_ack` trigger is refused live).
+    #[inline]
+    fn external_ack(&mut self, now: SimTime, node: NodeId, pkt: &Packet) {
+        if self.qos.is_none() {
+            return;
+        }
+        let Header::Tcp(h) = &pkt.hdr else { return };
+        let i = pkt.flow.0 as usize;
+        if h.flags & crate::packet::tcp_flags::ACK == 0
+            || self.flows.get(i).is_none_or(|f| f.src != node)
+        {
+            return;
+        }
+        let w = self
+            .wall
+            .as_deref_mut()
+            .expect("external delivery has wall state");
+        let plain = h.len == 0
+            && h.flags & (crate::packet::tcp_flags::SYN | crate::packet::tcp_flags::FIN) == 0;
+        let dup = plain && w.last_ack.get(i).copied().flatten() == Some(h.ack);
+        if let Some(a) = w.last_ack.get_mut(i) {
+            *a = Some(h.ack);
+        }
+        self.qos_ack(now, pkt.flow, dup, true);
     }
 
     pub(super) fn count_flow_drop(&mut self, pkt: &Packet) {

@@ -334,6 +334,7 @@ impl World {
             other: Lateness::default(),
             out: Vec::new(),
             injected: 0,
+            last_ack: vec![None; self.flows.len()],
         }));
         self.start_with(!external);
         let mut inbox = Vec::new();
@@ -363,6 +364,15 @@ impl World {
                 self.wall.as_deref_mut().expect("wall state").injected += 1;
                 if external {
                     self.count_external_send(&pkt);
+                    // A data segment the host's TCP released goes through its
+                    // aggregate's QoS manager, if any (P0 §4.1; `qos_send`).
+                    let from_source =
+                        (self.flows.get(pkt.flow.0 as usize)).is_some_and(|f| f.src == pkt.src);
+                    if from_source && matches!(&pkt.hdr, Header::Tcp(h) if h.len > 0) {
+                        self.qos_send(t, pkt);
+                        self.flush_wall(io);
+                        continue;
+                    }
                 }
                 self.send_from_host(t, pkt);
                 self.flush_wall(io);
@@ -508,6 +518,9 @@ pub struct WallState {
     pub out: Vec<Packet>,
     /// Packets read from the outside and handed to the network.
     pub injected: u64,
+    /// Per flow: the last cumulative ACK delivered to its source (duplicate-ACK
+    /// detection for the QoS managers' `dupack` trigger).
+    pub last_ack: Vec<Option<u64>>,
 }
 
 #[cfg(test)]

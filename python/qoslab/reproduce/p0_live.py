@@ -1,0 +1,219 @@
+"""P0 on real TCP: the server's aggregate policies applied to Linux TCP connections.
+
+P0's prototype rate-controlled real TCP connections at a server (P0 §6). Here the four
+connections of P0's experiments (base RTTs 50, 300, 300 and 600 ms, client links of
+500 kb/s each: the "equal" scenarios of ``scenarios/p0/``) are Linux Reno connections
+between network namespaces (live mode, ``docs/live.md``), and the aggregate policy
+(640 kb/s, 40 KB) runs in qoslab's datapath at the server's edge: every data segment
+the server's TCP releases passes through the aggregate's QoS manager (the ``send``
+trigger), every ACK written to the server is the ``ack`` trigger, and the 15 ms shaping
+timer is the datapath's. Each policy runs ``RUNS`` times live beside its simulated twin
+(``qoslab live --twin``: qoslab's TCP set as close to Linux's as it goes) and the
+comparisons put the live mean against the twin's; an ablation twin (no aggregate
+control, P0 Fig. 3) must make the fairness and the total held to the rate vanish.
+
+Not run: the aggregate-fair increase (``tcp.cc``, P0 §5) changes the sender's window
+rule, which Linux's TCP does not have; the ``idle_ack`` and ``closed_send`` triggers
+(P0 §6.3) are events inside the sender's stack that the datapath cannot see (live mode
+refuses them, naming the key). ``qoslab reproduce p0-live`` needs root and
+``/dev/net/tun``; elsewhere it is skipped with the reason. It is not part of
+``reproduce --all`` (it runs in real time: about 8 minutes in quick mode).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import polars as pl
+
+from qoslab.reproduce import (
+    Ablation,
+    Comparison,
+    Context,
+    Outcome,
+    SkipExperiment,
+    paired_interval,
+    register,
+)
+from qoslab.twin import jain
+
+#: The aggregate's rate r_m (the P0 scenarios' profile).
+RATE = 640e3
+#: The server's access link (the bottleneck without aggregate control).
+LINK = 1e6
+#: Linux's payload per 1500-byte packet with timestamps: goodput × 1500/1448 is the
+#: rate at the IP level, where the tokens are counted.
+IP_PER_PAYLOAD = 1500 / 1448
+
+#: label → (P0 scenario, paper figure, the paper's Jain index for the policy or None).
+POLICIES: dict[str, tuple[str, str, float | None]] = {
+    "off": ("f3-equal.toml", "F3", None),
+    "partitioned-shape": ("f4-rtt-depth.toml", "F4", 0.996),
+    "common-lru-shape": ("f7-lru.toml", "F7", 0.95),
+    "logical-shape": ("f10-equal.toml", "F10", 0.996),
+    "partitioned-police": ("f6-equal.toml", "F6", None),
+}
+SHAPING = ("partitioned-shape", "common-lru-shape", "logical-shape")
+
+
+def scenario_data(ctx: Context, file: str, duration: str, warmup: str) -> dict[str, Any]:
+    """A P0 scenario made live: Linux Reno at the hosts, a shorter run with a warm-up."""
+    from qoslab.scenario import load
+
+    data = copy.deepcopy(dict(load(ctx.scenario(f"p0/{file}")).data))
+    data["name"] = f"p0-live-{file.removesuffix('.toml')}"
+    data["duration"] = duration
+    data["warmup"] = warmup
+    data["live"] = {"cc": "reno"}
+    return data
+
+
+def _metrics(res: Any, sim: bool) -> dict[str, float]:
+    """Jain's index over the four clients' goodputs, total and compliant ÷ rate."""
+    twin = res.tables["twin"]
+    rows = twin.filter(pl.col("flow") != "(total)")
+    g = rows["sim_bps" if sim else "live_bps"].to_list()
+    r = res.twin if sim else res
+    dur = float(r.summary.get("duration") or math.nan)
+    q = r.tables.get("qosmgr")
+    # Compliant throughput (P0 §4.1): marked bytes delivered; only a policer marks.
+    marking = q is not None and int(q["marked_bytes"].sum()) > 0
+    compliant = float(q["marked_delivered_bytes"].sum()) * 8 / dur / RATE if marking else math.nan
+    return {
+        "jain": jain(g),
+        "minmax": min(g) / max(g) if max(g) > 0 else math.nan,
+        "total": sum(g) * IP_PER_PAYLOAD / RATE,
+        "compliant": compliant,
+    }
+
+
+def _ci(xs: list[float]) -> tuple[float, float, float]:
+    m, lo, hi, _ = paired_interval(xs)
+    return m, lo, hi
+
+
+@register(
+    "p0-live",
+    title="P0 on real TCP: aggregate policies on Linux Reno",
+    paper="P0 §6",
+    in_all=False,
+)
+def p0_live(ctx: Context) -> Outcome:
+    """Every policy RUNS times live with its twin; live vs twin, ablation by policy off."""
+    from qoslab.api import live, live_unavailable
+
+    problem = live_unavailable()
+    if problem:
+        raise SkipExperiment(f"{problem}; run as root on Linux with /dev/net/tun")
+    runs = 3 if ctx.quick else 5
+    duration, warmup = ("30s", "8s") if ctx.quick else ("120s", "20s")
+    per_run: list[dict[str, Any]] = []
+    vals: dict[str, dict[str, list[float]]] = {}
+    for label, (file, _fig, _) in POLICIES.items():
+        data = scenario_data(ctx, file, duration, warmup)
+        for seed in range(1, runs + 1):
+            res = live(data, seed=seed, twin=True)
+            res.save(ctx.out / "runs" / f"{label}-s{seed}")
+            lv, tw = _metrics(res, False), _metrics(res, True)
+            p99 = float(res.summary.get("live_lateness_p99_us", math.nan))
+            per_run.append({
+                "policy": label, "seed": seed,
+                "jain_live": lv["jain"], "jain_twin": tw["jain"],
+                "total_live": lv["total"], "total_twin": tw["total"],
+                "compliant_live": lv["compliant"], "compliant_twin": tw["compliant"],
+                "minmax_live": lv["minmax"], "minmax_twin": tw["minmax"],
+                "timing_ok": bool(res.summary.get("live_timing_ok")), "p99_us": p99,
+            })  # fmt: skip
+            v = vals.setdefault(label, {})
+            for k, x in per_run[-1].items():
+                if isinstance(x, float):
+                    v.setdefault(k, []).append(x)
+    runs_df = pl.DataFrame(per_run)
+    summary_rows, comps = [], []
+    for label, (_file, fig, paper_jain) in POLICIES.items():
+        v = vals[label]
+        valid = int(runs_df.filter(pl.col("policy") == label)["timing_ok"].sum())
+        row: dict[str, Any] = {"policy": label, "paper": fig, "runs": runs, "timing_valid": valid}
+        for k in ("jain", "total", "compliant"):
+            for side in ("live", "twin"):
+                xs = v[f"{k}_{side}"]
+                if any(math.isnan(x) for x in xs):
+                    row[f"{k}_{side}"] = row[f"{k}_{side}_lo"] = row[f"{k}_{side}_hi"] = None
+                    continue
+                m, lo, hi = _ci(xs)
+                row[f"{k}_{side}"], row[f"{k}_{side}_lo"], row[f"{k}_{side}_hi"] = m, lo, hi
+        summary_rows.append(row)
+        note = f"{valid}/{runs} live runs with valid timing"
+        comps.append(Comparison(
+            f"{label}: Jain, live vs twin", row["jain_live"], paper=row["jain_twin"], atol=0.05,
+            note=f"reference: the simulated twin's mean; {note}",
+        ))  # fmt: skip
+        comps.append(Comparison(
+            f"{label}: total ÷ rate, live vs twin", row["total_live"], paper=row["total_twin"],
+            rtol=0.05, unit="× r_m", note=f"IP level; reference: the twin's mean; {note}",
+        ))  # fmt: skip
+        if label == "partitioned-police":
+            comps.append(Comparison(
+                f"{label}: compliant ÷ rate, live vs twin", row["compliant_live"],
+                paper=row["compliant_twin"], rtol=0.10, unit="× r_m",
+                note=f"marked bytes delivered; reference: the twin's mean; {note}",
+            ))  # fmt: skip
+            comps.append(Comparison(
+                f"{label}: total ÷ rate, live (P0 Fig. 6: total ≫ rate)", row["total_live"],
+                at_least=1.0, unit="× r_m", against="the total exceeds the rate",
+            ))  # fmt: skip
+            comps.append(Comparison(
+                f"{label}: compliant ÷ rate, live (P0 Fig. 6: compliant < rate)",
+                row["compliant_live"], at_most=1.0, unit="× r_m",
+                against="compliant traffic below the rate",
+            ))  # fmt: skip
+        if paper_jain is not None:
+            comps.append(Comparison(
+                f"{label}: Jain, live vs paper (P0 Fig. {fig[1:]})", row["jain_live"],
+                paper=paper_jain, atol=0.03,
+            ))  # fmt: skip
+        if label in SHAPING:
+            comps.append(Comparison(
+                f"{label}: total ÷ rate, live vs paper (99.5 % of the rate)", row["total_live"],
+                paper=0.995, atol=0.03, unit="× r_m", note="IP level",
+            ))  # fmt: skip
+    off, on = vals["off"], vals["partitioned-shape"]
+    cmd = "qoslab reproduce p0-live  (policy off: scenarios/p0/f3-equal.toml live)"
+    ablations = [
+        Ablation(
+            "the aggregate shaper holds the total to the rate, below the access link",
+            "partitioned shaping (P0 §4.2.1)", "policy off (P0 Fig. 3, no aggregate control)",
+            "link capacity left unused, 1 − total/1 Mb/s (IP level, live)",
+            _mean([1 - x * RATE / LINK for x in on["total_live"]]),
+            _mean([1 - x * RATE / LINK for x in off["total_live"]]),
+            with_seeds=[1 - x * RATE / LINK for x in on["total_live"]],
+            without_seeds=[1 - x * RATE / LINK for x in off["total_live"]],
+            falls_by=0.5, command=cmd,
+        ),
+        Ablation(
+            "the aggregate shaper shares the rate equally across RTTs 50–600 ms",
+            "partitioned shaping (P0 §4.2.1)", "policy off (P0 Fig. 3, no aggregate control)",
+            "min/max of the four clients' goodputs (live)",
+            _mean(on["minmax_live"]), _mean(off["minmax_live"]),
+            with_seeds=on["minmax_live"], without_seeds=off["minmax_live"],
+            falls_by=0.5, command=cmd,
+        ),
+    ]  # fmt: skip
+    invalid = runs_df.filter(~pl.col("timing_ok")).height
+    return Outcome(
+        comparisons=comps,
+        ablations=ablations,
+        tables={"policies": pl.DataFrame(summary_rows), "runs": runs_df},
+        notes=(
+            f"Linux Reno at the hosts, {runs} live runs per policy of {duration} "
+            f"(warm-up {warmup}), each beside its simulated twin; {invalid} of "
+            f"{runs_df.height} live runs had out-of-bounds timing (p99 > 100 µs or "
+            "p99.9 > 2 ms: the box was loaded)."
+        ),
+    )
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)

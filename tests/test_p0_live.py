@@ -1,0 +1,55 @@
+"""P0 on real TCP (``qoslab reproduce p0-live``): the aggregate policies on Linux TCP.
+
+The live runs need root and /dev/net/tun (skipped with the reason elsewhere, like
+tests/test_live.py); the registry checks (skipped status, left out of ``--all``) run
+anywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qoslab import reproduce
+from qoslab.api import live, live_unavailable
+from qoslab.reproduce import Context
+from qoslab.reproduce.p0_live import _metrics, scenario_data
+
+_MISSING = live_unavailable()
+needs_live = pytest.mark.skipif(
+    _MISSING is not None, reason=f"live mode cannot run here: {_MISSING}"
+)
+
+
+def test_p0_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch):
+    reg = reproduce.discover()
+    assert not reg["p0-live"].in_all
+    import qoslab.api
+
+    monkeypatch.setattr(qoslab.api, "live_unavailable", lambda: "live mode needs root")
+    idx = reproduce.run_experiments(["p0-live"], tmp_path, quick=True, log=lambda _: None)
+    (e,) = idx["experiments"]
+    assert e["status"] == "skipped" and "needs root" in e["reason"]
+    assert reproduce.experiment_status(e) == "skipped"
+    assert reproduce.summarize(idx)["ok"]
+
+
+@needs_live
+def test_p0_live_partitioned_shaping_holds_the_rate_and_off_does_not(tmp_path):
+    # A tiny P0-live: 8 s of the four Linux Reno connections (RTT 50/300/300/600 ms).
+    ctx = Context("p0-live", Path(tmp_path), True, None, None)
+    shaped = live(scenario_data(ctx, "f4-rtt-depth.toml", "8s", "3s"), seed=1, twin=True)
+    off = live(scenario_data(ctx, "f3-equal.toml", "8s", "3s"), seed=1, twin=True)
+    s, o = _metrics(shaped, False), _metrics(off, False)
+    # The datapath's manager held every connection's data: packets went through it.
+    q = shaped.tables["qosmgr"]
+    assert (q["packets"] > 0).all() and q["held"].sum() > 0
+    # Shaping holds the aggregate to r_m (IP level) and shares it equally across RTTs;
+    # without it the total exceeds the rate and the short RTT takes more.
+    assert 0.85 < s["total"] < 1.05, s
+    assert s["jain"] > 0.95, s
+    assert o["total"] > 1.2, o
+    assert o["minmax"] < s["minmax"], (o, s)
+    # The twin agrees with the live run on the shaped total.
+    t = _metrics(shaped, True)
+    assert abs(t["total"] / s["total"] - 1) < 0.1, (s, t)
