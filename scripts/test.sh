@@ -51,7 +51,7 @@ export QOSLAB_REQUIRE_CHROMIUM=1
 WORKERS="${QOSLAB_TEST_WORKERS:-$(( $(nproc) < 2 ? 1 : 2 ))}"
 stage "pytest ($WORKERS workers)"
 .venv/bin/python -m pytest -m "slow or not slow" -q -n "$WORKERS" --dist loadfile \
-  --ignore tests/test_live.py
-stage "pytest (live datapath, alone)"
-.venv/bin/python -m pytest -m "slow or not slow" -q tests/test_live.py
+  --ignore-glob 'tests/test_live*.py'
+stage "pytest (live datapath, alone: tests/test_live*.py)"
+.venv/bin/python -m pytest -m "slow or not slow" -q tests/test_live*.py
 stage "done"
