@@ -336,6 +336,7 @@ def test_status_and_summary_count_verdicts(registry, tmp_path):
         "tie": 0,
         "outside": 1,
         "failed": 0,
+        "skipped": 0,
     }
     html = report_text(write_report(tmp_path / "rep"))
     assert "outside-explained" in html and "docs/papers/p1.md#f7a-rto" in html
