@@ -295,9 +295,8 @@ def page(d: dict) -> str:
     add("")
     add(
         f"Measured {d.get('date', '?')} on the project's shared 2-vCPU VM (kernel "
-        f"{d.get('kernel', '?')}), with about five other agents' jobs running: the "
-        "load average beside each run says how busy it was (2.0 would be both cores "
-        "busy). "
+        f"{d.get('kernel', '?')}); the load average beside each run says how busy the "
+        "machine was (2.0 would be both cores busy). "
         + (
             f"The script ran at nice {d['nice']} (the live datapath thread runs SCHED_FIFO "
             "when permitted, which nice does not touch)."
@@ -497,7 +496,7 @@ def page(d: dict) -> str:
     add("")
     jit = d["extras"]["dumbbell_jitter"]
     add(
-        "The twin has no randomness here (DropTail, fixed starts): its five runs are one "
+        "The twin has no randomness here (DropTail, fixed starts): its runs are all one "
         "run, a single draw of the flows' phases. The same twin with every start jittered "
         f"over 1 s, seeds 1–{len(jit)} (the simulated counterpart of the live runs' "
         "run-to-run noise):"
