@@ -434,7 +434,7 @@ def test_a_reproduction_stopped_part_way_keeps_its_finished_experiments(registry
     idx = json.loads((tmp_path / "rep" / "reproduce.json").read_text())
     assert [e["name"] for e in idx["experiments"]] == ["t-first"]
     assert idx["finished"] is False and idx["experiments"][0]["status"] == "done"
-    assert not (tmp_path / "rep" / "reproduce.json.part").exists()
+    assert not list((tmp_path / "rep").glob("reproduce.json.*"))  # no temporary left
     html = report_text(write_report(tmp_path / "rep"))
     assert "STOPPED PART-WAY: 1 of 2 experiments finished" in html
     run_experiments(["t-first"], tmp_path / "rep2")

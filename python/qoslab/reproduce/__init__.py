@@ -1048,9 +1048,9 @@ def run_experiments(
 def _write_index(out: Path, index: dict[str, Any], reg: dict[str, Any], finished: bool) -> None:
     """``out/reproduce.json`` as it stands (``finished`` false while experiments remain),
     replaced atomically so that a reader never sees half a file."""
+    from qoslab.store import atomic_write_text
+
     index["registered"] = list(reg)
     index["finished"] = finished
     index["summary"] = summarize(index)
-    tmp = out / "reproduce.json.part"
-    tmp.write_text(json.dumps(index, indent=2, default=str))
-    tmp.replace(out / "reproduce.json")
+    atomic_write_text(out / "reproduce.json", json.dumps(index, indent=2, default=str), out)
