@@ -99,12 +99,14 @@ def trc_parameters(
     model: str = "fitted",
     ecn: bool = False,
     tcp: str | None = None,
+    recovery_lead: float | None = None,
 ) -> dict[str, Any]:
     """P1's TRC parameters for a requested goodput ``rate`` [bit/s] (Figs. 2 and 3).
 
-    Times in seconds; ``rtt_min`` is RTT*_min (default ``rtt_dev / gput_error``).
+    Times in seconds; ``rtt_min`` is RTT*_min (default ``rtt_dev / gput_error``);
+    ``recovery_lead`` ``None``: the TRC's default for ``tcp`` (RTT_min ≥ RTT_net + lead).
     Returns ``rate, target, rtt_min_star, rtt_min, w_max, p, e, drop_every, w_avg, rtt,
-    rtt_trc, predicted, buffer, branch ("delay" | "rtt_min"), model``.
+    rtt_trc, predicted, buffer, branch ("delay" | "rtt_min"), model, recovery_lead``.
 
     Raises:
       ValueError: an input is out of range, or no W_max reaches the rate.

@@ -71,6 +71,7 @@ def parameters(
     model: str = "fitted",
     ecn: bool = False,
     tcp: Mapping[str, Any] | None = None,
+    recovery_lead: float | None = None,
 ) -> dict[str, Any]:
     """TRC parameters for a requested goodput ``rate`` [bit/s] (P1 Figs. 2 and 3).
 
@@ -84,6 +85,9 @@ def parameters(
       ecn: ECN mode (E = 0).
       tcp: the controlled flow's ``tcp`` settings, as in a scenario (``None``: qoslab's
         default TCP).
+      recovery_lead: the TRC's ``recovery_lead`` [s] (``None``: its default for ``tcp``,
+        RTT_dev when the TCP's RTO clock is at most RTT_dev fine, else 0); in drop mode
+        RTT_min is at least RTT_net + the lead, as in a scenario.
 
     Returns a dict: ``target`` (raised rate), ``w_max``, ``p``, ``drop_every`` (1/p + E),
     ``rtt``, ``rtt_trc``, ``rtt_min``, ``predicted`` (model goodput), ``buffer``
@@ -96,6 +100,7 @@ def parameters(
     return _core.trc_parameters(
         float(rate), int(mss), float(rtt_net), float(rtt_dev), float(gput_error),
         None if rtt_min is None else float(rtt_min), model, bool(ecn), _tcp_json(tcp),
+        None if recovery_lead is None else float(recovery_lead),
     )  # fmt: skip
 
 

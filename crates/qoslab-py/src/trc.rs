@@ -3,13 +3,16 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use qoslab::cond::trc::default_lead;
 use qoslab::cond::trc::model::{self, Branch, TcpModel, TrcInputs, FITTED_MODELS};
 use qoslab::tcp::TcpConfig;
+use qoslab::time::Dur;
 
 /// p, W_max, RTT_TRC, … for one request; rates in bit/s, times in seconds.
 #[pyfunction]
 #[pyo3(signature = (rate, mss = 1460, rtt_net = 0.0, rtt_dev = 0.010, gput_error = 0.05,
-                    rtt_min = None, model = "fitted", ecn = false, tcp = None))]
+                    rtt_min = None, model = "fitted", ecn = false, tcp = None,
+                    recovery_lead = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn trc_parameters<'py>(
     py: Python<'py>,
@@ -22,8 +25,22 @@ pub fn trc_parameters<'py>(
     model: &str,
     ecn: bool,
     tcp: Option<&str>,
+    recovery_lead: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let tcp = tcp_name(tcp)?;
+    let cfg = tcp_config(tcp)?;
+    // The TRC's own rule (`TrcConfig::lead`): the given lead, else RTT_dev for a TCP
+    // whose RTO clock is at most RTT_dev fine; ECN mode drops nothing to lead.
+    let lead = match recovery_lead {
+        Some(l) if l.is_finite() && l >= 0.0 => l,
+        Some(l) => {
+            return Err(PyValueError::new_err(format!(
+                "recovery_lead must be ≥ 0, found {l}"
+            )))
+        }
+        None => default_lead(Dur::from_secs_f64(rtt_dev.max(0.0)), cfg.granularity).as_secs_f64(),
+    };
+    let lead_room = if ecn { 0.0 } else { lead };
+    let tcp = cfg.model_name();
     let m = parse_model(model);
     let law = m.law(&tcp, ecn).map_err(PyValueError::new_err)?;
     let p = model::parameters(&TrcInputs {
@@ -33,6 +50,7 @@ pub fn trc_parameters<'py>(
         rtt_dev,
         gput_error,
         rtt_min_star: rtt_min,
+        lead_room,
         law,
         ecn,
     })
@@ -64,6 +82,7 @@ pub fn trc_parameters<'py>(
     d.set_item("b", law.b)?;
     d.set_item("knots", law.knots.to_vec())?;
     d.set_item("w_first", law.w_first)?;
+    d.set_item("recovery_lead", lead_room)?;
     Ok(d)
 }
 
@@ -76,14 +95,19 @@ fn parse_model(model: &str) -> TcpModel {
     }
 }
 
+/// A flow's TCP settings given as JSON (`None`: qoslab's defaults).
+fn tcp_config(tcp: Option<&str>) -> PyResult<TcpConfig> {
+    match tcp {
+        None => Ok(TcpConfig::default()),
+        Some(j) => {
+            serde_json::from_str(j).map_err(|e| PyValueError::new_err(format!("tcp settings: {e}")))
+        }
+    }
+}
+
 /// The model name of a flow's TCP settings given as JSON (`None`: qoslab's defaults).
 fn tcp_name(tcp: Option<&str>) -> PyResult<String> {
-    let cfg: TcpConfig = match tcp {
-        None => TcpConfig::default(),
-        Some(j) => serde_json::from_str(j)
-            .map_err(|e| PyValueError::new_err(format!("tcp settings: {e}")))?,
-    };
-    Ok(cfg.model_name())
+    Ok(tcp_config(tcp)?.model_name())
 }
 
 /// The TRC model name of TCP settings given as JSON (`None`: qoslab's defaults), e.g.

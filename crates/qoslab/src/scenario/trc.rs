@@ -129,14 +129,16 @@ pub fn bind(
         .rtt_net
         .unwrap_or_else(|| rtt_net(w, &fwd, &back, tcp.mss));
     let tcp_name = tcp.model_name();
-    let params = t.parameters(tcp.mss, &tcp_name, rtt).map_err(|e| {
-        let msg = if e.key == "model" {
-            format!("flow {:?}: {}", t.flow, e.message)
-        } else {
-            e.message
-        };
-        err(format!("{key}.{}", e.key), msg)
-    })?;
+    let params = t
+        .parameters(tcp.mss, &tcp_name, rtt, t.lead(tcp.granularity))
+        .map_err(|e| {
+            let msg = if e.key == "model" {
+                format!("flow {:?}: {}", t.flow, e.message)
+            } else {
+                e.message
+            };
+            err(format!("{key}.{}", e.key), msg)
+        })?;
     if (tcp.max_window as f64) < params.w_max.ceil() {
         return Err(err(
             format!("flow[{fi}].tcp.max_window"),

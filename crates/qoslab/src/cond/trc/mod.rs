@@ -207,13 +207,22 @@ impl TrcConfig {
         Ok(())
     }
 
+    /// The recovery lead for a flow whose RTO clock granularity is `granularity`:
+    /// `recovery_lead` if given, else [`default_lead`].
+    pub fn lead(&self, granularity: Dur) -> Dur {
+        self.recovery_lead
+            .unwrap_or(default_lead(self.rtt_dev, granularity))
+    }
+
     /// The parameters for a flow with `mss` and TCP configuration `tcp`
-    /// ([`crate::tcp::TcpConfig::model_name`]) over a path of `rtt_net`.
+    /// ([`crate::tcp::TcpConfig::model_name`]) over a path of `rtt_net`, keeping at
+    /// least `lead` of delay for the recovery lead (drop mode; see [`model::parameters`]).
     pub fn parameters(
         &self,
         mss: u32,
         tcp: &str,
         rtt_net: Dur,
+        lead: Dur,
     ) -> Result<TrcParams, ScenarioError> {
         let rtt_net = rtt_net.as_secs_f64();
         if let (Some(w), Some(d)) = (self.w_max, self.rtt_trc) {
@@ -242,6 +251,8 @@ impl TrcConfig {
             rtt_dev: self.rtt_dev.as_secs_f64(),
             gput_error: self.gput_error,
             rtt_min_star: self.rtt_min.map(Dur::as_secs_f64),
+            // ECN mode drops nothing to lead: Fig. 2 as printed.
+            lead_room: if self.ecn { 0.0 } else { lead.as_secs_f64() },
             law,
             ecn: self.ecn,
         })
@@ -257,10 +268,8 @@ impl TrcConfig {
                 "a TRC must be a stage of a [[conditioner]] chain (not inside a policy rule)",
             )
         })?;
-        let params = self.parameters(b.mss, &b.tcp, b.rtt_net)?;
-        let lead = self
-            .recovery_lead
-            .unwrap_or(default_lead(self.rtt_dev, b.granularity));
+        let lead = self.lead(b.granularity);
+        let params = self.parameters(b.mss, &b.tcp, b.rtt_net, lead)?;
         Ok(Trc::new(
             TrcSetup {
                 flow: b.flow,
@@ -731,11 +740,25 @@ mod tests {
             default_lead(Dur::from_millis(20), Dur::from_millis(15)),
             Dur::from_millis(20)
         );
-        // RTT_net 0.6 s: RTT_TRC below 10 ms caps the lead.
+        // RTT_net 0.6 s: Fig. 2 as printed (no lead) gives RTT_TRC below 10 ms; with the
+        // lead, RTT_min = RTT_net + 10 ms keeps RTT_TRC ≥ the lead, which stays whole.
+        let printed = bind(cfg("recovery_lead = \"0s\""), Dur::from_millis(600));
+        let short = Dur::from_secs_f64(printed.setup().params.rtt_trc);
+        assert!(short < Dur::from_millis(10), "{short}");
         let far = bind(cfg(""), Dur::from_millis(600));
         let rtt_trc = Dur::from_secs_f64(far.setup().params.rtt_trc);
-        assert!(rtt_trc < Dur::from_millis(10), "{rtt_trc}");
-        assert_eq!(far.setup().lead, rtt_trc);
+        assert!(rtt_trc >= Dur::from_millis(10), "{rtt_trc}");
+        assert!((far.setup().params.rtt_min - 0.61).abs() < 1e-12);
+        assert_eq!(far.setup().lead, Dur::from_millis(10));
+        // ECN mode has no drop to lead: its RTT_min is Fig. 2's.
+        let ecn = bind(cfg("ecn = true"), Dur::from_millis(600));
+        assert!((ecn.setup().params.rtt_min - 0.6).abs() < 1e-12);
+        // Fixed W_max and RTT_TRC (no search): RTT_TRC below 10 ms caps the lead.
+        let fixed = bind(
+            cfg("w_max = 10.5\nrtt_trc = \"4ms\""),
+            Dur::from_millis(600),
+        );
+        assert_eq!(fixed.setup().lead, Dur::from_millis(4));
         assert!(toml::from_str::<TrcConfig>(
             "flow = \"f1\"\nrate = \"1Mbps\"\nrecovery_leed = \"1ms\""
         )

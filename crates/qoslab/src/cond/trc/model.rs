@@ -229,6 +229,9 @@ pub struct TrcInputs {
     pub gput_error: f64,
     /// RTT*_min [s]; `None`: RTT_dev / gput_error (eq. 5).
     pub rtt_min_star: Option<f64>,
+    /// Delay the TRC must hold for its recovery lead [s]: RTT_min is at least
+    /// RTT_net + this, so RTT_TRC ≥ the lead (0: Fig. 2 as printed; see `parameters`).
+    pub lead_room: f64,
     /// Cycle-time law (of the mode: [`TcpModel::law`]).
     pub law: CycleTime,
     /// ECN mode: E = 0 (marks instead of drops); otherwise E = 1.
@@ -246,6 +249,7 @@ impl TrcInputs {
             rtt_dev: 0.010,
             gput_error: 0.05,
             rtt_min_star: None,
+            lead_room: 0.0,
             law: PAPER,
             ecn: false,
         }
@@ -269,7 +273,7 @@ pub struct TrcParams {
     pub target: f64,
     /// RTT*_min [s] (eq. 5 or given).
     pub rtt_min_star: f64,
-    /// RTT_min = max(RTT*_min, RTT_net) [s] (see `parameters` for why max).
+    /// RTT_min = max(RTT*_min, RTT_net + lead room) [s] (see `parameters` for why max).
     pub rtt_min: f64,
     /// Maximum congestion window [packets].
     pub w_max: f64,
@@ -328,7 +332,7 @@ pub fn fixed_parameters(
 ///
 /// ```text
 /// RTT*_min = RTT_dev / gput_error;  R = R_req · (1 + gput_error + 0.01)
-/// RTT_min  = max(RTT*_min, RTT_net)
+/// RTT_min  = max(RTT*_min, RTT_net + lead_room)
 /// RTT_req  = W_avg(W₁) · MSS / R          (W₁ = the law's w_first: 6.5, §4.3)
 /// if RTT_req > RTT_min:  W_max = W₁, RTT = RTT_req
 /// else: smallest W_max ∈ {W₁, W₁ + 2, …} with W_avg(W_max)·MSS/RTT_min ≥ R,
@@ -341,6 +345,13 @@ pub fn fixed_parameters(
 /// "RTT_min is set to 200 ms" for Fig. 4 with RTT_net = 0, and §4.3, where RTT_min is
 /// a lower bound that keeps the RTT above RTT_net and deviations small. The max is the
 /// only reading consistent with both.
+///
+/// `lead_room` (qoslab's, not the paper's; 0 gives Fig. 2 as printed): a TRC with a
+/// recovery lead L (`super`'s module doc) can lead a retransmission only by the delay
+/// it holds, so a path whose RTT_net is within L of RTT*_min would get RTT_TRC < L and
+/// a lead cut short; the TRC then keeps RTT_min at RTT_net + L, one step of §4.3's own
+/// rule ("a lower bound for the RTT … has to be fixed") that lets the TRC hold the RTT
+/// against a deviation of up to RTT_dev (§4.4) on every path.
 ///
 /// Errors (as text, the caller adds the key) if an input is not positive and finite or
 /// no W_max up to [`W_MAX_LIMIT`] reaches the rate.
@@ -382,7 +393,13 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
         }
     };
     let target = inp.rate * (1.0 + inp.gput_error + 0.01); // Fig. 3
-    let rtt_min = rtt_min_star.max(inp.rtt_net);
+    if !(inp.lead_room.is_finite() && inp.lead_room >= 0.0) {
+        return Err(format!(
+            "the lead room must be ≥ 0, found {}",
+            inp.lead_room
+        ));
+    }
+    let rtt_min = rtt_min_star.max(inp.rtt_net + inp.lead_room);
     let law = inp.law;
     let bits = inp.mss as f64 * 8.0;
     let first = law.w_first;
@@ -519,6 +536,47 @@ mod tests {
         .unwrap();
         assert!(close(q.rtt_min, 0.05, 1e-12));
         assert!(q.w_max < p.w_max);
+    }
+
+    #[test]
+    fn lead_room_keeps_rtt_trc_at_least_the_lead() {
+        // 3 Mb/s over RTT_net 195 ms: Fig. 2 as printed holds RTT_min at 200 ms, so
+        // RTT_TRC can be under 10 ms; with 10 ms of lead room RTT_min is 205 ms.
+        let inp = TrcInputs {
+            law: PAPER,
+            ..TrcInputs::new(3e6, 1460, 0.195)
+        };
+        let p = parameters(&inp).unwrap();
+        assert!(close(p.rtt_min, 0.2, 1e-12));
+        let q = parameters(&TrcInputs {
+            lead_room: 0.010,
+            ..inp
+        })
+        .unwrap();
+        assert!(close(q.rtt_min, 0.205, 1e-12));
+        assert!(
+            q.rtt_trc >= 0.010 - 1e-12 && q.rtt >= 0.205 - 1e-12,
+            "{q:?}"
+        );
+        assert!(q.predicted >= q.target * (1.0 - 1e-12));
+        // Where RTT*_min is already RTT_net + the lead or more, nothing changes.
+        let near = TrcInputs {
+            rtt_net: 0.003,
+            ..inp
+        };
+        assert_eq!(
+            parameters(&near).unwrap(),
+            parameters(&TrcInputs {
+                lead_room: 0.010,
+                ..near
+            })
+            .unwrap()
+        );
+        assert!(parameters(&TrcInputs {
+            lead_room: -1.0,
+            ..inp
+        })
+        .is_err());
     }
 
     #[test]
