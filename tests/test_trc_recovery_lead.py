@@ -41,3 +41,32 @@ def test_default_tcp_reaches_every_request_with_the_lead_and_not_without():
     assert fig1["ratio"].min() < 1.0
     assert (fig1["led"] == 0).all()
     assert fig1["timeouts"].sum() >= 4 * max(lead["timeouts"].sum(), 1)
+
+
+def test_the_lead_has_room_on_every_path():
+    """With a lead L, RTT_min = max(RTT*_min, RTT_net + L) (p1.md#lead-room): a path
+    within L of RTT*_min = 200 ms gets RTT_TRC ≥ L; without a lead (Fig. 1 as printed,
+    ECN mode, or a coarse-clock TCP) Fig. 2 is unchanged."""
+    from qoslab.trc import parameters
+
+    rtt_net = 0.1936  # RTT_net + 10 ms above 200 ms, RTT_net below it
+    led = parameters(3e6, rtt_net=rtt_net, tcp=p1.DEFAULT_TCP)
+    assert led["recovery_lead"] == 0.010
+    assert abs(led["rtt_min"] - (rtt_net + 0.010)) < 1e-12
+    assert led["rtt_trc"] >= 0.010 - 1e-12
+    printed = parameters(3e6, rtt_net=rtt_net, tcp=p1.DEFAULT_TCP, recovery_lead=0.0)
+    assert abs(printed["rtt_min"] - 0.2) < 1e-12 and printed["rtt_trc"] < 0.010
+    # The P1 scenarios' TCP (100 ms clock): no lead by default, Fig. 2 as printed.
+    p1_tcp = parameters(3e6, rtt_net=rtt_net, tcp=p1.P1_TCP)
+    assert p1_tcp["recovery_lead"] == 0.0 and abs(p1_tcp["rtt_min"] - 0.2) < 1e-12
+    # ECN mode drops nothing to lead.
+    ecn = parameters(3e6, rtt_net=rtt_net, tcp={**p1.DEFAULT_TCP, "ecn": True}, ecn=True)
+    assert ecn["recovery_lead"] == 0.0 and abs(ecn["rtt_min"] - 0.2) < 1e-12
+    # What a scenario's TRC does is the same computation.
+    sc = p1.heldout10_scenario(p1.DEFAULT_TCP, flows=[(3e6, 0.0958)], duration="2s")
+    sc.pop("sweep", None)
+    trc = qoslab.run({**sc, "warmup": "0s"}, seed=1).tables["trc"]
+    got = parameters(3e6, rtt_net=trc["rtt_net"][0], tcp=p1.DEFAULT_TCP)
+    bare = parameters(3e6, rtt_net=trc["rtt_net"][0], tcp=p1.DEFAULT_TCP, recovery_lead=0.0)
+    assert bare["rtt_trc"] < 0.010 <= trc["rtt_trc"][0] + 1e-9
+    assert abs(trc["rtt_trc"][0] - got["rtt_trc"]) < 1e-9
