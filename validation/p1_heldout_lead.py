@@ -24,9 +24,7 @@ sc = p1.dumbbell("diag", [tuple(f) for f in flows], bottleneck=bw, access=100e6,
 sc = {**sc, "duration": dur, "warmup": "100s"}
 sc.pop("sweep", None)
 if mode:
-    for c in sc["conditioner"]:
-        for st in c["stages"]:
-            st["recovery_lead"] = mode
+    p1.set_trc(sc, recovery_lead=mode)
 req = p1._requested(sc)
 rows = []
 for s in seeds:

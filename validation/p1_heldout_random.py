@@ -62,9 +62,7 @@ def one(job: tuple[int, str, dict, list, int, str | None, str | None]) -> dict:
     sc = p1.heldout10_scenario(tcp, flows=[tuple(f) for f in flows], lead=lead)
     sc.pop("sweep", None)
     if rtt_dev:
-        for c in sc["conditioner"]:
-            for st in c["stages"]:
-                st["rtt_dev"] = rtt_dev
+        p1.set_trc(sc, rtt_dev=rtt_dev)
     req = p1._requested(sc)
     r = run(sc, seed=seed)
     fl = r.tables["flows"]

@@ -49,9 +49,7 @@ def one(job: tuple[int, list, int, str, dict, str | None]) -> tuple[int, int]:
     sc = p1.heldout10_scenario(tcp, flows=[tuple(f) for f in flows], lead=lead)
     sc.pop("sweep", None)
     if model:
-        for c in sc["conditioner"]:
-            for st in c["stages"]:
-                st["model"] = model
+        p1.set_trc(sc, model=model)
     return i, int(run(sc, seed=seed).tables["flows"]["timeouts"].sum())
 
 

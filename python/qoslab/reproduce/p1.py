@@ -307,6 +307,15 @@ def _ecn_overrides(data: dict[str, Any]) -> dict[str, Any]:
     return ov
 
 
+def set_trc(data: dict[str, Any], **keys: Any) -> dict[str, Any]:
+    """Sets ``keys`` on every TRC stage of a scenario dict (e.g. ``recovery_lead``,
+    ``rtt_dev``, ``model``); returns ``data``."""
+    for c in data["conditioner"]:
+        for st in c["stages"]:
+            st.update(keys)
+    return data
+
+
 def _requested(data: dict[str, Any]) -> dict[str, float]:
     from qoslab.scenario import parse_value  # noqa: F401  (units parsed below)
 
@@ -1416,9 +1425,7 @@ def heldout10_scenario(
     sc = dumbbell("p1-heldout-10mbps", flows or HELDOUT10_FLOWS, bottleneck=10e6,
                   access=100e6, tcp=tcp)  # fmt: skip
     if lead is not None:
-        for c in sc["conditioner"]:
-            for st in c["stages"]:
-                st["recovery_lead"] = lead
+        set_trc(sc, recovery_lead=lead)
     return {**sc, "duration": duration, "warmup": "100s"}
 
 
@@ -1793,9 +1800,7 @@ def violations(ctx: Context) -> Outcome:
         flows = loaded(fl, 2e6) + (fl[:3] if case == "rho 1.0" else [])
         sc = dumbbell(f"p1-{case.replace(' ', '-')}", flows, bottleneck=2e6, access=100e6)
         sc.pop("sweep")
-        for c in sc["conditioner"]:
-            for st in c["stages"]:
-                st["rho"] = 1.0 if case == "rho 1.0" else RHO
+        set_trc(sc, rho=1.0 if case == "rho 1.0" else RHO)
         if case == "core queue 5":
             core = next(lk for lk in sc["link"] if (lk["a"], lk["b"]) == ("r0", "r1"))
             core["queue"] = {"kind": "droptail", "limit": 5}
