@@ -29,7 +29,7 @@ pub fn trc_parameters<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg = tcp_config(tcp)?;
     // The TRC's own rule (`TrcConfig::lead`): the given lead, else RTT_dev for a TCP
-    // whose RTO clock is at most RTT_dev fine; ECN mode drops nothing to lead.
+    // whose RTO clock is at most RTT_dev fine.
     let lead = match recovery_lead {
         Some(l) if l.is_finite() && l >= 0.0 => l,
         Some(l) => {
@@ -37,24 +37,23 @@ pub fn trc_parameters<'py>(
                 "recovery_lead must be ≥ 0, found {l}"
             )))
         }
-        None => default_lead(Dur::from_secs_f64(rtt_dev.max(0.0)), cfg.granularity).as_secs_f64(),
+        None => default_lead(Dur::from_secs_f64(rtt_dev), cfg.granularity).as_secs_f64(),
     };
-    let lead_room = if ecn { 0.0 } else { lead };
     let tcp = cfg.model_name();
     let m = parse_model(model);
     let law = m.law(&tcp, ecn).map_err(PyValueError::new_err)?;
-    let p = model::parameters(&TrcInputs {
+    let inputs = TrcInputs {
         rate,
         mss,
         rtt_net,
         rtt_dev,
         gput_error,
         rtt_min_star: rtt_min,
-        lead_room,
+        lead_room: lead,
         law,
         ecn,
-    })
-    .map_err(PyValueError::new_err)?;
+    };
+    let p = model::parameters(&inputs).map_err(PyValueError::new_err)?;
     let d = PyDict::new(py);
     d.set_item("rate", rate)?;
     d.set_item("target", p.target)?;
@@ -82,7 +81,7 @@ pub fn trc_parameters<'py>(
     d.set_item("b", law.b)?;
     d.set_item("knots", law.knots.to_vec())?;
     d.set_item("w_first", law.w_first)?;
-    d.set_item("recovery_lead", lead_room)?;
+    d.set_item("recovery_lead", inputs.applied_lead_room())?;
     Ok(d)
 }
 

@@ -251,8 +251,7 @@ impl TrcConfig {
             rtt_dev: self.rtt_dev.as_secs_f64(),
             gput_error: self.gput_error,
             rtt_min_star: self.rtt_min.map(Dur::as_secs_f64),
-            // ECN mode drops nothing to lead: Fig. 2 as printed.
-            lead_room: if self.ecn { 0.0 } else { lead.as_secs_f64() },
+            lead_room: lead.as_secs_f64(),
             law,
             ecn: self.ecn,
         })

@@ -230,7 +230,8 @@ pub struct TrcInputs {
     /// RTT*_min [s]; `None`: RTT_dev / gput_error (eq. 5).
     pub rtt_min_star: Option<f64>,
     /// Delay the TRC must hold for its recovery lead [s]: RTT_min is at least
-    /// RTT_net + this, so RTT_TRC ≥ the lead (0: Fig. 2 as printed; see `parameters`).
+    /// RTT_net + this, so RTT_TRC ≥ the lead (0: Fig. 2 as printed; ignored in ECN mode,
+    /// which drops nothing to lead; see `parameters`).
     pub lead_room: f64,
     /// Cycle-time law (of the mode: [`TcpModel::law`]).
     pub law: CycleTime,
@@ -239,6 +240,16 @@ pub struct TrcInputs {
 }
 
 impl TrcInputs {
+    /// The lead room [`parameters`] applies: `lead_room`, or 0 in ECN mode (no drop to
+    /// lead).
+    pub fn applied_lead_room(&self) -> f64 {
+        if self.ecn {
+            0.0
+        } else {
+            self.lead_room
+        }
+    }
+
     /// Inputs with the paper's operator settings: RTT_dev 10 ms, gput_error 5 %
     /// (RTT*_min = 200 ms), the paper's eq. 1, drops (not ECN).
     pub fn new(rate: f64, mss: u32, rtt_net: f64) -> Self {
@@ -346,8 +357,8 @@ pub fn fixed_parameters(
 /// a lower bound that keeps the RTT above RTT_net and deviations small. The max is the
 /// only reading consistent with both.
 ///
-/// `lead_room` (qoslab's, not the paper's; 0 gives Fig. 2 as printed): a TRC with a
-/// recovery lead L (`super`'s module doc) can lead a retransmission only by the delay
+/// `lead_room` (qoslab's, not the paper's; 0, or ECN mode, gives Fig. 2 as printed): a
+/// TRC with a recovery lead L (`super`'s module doc) can lead a retransmission only by the delay
 /// it holds, so a path whose RTT_net is within L of RTT*_min would get RTT_TRC < L and
 /// a lead cut short; the TRC then keeps RTT_min at RTT_net + L, one step of §4.3's own
 /// rule ("a lower bound for the RTT … has to be fixed") that lets the TRC hold the RTT
@@ -399,7 +410,7 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
             inp.lead_room
         ));
     }
-    let rtt_min = rtt_min_star.max(inp.rtt_net + inp.lead_room);
+    let rtt_min = rtt_min_star.max(inp.rtt_net + inp.applied_lead_room());
     let law = inp.law;
     let bits = inp.mss as f64 * 8.0;
     let first = law.w_first;
