@@ -178,21 +178,13 @@ def main() -> None:
     )
     for c, flows in enumerate(cases):
         print(f"case {c}: " + ", ".join(f"{r / 1e3:g} kb/s @ {d * 1e3:g} ms" for r, d in flows))
-    ok_all = {label: [0, 0] for label, _ in TCPS}
-    for label, _ in TCPS:
+    for label, rows_ in verdicts({"cases": cases, "runs": rows}).items():
         print(f"\n{label}")
         print("case  worst ÷ requested  best ÷ target  timeouts  claim")
-        for c in range(n):
-            rs = [r for r in rows if r["case"] == c and r["tcp"] == label]
-            w = min(r["worst"] for r in rs)
-            b = max(r["best_vs_target"] for r in rs)
-            ok = w >= 1.0 and b <= 1.03
-            ok_all[label][0] += ok
-            ok_all[label][1] += 1
-            t = sum(r["timeouts"] for r in rs)
+        for c, w, b, t, ok in rows_:
             print(f"{c:>4}  {w:>17.4f}  {b:>13.4f}  {t:>8}  {'within' if ok else 'OUTSIDE'}")
-    for label, (k, m) in ok_all.items():
-        print(f"{label}: {k} / {m} cases within the claim over every seed")
+        k = sum(r[4] for r in rows_)
+        print(f"{label}: {k} / {len(rows_)} cases within the claim over every seed")
     if out:
         with open(out, "w") as f:
             json.dump({"engine_build": _core.build_id(), "cases": cases, "seeds": seeds,
