@@ -69,11 +69,13 @@ def qoslab_scenario(
     delack_ms=200,
 ):
     # framing = 2: ns-3's point-to-point devices add a 2-byte PPP header to every packet.
+    # halve = "pipe": ns-3 halves BytesInFlight, RFC 6675's pipe, when SACK is on.
     s = [f'name = "peer-{queue}"', f"duration = {duration}", f"warmup = {warmup}", f"seed = {seed}"]
     s += ['[[node]]\nname = "r1"\nkind = "router"', '[[node]]\nname = "r2"\nkind = "router"']
     tcp = (
         f'{{ variant = "{"sack" if sack else "newreno"}", mss = 1460,'
-        " max_window = 100000, initial_window = 10, "
+        + (' halve = "pipe",' if sack else "")
+        + " max_window = 100000, initial_window = 10, "
         f'delayed_ack = {str(delack).lower()}, delack_timeout = "{delack_ms}ms", '
         'min_rto = "200ms", granularity = "1ms" }'
     )

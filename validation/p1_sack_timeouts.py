@@ -1,8 +1,7 @@
-"""Why SACK with qoslab's other defaults times out under the TRC where NewReno does not
-(docs/papers/p1.md#left-undone): the random held-out cases of
-``validation/p1_heldout_random.py`` (24 cases x 3 seeds, 7 flows each, lead 40 ms so
-that no timeout is the retransmission's race the lead wins), total timeouts per sender
-configuration and TRC model.
+"""Why SACK timed out under the TRC where NewReno did not (docs/papers/p1.md#sack-halving):
+the random held-out cases of ``validation/p1_heldout_random.py`` (24 cases x 3 seeds, 7
+flows each, lead 40 ms so that no timeout is the retransmission's race the lead wins),
+total timeouts per sender configuration and TRC model.
 
     python3 validation/p1_sack_timeouts.py [CASES] [SEEDS_JSON] [LEAD]
     python3 validation/p1_sack_timeouts.py 24 '[1,2,3]' 40ms
@@ -10,11 +9,13 @@ configuration and TRC model.
 The timeouts are spurious (RFC 6298 §5.3 restarts the timer on each new ACK; the TRC
 holds the RTT so steady that the RTO is SRTT + 10–25 ms): a window sent as one tight
 burst has its timer restarted by the last ACK of the previous burst only milliseconds
-after it left, and other flows' queueing (20–30 ms) then beats the RTO. SACK's
-``halve = "flight"`` halves RFC 6675's ``pipe`` (as ns-3 does; RFC 6675 §5 (4.2) says
-FlightSize), which leaves a smaller window recovering in one burst; with the window
-halved instead (``halve = "window"``, FlightSize here) and NewReno's TRC parameters the
-SACK sender times out as rarely as NewReno.
+after it left, and other flows' queueing (20–30 ms) then beats the RTO. Halving RFC
+6675's ``pipe`` (``halve = "pipe"``, ns-3's rule, what qoslab's SACK did by default
+before) leaves a smaller window recovering in one burst; halving FlightSize (RFC 6675 §5
+step 4.2, ``halve = "flight"``, now the default) or the window, the SACK sender times
+out about as rarely as NewReno.
+
+    python3 validation/p1_sack_timeouts.py 24 '[1,2,3]' 40ms > validation/data/p1-sack-timeouts.md
 """
 
 import json
@@ -34,10 +35,12 @@ SACK = {"variant": "sack", "max_window": 2000}
 #: (label, the flows' TCP, the TRC's model: None = the one fitted to that TCP).
 CONFIGS = [
     ("NewReno, its own model", NEWRENO, None),
-    ("SACK (pipe halving), its own model", SACK, None),
+    ("SACK, halve = flight (FlightSize, the default), its own model", SACK, None),
+    ("SACK, halve = pipe, its own model", {**SACK, "halve": "pipe"}, None),
     ("SACK, halve = window, its own model", {**SACK, "halve": "window"}, None),
-    ("NewReno, SACK's model", NEWRENO, "sack-flight-lt-nodelack"),
-    ("SACK (pipe halving), NewReno's model", SACK, "newreno-flight-lt-nodelack"),
+    ("NewReno, SACK pipe's model", NEWRENO, "sack-pipe-lt-nodelack"),
+    ("SACK, halve = pipe, NewReno's model", {**SACK, "halve": "pipe"},
+     "newreno-flight-lt-nodelack"),
     ("SACK, halve = window, NewReno's model", {**SACK, "halve": "window"},
      "newreno-flight-lt-nodelack"),
 ]  # fmt: skip

@@ -99,10 +99,13 @@ pub enum Recovery {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Halve {
-    /// The data really in the network, never above cwnd: RFC 5681 FlightSize for Tahoe,
-    /// Reno and NewReno; RFC 6675 `pipe` for SACK (as ns-3's `BytesInFlight`).
+    /// RFC 5681 FlightSize, snd_max − snd_una, never above cwnd, for every variant (RFC
+    /// 6675 §5 step 4.2 halves FlightSize for SACK too).
     #[default]
     Flight,
+    /// For SACK, RFC 6675 `pipe` (FlightSize less what the receiver holds and what is
+    /// deemed lost), never above cwnd: ns-3's `BytesInFlight`. Other variants: as `Flight`.
+    Pipe,
     /// The window: min(cwnd, advertised window), cwnd before fast-recovery inflation
     /// (ns-2's `window()`, Linux's `snd_cwnd`).
     Window,
@@ -472,9 +475,10 @@ impl TcpConfig {
             Variant::NewReno => "newreno",
             Variant::Sack => "sack",
         };
-        let halve = match self.halve {
-            Halve::Flight => "flight",
-            Halve::Window => "window",
+        let halve = match (self.halve, self.variant) {
+            (Halve::Pipe, Variant::Sack) => "pipe",
+            (Halve::Flight | Halve::Pipe, _) => "flight",
+            (Halve::Window, _) => "window",
         };
         let lt = if self.limited_transmit() {
             "lt"

@@ -764,14 +764,16 @@ impl TcpSender {
         self.sb.clear_rtx();
     }
 
-    /// What a congestion event halves [bytes]. `halve = "flight"`: for non-SACK variants
-    /// RFC 5681's FlightSize, `snd_max − snd_una`, but never above the window (after a
-    /// recovery that sent new data, or a timeout's go-back, `snd_max − snd_una` can be
-    /// many windows, and limited transmit's segments must not count); for SACK RFC 6675's
-    /// `pipe`, which leaves out what the receiver holds and what is deemed lost, also
-    /// capped by the window (as ns-3's `BytesInFlight`). `halve = "window"`: the window
-    /// itself, min(cwnd, rwnd) as ns-2's `window()`. The window of Reno/NewReno in fast
-    /// recovery is the one before inflation by duplicate ACKs, i.e. ssthresh.
+    /// What a congestion event halves [bytes]. `halve = "flight"`: RFC 5681's FlightSize,
+    /// `snd_max − snd_una` (RFC 6675 §5 step 4.2 for SACK), but never above the window
+    /// (after a recovery that sent new data, or a timeout's go-back, `snd_max − snd_una`
+    /// can be many windows, and limited transmit's segments must not count). `halve =
+    /// "pipe"`: for SACK RFC 6675's `pipe`, which leaves out what the receiver holds and
+    /// what is deemed lost, also capped by the window (ns-3's `BytesInFlight`; one loss
+    /// in a window of W leaves about W − 4 in the pipe at the third duplicate ACK, so the
+    /// window falls to a quarter at small W). `halve = "window"`: the window itself,
+    /// min(cwnd, rwnd) as ns-2's `window()`. The window of Reno/NewReno in fast recovery
+    /// is the one before inflation by duplicate ACKs, i.e. ssthresh.
     fn loss_flight(&self) -> u32 {
         self.flight_or_window(self.halve)
     }
@@ -788,8 +790,8 @@ impl TcpSender {
         let wnd = cwnd.min(self.peer_wnd).min(self.cap) as u64;
         let flight = match (halve, self.variant) {
             (Halve::Window, _) => wnd,
-            (Halve::Flight, Variant::Sack) => self.sb.pipe(),
-            (Halve::Flight, _) => self.snd_max - self.snd_una,
+            (Halve::Pipe, Variant::Sack) => self.sb.pipe(),
+            (Halve::Flight | Halve::Pipe, _) => self.snd_max - self.snd_una,
         };
         flight.min(wnd) as u32
     }
@@ -833,7 +835,7 @@ impl TcpSender {
         // a backed-off retransmission of the same segment keeps ssthresh (as Linux and
         // ns-3 do), so repeated timeouts do not shrink it to 2 segments. ns-2 halves its
         // window of one segment again (`halve = "window"`).
-        let ss = if self.halve == Halve::Flight
+        let ss = if self.halve != Halve::Window
             && self.state == TcpState::Loss
             && self.rto_head == Some(self.snd_una)
         {
@@ -887,9 +889,11 @@ impl TcpSender {
         // The data in flight (RFC 3168 §6.1.2 refers to RFC 5681's loss response), whatever
         // `halve` says: nothing is lost, so FlightSize and the window differ only when the
         // sender is not window-limited, and halving the window would not slow it.
-        let ss = self
-            .cc
-            .ssthresh_after_signal(self.flight_or_window(Halve::Flight));
+        let rule = match self.halve {
+            Halve::Pipe => Halve::Pipe,
+            _ => Halve::Flight,
+        };
+        let ss = self.cc.ssthresh_after_signal(self.flight_or_window(rule));
         self.cc.set_window(ss, ss);
         self.signal_recover = Some(self.snd_max);
         if ecn {

@@ -351,10 +351,41 @@ fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks() {
 }
 
 #[test]
+fn sack_halves_flightsize_pipe_or_window_as_configured() {
+    // IW 20, no limited transmit, segment 0 lost; the third duplicate ACK SACKs 1..=3.
+    // By hand: FlightSize = 20 segments (RFC 6675 §5 step 4.2) → ssthresh 10; pipe =
+    // 20 − 3 SACKed − 1 lost = 16 → 8 (ns-3); the window, cwnd = 20 → 10 (ns-2).
+    let ssthresh = |halve: Halve| {
+        let c = TcpConfig {
+            initial_window: 20,
+            limited_transmit: Some(false),
+            halve,
+            ..cfg(Variant::Sack)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        for k in 1..=3u64 {
+            out.clear();
+            let h = ack_hdr(0, Some((MSS as u64, (k + 1) * MSS as u64)));
+            s.on_ack(SimTime::from_millis(100), &h, &mut out);
+        }
+        assert_eq!(segs_of(&out), [(0, true)], "{halve:?}: fast retransmit");
+        s.probe().ssthresh / MSS
+    };
+    assert_eq!(ssthresh(Halve::Flight), 10);
+    assert_eq!(ssthresh(Halve::Pipe), 8);
+    assert_eq!(ssthresh(Halve::Window), 10);
+    // The default is RFC 6675's FlightSize.
+    assert_eq!(TcpConfig::default().halve, Halve::Flight);
+}
+
+#[test]
 fn prr_spreads_recovery_sends_in_proportion_to_delivered_data() {
     // IW 20, no limited transmit, segment 0 lost; dupack k (k = 1..19) SACKs segments
     // 1..=k. At dupack 3 recovery starts: pipe = 20 − 3 SACKed − 1 lost = 16 segments,
-    // ssthresh = 16/2 = 8, RecoverFS = 20, the fast retransmit is prr_out = 1.
+    // ssthresh = 16/2 = 8 (`halve = "pipe"`), RecoverFS = 20, the fast retransmit is
+    // prr_out = 1.
     // By hand (RFC 6937, in segments): dupack k delivered prr_delivered = k − 2 and
     // pipe = (19 − k) + 1 (retransmission) + new segments sent. While pipe > 8,
     // sndcnt = ⌈(k − 2)·8/20⌉ − prr_out: ≥ 1 at k = 7 (2 − 1), 10 (3.2 − 2), 12 (4 − 3);
@@ -365,6 +396,7 @@ fn prr_spreads_recovery_sends_in_proportion_to_delivered_data() {
             initial_window: 20,
             limited_transmit: Some(false),
             recovery,
+            halve: Halve::Pipe,
             ..cfg(Variant::Sack)
         };
         let mut s = TcpSender::new(&c, None);
