@@ -47,7 +47,12 @@ def test_the_model_is_chosen_by_the_flows_tcp():
     assert model_name() == "newreno-flight-lt-nodelack"
     assert model_name(p1.P1_TCP) == "sack-window-nolt-nodelack"
     assert model_name({"variant": "reno", "delayed_ack": True}) == "reno-flight-nolt-delack"
+    # SACK's two flight rules are two models; for the other variants "pipe" is FlightSize.
+    assert model_name({"variant": "sack", "halve": "pipe"}) == "sack-pipe-lt-nodelack"
+    assert model_name({"halve": "pipe"}) == "newreno-flight-lt-nodelack"
     models = fitted_models()
+    sack, pipe = (models[f"sack-{h}-lt-nodelack"]["drop"] for h in ("flight", "pipe"))
+    assert sack != pipe and sack[3] == 8.5 and pipe[3] == 6.5  # (a, b, knots, w_first)
     ps = {}
     for tcp in (None, p1.P1_TCP, p1.SACK_DEFAULT_TCP):
         name = model_name(tcp)

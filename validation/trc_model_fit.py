@@ -45,11 +45,11 @@ Runs are niced and use one worker process unless ``--workers N`` is given.
 The TRC runs with its default recovery lead (``recovery_lead`` = RTT_dev for a TCP
 whose RTO clock granularity is at most RTT_dev, see docs/papers/p1.md#recovery-lead), and
 ``--measure`` measures with it. qoslab's default TCP (``newreno-flight-lt-nodelack``) and
-SACK with the other defaults (``sack-flight-lt-nodelack``) are fitted with it, as the TRC
-runs them; the other data files were measured before the lead existed (Fig. 1 as
-printed), the P1 scenarios' TCP (100 ms clock) rightly so, since the lead is off for it.
-On one flow the lead shortens a cycle by a roughly fixed time (about 15 ms with RTT_dev =
-10 ms): up to 5 % at the 50 ms fit RTT, ≤ 1 % from 200 ms on.
+every fine-clock SACK configuration (``sack-flight-*``, ``sack-pipe-*``) are fitted with
+it, as the TRC runs them; the other data files were measured before the lead existed
+(Fig. 1 as printed), the P1 scenarios' TCP (100 ms clock) rightly so, since the lead is
+off for it. On one flow the lead shortens a cycle by a roughly fixed time (about 15 ms
+with RTT_dev = 10 ms): up to 5 % at the 50 ms fit RTT, ≤ 1 % from 200 ms on.
 """
 
 from __future__ import annotations
