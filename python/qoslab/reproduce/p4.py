@@ -633,8 +633,8 @@ def _f3a_figure(saved: Saved) -> Any:
 DOC = "docs/papers/p4.md"
 
 F3B_STRIPE = Explanation(
-    "in qoslab striping at w = 20 keeps about half the ideal from 10 down to 3 Mb/s and "
-    "loses about a tenth of it at 3 Mb/s: its receive buffers fill at every rate "
+    "in qoslab striping at w = 20 keeps a little over half the ideal from 10 down to "
+    "5 Mb/s and loses about a sixth of it at 3 Mb/s: its receive buffers fill at every rate "
     "(thousands of windows below one segment per run at 10, 6 and 3 Mb/s, though none "
     "reads exactly 0 below 10 Mb/s), so head-of-line stalls already hold it at half "
     "the ideal at 10 Mb/s and deepen little as the rate falls, while the unit flows it "
@@ -967,7 +967,7 @@ F9_WHY = (
 )
 F9_THROUGHPUT = Explanation(
     F9_WHY + "; the mean throughput per flow stays within a few per cent (with data "
-    "unbound from its first virtual segment, §4.1, it does not fall at all)",
+    "unbound from its first virtual segment, §4.1, it falls by about 1 %)",
     doc=f"{DOC}#f9-storage",
     script="python validation/p4_f9_storage.py",
 )
