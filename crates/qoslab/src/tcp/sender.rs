@@ -886,12 +886,16 @@ impl TcpSender {
         if self.state != TcpState::Open || self.signal_recover.is_some_and(|r| self.snd_una <= r) {
             return;
         }
-        // The data in flight (RFC 3168 §6.1.2 refers to RFC 5681's loss response), whatever
-        // `halve` says: nothing is lost, so FlightSize and the window differ only when the
-        // sender is not window-limited, and halving the window would not slow it.
+        // The data in flight, not the window (RFC 3168 §6.1.2 refers to RFC 5681's loss
+        // response): nothing is lost, so the two differ only when the sender is not
+        // window-limited, and halving the window would not slow it. FlightSize with
+        // `halve = "flight"`; for SACK with `"pipe"` or `"window"`, RFC 6675's `pipe`
+        // (ns-3's `BytesInFlight`; what qoslab's SACK halved here before FlightSize became
+        // its loss rule, so those configurations keep their behaviour). Without SACK
+        // blocks outstanding the two are equal.
         let rule = match self.halve {
-            Halve::Pipe => Halve::Pipe,
-            _ => Halve::Flight,
+            Halve::Flight => Halve::Flight,
+            Halve::Pipe | Halve::Window => Halve::Pipe,
         };
         let ss = self.cc.ssthresh_after_signal(self.flight_or_window(rule));
         self.cc.set_window(ss, ss);

@@ -352,17 +352,23 @@ fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks() {
 
 #[test]
 fn sack_halves_flightsize_pipe_or_window_as_configured() {
-    // IW 20, no limited transmit, segment 0 lost; the third duplicate ACK SACKs 1..=3.
-    // By hand: FlightSize = 20 segments (RFC 6675 §5 step 4.2) → ssthresh 10; pipe =
-    // 20 − 3 SACKed − 1 lost = 16 → 8 (ns-3); the window, cwnd = 20 → 10 (ns-2).
-    let ssthresh = |halve: Halve| {
+    // Segment 0 lost; the third duplicate ACK SACKs 1..=3 and starts recovery with
+    // cwnd = ssthresh (RFC 6675 §5 step 4.2). (ssthresh, cwnd) in segments by hand:
+    // (a) IW 20, no limited transmit, 20 segments out: FlightSize 20 → 10; pipe =
+    //     20 − 3 SACKed − 1 lost = 16 → 8 (ns-3); the window 20 → 10 (ns-2).
+    // (b) the same with limited transmit: segments 20 and 21 leave on the first two
+    //     duplicate ACKs, 22 out; FlightSize without them (RFC 5681: limited transmit's
+    //     segments do not count; qoslab caps at cwnd) 20 → 10; pipe 22 − 4 = 18 → 9.
+    // (c) application-limited: 12 segments to send under IW 20, no limited transmit:
+    //     FlightSize 12 → 6; pipe 12 − 4 = 8 → 4; the window 20 → 10.
+    let ssthresh = |halve: Halve, lt: bool, segments: Option<u64>| {
         let c = TcpConfig {
             initial_window: 20,
-            limited_transmit: Some(false),
+            limited_transmit: Some(lt),
             halve,
             ..cfg(Variant::Sack)
         };
-        let mut s = TcpSender::new(&c, None);
+        let mut s = TcpSender::new(&c, segments.map(|n| n * MSS as u64));
         let mut out = Vec::new();
         s.start(SimTime::ZERO, &mut out);
         for k in 1..=3u64 {
@@ -370,14 +376,52 @@ fn sack_halves_flightsize_pipe_or_window_as_configured() {
             let h = ack_hdr(0, Some((MSS as u64, (k + 1) * MSS as u64)));
             s.on_ack(SimTime::from_millis(100), &h, &mut out);
         }
-        assert_eq!(segs_of(&out), [(0, true)], "{halve:?}: fast retransmit");
-        s.probe().ssthresh / MSS
+        assert!(
+            segs_of(&out).contains(&(0, true)),
+            "{halve:?}: fast retransmit"
+        );
+        let p = s.probe();
+        assert_eq!(p.cwnd, p.ssthresh, "{halve:?}: cwnd = ssthresh (RFC 6675)");
+        p.ssthresh / MSS
     };
-    assert_eq!(ssthresh(Halve::Flight), 10);
-    assert_eq!(ssthresh(Halve::Pipe), 8);
-    assert_eq!(ssthresh(Halve::Window), 10);
+    let all = |lt, n| [Halve::Flight, Halve::Pipe, Halve::Window].map(|h| ssthresh(h, lt, n));
+    assert_eq!(all(false, None), [10, 8, 10]);
+    assert_eq!(all(true, None), [10, 9, 10]);
+    assert_eq!(all(false, Some(12)), [6, 4, 10]);
     // The default is RFC 6675's FlightSize.
     assert_eq!(TcpConfig::default().halve, Halve::Flight);
+}
+
+#[test]
+fn a_repeated_timeout_keeps_ssthresh_unless_the_window_halves() {
+    // IW 10 sent, nothing acknowledged. The first RTO: ssthresh = 10/2 = 5 segments
+    // under every rule (nothing SACKed, cwnd 10). The backed-off retransmission of the
+    // same segment times out again: RFC 5681 §3.1 keeps ssthresh ("flight", "pipe", as
+    // Linux and ns-3); ns-2 halves its one-segment window ("window"): max(1/2, 2) = 2.
+    let ss = |variant: Variant, halve: Halve| {
+        let c = TcpConfig {
+            initial_window: 10,
+            halve,
+            ..cfg(variant)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let mut v = Vec::new();
+        for _ in 0..2 {
+            let t = s.next_timer().expect("the RTO is armed");
+            out.clear();
+            s.on_timer(t, &mut out);
+            assert_eq!(segs_of(&out), [(0, true)], "{variant:?} {halve:?}");
+            v.push(s.probe().ssthresh / MSS);
+        }
+        v
+    };
+    for v in [Variant::NewReno, Variant::Sack] {
+        assert_eq!(ss(v, Halve::Flight), [5, 5]);
+        assert_eq!(ss(v, Halve::Pipe), [5, 5]);
+        assert_eq!(ss(v, Halve::Window), [5, 2]);
+    }
 }
 
 #[test]
