@@ -96,7 +96,10 @@ def test_fitted_models_are_reproduced_from_their_committed_data():
                 t = cycle(r["w_max"], model=name, ecn=mode == "ecn")
                 ratio = r["cycle_rtts"] / t
                 assert ratio <= 1 + 2e-4, (name, mode, r["w_max"], ratio)
-                if "delack" not in name:  # and close where the law is W_max alone
+                # and close where the law is W_max alone: not with delayed ACKs, nor for
+                # Linux senders (their receivers delay ACKs; CUBIC grows in wall time),
+                # whose cycles in RTTs also depend on the RTT
+                if "delack" not in name and not name.startswith("linux-"):
                     assert ratio >= 1 / 1.06, (name, mode, r["w_max"], ratio)
     assert fit.RUST.read_text() == fit.rust_source(models)
 

@@ -80,6 +80,15 @@ SPREAD_TOL = 0.03
 #: shorter RTT unless its operator lowers ``rtt_min``.
 RTT_OPERATING_MIN = 0.2
 MSS = 1460
+#: Linux senders measured in live mode (``linux-CC``: the hosts' TCP with that congestion
+#: control and Linux's defaults: SACK, delayed ACKs, timestamps, so 1448-byte segments
+#: in 1500-byte packets). Real time bounds the grid: W_max up to 50.5 at 50 and 200 ms,
+#: at least 20 cycles per run (a run at W_max 200.5 and 800 ms would take an hour).
+LIVE_CC = {"linux-reno": "reno", "linux-cubic": "cubic"}
+LIVE_MSS = 1448
+LIVE_W_GRID = [6.5, 8.5, 10.5, 12.5, 14.5, 20.5, 30.5, 50.5]
+LIVE_RTT_GRID = [0.05, 0.2]
+LIVE_CYCLES = 20
 #: qoslab's default TCP, then the ns-2-style TCP of the P1 scenarios: fitted first,
 #: listed first (the nearest-model search prefers earlier entries on a tie).
 ORDER = ["newreno-flight-lt-nodelack", "sack-flight-lt-nodelack", "sack-window-nolt-nodelack"]
@@ -88,7 +97,10 @@ COLUMNS = ["mode", "w_max", "rtt", "goodput", "w_avg", "cycle_rtts", "signals",
 
 
 def tcp_settings(name: str) -> dict:
-    """The ``tcp`` table of a configuration name (the inverse of ``model_name``)."""
+    """The ``tcp`` table of a configuration name (the inverse of ``model_name``); for a
+    live Linux sender only what the TRC reads of it (the segment size)."""
+    if name in LIVE_CC:
+        return {"mss": LIVE_MSS}
     parts = name.split("-")
     if len(parts) < 4:
         raise SystemExit(f"{name!r}: expected variant-halve-lt|nolt-delack|nodelack")
@@ -122,7 +134,9 @@ def scenario(name: str, w_max: float, rtt_trc: float, duration: float, ecn: bool
     ]
     tcp = {**tcp_settings(name), "max_window": 5000, "initial_window": 1, "ecn": ecn}
     stage = {"kind": "trc", "flow": "f", "w_max": w_max, "rtt_trc": rtt_trc, "ecn": ecn}
+    extra = {"live": {"cc": LIVE_CC[name]}} if name in LIVE_CC else {}
     return {
+        **extra,
         "name": f"fit-{name}-w{w_max}-rtt{rtt_trc:.4f}",
         "duration": duration,
         "warmup": duration / 5,
@@ -138,16 +152,29 @@ def measure(args: tuple[str, float, float, bool]) -> dict:
     import qoslab
 
     name, w, rtt, ecn = args
-    rtt_net = 0.003 + 3 * 8 * (MSS + 40 + 40) / 200e6  # as the builder computes it
+    live = name in LIVE_CC
+    mss = LIVE_MSS if live else MSS
+    rtt_net = 0.003 + 3 * 8 * (mss + 40 + 40) / 200e6  # as the builder computes it
     cycle = (2.5 + w / 2) * rtt  # paper's estimate, to size the run
-    duration = max(120.0, 75 * cycle)
+    # Live runs last their duration in real time: fewer cycles (the warm-up is a fifth).
+    duration = max(30.0, 1.25 * LIVE_CYCLES * cycle) if live else max(120.0, 75 * cycle)
     t0 = time.perf_counter()
-    res = qoslab.run(scenario(name, w, rtt - rtt_net, duration, ecn))
+    sc = scenario(name, w, rtt - rtt_net, duration, ecn)
+    if live:
+        from qoslab.api import live as run_live
+
+        res = run_live(sc)
+    else:
+        res = qoslab.run(sc)
     trc = res.table("trc")
     f = res.flows.row(0, named=True)
     g = f["goodput_bps"]
     rtt_used = trc["rtt"][0]
-    w_avg = g * rtt_used / (MSS * 8)
+    w_avg = g * rtt_used / (mss * 8)
+    timing = {}
+    if live:
+        timing = {"timing_ok": int(bool(res.summary.get("live_timing_ok"))),
+                  "retransmits": int(f.get("retransmits") or 0)}  # fmt: skip
     return {
         "mode": "ecn" if ecn else "drop",
         "w_max": w,
@@ -164,6 +191,7 @@ def measure(args: tuple[str, float, float, bool]) -> dict:
         "buffer": int(trc["buffer"][0]),
         "duration": duration,
         "wall_s": time.perf_counter() - t0,
+        **timing,
     }
 
 
@@ -174,20 +202,32 @@ def data_file(name: str, ecn: bool) -> Path:
 def measure_config(name: str, ecn: bool, workers: int) -> Path:
     """Runs the grid for one configuration and mode, writes its CSV."""
     tcp_settings(name)  # fail early on a bad name
-    jobs = [(name, w, r, ecn) for r in RTT_GRID for w in W_GRID]
+    live = name in LIVE_CC
+    if live and workers > 1:
+        raise SystemExit(f"{name}: live runs one at a time (the datapath needs the cores)")
+    w_grid, rtt_grid = (LIVE_W_GRID, LIVE_RTT_GRID) if live else (W_GRID, RTT_GRID)
+    jobs = [(name, w, r, ecn) for r in rtt_grid for w in w_grid]
     t0 = time.perf_counter()
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as ex:
             rows = list(ex.map(measure, jobs))
     else:
-        rows = [measure(j) for j in jobs]
+        rows = []
+        for i, j in enumerate(jobs, 1):
+            rows.append(measure(j))
+            if live:  # real time: say where the grid is
+                r = rows[-1]
+                print(f"  {i}/{len(jobs)} W_max {r['w_max']} RTT {r['rtt'] * 1e3:.0f} ms: "
+                      f"{r['cycle_rtts']:.3f} RTTs per cycle, timing ok {r['timing_ok']}, "
+                      f"{r['wall_s']:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
     wall = time.perf_counter() - t0
     path = data_file(name, ecn)
     path.parent.mkdir(parents=True, exist_ok=True)
     cmd = f"python3 validation/trc_model_fit.py --measure {name}" + (" --ecn" if ecn else "")
     with path.open("w", newline="") as fh:
         fh.write(f"# {cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s))\n")
-        w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+        cols = COLUMNS + (["timing_ok", "retransmits"] if live else [])
+        w = csv.DictWriter(fh, fieldnames=cols, lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
@@ -286,8 +326,11 @@ def cycle(w: float, a: float, b: float, k: list[tuple[float, float]]) -> float:
     return a + b * w
 
 
-def predicted(w: float, rtt: float, a: float, b: float, k: list | None = None) -> float:
-    return data_per_cycle(w) / cycle(w, a, b, k or []) * MSS * 8 / rtt
+def predicted(
+    w: float, rtt: float, a: float, b: float, k: list | None = None, mss: int = MSS
+) -> float:
+    """The model's goodput [bit/s] at W_max ``w`` and RTT ``rtt`` for segments of ``mss``."""
+    return data_per_cycle(w) / cycle(w, a, b, k or []) * mss * 8 / rtt
 
 
 def fits() -> dict[str, dict[str, dict]]:
@@ -399,6 +442,15 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
         "(`w_first`; the TRC never picks 6.5 for that TCP, and the points at 6.5 are "
         "listed but not fitted).",
         "",
+        "Configurations named `linux-CC` are Linux senders with that congestion control "
+        "(the hosts' defaults otherwise: SACK, delayed ACKs, timestamps, 1448-byte "
+        "segments), measured in live mode (network namespaces, qoslab's datapath on the "
+        "wall clock, [live.md](../live.md)) on a smaller grid, since each run lasts its "
+        f"duration in real time: W_max {', '.join(f'{w:g}' for w in LIVE_W_GRID)} at RTT "
+        f"{' and '.join(f'{r * 1e3:g}' for r in LIVE_RTT_GRID)} ms, at least "
+        f"{LIVE_CYCLES} cycles after a warm-up of a fifth; their data files also hold each "
+        "run's timing verdict (`timing_ok`) and Linux's retransmissions.",
+        "",
         'A TRC uses the model of the TCP of the flow it controls (`model = "fitted"`, '
         "the default); a flow whose TCP has none is a scenario error naming the nearest "
         "fitted configuration. The names are `{variant}-{halve}-{lt|nolt}-{delack|nodelack}` "
@@ -415,7 +467,8 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
     ]
     for name, m in models.items():
         for mode, f in m.items():
-            rat = [r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"])
+            mss = LIVE_MSS if name in LIVE_CC else MSS
+            rat = [r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"], mss)
                    for r in f["rows"] if r["w_max"] >= f["w_first"]]  # fmt: skip
             w0 = data_per_cycle(6.5) / cycle(6.5, f["a"], f["b"], f["knots"]) / 6.5
             w0s = f"{w0:.3f}" if f["w_first"] <= 6.5 else "— (not picked)"
@@ -445,11 +498,14 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
                 "|---|---|---|---|---|---|---|---|---|---|---|",
             ]
             for r in f["rows"]:
-                rp = r["goodput"] / predicted(r["w_max"], r["rtt"], 2.5, 0.5)
+                mss = LIVE_MSS if name in LIVE_CC else MSS
+                rp = r["goodput"] / predicted(r["w_max"], r["rtt"], 2.5, 0.5, None, mss)
                 if r["w_max"] < f["w_first"]:  # not fitted: the TRC never picks it
                     res_s, rf_s = "(below w_first)", "—"
                 else:
-                    rf = r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"])
+                    rf = r["goodput"] / predicted(
+                        r["w_max"], r["rtt"], f["a"], f["b"], f["knots"], mss
+                    )
                     res = r["cycle_rtts"] - cycle(r["w_max"], f["a"], f["b"], f["knots"])
                     res_s, rf_s = f"{res:+.3f}", f"{rf:.4f}"
                 lines.append(

@@ -52,6 +52,39 @@ pub static FITTED_MODELS: &[FittedModel] = &[
         }),
     },
     FittedModel {
+        name: "linux-cubic",
+        drop: CycleTime {
+            w_first: 6.5,
+            a: 2.4597,
+            b: 0.5141,
+            knots: &[
+                (8.5, 6.9781),
+                (10.5, 7.8578),
+                (12.5, 8.886),
+                (14.5, 9.9142),
+                (20.5, 13.5681),
+                (30.5, 17.9491),
+                (50.5, 27.8835),
+            ],
+        },
+        ecn: None,
+    },
+    FittedModel {
+        name: "linux-reno",
+        drop: CycleTime {
+            w_first: 6.5,
+            a: 1.7476,
+            b: 0.5121,
+            knots: &[
+                (10.5, 7.2205),
+                (12.5, 8.1489),
+                (14.5, 9.2203),
+                (20.5, 12.2457),
+            ],
+        },
+        ecn: None,
+    },
+    FittedModel {
         name: "newreno-flight-lt-delack",
         drop: CycleTime {
             w_first: 6.5,
