@@ -55,8 +55,7 @@ def main() -> None:
     for cc in ("reno", "cubic"):
         name = f"linux-{cc}"
         for rtt in RTTS:
-            rtt_net = 0.003 + 3 * 8 * (fit.LIVE_MSS + 80) / 200e6
-            sc = fit.scenario(name, w, rtt - rtt_net, secs, False)
+            sc = fit.scenario(name, w, rtt - fit.rtt_net(fit.LIVE_MSS), secs, False)
             sc["record"] = {"interval": f"{rtt / 20 * 1e3:.1f}ms", "traces": ["f"]}
             res = live(sc)
             tr = res.tables["traces"].filter(res.tables["traces"]["t"] >= secs / 5)

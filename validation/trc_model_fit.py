@@ -119,6 +119,16 @@ def tcp_settings(name: str) -> dict:
     return tcp
 
 
+def mss_of(name: str) -> int:
+    """Payload per segment of a configuration's flow: Linux's 1448 B, qoslab's 1460 B."""
+    return LIVE_MSS if name in LIVE_CC else MSS
+
+
+def rtt_net(mss: int) -> float:
+    """RTT_net [s] of the fit's dumbbell, as the scenario builder computes it."""
+    return 0.003 + 3 * 8 * (mss + 40 + 40) / 200e6
+
+
 def data_per_cycle(w: float) -> float:
     return 0.375 * w * w + 1.25 * w - 2.0
 
@@ -153,13 +163,12 @@ def measure(args: tuple[str, float, float, bool]) -> dict:
 
     name, w, rtt, ecn = args
     live = name in LIVE_CC
-    mss = LIVE_MSS if live else MSS
-    rtt_net = 0.003 + 3 * 8 * (mss + 40 + 40) / 200e6  # as the builder computes it
+    mss = mss_of(name)
     cycle = (2.5 + w / 2) * rtt  # paper's estimate, to size the run
     # Live runs last their duration in real time: fewer cycles (the warm-up is a fifth).
     duration = max(30.0, 1.25 * LIVE_CYCLES * cycle) if live else max(120.0, 75 * cycle)
     t0 = time.perf_counter()
-    sc = scenario(name, w, rtt - rtt_net, duration, ecn)
+    sc = scenario(name, w, rtt - rtt_net(mss), duration, ecn)
     if live:
         from qoslab.api import live as run_live
 
@@ -467,7 +476,7 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
     ]
     for name, m in models.items():
         for mode, f in m.items():
-            mss = LIVE_MSS if name in LIVE_CC else MSS
+            mss = mss_of(name)
             rat = [r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"], mss)
                    for r in f["rows"] if r["w_max"] >= f["w_first"]]  # fmt: skip
             w0 = data_per_cycle(6.5) / cycle(6.5, f["a"], f["b"], f["knots"]) / 6.5
@@ -498,7 +507,7 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
                 "|---|---|---|---|---|---|---|---|---|---|---|",
             ]
             for r in f["rows"]:
-                mss = LIVE_MSS if name in LIVE_CC else MSS
+                mss = mss_of(name)
                 rp = r["goodput"] / predicted(r["w_max"], r["rtt"], 2.5, 0.5, None, mss)
                 if r["w_max"] < f["w_first"]:  # not fitted: the TRC never picks it
                     res_s, rf_s = "(below w_first)", "—"
