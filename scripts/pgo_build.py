@@ -16,7 +16,9 @@ checks the installed extension). Steps:
 2. An instrumented build (``-Cprofile-generate``, in ``target/pgo-gen``) installed in
    the venv, run on every scenario under ``scenarios/`` cut to 20 simulated seconds,
    and on the heaviest P1 Table 1 cells at full length (``train``, about 10 s).
-3. The profiles merged, and the release build (``-Cprofile-use``) installed.
+3. The profiles merged, and the release build (``-Cprofile-use``) installed. The
+   instrumented build and the raw profiles are then removed (about 350 MB), unless
+   ``QOSLAB_PGO_KEEP=1``.
 
 Any failure in steps 1–2 falls back to the plain build with a message saying why.
 """
@@ -167,6 +169,11 @@ def build_pgo(profdata: Path) -> None:
     if not raws:
         raise PgoUnavailable("the training wrote no profile")
     subprocess.run([str(profdata), "merge", "-o", str(MERGED), *map(str, raws)], check=True)
+    if os.environ.get("QOSLAB_PGO_KEEP") != "1":
+        # The instrumented build and raw profiles are not needed again (a later rebuild
+        # makes new ones); removing them keeps a clean checkout's disk use down.
+        shutil.rmtree(GEN_DIR, ignore_errors=True)
+        shutil.rmtree(RAW_DIR, ignore_errors=True)
 
 
 def main() -> int:
