@@ -537,6 +537,11 @@ impl Passive {
         self.samples
     }
 
+    /// Micro-flows seen so far.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
+    }
+
     /// The micro-flow's data in flight since its last retransmission (highest sequence
     /// sent since then − highest ACK seen) in whole segments, rounded up: its window as
     /// the edge can see it.
@@ -662,6 +667,17 @@ impl RttAware {
     /// The passive estimator, when `rtt` or `rto` is `"passive"`.
     pub fn passive(&self) -> Option<&Passive> {
         self.passive.as_deref()
+    }
+
+    /// The marker's configuration.
+    pub fn config(&self) -> &RttAwareConfig {
+        &self.cfg
+    }
+
+    /// The minimum RTT and RTO [µs] over its group as last read (its own values when it
+    /// has no group), once known.
+    pub fn minima(&self) -> Option<(u64, u64)> {
+        self.minima
     }
 
     /// The aggregate's RTT and RTO [µs] as the marker sees them now.
