@@ -28,7 +28,7 @@ long aggregate with it, and the mitigating markers' reduction of the basic marke
 imbalance.
 
 Not part of ``reproduce --all`` (it runs in real time: about 7 minutes in quick mode,
-1 h 50 min in full mode); needs root and ``/dev/net/tun``, elsewhere it is skipped with
+1 h 45 min in full mode); needs root and ``/dev/net/tun``, elsewhere it is skipped with
 the reason.
 """
 
@@ -87,7 +87,7 @@ def scenario_data(stem: str, f2_rtt: float, duration: str, warmup: str) -> dict[
 SUMMARY_COLS = ["f1_live", "f2_live", "ratio_live", "f1_sim", "f2_sim", "ratio_sim",
                 "total_live", "total_sim", "f1_edge_rtt_ms", "f2_edge_rtt_ms",
                 "f1_edge_rtt_ms_sim", "f2_edge_rtt_ms_sim", "f1_samples", "f2_samples",
-                "f1_q", "f2_q"]  # fmt: skip
+                "f1_samples_sim", "f2_samples_sim", "f1_q", "f2_q"]  # fmt: skip
 
 
 def edge_rtt(f2_rtt: float, agg: str) -> float:
@@ -161,7 +161,7 @@ def p3_live(ctx: Context) -> Outcome:
                 row: dict[str, Any] = {
                     "marker": stem, "f2_rtt_ms": round(r * 1000), "seed": seed,
                     **_aggregates(res), **_markers(res),
-                    **{f"{k}_sim": v for k, v in sim.items() if "edge_rtt" in k},
+                    **{f"{k}_sim": v for k, v in sim.items() if k.endswith(("rtt_ms", "samples"))},
                     "timing_ok": bool(res.summary.get("live_timing_ok")),
                     "p99_us": float(res.summary.get("live_lateness_p99_us", math.nan)),
                 }  # fmt: skip
