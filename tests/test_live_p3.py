@@ -10,7 +10,14 @@ import pytest
 
 from qoslab import reproduce
 from qoslab.api import live, live_unavailable
-from qoslab.reproduce.p3_live import LINUX_MSS, MARKERS, MICRO, edge_rtt, scenario_data
+from qoslab.reproduce.p3_live import (
+    LINUX_MSS,
+    MARKERS,
+    MICRO,
+    RACK_OFF,
+    edge_rtt,
+    scenario_data,
+)
 
 _MISSING = live_unavailable()
 needs_live = pytest.mark.skipif(
@@ -49,6 +56,10 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
         scenario_data("rtt-sw", 0.1, "10s", "2s")["conditioner"][0]["stages"][0]["small_window"]
         == 3
     )
+    # The counterfactual: the same, Linux without RACK and tail-loss probes.
+    cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
+    assert cf["live"] == {"cc": "reno", "rack_tlp": False}
+    assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["rtt-sw"]
     assert edge_rtt(0.1, "F1") == pytest.approx(0.018)
     assert edge_rtt(0.1, "F2") == pytest.approx(0.098)
 

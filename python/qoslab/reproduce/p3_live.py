@@ -27,8 +27,12 @@ The ablation twins are P3's own, as ``p3-f4`` runs them, live: marker → standa
 long aggregate with it, and the mitigating markers' reduction of the basic marker's
 imbalance; RTT-SW also against protection off (the basic marker), ``p3-f4``'s twin.
 
-Not part of ``reproduce --all`` (it runs in real time: about 7 minutes in quick mode,
-1 h 45 min in full mode); needs root and ``/dev/net/tun``, elsewhere it is skipped with
+Where live and twin part, the counterfactual runs the marker live without Linux's RACK
+and tail-loss probes (``[live] rack_tlp = false``), which the twin does not have
+(:data:`RACK_TLP`).
+
+Not part of ``reproduce --all`` (it runs in real time: about 9 minutes in quick mode,
+2 h 10 min in full mode); needs root and ``/dev/net/tun``, elsewhere it is skipped with
 the reason.
 """
 
@@ -42,6 +46,7 @@ import polars as pl
 from qoslab.reproduce import (
     Comparison,
     Context,
+    Explanation,
     Outcome,
     SkipExperiment,
     p3,
@@ -60,6 +65,16 @@ MARKERS = ["standard", "rtt", "rtt-rto", "rtt-sw"]
 #: F2 RTTs per mode (F1's is 20 ms); 100 ms is Fig. 4's headline point.
 QUICK_RTTS = [0.100]
 FULL_RTTS = [0.100, 0.200]
+#: Markers also run live without Linux's RACK and tail-loss probes (``[live] rack_tlp =
+#: false``): the counterfactual of :data:`RACK_TLP`.
+RACK_OFF = ["rtt-sw"]
+#: Why live Linux gives the 20 ms aggregate more than the twin does.
+RACK_TLP = Explanation(
+    "Linux finds the losses of windows of one or two segments by RACK and tail-loss probes "
+    "at about two round trips, where the twin (qoslab's TCP, which has neither) waits for "
+    "its 200 ms RTO; that shortens the 20 ms connections' recoveries most",
+    doc="docs/papers/live.md#p3-rack-tlp",
+)
 #: Bottleneck rate [b/s].
 LINK_BPS = 10e6
 #: Live ÷ twin tolerance of the F2 ÷ F1 ratio, and of the passive RTT (fixed in advance).
@@ -68,9 +83,12 @@ RTT_RTOL = 0.15
 CMD = "sudo .venv/bin/qoslab reproduce --quick p3-live"
 
 
-def scenario_data(stem: str, f2_rtt: float, duration: str, warmup: str) -> dict[str, Any]:
+def scenario_data(
+    stem: str, f2_rtt: float, duration: str, warmup: str, rack_tlp: bool = True
+) -> dict[str, Any]:
     """``p3-passive``'s far scenario of ``stem`` with passive markers (module doc), F2's
-    RTT ``f2_rtt``, ``MICRO`` Linux Reno connections per aggregate."""
+    RTT ``f2_rtt``, ``MICRO`` Linux Reno connections per aggregate (without RACK and
+    tail-loss probes when not ``rack_tlp``)."""
     d = far_scenario(stem, "passive")
     d["name"] = f"p3-live-{stem}-{round(f2_rtt * 1000)}ms"
     d["duration"], d["warmup"] = duration, warmup
@@ -80,6 +98,9 @@ def scenario_data(stem: str, f2_rtt: float, duration: str, warmup: str) -> dict[
     for f in d["flow"]:
         f["tcp"] = {"mss": LINUX_MSS}
     d["live"] = {"cc": "reno"}
+    if not rack_tlp:
+        d["name"] += "-no-rack-tlp"
+        d["live"]["rack_tlp"] = False
     return d
 
 
@@ -154,12 +175,14 @@ def p3_live(ctx: Context) -> Outcome:
     rtts = QUICK_RTTS if ctx.quick else FULL_RTTS
     duration, warmup = ("90s", "30s") if ctx.quick else ("150s", "50s")
     per_run: list[dict[str, Any]] = []
+    cf_rows: list[dict[str, Any]] = []
     for r in rtts:
-        for stem in MARKERS:
-            data = scenario_data(stem, r, duration, warmup)
+        for stem, rack in [*((m, True) for m in MARKERS), *((m, False) for m in RACK_OFF)]:
+            data = scenario_data(stem, r, duration, warmup, rack_tlp=rack)
             for seed in range(1, runs + 1):
                 res = live(data, seed=seed, twin=True)
-                res.save(ctx.out / "runs" / f"{stem}-{round(r * 1000)}ms-s{seed}")
+                tag = "" if rack else "-no-rack-tlp"
+                res.save(ctx.out / "runs" / f"{stem}-{round(r * 1000)}ms{tag}-s{seed}")
                 sim = _markers(res.twin)
                 row: dict[str, Any] = {
                     "marker": stem, "f2_rtt_ms": round(r * 1000), "seed": seed,
@@ -172,7 +195,7 @@ def p3_live(ctx: Context) -> Outcome:
                 for side in ("live", "sim"):
                     row[f"ratio_{side}"] = row[f"f2_{side}"] / row[f"f1_{side}"]
                     row[f"total_{side}"] = row[f"f1_{side}"] + row[f"f2_{side}"]
-                per_run.append(row)
+                (per_run if rack else cf_rows).append(row)
     runs_df = pl.DataFrame(per_run)
 
     def vals(stem: str, r: int, col: str) -> list[float]:
@@ -206,9 +229,18 @@ def p3_live(ctx: Context) -> Outcome:
             note = f"{valid}/{runs} live runs with valid timing"
             ival = (f"; 95 % interval {row['ratio_live_lo']:.3g} … {row['ratio_live_hi']:.3g}"
                     if runs > 1 else "")  # fmt: skip
+            exp = None
+            if stem in RACK_OFF:
+                cf = [x["ratio_live"] for x in cf_rows
+                      if x["marker"] == stem and x["f2_rtt_ms"] == r]  # fmt: skip
+                exp = RACK_TLP.tested(
+                    "Linux without RACK and tail-loss probes ([live] rack_tlp = false)",
+                    _mean(cf),
+                    CMD,
+                )
             comps.append(Comparison(
                 f"{lab}: F2 ÷ F1, live vs twin", row["ratio_live"], paper=row["ratio_sim"],
-                rtol=RATIO_RTOL, unit="×",
+                rtol=RATIO_RTOL, unit="×", explanation=exp,
                 note=f"reference: the simulated twin (passive markers, qoslab's TCP){ival}; "
                      f"{note}",
             ))  # fmt: skip
@@ -270,7 +302,11 @@ def p3_live(ctx: Context) -> Outcome:
     return Outcome(
         comparisons=comps,
         ablations=ablations,
-        tables={"markers": pl.DataFrame(summary), "runs": runs_df},
+        tables={
+            "markers": pl.DataFrame(summary),
+            "runs": runs_df,
+            "no_rack_tlp": pl.DataFrame(cf_rows),
+        },
         notes=(
             f"{MICRO} Linux Reno connections per aggregate, {runs} live run(s) of {duration} "
             f"(warm-up {warmup}) per marker and F2 RTT, each beside its simulated twin; "
