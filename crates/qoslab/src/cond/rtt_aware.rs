@@ -397,6 +397,23 @@ pub struct Passive {
     samples: u64,
 }
 
+/// The 32 bits a TCP sequence number has on the wire (RFC 9293 §3.4).
+const SEQ_MASK: u64 = u32::MAX as u64;
+/// Added to a micro-flow's first sequence number (see [`unwrap_seq`]).
+const SEQ_LIFT: u64 = 1 << 32;
+
+/// `x`'s 32 low bits read as the sequence number nearest `near` (serial-number
+/// arithmetic, RFC 1982 §3.2 / RFC 9293 §3.4): real TCP numbers start at a random ISN
+/// and wrap at 2³², so a live segment after the wrap has a smaller raw number than the
+/// ones before it; the passive estimator keeps each micro-flow's numbers as 64-bit
+/// values that keep growing across the wrap. The simulator's numbers (64-bit, from 0)
+/// come out shifted by the same constant as the flow's first one, which changes no
+/// difference.
+fn unwrap_seq(x: u64, near: u64) -> u64 {
+    let d = (x as u32).wrapping_sub(near as u32) as i32;
+    near.wrapping_add_signed(d as i64)
+}
+
 /// What one packet is to the passive estimator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seen {
@@ -437,9 +454,10 @@ impl Passive {
                 return Seen::Data;
             }
             if let Some(f) = self.flows.get_mut(&flow) {
-                f.high_ack = f.high_ack.max(h.ack);
+                let ack = unwrap_seq(h.ack, f.high_seq);
+                f.high_ack = f.high_ack.max(ack);
                 let mut covered = None;
-                while f.pending.front().is_some_and(|&(end, _)| end <= h.ack) {
+                while f.pending.front().is_some_and(|&(end, _)| end <= ack) {
                     covered = f.pending.pop_front();
                 }
                 if let Some((_, sent)) = covered {
@@ -469,12 +487,15 @@ impl Passive {
             return Seen::Ack;
         }
         let min_rto = self.min_rto;
+        // The first segment's number, lifted above 2³² so that earlier numbers stay
+        // positive (only differences of sequence numbers matter here).
+        let first = SEQ_LIFT | (h.seq & SEQ_MASK);
         let f = self.flows.entry(flow).or_insert_with(|| PassiveFlow {
             data_src: pkt.src,
             pending: Default::default(),
-            high_seq: h.seq,
-            high_ack: h.seq,
-            flight_high: h.seq,
+            high_seq: first,
+            high_ack: first,
+            flight_high: first,
             recent: Default::default(),
             mss: 0,
             est: crate::tcp::RttEstimator::new(
@@ -485,11 +506,12 @@ impl Passive {
             ),
         });
         f.mss = f.mss.max(h.len);
-        let end = h.seq + h.len as u64;
-        if h.seq < f.high_seq {
+        let seq = unwrap_seq(h.seq, f.high_seq);
+        let end = seq + h.len as u64;
+        if seq < f.high_seq {
             // Karn: ambiguous from here on.
-            f.pending.retain(|&(e, _)| e <= h.seq);
-            if h.seq <= f.high_ack {
+            f.pending.retain(|&(e, _)| e <= seq);
+            if seq <= f.high_ack {
                 // It resends the oldest unacknowledged data (a timeout, a fast or a
                 // partial-ACK retransmission): the window restarts at this segment.
                 f.flight_high = end;
@@ -513,6 +535,11 @@ impl Passive {
     /// RTT samples taken so far.
     pub fn samples(&self) -> u64 {
         self.samples
+    }
+
+    /// Micro-flows seen so far.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
     }
 
     /// The micro-flow's data in flight since its last retransmission (highest sequence
@@ -640,6 +667,17 @@ impl RttAware {
     /// The passive estimator, when `rtt` or `rto` is `"passive"`.
     pub fn passive(&self) -> Option<&Passive> {
         self.passive.as_deref()
+    }
+
+    /// The marker's configuration.
+    pub fn config(&self) -> &RttAwareConfig {
+        &self.cfg
+    }
+
+    /// The minimum RTT and RTO [µs] over its group as last read (its own values when it
+    /// has no group), once known.
+    pub fn minima(&self) -> Option<(u64, u64)> {
+        self.minima
     }
 
     /// The aggregate's RTT and RTO [µs] as the marker sees them now.
@@ -1257,6 +1295,49 @@ mod tests {
         assert_eq!(p.window_segs(1), Some(1));
         p.observe(ms(1121), &data(1, 13_000));
         assert_eq!(p.window_segs(1), Some(5));
+    }
+
+    /// A live segment as Linux sends it: 1448 bytes of payload with timestamps in a
+    /// 1500-byte packet, its 32-bit sequence number as it is on the wire.
+    fn linux_data(seq: u64) -> Packet {
+        let mut p = data(1, seq & SEQ_MASK);
+        p.size = 1500;
+        p.tcp_mut().unwrap().len = 1448;
+        p
+    }
+
+    #[test]
+    fn passive_estimator_follows_linux_sequence_numbers_across_the_wrap() {
+        // Linux picks a random 32-bit ISN: here 2³² − 10·1448 − 100, so segment 10
+        // crosses 2³² and the numbers on the wire fall back near 0. One segment every
+        // 10 ms, RTT 40 ms, one ACK per two segments (delayed ACKs).
+        let ms = SimTime::from_millis;
+        let isn = (1u64 << 32) - 10 * 1448 - 100;
+        let mut p = Passive::new(Dur::from_millis(200), Dur::from_secs(10));
+        for k in 0..40u64 {
+            if k >= 4 && (k - 4) % 2 == 1 {
+                // The ACK of segments k − 5 and k − 4, sent 40 and 50 ms ago.
+                let acked = (isn + (k - 3) * 1448) & SEQ_MASK;
+                assert_eq!(p.observe(ms(10 * k), &ack(1, acked)), Seen::Ack);
+            }
+            p.observe(ms(10 * k), &linux_data(isn + k * 1448));
+            assert!(p.window_segs(1).unwrap() <= 6, "segment {k}");
+        }
+        // Every ACK sampled 40 ms, before and after the wrap: none taken for a
+        // retransmission, none for an old ACK.
+        assert_eq!(p.samples(), 18);
+        assert_eq!(p.flow(1).unwrap().0, 40_000);
+        assert_eq!(p.mean().unwrap().0, 40_000);
+        // In flight: sent up to segment 39, acknowledged up to 35 → 4 segments of 1448 B.
+        assert_eq!(p.window_segs(1), Some(4));
+        // A retransmission after the wrap is still one (Karn), and restarts the window.
+        p.observe(ms(500), &linux_data(isn + 36 * 1448));
+        assert_eq!(p.window_segs(1), Some(1));
+        assert_eq!(
+            unwrap_seq(5, SEQ_LIFT + SEQ_MASK - 5),
+            SEQ_LIFT + SEQ_MASK + 6
+        );
+        assert_eq!(unwrap_seq(SEQ_MASK, SEQ_LIFT + 3), SEQ_LIFT - 1);
     }
 
     #[test]

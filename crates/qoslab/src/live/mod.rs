@@ -66,6 +66,12 @@ pub struct LiveConfig {
     /// `net.ipv4.tcp_timestamps`; default true.
     #[serde(default = "yes")]
     pub timestamps: bool,
+    /// Linux's RACK loss detection and tail-loss probes (the kernel's defaults,
+    /// `net.ipv4.tcp_recovery` = 1, `net.ipv4.tcp_early_retrans` = 3); `false` sets both
+    /// to 0, so losses are found by duplicate ACKs and timeouts only, as qoslab's TCP
+    /// finds them. Default true (left as the kernel has it).
+    #[serde(default = "yes")]
+    pub rack_tlp: bool,
     /// Largest socket receive buffer (`tcp_rmem` max); default 32 MB (LIVE.md: a new
     /// namespace's 4 MB is too small above ~0.6 Gb/s at 40 ms).
     #[serde(default = "big_buffer")]
@@ -134,6 +140,7 @@ impl Default for LiveConfig {
             ecn: None,
             sack: true,
             timestamps: true,
+            rack_tlp: true,
             rmem: big_buffer(),
             wmem: big_buffer(),
             txqueuelen: txqueuelen(),
@@ -259,7 +266,12 @@ mod tests {
         assert!(e.to_string().contains("live.cc"), "{e}");
         let e = scenario("[live]\nbuffers = 1\n").unwrap_err();
         assert!(e.to_string().contains("buffers"), "{e}");
-        assert!(!l.pcap && l.pcap_snaplen == 128);
+        assert!(!l.pcap && l.pcap_snaplen == 128 && l.rack_tlp);
+        let l = scenario("[live]\nrack_tlp = false\n")
+            .unwrap()
+            .live
+            .unwrap();
+        assert!(!l.rack_tlp);
         let l = scenario("[live]\npcap = true\npcap_snaplen = 1500\n")
             .unwrap()
             .live

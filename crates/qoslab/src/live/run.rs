@@ -384,7 +384,7 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         created.namespaces.push(ns.clone());
         let ecn = live.ecn.unwrap_or(ecn_hosts.contains(&h));
         let (rmem, wmem) = (live.rmem.0, live.wmem.0);
-        let set: Vec<(&str, String)> = vec![
+        let mut set: Vec<(&str, String)> = vec![
             ("net.ipv6.conf.all.disable_ipv6", "1".into()),
             ("net.ipv6.conf.default.disable_ipv6", "1".into()),
             ("net.ipv4.tcp_ecn", (ecn as u8).to_string()),
@@ -397,6 +397,10 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
             ("net.ipv4.tcp_rmem", format!("4096 131072 {rmem}")),
             ("net.ipv4.tcp_wmem", format!("4096 16384 {wmem}")),
         ];
+        if !live.rack_tlp {
+            set.push(("net.ipv4.tcp_recovery", "0".into()));
+            set.push(("net.ipv4.tcp_early_retrans", "0".into()));
+        }
         set_sysctls(&ns, &set)?;
         for (k, v) in set {
             sysctls.push((node.name.clone(), k.to_string(), v));

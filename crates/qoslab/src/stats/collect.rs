@@ -477,6 +477,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::qosmgr::table(w) {
         r.tables.insert("qosmgr".into(), t);
     }
+    if let Some(t) = super::rtt_markers::table(w) {
+        r.tables.insert("rtt_markers".into(), t);
+    }
     if let Some(t) = delay_histogram_table(w) {
         r.tables.insert("delay_histogram".into(), t);
     }

@@ -7,6 +7,7 @@ mod eruf;
 pub mod fairness;
 mod ptcp;
 mod qosmgr;
+mod rtt_markers;
 mod stripe;
 mod table;
 mod trc;

@@ -24,6 +24,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/web",
         "stats/stripe",
         "stats/ptcp",
+        "stats/rtt_markers",
     ],
 ];
 

@@ -9,6 +9,11 @@ use qoslab::world::World;
 /// through a 2 Mb/s RIO-C bottleneck, each marked at its sender by `marker` (TOML
 /// inline-table keys) with the aggregate's configured `rtt` unless `marker` sets one.
 fn two_aggregates(n: usize, marker: &str) -> World {
+    run_world(&two_aggregates_text(n, marker))
+}
+
+/// The scenario text of [`two_aggregates`].
+fn two_aggregates_text(n: usize, marker: &str) -> String {
     let mut flows = String::new();
     for a in 0..2 {
         for i in 0..n {
@@ -34,11 +39,10 @@ fn two_aggregates(n: usize, marker: &str) -> World {
     )
     .replace("duration = \"10s\"", "duration = \"30s\"");
     // s1's access link carries the extra 80 ms of round trip.
-    let text = text.replace(
+    text.replace(
         "a = \"s1\"\nb = \"r1\"\nrate = \"10Mbps\"\ndelay = \"1ms\"",
         "a = \"s1\"\nb = \"r1\"\nrate = \"10Mbps\"\ndelay = \"41ms\"",
-    );
-    run_world(&text)
+    )
 }
 
 fn marker(w: &World, host: usize) -> &RttAware {
@@ -99,4 +103,39 @@ fn small_window_protection_covers_every_packet_below_k() {
     let bare = two_aggregates(5, "scheme = \"rtt\"");
     let b = marker(&bare, 0).counts();
     assert!(b.colour[1] + b.colour[2] > 100, "{b:?}");
+}
+
+#[test]
+fn the_rtt_markers_table_reports_each_markers_rtt_minima_and_colours() {
+    use qoslab::stats::Column;
+    let text = two_aggregates_text(
+        5,
+        "scheme = \"rtt\", group = \"edges\", exchange = \"100ms\"",
+    );
+    let r = run_text(&text);
+    let t = &r.tables["rtt_markers"];
+    assert_eq!(t.rows(), 2);
+    let floats = |c: &str| match t.get(c) {
+        Some(Column::Float(v)) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let at: Vec<_> = (0..2)
+        .map(|i| t.get("at").unwrap().str_at(i).unwrap().to_owned())
+        .collect();
+    assert_eq!(at, ["s0", "s1"]);
+    assert_eq!(t.get("scheme").unwrap().str_at(1), Some("rtt"));
+    // The configured RTTs, the group's minimum read by both, q as in
+    // a_group_exchanges_the_minimum_rtt_and_rto.
+    assert_eq!(floats("rtt_ms"), [20.0, 100.0]);
+    assert_eq!(floats("min_rtt_ms"), [20.0, 20.0]);
+    let q = floats("q");
+    assert_eq!(q[0], 1.0);
+    assert!(q[1] <= 0.04 + 1e-12, "{q:?}");
+    // No passive estimator; every marked packet in one colour column.
+    assert_eq!(ints(&r, "rtt_markers", "passive_samples"), [0, 0]);
+    let marked: i64 = ["dp0", "dp1", "dp2"]
+        .iter()
+        .map(|c| ints(&r, "rtt_markers", c).iter().sum::<i64>())
+        .sum();
+    assert!(marked > 1000, "{marked}");
 }
