@@ -4,6 +4,7 @@ overhead bench prints its split, and the P1 timing line lands between its marker
 from __future__ import annotations
 
 import importlib.util
+import pathlib
 import random
 import re
 import subprocess
@@ -39,6 +40,39 @@ def test_ns3_bench_cases_are_valid_scenarios():
         text = b.qoslab_scenario(n, queue, starts, 1, 0.0, 1, bn, b.tenfold(bn), limit, rtts=rtts)
         sc = qoslab.check(tomllib.loads(text))
         assert sc.name, name
+
+
+def test_ns3_bench_takes_the_median_of_alternating_pairs(tmp_path, monkeypatch):
+    b = _module(ROOT / "validation" / "ns3_bench.py")
+    calls = []
+    q_walls, n_walls = iter([0.1, 0.2, 0.1, 0.4, 0.1]), iter([10.0, 10.0, 30.0, 10.0, 20.0])
+    kinds = {"arrive": 450, "tx_done": 150, "tcp_timer": 5}
+
+    def fake_qoslab(_text):
+        calls.append("q")
+        w = next(q_walls)
+        return w, w, 600, 100, kinds
+
+    def fake_ns3(*_a, **_kw):
+        calls.append("n")
+        w = next(n_walls)
+        return w, w, 100
+
+    monkeypatch.setattr(b, "run_qoslab_timed", fake_qoslab)
+    monkeypatch.setattr(b, "run_ns3_timed", fake_ns3)
+    monkeypatch.setattr(b, "write_profile", lambda *_: None)
+    monkeypatch.setattr(b, "QOSLAB", pathlib.Path(sys.executable))
+    monkeypatch.setattr(b, "NS3", pathlib.Path(sys.executable))
+    out = tmp_path / "speed.md"
+    argv = ["ns3_bench.py", "--only", "2-droptail-10M", "--repeat", "5", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert b.main() == 0
+    assert calls == list("qnnqqnnqqn")
+    # Paired ratios 100, 50, 300, 25, 200: median 100, not the best pair's 300.
+    row = next(ln for ln in out.read_text().splitlines() if ln.startswith("| 2-droptail"))
+    assert "| 100× (25–300) |" in row
+    assert "| 6.00 | 4.50 / 1.50 / 0.05 |" in row
+    assert "--repeat" not in out.read_text()
 
 
 def test_ns3_bench_names_an_unknown_case():

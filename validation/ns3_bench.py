@@ -4,11 +4,13 @@
 Cases: small dumbbells of 2–12 flows with mixed RTTs under DropTail and RED at 10 and
 20 Mb/s; 8 and 64 flows at 10 Mb/s, 16 and 256 flows at 100 Mb/s, 1000 flows at 1 Gb/s
 (RTTs 20/40/80/160 ms cycling). Access links are 10× the bottleneck; SACK, delayed
-ACKs, IW 10. Per case both simulators run the same scenario (same start times),
-alternately, `--repeat` times; the table gives the least wall time of each (whole
-processes: start-up, scenario reading and result output included), their ratio, the
-ratio of CPU times (user + system, less disturbed by other work on a shared machine),
-qoslab's events per bottleneck packet, and bottleneck packets per wall second of each.
+ACKs, IW 10. Per case both simulators run the same scenario (same start times) in
+`--repeat` pairs of whole processes (start-up, scenario reading and result output
+included), alternately (qoslab first in even pairs, ns-3 first in odd ones); the table
+gives the median of each simulator's wall times, the median of the paired ratios of
+wall time and of CPU time (user + system, less disturbed by other work on a shared
+machine) with their least and greatest, qoslab's events per bottleneck packet (all, and
+by kind), and bottleneck packets per wall second of each (at the median wall times).
 
 Usage: python3 validation/ns3_bench.py [--repeat N] [--scale K] [--only NAME,...]
        python3 validation/ns3_bench.py --profile-only [--profile NAME]
@@ -28,6 +30,7 @@ import random
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,7 +76,7 @@ def child_cpu():
 
 
 def run_qoslab_timed(text):
-    """(wall, cpu, events, bottleneck packets) of one whole qoslab-run process."""
+    """(wall, cpu, events, bottleneck packets, events by kind) of one qoslab-run process."""
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
     try:
@@ -87,7 +90,7 @@ def run_qoslab_timed(text):
     r = json.loads(out)
     q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
     hops = q["departed"][q["iface"].index("r1->r2")]
-    return wall, cpu, r["summary"]["events"], hops
+    return wall, cpu, r["summary"]["events"], hops, r["summary"].get("events_by_kind", {})
 
 
 def run_ns3_timed(*args, **kw):
@@ -95,6 +98,20 @@ def run_ns3_timed(*args, **kw):
     c0 = child_cpu()
     _, wall, hops = run_ns3(*args, **kw)
     return wall, child_cpu() - c0, hops
+
+
+def spread(ratios, unit="x"):
+    """`median (least–greatest)` of paired ratios."""
+    med, lo, hi = statistics.median(ratios), min(ratios), max(ratios)
+    return f"{med:.0f}{unit} ({lo:.0f}–{hi:.0f})"
+
+
+def by_kind(kinds, packets, sep=", "):
+    """Arrivals, transmission ends and TCP timers per bottleneck packet."""
+    names = ("arrive", "tx_done", "tcp_timer")
+    if not all(k in kinds for k in names):
+        return "–"
+    return sep.join(f"{kinds[k] / packets:.2f}" for k in names)
 
 
 PROFILE_BEGIN = "<!-- ns3_bench profile -->"
@@ -165,7 +182,7 @@ def write_profile(out, name):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every case's simulated time")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per simulator; the least counts")
+    ap.add_argument("--repeat", type=int, default=5, help="pairs of runs; the median counts")
     ap.add_argument("--only", default="", help="comma-separated case names (default: all fast)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "validation" / "ns3-speed.md"))
     ap.add_argument("--profile", default="12-red-20M", help="case to profile with perf")
@@ -199,25 +216,32 @@ def main() -> int:
         acc = tenfold(bn)
         text = qoslab_scenario(n, queue, starts, duration, 0.0, 1, bn, acc, limit, rtts=rtts)
         q_runs, n_runs = [], []
-        for _ in range(args.repeat):
+        for i in range(args.repeat):
+            if i % 2:
+                n_runs.append(
+                    run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
+                )
             q_runs.append(run_qoslab_timed(text))
-            n_runs.append(
-                run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
-            )
-        qw, qc = min(r[0] for r in q_runs), min(r[1] for r in q_runs)
-        _, _, ev, qh = q_runs[0]
-        nw, nc = min(r[0] for r in n_runs), min(r[1] for r in n_runs)
+            if not i % 2:
+                n_runs.append(
+                    run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
+                )
+        walls = [nr[0] / qr[0] for qr, nr in zip(q_runs, n_runs, strict=True)]
+        cpus = [nr[1] / qr[1] for qr, nr in zip(q_runs, n_runs, strict=True)]
+        qw = statistics.median(r[0] for r in q_runs)
+        nw = statistics.median(r[0] for r in n_runs)
+        _, _, ev, qh, kinds = q_runs[0]
         nh = n_runs[0][2]
-        row = (name, n, rtts, queue, bn, duration, qw, qc, ev, qh, nw, nc, nh)
+        row = (name, n, rtts, queue, bn, duration, qw, nw, walls, cpus, ev, qh, kinds, nh)
         rows.append(row)
         print(
-            f"{name:>20}: qoslab {qw:6.3f} s wall {qc:6.3f} s cpu ({ev / qh:4.2f} events/pkt, "
-            f"{qh / qw:9,.0f} pkt/s)  ns-3 {nw:7.2f} s wall ({nh / nw:7,.0f} pkt/s)  "
-            f"wall ratio {nw / qw:4.0f}x  cpu ratio {nc / qc:4.0f}x",
+            f"{name:>20}: qoslab {qw:6.3f} s  ns-3 {nw:7.2f} s (medians)  wall ratio "
+            f"{spread(walls)}  cpu ratio {spread(cpus)}  ({ev / qh:4.2f} events/pkt: "
+            f"{by_kind(kinds, qh)})",
             flush=True,
         )
     cmd = "python3 validation/ns3_bench.py"
-    if args.repeat != 3:
+    if args.repeat != 5:
         cmd += f" --repeat {args.repeat}"
     if args.scale != 1.0:
         cmd += f" --scale {args.scale:g}"
@@ -228,23 +252,27 @@ def main() -> int:
         "",
         f"Made by `{cmd}` on this project's machine (2 cores, shared with other work; both "
         "simulators single-threaded, run alternately in the same invocation, "
-        f"{args.repeat} times each; the least time counts). Both run the same scenario (same "
-        "start times; SACK, delayed ACKs, IW 10; access links 10× the bottleneck). Wall "
-        "times are whole processes (start-up, scenario reading and result output "
-        "included); CPU is user + system time of the process, less disturbed than wall "
+        f"in {args.repeat} pairs of runs, qoslab first in every other pair). Both run the "
+        "same scenario (same start times; SACK, delayed ACKs, IW 10; access links 10× the "
+        "bottleneck). Wall times are whole processes (start-up, scenario reading and "
+        "result output included), the median of the runs; a ratio is ns-3's time over "
+        "qoslab's in the same pair, given as the median of the pairs (least–greatest in "
+        "brackets); CPU is user + system time of the process, less disturbed than wall "
         "time by other work on the machine. Events per packet: qoslab's events per packet "
-        "through the bottleneck.",
+        "through the bottleneck, and of them: arrivals at the far end of a link, ends of "
+        "a transmission with a packet waiting, TCP timers.",
         "",
         "| case | flows | RTTs (ms) | queue | bottleneck | simulated (s) | qoslab wall (s) "
         "| ns-3 wall (s) | wall ratio | CPU ratio | qoslab events / bottleneck pkt "
+        "| arrive / tx done / TCP timer "
         "| qoslab bottleneck pkt/s | ns-3 bottleneck pkt/s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, n, rtts, queue, bn, d, qw, qc, ev, qh, nw, nc, nh in rows:
+    for name, n, rtts, queue, bn, d, qw, nw, walls, cpus, ev, qh, kinds, nh in rows:
         lines.append(
             f"| {name} | {n} | {'/'.join(map(str, rtts))} | {queue} | {bn} | {d:g} | {qw:.3f} "
-            f"| {nw:.2f} | {nw / qw:.0f}× | {nc / qc:.0f}× | {ev / qh:.2f} | {qh / qw:,.0f} "
-            f"| {nh / nw:,.0f} |"
+            f"| {nw:.2f} | {spread(walls, '×')} | {spread(cpus, '×')} | {ev / qh:.2f} "
+            f"| {by_kind(kinds, qh, ' / ')} | {qh / qw:,.0f} | {nh / nw:,.0f} |"
         )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -515,6 +515,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     s.insert("duration".into(), json!(w.end.as_secs_f64()));
     s.insert("warmup".into(), json!(w.warmup.as_secs_f64()));
     s.insert("events".into(), json!(w.events()));
+    let kinds = crate::world::EVENT_KINDS.iter().zip(w.events_by_kind());
+    let kinds: serde_json::Map<_, _> = kinds.map(|(k, n)| (k.to_string(), json!(n))).collect();
+    s.insert("events_by_kind".into(), serde_json::Value::Object(kinds));
     s.insert("packet_hops".into(), json!(w.hops));
     s.insert("wall_s".into(), json!(wall_s));
     s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));

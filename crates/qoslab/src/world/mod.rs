@@ -96,6 +96,35 @@ enum Event {
     QueueSample,
 }
 
+/// Names of the kinds [`World::events_by_kind`] counts, in its order.
+pub const EVENT_KINDS: [&str; 6] = [
+    "arrive",
+    "tx_done",
+    "release",
+    "tcp_timer",
+    "timer",
+    "other",
+];
+
+impl Event {
+    /// Index of the event's kind in [`EVENT_KINDS`].
+    #[inline(always)]
+    fn kind(&self) -> usize {
+        match self {
+            Event::Arrive { .. } => 0,
+            Event::TxDone { .. } => 1,
+            Event::Released { .. } | Event::ReleasedFifo { .. } => 2,
+            Event::TcpTimer { .. } => 3,
+            Event::CondTimer { .. }
+            | Event::WebTimer { .. }
+            | Event::StripeTimer { .. }
+            | Event::PtcpTimer { .. }
+            | Event::QosTimer { .. } => 4,
+            Event::Source { .. } | Event::WarmupEnd | Event::SeriesSample | Event::QueueSample => 5,
+        }
+    }
+}
+
 impl Flow {
     /// Counters accumulated after the warm-up (flow `i` of `warm`).
     pub fn counters_since(&self, warm: &Snapshot, i: usize) -> FlowCounters {
@@ -184,6 +213,8 @@ pub struct World {
     /// State of a wall-clock run (`None` in the simulator).
     pub wall: Option<Box<WallState>>,
     next_uid: u64,
+    /// Events handled so far, by kind ([`EVENT_KINDS`]).
+    by_kind: [u64; EVENT_KINDS.len()],
     drops: Drops,
     tcp_out: Vec<TcpHeader>,
     quench_out: Vec<Packet>,
@@ -215,6 +246,7 @@ impl World {
             qos: None,
             wall: None,
             next_uid: 0,
+            by_kind: [0; EVENT_KINDS.len()],
             drops: Drops::default(),
             tcp_out: Vec::new(),
             quench_out: Vec::new(),
@@ -225,6 +257,12 @@ impl World {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.q.events_processed()
+    }
+
+    /// Events handled so far by kind, in the order of [`EVENT_KINDS`] (they sum to
+    /// [`Self::events`]).
+    pub fn events_by_kind(&self) -> [u64; EVENT_KINDS.len()] {
+        self.by_kind
     }
 
     /// Events waiting in the event heap now.
@@ -394,6 +432,7 @@ impl World {
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
+        self.by_kind[ev.kind()] += 1;
         match ev {
             Event::Arrive { iface } => {
                 let f = &mut self.ifaces[iface.0 as usize];

@@ -6,6 +6,7 @@ mod conservation;
 mod determinism;
 mod diffserv;
 mod eruf;
+mod events;
 mod layers;
 mod multcp;
 mod ptcp;
