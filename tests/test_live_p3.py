@@ -44,7 +44,7 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
         assert aggs.count("F1") == aggs.count("F2") == MICRO >= 20
         assert all(f["tcp"] == {"mss": LINUX_MSS} for f in d["flow"])
         # The RTT-setting delays sit between edge and core, where the edge sees them:
-        # F2's 200 ms round trip is 99.5 ms one way on e2–c plus 3 × 0.5 ms.
+        # F2's 200 ms round trip is 98.5 ms one way on e2–c plus 3 × 0.5 ms.
         assert d["link"][3]["a"] == "e2" and d["link"][3]["delay"] == "98.5ms"
         for a, c in enumerate(d["conditioner"], 1):
             (st,) = c["stages"]
@@ -60,16 +60,18 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
     assert cf["live"] == {"cc": "reno", "rack_tlp": False}
     assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["rtt-sw"]
-    assert edge_rtt(0.1, "F1") == pytest.approx(0.018)
-    assert edge_rtt(0.1, "F2") == pytest.approx(0.098)
+    # Beyond the edge: the RTT less the host–edge link's 0.5 ms each way.
+    assert edge_rtt(0.1, "F1") == pytest.approx(0.019)
+    assert edge_rtt(0.1, "F2") == pytest.approx(0.099)
 
 
 @needs_live
 def test_the_passive_marker_measures_linux_connections_and_lifts_the_long_aggregate():
     # 20 Linux Reno connections per aggregate, basic RTT-aware marker, 40 s: the passive
     # estimator samples every connection at both edges and finds at least the round
-    # trips beyond them (18 and 98 ms), at most those plus the receivers' 40 ms delayed-ACK
-    # timer (windows of a segment or two wait for it); the marker gives the 100 ms
+    # trips beyond them (19 and 99 ms), at most those plus 60 ms: the receivers' delayed
+    # ACKs (windows of a segment or two wait for them; Linux's timeout is 40 ms and adapts
+    # upwards) and the RED queue; the marker gives the 100 ms
     # aggregate more than the 20 ms one (P3 Fig. 4), the standard marker does not.
     def run(stem: str) -> tuple[float, dict]:
         d = scenario_data(stem, 0.1, "40s", "15s")
@@ -82,9 +84,9 @@ def test_the_passive_marker_measures_linux_connections_and_lifts_the_long_aggreg
         return g["F2"] / g["F1"], m
 
     rtt, m = run("rtt")
-    for edge, want in (("e1", 18.0), ("e2", 98.0)):
+    for edge, want in (("e1", 19.0), ("e2", 99.0)):
         assert m[edge]["passive_flows"] == 20, m[edge]
         assert m[edge]["passive_samples"] > 500, m[edge]
-        assert want * 0.97 <= m[edge]["rtt_ms"] <= want + 45, m[edge]
+        assert want * 0.97 <= m[edge]["rtt_ms"] <= want + 60, m[edge]
     std, _ = run("standard")
     assert rtt > 1.0 > std, (rtt, std)
