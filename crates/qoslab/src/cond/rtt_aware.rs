@@ -486,6 +486,12 @@ impl Passive {
             }
             return Seen::Ack;
         }
+        if self.flows.get(&flow).is_some_and(|f| f.data_src != pkt.src) {
+            // Data from the other end of a two-way connection: its own sequence space
+            // (another random ISN on real TCP), not this micro-flow's data. Its ACK field
+            // is not read; pure ACKs carry the samples.
+            return Seen::Data;
+        }
         let min_rto = self.min_rto;
         // The first segment's number, lifted above 2³² so that earlier numbers stay
         // positive (only differences of sequence numbers matter here).
@@ -1338,6 +1344,24 @@ mod tests {
             SEQ_LIFT + SEQ_MASK + 6
         );
         assert_eq!(unwrap_seq(SEQ_MASK, SEQ_LIFT + 3), SEQ_LIFT - 1);
+    }
+
+    #[test]
+    fn passive_estimator_ignores_data_from_the_other_end() {
+        // A two-way connection: the far end's data has its own ISN (here near 2³²); it
+        // must not move the near end's sequence state, window or samples.
+        let ms = SimTime::from_millis;
+        let mut p = Passive::new(Dur::from_millis(200), Dur::from_secs(10));
+        p.observe(ms(0), &linux_data(1_000));
+        p.observe(ms(10), &linux_data(1_000 + 1448));
+        let mut back = linux_data((1 << 32) - 5_000);
+        back.src = crate::packet::NodeId(2);
+        assert_eq!(p.observe(ms(20), &back), Seen::Data);
+        assert_eq!(p.window_segs(1), Some(2));
+        assert_eq!(p.observe(ms(40), &ack(1, 1_000 + 2 * 1448)), Seen::Ack);
+        assert_eq!(p.samples(), 1);
+        assert_eq!(p.flow(1).unwrap().0, 30_000);
+        assert_eq!(p.window_segs(1), Some(0));
     }
 
     #[test]
