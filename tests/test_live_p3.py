@@ -36,7 +36,7 @@ def test_p3_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch
 
 
 def test_every_marker_is_passive_at_its_edge_with_linux_connections():
-    assert MARKERS == ["standard", "rtt", "rtt-rto", "rtt-sw"]
+    assert MARKERS == ["standard", "rtt", "rtt-rto", "rtt-sw", "rtt-sw-cir"]
     for stem in MARKERS:
         d = scenario_data(stem, 0.2, "10s", "2s")
         assert d["live"] == {"cc": "reno"}
@@ -51,7 +51,9 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
             assert c["at"] == f"e{a}"
             assert st["rtt"] == st["rto"] == "passive" and st["group"] == "edges"
             assert st["scheme"] == {"standard": "standard", "rtt": "rtt", "rtt-rto": "rtt_rto",
-                                    "rtt-sw": "rtt"}[stem]  # fmt: skip
+                                    "rtt-sw": "rtt", "rtt-sw-cir": "rtt"}[stem]  # fmt: skip
+            # RTT-SW's two readings of the profile bound, side by side.
+            assert st.get("protect_bound") == {"rtt-sw": "none", "rtt-sw-cir": "cir"}.get(stem)
     assert (
         scenario_data("rtt-sw", 0.1, "10s", "2s")["conditioner"][0]["stages"][0]["small_window"]
         == 3
@@ -59,7 +61,7 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     # The counterfactual: the same, Linux without RACK and tail-loss probes.
     cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
     assert cf["live"] == {"cc": "reno", "rack_tlp": False}
-    assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["rtt-sw"]
+    assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["standard", "rtt-sw"]
     # Beyond the edge: the RTT less the host–edge link's 0.5 ms each way.
     assert edge_rtt(0.1, "F1") == pytest.approx(0.019)
     assert edge_rtt(0.1, "F2") == pytest.approx(0.099)
