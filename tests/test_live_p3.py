@@ -61,7 +61,7 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     # The counterfactual: the same, Linux without RACK and tail-loss probes.
     cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
     assert cf["live"] == {"cc": "reno", "rack_tlp": False}
-    assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["standard", "rtt-sw"]
+    assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["standard", "rtt-rto", "rtt-sw"]
     # Beyond the edge: the RTT less the host–edge link's 0.5 ms each way.
     assert edge_rtt(0.1, "F1") == pytest.approx(0.019)
     assert edge_rtt(0.1, "F2") == pytest.approx(0.099)
