@@ -102,3 +102,32 @@ def _experiments_registered():
     from qoslab.reproduce import discover
 
     discover()
+
+
+def _live_missing() -> str | None:
+    from qoslab.api import live_unavailable
+
+    return live_unavailable()
+
+
+#: Why live mode cannot run here (root, /dev/net/tun, ip), or None when it can.
+LIVE_MISSING = _live_missing()
+#: Marks a test that runs real Linux TCP through the datapath: skipped, with the reason,
+#: where live mode cannot run.
+needs_live = pytest.mark.skipif(
+    LIVE_MISSING is not None, reason=f"live mode cannot run here: {LIVE_MISSING}"
+)
+
+
+def assert_live_experiment_named_only_and_skipped(name: str, out: Path, monkeypatch) -> dict:
+    """A live experiment is left out of ``reproduce --all`` and, without live mode, reported
+    as skipped with the reason (not failed); returns the reproduction's index."""
+    import qoslab.api
+    from qoslab import reproduce
+
+    assert not reproduce.discover()[name].in_all
+    monkeypatch.setattr(qoslab.api, "live_unavailable", lambda: "live mode needs root")
+    idx = reproduce.run_experiments([name], out, quick=True, log=lambda _: None)
+    (e,) = idx["experiments"]
+    assert e["status"] == "skipped" and "needs root" in e["reason"]
+    return idx

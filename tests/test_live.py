@@ -14,13 +14,11 @@ import time
 import polars as pl
 import pytest
 
+from conftest import needs_live
 from qoslab import _core
-from qoslab.api import live, live_unavailable
+from qoslab.api import live
 
-_MISSING = live_unavailable()
-pytestmark = pytest.mark.skipif(
-    _MISSING is not None, reason=f"live mode cannot run here: {_MISSING}"
-)
+pytestmark = needs_live
 
 
 def _path(tmp_path, text: str):

@@ -8,28 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
+from conftest import assert_live_experiment_named_only_and_skipped, needs_live
 from qoslab import reproduce
-from qoslab.api import live, live_unavailable
+from qoslab.api import live
 from qoslab.reproduce import Context
 from qoslab.reproduce.p0_live import _metrics, scenario_data
 
-_MISSING = live_unavailable()
-needs_live = pytest.mark.skipif(
-    _MISSING is not None, reason=f"live mode cannot run here: {_MISSING}"
-)
-
 
 def test_p0_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch):
-    reg = reproduce.discover()
-    assert not reg["p0-live"].in_all
-    import qoslab.api
-
-    monkeypatch.setattr(qoslab.api, "live_unavailable", lambda: "live mode needs root")
-    idx = reproduce.run_experiments(["p0-live"], tmp_path, quick=True, log=lambda _: None)
+    idx = assert_live_experiment_named_only_and_skipped("p0-live", tmp_path, monkeypatch)
     (e,) = idx["experiments"]
-    assert e["status"] == "skipped" and "needs root" in e["reason"]
     assert reproduce.experiment_status(e) == "skipped"
     assert reproduce.summarize(idx)["ok"]
 

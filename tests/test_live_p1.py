@@ -7,28 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from qoslab import reproduce
-from qoslab.api import live, live_unavailable
+from conftest import assert_live_experiment_named_only_and_skipped, needs_live
+from qoslab.api import live
 from qoslab.reproduce import Context
 from qoslab.reproduce.p1_live import CASES, CCS, LINUX_MSS, case_data
 from qoslab.trc import fitted_models
 
-_MISSING = live_unavailable()
-needs_live = pytest.mark.skipif(
-    _MISSING is not None, reason=f"live mode cannot run here: {_MISSING}"
-)
-
 
 def test_p1_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch):
-    assert not reproduce.discover()["p1-live"].in_all
-    import qoslab.api
-
-    monkeypatch.setattr(qoslab.api, "live_unavailable", lambda: "live mode needs root")
-    idx = reproduce.run_experiments(["p1-live"], tmp_path, quick=True, log=lambda _: None)
-    (e,) = idx["experiments"]
-    assert e["status"] == "skipped" and "needs root" in e["reason"]
+    assert_live_experiment_named_only_and_skipped("p1-live", tmp_path, monkeypatch)
 
 
 def test_each_linux_sender_has_a_live_fitted_model_and_its_case_uses_it(tmp_path):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from qoslab import reproduce
-from qoslab.api import live, live_unavailable
+from conftest import assert_live_experiment_named_only_and_skipped, needs_live
+from qoslab.api import live
 from qoslab.reproduce.p3_live import (
     LINUX_MSS,
     MARKERS,
@@ -19,20 +19,9 @@ from qoslab.reproduce.p3_live import (
     scenario_data,
 )
 
-_MISSING = live_unavailable()
-needs_live = pytest.mark.skipif(
-    _MISSING is not None, reason=f"live mode cannot run here: {_MISSING}"
-)
-
 
 def test_p3_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch):
-    assert not reproduce.discover()["p3-live"].in_all
-    import qoslab.api
-
-    monkeypatch.setattr(qoslab.api, "live_unavailable", lambda: "live mode needs root")
-    idx = reproduce.run_experiments(["p3-live"], tmp_path, quick=True, log=lambda _: None)
-    (e,) = idx["experiments"]
-    assert e["status"] == "skipped" and "needs root" in e["reason"]
+    assert_live_experiment_named_only_and_skipped("p3-live", tmp_path, monkeypatch)
 
 
 def test_every_marker_is_passive_at_its_edge_with_linux_connections():
