@@ -888,3 +888,23 @@ fn telnet_tables(r: &mut RunResult, tn: &[(usize, &crate::app::Telnet)]) {
     );
     r.tables.insert("telnet_sessions".into(), t);
 }
+
+/// The conditioner stages `pick` selects, with the name of where each sits: in what a
+/// host sends, in what a node receives, or before an interface's queue.
+pub(super) fn stages_where<'a, T>(
+    w: &'a World,
+    pick: impl Fn(&'a crate::cond::AnyConditioner) -> Option<&'a T>,
+) -> Vec<(String, &'a T)> {
+    w.nodes
+        .iter()
+        .flat_map(|n| [(&n.name, &n.host_egress), (&n.name, &n.ingress)])
+        .chain(w.ifaces.iter().map(|f| (&f.name, &f.egress)))
+        .flat_map(|(place, h)| {
+            h.chain
+                .stages()
+                .iter()
+                .filter_map(&pick)
+                .map(move |c| (place.clone(), c))
+        })
+        .collect()
+}

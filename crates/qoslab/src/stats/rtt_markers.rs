@@ -7,20 +7,10 @@ use crate::world::World;
 
 /// Every RTT-aware marker in the world with where it sits.
 fn all(w: &World) -> Vec<(String, &RttAware)> {
-    let mut out = Vec::new();
-    let hooks = w
-        .nodes
-        .iter()
-        .flat_map(|n| [(&n.name, &n.host_egress), (&n.name, &n.ingress)])
-        .chain(w.ifaces.iter().map(|f| (&f.name, &f.egress)));
-    for (place, h) in hooks {
-        for s in h.chain.stages() {
-            if let AnyConditioner::RttAware(m) = s {
-                out.push((place.clone(), m));
-            }
-        }
-    }
-    out
+    super::collect::stages_where(w, |s| match s {
+        AnyConditioner::RttAware(c) => Some(c),
+        _ => None,
+    })
 }
 
 /// The `rtt_markers` table, or `None` if the run has no RTT-aware marker. `rtt_ms` and

@@ -6,20 +6,10 @@ use crate::world::World;
 
 /// Every TRC in the world with where it sits; empty if there is none.
 fn all(w: &World) -> Vec<(String, &Trc)> {
-    let mut out = Vec::new();
-    let hooks = w
-        .nodes
-        .iter()
-        .flat_map(|n| [(&n.name, &n.host_egress), (&n.name, &n.ingress)])
-        .chain(w.ifaces.iter().map(|f| (&f.name, &f.egress)));
-    for (place, h) in hooks {
-        for s in h.chain.stages() {
-            if let AnyConditioner::Trc(t) = s {
-                out.push((place.clone(), t));
-            }
-        }
-    }
-    out
+    super::collect::stages_where(w, |s| match s {
+        AnyConditioner::Trc(c) => Some(c),
+        _ => None,
+    })
 }
 
 /// The `trc` table (counters since the start of the run, warm-up included), or `None`
