@@ -741,6 +741,16 @@ class SkipExperiment(Exception):
     neither failed nor passed."""
 
 
+def require_live() -> None:
+    """Raises :class:`SkipExperiment` with the reason when live mode cannot run here (the
+    live experiments' first step)."""
+    from qoslab.api import live_unavailable
+
+    problem = live_unavailable()
+    if problem:
+        raise SkipExperiment(f"{problem}; run as root on Linux with /dev/net/tun")
+
+
 def experiment_status(entry: Mapping[str, Any]) -> str:
     """An experiment's status from its run and its verdicts (comparisons and ablations):
     ``failed``, ``outside`` (some comparison or ablation outside), ``tie`` (a claimed

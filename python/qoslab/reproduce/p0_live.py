@@ -33,9 +33,9 @@ from qoslab.reproduce import (
     Comparison,
     Context,
     Outcome,
-    SkipExperiment,
     paired_interval,
     register,
+    require_live,
 )
 from qoslab.twin import jain
 
@@ -102,11 +102,9 @@ def _ci(xs: list[float]) -> tuple[float, float, float]:
 )
 def p0_live(ctx: Context) -> Outcome:
     """Every policy RUNS times live with its twin; live vs twin, ablation by policy off."""
-    from qoslab.api import live, live_unavailable
+    from qoslab.api import live
 
-    problem = live_unavailable()
-    if problem:
-        raise SkipExperiment(f"{problem}; run as root on Linux with /dev/net/tun")
+    require_live()
     runs = 3 if ctx.quick else 5
     duration, warmup = ("30s", "8s") if ctx.quick else ("120s", "20s")
     per_run: list[dict[str, Any]] = []

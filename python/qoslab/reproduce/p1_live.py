@@ -34,9 +34,9 @@ from qoslab.reproduce import (
     Comparison,
     Context,
     Outcome,
-    SkipExperiment,
     paired_interval,
     register,
+    require_live,
 )
 from qoslab.reproduce.p1 import _claim, _claim_ok, _requested, set_trc
 
@@ -93,11 +93,9 @@ def _ratios(res: Any, req: dict[str, float]) -> dict[str, float]:
 def p1_live(ctx: Context) -> Outcome:
     """Each case live with Reno and CUBIC (models fitted live), simulated with qoslab's TCP,
     and live without the TRC (the ablation twin)."""
-    from qoslab.api import live, live_unavailable, run
+    from qoslab.api import live, run
 
-    problem = live_unavailable()
-    if problem:
-        raise SkipExperiment(f"{problem}; run as root on Linux with /dev/net/tun")
+    require_live()
     runs = 1 if ctx.quick else 5
     duration, warmup = ("80s", "20s") if ctx.quick else ("300s", "60s")
     per_flow: list[dict[str, Any]] = []

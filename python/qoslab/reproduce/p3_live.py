@@ -48,10 +48,10 @@ from qoslab.reproduce import (
     Context,
     Explanation,
     Outcome,
-    SkipExperiment,
     p3,
     paired_interval,
     register,
+    require_live,
 )
 from qoslab.reproduce.p3_telnet import FAR_F2_DELAY_KEY, far_scenario
 
@@ -172,11 +172,9 @@ def _mean_ci(xs: list[float]) -> tuple[float, float, float]:
 def p3_live(ctx: Context) -> Outcome:
     """Each marker live with its twin, per F2 RTT; live vs twin, vs the paper's claim, and
     each RTT-aware marker against the standard marker live (the ablation twin)."""
-    from qoslab.api import live, live_unavailable
+    from qoslab.api import live
 
-    problem = live_unavailable()
-    if problem:
-        raise SkipExperiment(f"{problem}; run as root on Linux with /dev/net/tun")
+    require_live()
     runs = 1 if ctx.quick else 5
     rtts = QUICK_RTTS if ctx.quick else FULL_RTTS
     duration, warmup = ("90s", "30s") if ctx.quick else ("150s", "50s")
