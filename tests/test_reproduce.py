@@ -177,6 +177,14 @@ def test_paired_interval_by_hand():
         reproduce.paired_interval([1.0, 2.0], [1.0])
 
 
+def test_mean_interval_of_one_run_is_the_value_and_of_more_the_t_interval():
+    assert reproduce.mean_interval([0.8]) == (0.8, 0.8, 0.8, 1)
+    m, lo, hi, n = reproduce.mean_interval([1.0, 2.0, 3.0])
+    # mean 2, sd 1, t(2) = 4.303 → half-width 4.303 / √3
+    assert (m, n) == (2.0, 3) and hi - m == pytest.approx(4.3027 / 3**0.5, rel=1e-4)
+    assert lo == pytest.approx(2 * m - hi)
+
+
 def test_a_strict_order_whose_interval_straddles_zero_is_a_tie():
     a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     below = Comparison.order("A below B", a, [x + 0.5 for x in a], claim="<", unit="s")

@@ -192,6 +192,14 @@ def paired_interval(
     return m, m - h, m + h, n
 
 
+def mean_interval(xs: Sequence[float]) -> tuple[float, float, float, int]:
+    """The mean of per-run values with its 95 % interval (:func:`paired_interval`), or for
+    a single run (quick mode) the value itself as a zero-width interval."""
+    if len(xs) > 1:
+        return paired_interval(xs)
+    return xs[0], xs[0], xs[0], 1
+
+
 @dataclass(frozen=True)
 class Counterfactual:
     """The run that removes an explanation's cause: what it changes (``change``, e.g.

@@ -33,7 +33,7 @@ from qoslab.reproduce import (
     Comparison,
     Context,
     Outcome,
-    paired_interval,
+    mean_interval,
     register,
     require_live,
 )
@@ -89,11 +89,6 @@ def _metrics(res: Any, sim: bool) -> dict[str, float]:
     }
 
 
-def _ci(xs: list[float]) -> tuple[float, float, float]:
-    m, lo, hi, _ = paired_interval(xs)
-    return m, lo, hi
-
-
 @register(
     "p0-live",
     title="P0 on real TCP: aggregate policies on Linux Reno",
@@ -140,7 +135,7 @@ def p0_live(ctx: Context) -> Outcome:
                 if any(math.isnan(x) for x in xs):
                     row[f"{k}_{side}"] = row[f"{k}_{side}_lo"] = row[f"{k}_{side}_hi"] = None
                     continue
-                m, lo, hi = _ci(xs)
+                m, lo, hi, _ = mean_interval(xs)
                 row[f"{k}_{side}"], row[f"{k}_{side}_lo"], row[f"{k}_{side}_hi"] = m, lo, hi
         summary_rows.append(row)
         note = f"{valid}/{runs} live runs with valid timing"

@@ -34,7 +34,7 @@ from qoslab.reproduce import (
     Comparison,
     Context,
     Outcome,
-    paired_interval,
+    mean_interval,
     register,
     require_live,
 )
@@ -144,7 +144,7 @@ def p1_live(ctx: Context) -> Outcome:
             rows = []
             for (flow,), g in d.group_by(["flow"], maintain_order=True):
                 xs = g["ratio"].to_list()
-                m, lo, hi, n = paired_interval(xs) if len(xs) > 1 else (xs[0], xs[0], xs[0], 1)
+                m, lo, hi, n = mean_interval(xs)
                 rows.append({"case": case, "tcp": side, "flow": flow,
                              "requested": g["requested"][0], "ratio": m, "lo": lo, "hi": hi,
                              "runs": n})  # fmt: skip

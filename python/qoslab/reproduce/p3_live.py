@@ -48,8 +48,8 @@ from qoslab.reproduce import (
     Context,
     Explanation,
     Outcome,
+    mean_interval,
     p3,
-    paired_interval,
     register,
     require_live,
 )
@@ -130,7 +130,7 @@ def _aggregates(res: Any) -> dict[str, float]:
     tw = tw.with_columns(pl.col("flow").str.split("-").list.first().alias("agg"))
     out = {}
     for side in ("live", "sim"):
-        g = tw.group_by("agg").agg(pl.col(f"{side}_bps").sum() / 1e6)
+        g = tw.group_by("agg", maintain_order=True).agg(pl.col(f"{side}_bps").sum() / 1e6)
         for a, v in zip(g["agg"].to_list(), g[f"{side}_bps"].to_list(), strict=True):
             out[f"{a.lower()}_{side}"] = float(v)
     return out
@@ -154,13 +154,6 @@ def _markers(res: Any) -> dict[str, float]:
 
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
-
-
-def _mean_ci(xs: list[float]) -> tuple[float, float, float]:
-    if len(xs) > 1:
-        m, lo, hi, _ = paired_interval(xs)
-        return m, lo, hi
-    return xs[0], xs[0], xs[0]
 
 
 @register(
@@ -225,7 +218,7 @@ def p3_live(ctx: Context) -> Outcome:
             for col in SUMMARY_COLS:
                 if col not in runs_df.columns:
                     continue
-                m, lo, hi = _mean_ci(vals(stem, r, col))
+                m, lo, hi, _ = mean_interval(vals(stem, r, col))
                 row[col] = m
                 if col.startswith("ratio"):
                     row[f"{col}_lo"], row[f"{col}_hi"] = lo, hi
