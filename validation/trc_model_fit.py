@@ -89,6 +89,9 @@ LIVE_MSS = 1448
 LIVE_W_GRID = [6.5, 8.5, 10.5, 12.5, 14.5, 20.5, 30.5, 50.5]
 LIVE_RTT_GRID = [0.05, 0.2]
 LIVE_CYCLES = 20
+#: Further W_max measured for Linux Reno (``--w 126.5 250.5``): Fig. 6b's two largest
+#: requests run there, beyond the grid's 50.5 (about 20 minutes of real time).
+LIVE_W_LARGE = [126.5, 250.5]
 #: qoslab's default TCP, then the ns-2-style TCP of the P1 scenarios: fitted first,
 #: listed first (the nearest-model search prefers earlier entries on a tie).
 ORDER = ["newreno-flight-lt-nodelack", "sack-flight-lt-nodelack", "sack-window-nolt-nodelack"]
@@ -208,13 +211,24 @@ def data_file(name: str, ecn: bool) -> Path:
     return DATA / f"{name}{'-ecn' if ecn else ''}.csv"
 
 
-def measure_config(name: str, ecn: bool, workers: int) -> Path:
-    """Runs the grid for one configuration and mode, writes its CSV."""
+def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | None = None) -> Path:
+    """Runs the grid for one configuration and mode, writes its CSV. With ``only_w``, runs
+    just those W_max (at the grid's RTTs) and merges them into the committed file: its
+    other rows and recorded commands are kept, a row at the same (W_max, RTT) replaced."""
     tcp_settings(name)  # fail early on a bad name
     live = name in LIVE_CC
     if live and workers > 1:
         raise SystemExit(f"{name}: live runs one at a time (the datapath needs the cores)")
     w_grid, rtt_grid = (LIVE_W_GRID, LIVE_RTT_GRID) if live else (W_GRID, RTT_GRID)
+    path = data_file(name, ecn)
+    kept: list[dict] = []
+    cmds: list[str] = []
+    if only_w:
+        if not path.exists():
+            raise SystemExit(f"{path.relative_to(ROOT)}: no committed grid to add W_max to")
+        cmds, old = read_data(path)
+        w_grid = only_w
+        kept = [r for r in old if not any(abs(r["w_max"] - w) < 1e-9 for w in only_w)]
     jobs = [(name, w, r, ecn) for r in rtt_grid for w in w_grid]
     t0 = time.perf_counter()
     if workers > 1:
@@ -230,28 +244,33 @@ def measure_config(name: str, ecn: bool, workers: int) -> Path:
                       f"{r['cycle_rtts']:.3f} RTTs per cycle, timing ok {r['timing_ok']}, "
                       f"{r['wall_s']:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
     wall = time.perf_counter() - t0
-    path = data_file(name, ecn)
     path.parent.mkdir(parents=True, exist_ok=True)
     cmd = f"python3 validation/trc_model_fit.py --measure {name}" + (" --ecn" if ecn else "")
-    with path.open("w", newline="") as fh:
-        fh.write(f"# {cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s))\n")
+    if only_w:
+        cmd += " --w " + " ".join(f"{w:g}" for w in only_w)
+    cmds.append(f"{cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s))")
+    rows = sorted(kept + rows, key=lambda r: (r["mode"], r["rtt"], r["w_max"]))
+    tmp = path.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="") as fh:
+        fh.writelines(f"# {c}\n" for c in cmds)
         cols = COLUMNS + (["timing_ok", "retransmits"] if live else [])
         w = csv.DictWriter(fh, fieldnames=cols, lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
-    print(f"{path.relative_to(ROOT)}: {len(rows)} runs, {wall:.0f} s", file=sys.stderr)
+    tmp.replace(path)
+    print(f"{path.relative_to(ROOT)}: {len(rows)} rows, {wall:.0f} s", file=sys.stderr)
     return path
 
 
-def read_data(path: Path) -> tuple[str, list[dict]]:
-    """(the command line recorded in the file, its rows with numbers parsed)."""
+def read_data(path: Path) -> tuple[list[str], list[dict]]:
+    """(the command lines recorded in the file, its rows with numbers parsed)."""
     lines = path.read_text().splitlines()
-    cmd = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("#") else ""
+    cmds = [x.lstrip("# ").strip() for x in lines if x.startswith("#")]
     rows = []
     for r in csv.DictReader(x for x in lines if not x.startswith("#")):
         rows.append({k: (v if k == "mode" else float(v)) for k, v in r.items()})
-    return cmd, rows
+    return cmds, rows
 
 
 def fit(rows: list[dict]) -> tuple[float, float, float]:
@@ -343,17 +362,17 @@ def predicted(
 
 
 def fits() -> dict[str, dict[str, dict]]:
-    """{name: {mode: {"a_ls", "a", "b", "rows", "cmd"}}} from every committed file,
+    """{name: {mode: {"a_ls", "a", "b", "rows", "cmds"}}} from every committed file,
     names in ORDER first."""
     out: dict[str, dict[str, dict]] = {}
     for path in sorted(DATA.glob("*.csv")):
-        cmd, rows = read_data(path)
+        cmds, rows = read_data(path)
         name = path.stem.removesuffix("-ecn")
         mode = "ecn" if path.stem.endswith("-ecn") else "drop"
         w1 = first_w(rows)
         a_ls, a, b, k = fit_with_knots([r for r in rows if r["w_max"] >= w1])
         out.setdefault(name, {})[mode] = {"a_ls": a_ls, "a": a, "b": b, "rows": rows,
-                                          "cmd": cmd, "knots": k, "w_first": w1}  # fmt: skip
+                                          "cmds": cmds, "knots": k, "w_first": w1}  # fmt: skip
     key = {n: (ORDER.index(n) if n in ORDER else len(ORDER), n) for n in out}
     return {n: out[n] for n in sorted(out, key=key.__getitem__)}
 
@@ -406,6 +425,8 @@ def figure(models: dict[str, dict[str, dict]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # the same data gives the same file (ids in the SVG are otherwise random)
+    plt.rcParams["svg.hashsalt"] = "trc-models"
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     ws = [W_GRID[0] + (W_GRID[-1] - W_GRID[0]) * i / 400 for i in range(401)]
     for ax, mode in zip(axes, ("drop", "ecn"), strict=True):
@@ -485,7 +506,7 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
             lines.append(
                 f"| `{name}` | {mode} | {f['w_first']:g} | {f['a_ls']:.4f} | {f['a']:.4f} | "
                 f"{f['b']:.4f} | {kn} | {min(rat):.4f} … {max(rat):.4f} | {w0s} | "
-                f"{len(f['rows'])} | `{f['cmd']}` |"
+                f"{len(f['rows'])} | " + " then ".join(f"`{c}`" for c in f["cmds"]) + " |"
             )
     lines += [
         "",
@@ -532,6 +553,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--measure", nargs="*", default=[], metavar="NAME",
                     help="configurations to run (e.g. newreno-flight-lt-nodelack)")  # fmt: skip
     ap.add_argument("--ecn", action="store_true", help="measure in ECN mode (E = 0)")
+    ap.add_argument("--w", nargs="+", type=float, metavar="W_MAX",
+                    help="with --measure: only these W_max, merged into the data file")  # fmt: skip
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if fitted.rs differs from the committed data's fit")  # fmt: skip
@@ -542,7 +565,7 @@ def main(argv: list[str] | None = None) -> None:
         except OSError:
             pass
         for name in a.measure:
-            measure_config(name, a.ecn, a.workers)
+            measure_config(name, a.ecn, a.workers, a.w)
     models = fits()
     src = rust_source(models)
     if a.check:
