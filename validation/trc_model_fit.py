@@ -478,8 +478,10 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
         "wall clock, [live.md](../live.md)) on a smaller grid, since each run lasts its "
         f"duration in real time: W_max {', '.join(f'{w:g}' for w in LIVE_W_GRID)} at RTT "
         f"{' and '.join(f'{r * 1e3:g}' for r in LIVE_RTT_GRID)} ms, at least "
-        f"{LIVE_CYCLES} cycles after a warm-up of a fifth; their data files also hold each "
-        "run's timing verdict (`timing_ok`) and Linux's retransmissions.",
+        f"{LIVE_CYCLES} cycles after a warm-up of a fifth (Linux Reno also at W_max "
+        f"{' and '.join(f'{w:g}' for w in LIVE_W_LARGE)}, where Fig. 6b's largest requests "
+        "run: `--w`); their data files also hold each run's timing verdict (`timing_ok`) "
+        "and Linux's retransmissions.",
         "",
         'A TRC uses the model of the TCP of the flow it controls (`model = "fitted"`, '
         "the default); a flow whose TCP has none is a scenario error naming the nearest "
