@@ -83,6 +83,7 @@ import importlib
 import json
 import math
 import pkgutil
+import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -970,6 +971,45 @@ class Context:
         res = run(scenario, overrides, seed)
         label = label or f"run{len(self.runs)}"
         self.runs.append(res.save(self.out / "runs" / label))
+        return res
+
+    def live(self, data: Mapping[str, Any], seed: int, label: str, *, twin: bool = False):
+        """Runs scenario ``data`` live once with ``seed`` and saves it under
+        ``runs/<label>``; returns the Result. A finished run already there, of the same
+        scenario, seed and engine build and intact (every file as its manifest lists it),
+        is loaded instead (its twin, deterministic, simulated again): live runs take real
+        time, so a full mode stopped halfway resumes where it stopped. A damaged run or
+        one of another scenario or build is run again, and stderr says why."""
+        from qoslab._core import build_id
+        from qoslab.api import add_twin, live
+        from qoslab.scenario import load as load_scenario
+        from qoslab.scenario import run_key
+        from qoslab.store import is_complete, verify_run
+        from qoslab.store import load as load_run
+
+        dest = self.out / "runs" / label
+        if dest.exists():
+            resolved = dict(load_scenario(dict(data)).data)
+            resolved["seed"] = seed
+            why = "not finished" if not is_complete(dest) else verify_run(dest)
+            if why is None:
+                try:
+                    summary = json.loads((dest / "summary.json").read_text())
+                except (OSError, ValueError):
+                    summary = {}
+                if summary.get("scenario_hash") != run_key(resolved, seed):
+                    why = "another scenario or seed"
+                elif summary.get("engine_build") != build_id():
+                    why = f"engine {summary.get('engine_build')}"
+            if why is None:
+                res = load_run(dest)
+                if twin:
+                    add_twin(res, resolved, seed)
+                self.runs.append(dest)
+                return res
+            print(f"{self.name}: runs/{label} is run again ({why})", file=sys.stderr, flush=True)
+        res = live(data, seed=seed, twin=twin)
+        self.runs.append(res.save(dest))
         return res
 
     def sweep(self, scenario: Any, label: str | None = None, **kw: Any):

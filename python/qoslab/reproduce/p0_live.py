@@ -97,7 +97,6 @@ def _metrics(res: Any, sim: bool) -> dict[str, float]:
 )
 def p0_live(ctx: Context) -> Outcome:
     """Every policy RUNS times live with its twin; live vs twin, ablation by policy off."""
-    from qoslab.api import live
 
     require_live()
     runs = 3 if ctx.quick else 5
@@ -107,8 +106,7 @@ def p0_live(ctx: Context) -> Outcome:
     for label, (file, _fig, _) in POLICIES.items():
         data = scenario_data(ctx, file, duration, warmup)
         for seed in range(1, runs + 1):
-            res = live(data, seed=seed, twin=True)
-            res.save(ctx.out / "runs" / f"{label}-s{seed}")
+            res = ctx.live(data, seed, f"{label}-s{seed}", twin=True)
             lv, tw = _metrics(res, False), _metrics(res, True)
             p99 = float(res.summary.get("live_lateness_p99_us", math.nan))
             per_run.append({

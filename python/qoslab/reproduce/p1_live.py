@@ -93,7 +93,7 @@ def _ratios(res: Any, req: dict[str, float]) -> dict[str, float]:
 def p1_live(ctx: Context) -> Outcome:
     """Each case live with Reno and CUBIC (models fitted live), simulated with qoslab's TCP,
     and live without the TRC (the ablation twin)."""
-    from qoslab.api import live, run
+    from qoslab.api import run
 
     require_live()
     runs = 1 if ctx.quick else 5
@@ -109,13 +109,14 @@ def p1_live(ctx: Context) -> Outcome:
                 data["name"] += "-no-trc"
                 data.pop("conditioner")
             for seed in range(1, runs + 1):
+                label = f"{case}-{side}-s{seed}"
                 if side == "sim":
                     res = run(data, seed=seed)
+                    res.save(ctx.out / "runs" / label)
                     timing_ok = True
                 else:
-                    res = live(data, seed=seed)
+                    res = ctx.live(data, seed, label)
                     timing_ok = bool(res.summary.get("live_timing_ok"))
-                res.save(ctx.out / "runs" / f"{case}-{side}-s{seed}")
                 timing.append({"case": case, "tcp": side, "seed": seed, "timing_ok": timing_ok})
                 for n, r in _ratios(res, req).items():
                     per_flow.append({"case": case, "tcp": side, "seed": seed, "flow": n,

@@ -165,7 +165,6 @@ def _mean(xs: list[float]) -> float:
 def p3_live(ctx: Context) -> Outcome:
     """Each marker live with its twin, per F2 RTT; live vs twin, vs the paper's claim, and
     each RTT-aware marker against the standard marker live (the ablation twin)."""
-    from qoslab.api import live
 
     require_live()
     runs = 1 if ctx.quick else 5
@@ -177,9 +176,9 @@ def p3_live(ctx: Context) -> Outcome:
         for stem, rack in [*((m, True) for m in MARKERS), *((m, False) for m in RACK_OFF)]:
             data = scenario_data(stem, r, duration, warmup, rack_tlp=rack)
             for seed in range(1, runs + 1):
-                res = live(data, seed=seed, twin=True)
                 tag = "" if rack else "-no-rack-tlp"
-                res.save(ctx.out / "runs" / f"{stem}-{round(r * 1000)}ms{tag}-s{seed}")
+                label = f"{stem}-{round(r * 1000)}ms{tag}-s{seed}"
+                res = ctx.live(data, seed, label, twin=True)
                 sim = _markers(res.twin)
                 row: dict[str, Any] = {
                     "marker": stem, "f2_rtt_ms": round(r * 1000), "seed": seed,
