@@ -24,7 +24,7 @@ def test_each_linux_sender_has_a_live_fitted_model_and_its_case_uses_it(tmp_path
     for cc, model in CCS.items():
         assert model in models, f"no fitted model {model}: validation/trc_model_fit.py"
         d = case_data(ctx, "t1-124ms", "10s", "2s", cc)
-        assert d["live"] == {"cc": cc}
+        assert d["live"] == {"cc": cc, "spin": "300us"}
         assert all(f["tcp"]["mss"] == LINUX_MSS for f in d["flow"])
         assert {st["model"] for c in d["conditioner"] for st in c["stages"]} == {model}
         assert d["link"][0]["delay"] == "124ms" and "sweep" not in d

@@ -93,6 +93,12 @@ pub struct LiveConfig {
     /// Bytes stored per packet in that file (≥ 64; headers with options fit in 128).
     #[serde(default = "pcap_snaplen")]
     pub pcap_snaplen: u32,
+    /// How long before its next event the datapath stops sleeping and polls its hosts
+    /// without blocking (spins) until the event is due: a machine whose wake-ups from
+    /// sleep come late (virtual machines: tens to hundreds of µs) keeps its events on
+    /// time at the cost of up to this much CPU per event. Default 0 (sleep to the event).
+    #[serde(default)]
+    pub spin: crate::time::Dur,
 }
 
 /// `[[live.ping]]`: ICMP echo requests from one host to another.
@@ -147,9 +153,13 @@ impl Default for LiveConfig {
             ping: Vec::new(),
             pcap: false,
             pcap_snaplen: pcap_snaplen(),
+            spin: crate::time::Dur::ZERO,
         }
     }
 }
+
+/// The longest `[live] spin`: beyond it the datapath would mostly spin, not sleep.
+pub const MAX_SPIN: crate::time::Dur = crate::time::Dur::from_millis(5);
 
 /// Refuses what cannot run live, naming the key: qoslab's own TCP variants and
 /// applications (MulTCP and the other increase rules, pTCP, striping, web, Telnet,
@@ -231,6 +241,15 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
             format!("must be at least 64 bytes, found {}", l.pcap_snaplen),
         ));
     }
+    if let Some(l) = sc.live.as_ref().filter(|l| l.spin > MAX_SPIN) {
+        return Err(ScenarioError::new(
+            "live.spin",
+            format!(
+                "must be at most {MAX_SPIN} (a core spent waiting), found {}",
+                l.spin
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -279,6 +298,14 @@ mod tests {
         assert!(l.pcap && l.pcap_snaplen == 1500);
         let small = scenario("[live]\npcap = true\npcap_snaplen = 63\n").unwrap();
         assert_eq!(check_live(&small).unwrap_err().key, "live.pcap_snaplen");
+        assert_eq!(l.spin, crate::time::Dur::ZERO);
+        let l = scenario("[live]\nspin = \"300us\"\n")
+            .unwrap()
+            .live
+            .unwrap();
+        assert_eq!(l.spin, crate::time::Dur::from_micros(300));
+        let long = scenario("[live]\nspin = \"6ms\"\n").unwrap();
+        assert_eq!(check_live(&long).unwrap_err().key, "live.spin");
         // The simulator ignores the table: a scenario without it has none.
         assert!(scenario("").unwrap().live.is_none());
     }
