@@ -1,0 +1,186 @@
+"""Tests the explanation p1-live gives for Linux CUBIC's excess under the TRC
+(docs/papers/live.md#p1-trc-on-real-tcp): the ``linux-cubic`` model is one law in W_max
+that keeps CUBIC's cycle at the fit's 50 ms RTT (the longest), while the TRC runs every
+flow at 200 ms or more (RTT*_min, P1 eq. 5), where CUBIC's cycle is shorter in RTTs, so
+each flow gets more than the model's target.
+
+The explanation is a prediction: a model that knew CUBIC's cycle at each flow's own
+W_max *and* RTT would bring the flows within P1's band. Tested without building that
+model: each p1-live flow's operating point (the W_max and RTT the TRC picks for its
+request under ``linux-cubic``, read from a short simulated run of the same case) is
+measured live, one Linux CUBIC flow under a TRC with that W_max and RTT fixed (the fit's
+own setting, ``trc_model_fit.scenario``). Its goodput ÷ the model's prediction there is
+the excess the model's RTT blindness explains at that point; dividing p1-live's achieved
+÷ target by it gives what a model with the point's cycle would have left. The
+prediction holds for a flow where that lies within P1's 3 % (§4.3) of the target and at
+or above the request (§5.2). Flows whose excess the point does not reproduce are
+outside: something beyond the model's RTT (the shared bottleneck, slow start, run
+length) made them.
+
+    sudo python3 validation/p1_live_cubic_rtt.py --measure   # live, about 45 minutes
+    python3 validation/p1_live_cubic_rtt.py                  # the page, no live runs
+
+``--measure`` writes ``validation/data/p1-live-cubic-points.csv``; the page
+``validation/data/p1-live-cubic-points.md`` compares it with the committed p1-live
+outcome (``docs/papers/data/live-quick.json``), so rerun it after p1-live.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import trc_model_fit as fit
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "validation" / "data" / "p1-live-cubic-points.csv"
+PAGE = DATA.with_suffix(".md")
+LIVE = ROOT / "docs" / "papers" / "data" / "live-quick.json"
+MODEL = "linux-cubic"
+#: P1 §4.3: the model's target is R·1.06, met within 3 %.
+TARGET, BAND = 1.06, 0.03
+COLUMNS = ["case", "flow", "requested", "w_max", "rtt", "goodput", "cycle_rtts",
+           "model_cycle", "duration", "timing_ok"]  # fmt: skip
+
+
+def operating_points() -> list[dict]:
+    """Per p1-live case and flow: the request and the (W_max, RTT) the TRC picks for it
+    under the CUBIC model, from a 3-s simulated run of the case as p1-live builds it."""
+    from qoslab.api import run
+    from qoslab.reproduce.p1 import _requested, set_trc
+    from qoslab.reproduce.p1_live import CASES, LINUX_MSS
+    from qoslab.scenario import load
+
+    out = []
+    for case, (file, over, _) in CASES.items():
+        sc = load(ROOT / "scenarios" / file).with_overrides(over)
+        data = copy.deepcopy(dict(sc.data))
+        data.pop("sweep", None)
+        data["duration"], data["warmup"] = "3s", "1s"
+        for f in data["flow"]:
+            f["tcp"] = {"max_window": 2000, "mss": LINUX_MSS}
+        set_trc(data, model=MODEL)
+        req = _requested(data)
+        trc = run(data, seed=1).table("trc")
+        for r in trc.iter_rows(named=True):
+            out.append({"case": case, "flow": r["name"], "requested": req[r["name"]],
+                        "w_max": r["w_max"], "rtt": r["rtt"]})  # fmt: skip
+    return out
+
+
+def measure() -> None:
+    """Every distinct operating point live, one after another; writes DATA."""
+    try:
+        os.nice(max(0, 10 - os.nice(0)))
+    except OSError:
+        pass
+    from qoslab.trc import cycle
+
+    pts = operating_points()
+    done: dict[tuple[float, float], dict] = {}
+    t0 = time.perf_counter()
+    rows = []
+    for i, p in enumerate(pts, 1):
+        key = (p["w_max"], round(p["rtt"], 4))
+        if key not in done:
+            done[key] = fit.measure((MODEL, p["w_max"], p["rtt"], False))
+            m = done[key]
+            say = (f"  {i}/{len(pts)} {p['case']} {p['flow']}: W_max {p['w_max']} RTT "
+                   f"{p['rtt'] * 1e3:.0f} ms: {m['cycle_rtts']:.3f} RTTs per cycle, timing ok "
+                   f"{m['timing_ok']}, {m['wall_s']:.0f} s")  # fmt: skip
+            print(say, file=sys.stderr, flush=True)
+        m = done[key]
+        rows.append({**p, "goodput": m["goodput"], "cycle_rtts": m["cycle_rtts"],
+                     "model_cycle": cycle(p["w_max"], MODEL), "duration": m["duration"],
+                     "timing_ok": m["timing_ok"]})  # fmt: skip
+    tmp = DATA.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="") as fh:
+        fh.write(f"# sudo python3 validation/p1_live_cubic_rtt.py --measure  ({len(done)} live "
+                 f"runs, {time.perf_counter() - t0:.0f} s wall)\n")  # fmt: skip
+        w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+    tmp.replace(DATA)
+    print(f"{DATA.relative_to(ROOT)}: {len(rows)} flows, {len(done)} live runs", file=sys.stderr)
+
+
+def live_ratios() -> dict[tuple[str, str], float]:
+    """(case, flow) → achieved ÷ requested of p1-live's CUBIC flows (mean over its runs)."""
+    e = json.loads(LIVE.read_text())["experiments"]["p1-live"]["tables"]["flows"]
+    cols = e["columns"]
+    out: dict[tuple[str, str], float] = {}
+    for row in e["rows"]:
+        r = dict(zip(cols, row, strict=True))
+        if r["tcp"] == "cubic":
+            out[(r["case"], r["flow"])] = r["ratio"]
+    return out
+
+
+def page() -> str:
+    """The comparison, as markdown."""
+    lines_ = DATA.read_text().splitlines()
+    cmd = lines_[0].lstrip("# ")
+    rows = list(csv.DictReader(x for x in lines_ if not x.startswith("#")))
+    achieved = live_ratios()
+    out = [
+        "# CUBIC under the TRC at each flow's own operating point",
+        "",
+        "Generated by `python3 validation/p1_live_cubic_rtt.py` from "
+        f"`{DATA.relative_to(ROOT)}` (`{cmd}`) and p1-live's committed outcome "
+        f"(`{LIVE.relative_to(ROOT)}`); the test is described in the script.",
+        "",
+        "Per flow: the TRC's W_max and RTT under `linux-cubic`; the model's cycle there and "
+        "the cycle measured live at that point (one CUBIC flow, W_max and RTT fixed); the "
+        "point's excess (measured goodput ÷ the model's); p1-live's achieved ÷ target "
+        "(R·1.06); and that divided by the point's excess, the flow as a model with the "
+        "point's cycle would have left it. Within: ≤ 1 + 3 % and ≥ 1 ÷ 1.06 (the request).",
+        "",
+        "| case | flow | request [kb/s] | W_max | RTT [ms] | model cycle [RTTs] | "
+        "measured cycle | point's excess | p1-live achieved ÷ target | ÷ excess | "
+        "timing | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    n_in = n_out = 0
+    for r in rows:
+        w, rtt = float(r["w_max"]), float(r["rtt"])
+        excess = float(r["model_cycle"]) / float(r["cycle_rtts"])
+        got = achieved.get((r["case"], r["flow"]))
+        if got is None:
+            adj_s, vs, verdict = "—", "—", "no p1-live value"
+        else:
+            vt = got / TARGET
+            adj = vt / excess
+            ok = 1 / TARGET - 1e-9 <= adj <= 1 + BAND
+            n_in, n_out = n_in + ok, n_out + (not ok)
+            adj_s, vs, verdict = f"{adj:.3f}", f"{vt:.3f}", "within" if ok else "outside"
+        out.append(
+            f"| {r['case']} | {r['flow']} | {float(r['requested']) / 1e3:g} | {w:g} | "
+            f"{rtt * 1e3:.0f} | {float(r['model_cycle']):.2f} | {float(r['cycle_rtts']):.2f} | "
+            f"{excess:.3f} | {vs} | {adj_s} | {'ok' if r['timing_ok'] == '1' else 'invalid'} | "
+            f"{verdict} |"
+        )
+    out += ["", f"**{n_in} within, {n_out} outside.**", ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--measure", action="store_true", help="run the points live (root)")
+    a = ap.parse_args(argv)
+    if a.measure:
+        measure()
+    PAGE.write_text(page())
+    print(PAGE.read_text())
+
+
+if __name__ == "__main__":
+    main()
