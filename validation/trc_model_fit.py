@@ -253,7 +253,8 @@ def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | Non
     cmd = f"python3 validation/trc_model_fit.py --measure {name}" + (" --ecn" if ecn else "")
     if only_w:
         cmd += " --w " + " ".join(f"{w:g}" for w in only_w)
-    cmds.append(f"{cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s))")
+    spin = f", [live] spin {LIVE_SPIN}" if live else ""
+    cmds.append(f"{cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s){spin})")
     rows = sorted(kept + rows, key=lambda r: (r["mode"], r["rtt"], r["w_max"]))
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as fh:

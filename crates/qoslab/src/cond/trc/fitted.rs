@@ -73,8 +73,8 @@ pub static FITTED_MODELS: &[FittedModel] = &[
         name: "linux-reno",
         drop: CycleTime {
             w_first: 6.5,
-            a: 1.7823,
-            b: 0.504,
+            a: 1.769,
+            b: 0.5039,
             knots: &[
                 (10.5, 7.2205),
                 (12.5, 8.1489),
@@ -82,8 +82,8 @@ pub static FITTED_MODELS: &[FittedModel] = &[
                 (20.5, 12.1982),
                 (30.5, 17.2709),
                 (50.5, 27.6),
-                (126.5, 65.5384),
-                (250.5, 128.2717),
+                (126.5, 65.5124),
+                (250.5, 128.232),
             ],
         },
         ecn: None,
