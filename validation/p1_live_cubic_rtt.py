@@ -101,15 +101,9 @@ def measure() -> None:
         rows.append({**p, "goodput": m["goodput"], "cycle_rtts": m["cycle_rtts"],
                      "model_cycle": cycle(p["w_max"], MODEL), "duration": m["duration"],
                      "timing_ok": m["timing_ok"]})  # fmt: skip
-    tmp = DATA.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="") as fh:
-        fh.write(f"# sudo python3 validation/p1_live_cubic_rtt.py --measure  ({len(done)} live "
-                 f"runs, {time.perf_counter() - t0:.0f} s wall)\n")  # fmt: skip
-        w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
-    tmp.replace(DATA)
+    cmd = (f"sudo python3 validation/p1_live_cubic_rtt.py --measure  ({len(done)} live runs, "
+           f"{time.perf_counter() - t0:.0f} s wall)")  # fmt: skip
+    fit.write_data(DATA, [cmd], COLUMNS, rows)
     print(f"{DATA.relative_to(ROOT)}: {len(rows)} flows, {len(done)} live runs", file=sys.stderr)
 
 

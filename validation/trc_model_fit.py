@@ -256,17 +256,22 @@ def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | Non
     spin = f", [live] spin {LIVE_SPIN}" if live else ""
     cmds.append(f"{cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s){spin})")
     rows = sorted(kept + rows, key=lambda r: (r["mode"], r["rtt"], r["w_max"]))
+    write_data(path, cmds, COLUMNS + (["timing_ok", "retransmits"] if live else []), rows)
+    print(f"{path.relative_to(ROOT)}: {len(rows)} rows, {wall:.0f} s", file=sys.stderr)
+    return path
+
+
+def write_data(path: Path, cmds: list[str], cols: list[str], rows: list[dict]) -> None:
+    """Writes ``rows`` as CSV under ``# command`` lines (floats exact, via repr), through a
+    temporary file so that an interrupted run leaves the old file whole."""
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as fh:
         fh.writelines(f"# {c}\n" for c in cmds)
-        cols = COLUMNS + (["timing_ok", "retransmits"] if live else [])
         w = csv.DictWriter(fh, fieldnames=cols, lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
     tmp.replace(path)
-    print(f"{path.relative_to(ROOT)}: {len(rows)} rows, {wall:.0f} s", file=sys.stderr)
-    return path
 
 
 def read_data(path: Path) -> tuple[list[str], list[dict]]:
