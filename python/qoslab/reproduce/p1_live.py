@@ -121,7 +121,13 @@ def p1_live(ctx: Context) -> Outcome:
                 else:
                     res = ctx.live(data, seed, label)
                     timing_ok = bool(res.summary.get("live_timing_ok"))
-                timing.append({"case": case, "tcp": side, "seed": seed, "timing_ok": timing_ok})
+                d = res.drops
+                timing.append({
+                    "case": case, "tcp": side, "seed": seed, "timing_ok": timing_ok,
+                    "delivered_mbps": float(res.flows["goodput_bps"].sum()) / 1e6,
+                    # lost to a link's queue (the bottleneck), not dropped by a TRC
+                    "queue_drops": int(d.filter(pl.col("place_kind") == "iface")["packets"].sum()),
+                })  # fmt: skip
                 for n, r in _ratios(res, req).items():
                     per_flow.append({"case": case, "tcp": side, "seed": seed, "flow": n,
                                      "requested": req[n], "ratio": r})  # fmt: skip
