@@ -28,7 +28,6 @@ outcome (``docs/papers/data/live-quick.json``), so rerun it after p1-live.
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import json
 import os
@@ -55,19 +54,16 @@ def operating_points() -> list[dict]:
     """Per p1-live case and flow: the request and the (W_max, RTT) the TRC picks for it
     under the CUBIC model, from a 3-s simulated run of the case as p1-live builds it."""
     from qoslab.api import run
-    from qoslab.reproduce.p1 import _requested, set_trc
-    from qoslab.reproduce.p1_live import CASES, LINUX_MSS
-    from qoslab.scenario import load
+    from qoslab.reproduce import Context
+    from qoslab.reproduce.p1 import _requested
+    from qoslab.reproduce.p1_live import CASES, CCS, case_data
 
+    assert CCS["cubic"] == MODEL
+    ctx = Context("p1-live", ROOT / "results", True, None, None)  # only finds scenarios
     out = []
-    for case, (file, over, _) in CASES.items():
-        sc = load(ROOT / "scenarios" / file).with_overrides(over)
-        data = copy.deepcopy(dict(sc.data))
-        data.pop("sweep", None)
-        data["duration"], data["warmup"] = "3s", "1s"
-        for f in data["flow"]:
-            f["tcp"] = {"max_window": 2000, "mss": LINUX_MSS}
-        set_trc(data, model=MODEL)
+    for case in CASES:
+        # p1-live's own scenario for CUBIC, simulated (the simulator ignores [live])
+        data = case_data(ctx, case, "3s", "1s", "cubic")
         req = _requested(data)
         trc = run(data, seed=1).table("trc")
         for r in trc.iter_rows(named=True):
