@@ -890,15 +890,27 @@ fn telnet_tables(r: &mut RunResult, tn: &[(usize, &crate::app::Telnet)]) {
 }
 
 /// The conditioner stages `pick` selects, with the name of where each sits: in what a
-/// host sends, in what a node receives, or before an interface's queue.
+/// host sends or a node receives (the node's name), before an interface's queue (the
+/// interface's name), or in what a router receives over one interface (the interface's
+/// name and ` (in)`, a chain placed by `iface_in`).
 pub(super) fn stages_where<'a, T>(
     w: &'a World,
     pick: impl Fn(&'a crate::cond::AnyConditioner) -> Option<&'a T>,
 ) -> Vec<(String, &'a T)> {
-    w.nodes
-        .iter()
-        .flat_map(|n| [(&n.name, &n.host_egress), (&n.name, &n.ingress)])
-        .chain(w.ifaces.iter().map(|f| (&f.name, &f.egress)))
+    let nodes = w.nodes.iter().flat_map(|n| {
+        [
+            (n.name.clone(), &n.host_egress),
+            (n.name.clone(), &n.ingress),
+        ]
+    });
+    let ifaces = w.ifaces.iter().flat_map(|f| {
+        [
+            (f.name.clone(), &f.egress),
+            (format!("{} (in)", f.name), &f.ingress),
+        ]
+    });
+    nodes
+        .chain(ifaces)
         .flat_map(|(place, h)| {
             h.chain
                 .stages()

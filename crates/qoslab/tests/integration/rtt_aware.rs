@@ -106,6 +106,26 @@ fn small_window_protection_covers_every_packet_below_k() {
 }
 
 #[test]
+fn the_rtt_markers_table_lists_a_marker_placed_on_an_input_interface() {
+    // P3's oracle scenarios place their markers by `iface_in`; the table must name them
+    // too, apart from a chain before the same interface's queue.
+    let text = two_aggregates_text(5, "scheme = \"rtt\"")
+        .replace("at = \"s1\"\nstages", "iface_in = \"s1->r1\"\nstages");
+    assert!(text.contains("iface_in"), "{text}");
+    let r = run_text(&text);
+    let t = &r.tables["rtt_markers"];
+    assert_eq!(t.rows(), 2);
+    let at: Vec<_> = (0..2)
+        .map(|i| t.get("at").unwrap().str_at(i).unwrap().to_owned())
+        .collect();
+    assert_eq!(at, ["s0", "s1->r1 (in)"]);
+    match t.get("rtt_ms") {
+        Some(qoslab::stats::Column::Float(v)) => assert_eq!(v, &[20.0, 100.0]),
+        c => panic!("{c:?}"),
+    }
+}
+
+#[test]
 fn the_rtt_markers_table_reports_each_markers_rtt_minima_and_colours() {
     use qoslab::stats::Column;
     let text = two_aggregates_text(
