@@ -22,6 +22,14 @@ def test_p0_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch
     assert reproduce.summarize(idx)["ok"]
 
 
+def test_p0_live_runs_linux_reno_with_the_datapath_spinning(tmp_path):
+    # Without spin this machine's late wake-ups break the timing bounds of every run.
+    ctx = Context("p0-live", Path(tmp_path), True, None, None)
+    d = scenario_data(ctx, "f4-rtt-depth.toml", "8s", "3s")
+    assert d["live"] == {"cc": "reno", "spin": "300us"}
+    assert (d["duration"], d["warmup"]) == ("8s", "3s")
+
+
 @needs_live
 def test_p0_live_partitioned_shaping_holds_the_rate_and_off_does_not(tmp_path):
     # A tiny P0-live: 8 s of the four Linux Reno connections (RTT 50/300/300/600 ms).

@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from qoslab.reproduce import (
+    LIVE_SPIN,
     Ablation,
     Comparison,
     Context,
@@ -59,14 +60,15 @@ SHAPING = ("partitioned-shape", "common-lru-shape", "logical-shape")
 
 
 def scenario_data(ctx: Context, file: str, duration: str, warmup: str) -> dict[str, Any]:
-    """A P0 scenario made live: Linux Reno at the hosts, a shorter run with a warm-up."""
+    """A P0 scenario made live: Linux Reno at the hosts, a shorter run with a warm-up, the
+    datapath spinning before its events (``LIVE_SPIN``)."""
     from qoslab.scenario import load
 
     data = copy.deepcopy(dict(load(ctx.scenario(f"p0/{file}")).data))
     data["name"] = f"p0-live-{file.removesuffix('.toml')}"
     data["duration"] = duration
     data["warmup"] = warmup
-    data["live"] = {"cc": "reno"}
+    data["live"] = {"cc": "reno", "spin": LIVE_SPIN}
     return data
 
 

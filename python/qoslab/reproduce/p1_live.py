@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from qoslab.reproduce import (
+    LIVE_SPIN,
     Ablation,
     Comparison,
     Context,
@@ -53,10 +54,6 @@ CASES: dict[str, tuple[str, dict[str, Any], str]] = {
                  "Table 1, 10 Mb/s, access 124 ms"),
     "f6b": ("p1/f6b.toml", {}, "Fig. 6b, 200 Mb/s, requests up to 10 Mb/s"),
 }  # fmt: skip
-#: ``[live] spin``: the datapath spins the last 300 µs before each event, so the runs keep
-#: the timing bounds where wake-ups from sleep come late (validation/trc_model_fit.py
-#: measured it; the fits' live runs use the same).
-LIVE_SPIN = "300us"
 #: The model's target is R·1.06 (P1 §4.3).
 TARGET = 1.06
 
