@@ -2,7 +2,8 @@
 --all``: every experiment, the papers' seeds and durations), per experiment, and says
 what a Ray cluster of N cores would take.
 
-    nice python benches/full_reproduction.py [--workers 2] [--out RESULTS] [--ray-check EXP]
+    python benches/full_reproduction.py [--workers 2] [--out RESULTS]
+    python benches/full_reproduction.py --ray-check EXP   # adds Ray's cost to the data
     python benches/full_reproduction.py --page      # regenerate the page from the data
     python benches/full_reproduction.py --quick --no-doc p0-f3 p2-f1   # a try-out
 
@@ -17,7 +18,9 @@ the workers. An experiment on N cores takes at least max(CPU ÷ N, its longest r
 plus what no worker does (building sweeps, analysis, tables, the report): its measured
 wall time minus the same bound for W workers. The sum over experiments is the estimate.
 ``--ray-check EXP`` measures Ray's own cost on this machine: EXP with ``--ray local``
-and with the local pool, the same number of cores, one after the other.
+and with the local pool, the same number of cores, one after the other; it runs on its
+own, after the whole reproduction, and adds its result to the data file (a Ray that
+fails is recorded as such, the timing already written is kept).
 
 Writes ``validation/data/full-reproduction.json`` (with ``--no-doc``, nothing) and the
 page ``docs/validation/full-reproduction.md`` generated from it.
@@ -43,14 +46,18 @@ QOSLAB = [sys.executable, "-m", "qoslab"]
 CORES = (2, 8, 32, 128)
 
 
+class ReproduceFailed(RuntimeError):
+    """``qoslab reproduce`` exited with a code other than 0 or 1."""
+
+
 def reproduce(args: list[str], out: Path) -> float:
     """Runs ``qoslab reproduce ARGS -o OUT`` (output passed through) and returns its wall
-    time in seconds; a failing command stops the script with its exit code."""
+    time in seconds; raises :class:`ReproduceFailed` if the command failed."""
     t0 = time.perf_counter()
     p = subprocess.run([*QOSLAB, "reproduce", *args, "-o", str(out)], check=False)
     wall = time.perf_counter() - t0
     if p.returncode not in (0, 1):  # 1: an experiment failed, still timed and reported
-        sys.exit(f"qoslab reproduce exited {p.returncode}")
+        raise ReproduceFailed(f"qoslab reproduce {' '.join(args)} exited {p.returncode}")
     return wall
 
 
@@ -80,11 +87,16 @@ def on_cores(row: dict, workers: int, n: int) -> float:
 
 
 def ray_check(exp: str, workers: int) -> dict:
-    """EXP in full mode with the local pool and with ``--ray local`` (fresh folders)."""
-    res = {"experiment": exp, "workers": workers}
+    """EXP in full mode with the local pool and with ``--ray local`` (fresh folders); a
+    failing run is recorded under ``error``."""
+    res: dict = {"experiment": exp, "workers": workers}
     for label, extra in (("local_s", ["-j", str(workers)]), ("ray_local_s", ["--ray", "local"])):
         with tempfile.TemporaryDirectory() as tmp:
-            res[label] = round(reproduce([exp, *extra], Path(tmp) / "out"), 1)
+            try:
+                res[label] = round(reproduce([exp, *extra], Path(tmp) / "out"), 1)
+            except ReproduceFailed as e:
+                res["error"] = str(e)
+                return res
     res["ray_over_local"] = round(res["ray_local_s"] / res["local_s"], 3)
     return res
 
@@ -107,7 +119,7 @@ def page(data: dict) -> str:
         f"`{data['command']}` on {data['machine']}, {data['date']}: "
         f"**{fmt_min(data['wall_s'])} min** end to end ({len(rows)} experiments, "
         f"{sum(r['runs'] for r in rows)} runs, {fmt_min(total_cpu)} min of engine CPU; "
-        f"build: {data['build']}). Measured by `nice python benches/full_reproduction.py`.",
+        f"build: {data['build']}). Measured by `python benches/full_reproduction.py`.",
         "",
         "| experiment | wall [min] | share | runs | engine CPU [min] | longest run [s] |"
         + "".join(f" {n} cores [min] |" for n in CORES),
@@ -130,7 +142,9 @@ def page(data: dict) -> str:
         "longer, plus the part of its measured time no worker spends on runs.",
     ]
     rc = data.get("ray_check")
-    if rc:
+    if rc and "error" in rc:
+        lines += ["", f"Ray's own cost could not be measured here: {rc['error']}."]
+    elif rc:
         lines += [
             "",
             f"Ray's own cost, measured here: `{rc['experiment']}` in full mode took "
@@ -161,6 +175,15 @@ def main() -> int:
         PAGE.write_text(page(json.loads(DATA.read_text())))
         print(f"wrote {PAGE.relative_to(ROOT)}")
         return 0
+    if a.ray_check:
+        if not DATA.is_file():
+            ap.error(f"--ray-check adds to {DATA.relative_to(ROOT)}: run the reproduction first")
+        data = json.loads(DATA.read_text())
+        data["ray_check"] = ray_check(a.ray_check, data["workers"])
+        DATA.write_text(json.dumps(data, indent=1) + "\n")
+        PAGE.write_text(page(data))
+        print(f"wrote {DATA.relative_to(ROOT)} and {PAGE.relative_to(ROOT)}")
+        return 0
     if (a.quick or a.names) and not a.no_doc:
         ap.error(
             "--quick and named experiments are try-outs: pass --no-doc (the page is "
@@ -174,7 +197,10 @@ def main() -> int:
     elif out.exists() and any(out.iterdir()):
         ap.error(f"{out} is not empty: its finished runs would be reused")
     args = [*(a.names or ["--all"]), "-j", str(a.workers), *(["--quick"] if a.quick else [])]
-    wall = reproduce(args, out)
+    try:
+        wall = reproduce(args, out)
+    except ReproduceFailed as e:
+        sys.exit(str(e))
     data = {
         "command": "qoslab reproduce " + " ".join(args),
         "workers": a.workers,
@@ -184,8 +210,6 @@ def main() -> int:
         "build": build_kind(),
         "experiments": per_experiment(out),
     }
-    if a.ray_check:
-        data["ray_check"] = ray_check(a.ray_check, a.workers)
     text = page(data)
     print(text)
     if not a.no_doc:
