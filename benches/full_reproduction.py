@@ -106,6 +106,28 @@ def fmt_min(s: float) -> str:
     return f"{s / 60:.1f}"
 
 
+def serial_ones(rows: list[dict], workers: int) -> str:
+    """The experiments of at least 30 s whose measured time is 90 % or more outside the
+    workers' runs, with that time."""
+    out = [
+        f"{r['name']} {fmt_min(r['wall_s'])} min"
+        for r in sorted(rows, key=lambda r: -r["wall_s"])
+        if r["wall_s"] >= 30 and on_cores(r, workers, 10**9) >= 0.9 * r["wall_s"]
+    ]
+    return "here: " + ", ".join(out) if out else "none here"
+
+
+def dominant(rows: list[dict], wall: float) -> str:
+    """The experiments that make up 3/4 of the wall time, with their share."""
+    out, acc = [], 0.0
+    for r in sorted(rows, key=lambda r: -r["wall_s"]):
+        if acc >= 0.75 * wall:
+            break
+        acc += r["wall_s"]
+        out.append(f"{r['name']} ({r['wall_s'] / wall:.0%})")
+    return ", ".join(out) + f": {acc / wall:.0%} of the whole."
+
+
 def page(data: dict) -> str:
     """The Markdown page, from the data file's contents."""
     rows, w = data["experiments"], data["workers"]
@@ -139,7 +161,14 @@ def page(data: dict) -> str:
         "",
         "The N-core columns are an estimate on paper (the script's docstring): each "
         "experiment takes at least its engine CPU ÷ N or its longest run, whichever is "
-        "longer, plus the part of its measured time no worker spends on runs.",
+        "longer, plus the part of its measured time no worker spends on runs. Runs and "
+        "engine CPU count what an experiment gives the workers (its sweeps' runs and the "
+        "runs it saves); what it runs in its own process (direct `qoslab.run` calls, its "
+        "analysis, tables and figures) is part of the time no worker spends, and the "
+        "estimate keeps it serial on any number of cores: an experiment with few runs and "
+        f"a long wall time is that kind ({serial_ones(rows, w)}).",
+        "",
+        f"What dominates: {dominant(rows, data['wall_s'])}",
     ]
     rc = data.get("ray_check")
     if rc and "error" in rc:

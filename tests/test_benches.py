@@ -147,3 +147,24 @@ def test_same_tables_finds_a_changed_or_missing_table(tmp_path, monkeypatch, cap
     assert run("a", "c") == 1 and "DIFFERS" in capsys.readouterr().out
     assert run("a", "empty") == 1 and "missing" in capsys.readouterr().out
     assert run("empty", "a") == 2
+
+
+def test_full_reproduction_estimates_cores_by_hand_and_records_a_failed_ray():
+    fr = _module(ROOT / "benches" / "full_reproduction.py")
+    # 100 s of engine CPU on 2 workers, longest run 10 s, 60 s measured: 50 s of it the
+    # workers' bound, 10 s serial; on 8 cores 10 + max(100/8, 10) = 22.5 s, on 1000
+    # cores 10 + 10 (the longest run).
+    row = {"name": "x", "wall_s": 60.0, "cpu_s": 100.0, "longest_s": 10.0, "runs": 20}
+    assert fr.on_cores(row, 2, 8) == 22.5
+    assert fr.on_cores(row, 2, 1000) == 20.0
+    # An experiment that runs everything in its own process stays serial.
+    solo = {"name": "solo", "wall_s": 120.0, "cpu_s": 0.0, "longest_s": 0.0, "runs": 0}
+    assert fr.on_cores(solo, 2, 128) == 120.0
+    data = {"command": "qoslab reproduce --all -j 2", "workers": 2, "wall_s": 185.0,
+            "date": "2026-01-01", "machine": "2 cores", "build": "pgo",
+            "experiments": [row, solo],
+            "ray_check": {"experiment": "x", "workers": 2, "error": "exited 3"}}  # fmt: skip
+    text = fr.page(data)
+    assert "here: solo 2.0 min" in text and "x 1.0" not in text.split("here:")[1]
+    assert "What dominates: solo (65%), x (32%): 97% of the whole." in text
+    assert "could not be measured here: exited 3" in text
