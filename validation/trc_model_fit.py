@@ -89,11 +89,17 @@ LIVE_MSS = 1448
 LIVE_W_GRID = [6.5, 8.5, 10.5, 12.5, 14.5, 20.5, 30.5, 50.5]
 LIVE_RTT_GRID = [0.05, 0.2]
 LIVE_CYCLES = 20
-#: ``[live] spin`` of the fit's live runs: on this machine (a VM) wake-ups from sleep come
-#: 40–300 µs late, which alone breaks the timing bounds; spinning the last 300 µs before
-#: each event keeps p99 under 100 µs for about 5–20 % of a core (measured at W_max 10.5
-#: and 126.5, 200 ms). Runs before it existed (the grid to 50.5) are valid without it.
-LIVE_SPIN = "300us"
+
+
+def live_spin() -> str:
+    """``[live] spin`` of the fit's live runs, the live experiments' own
+    (``qoslab.reproduce.LIVE_SPIN``; measured here at W_max 10.5 and 126.5, 200 ms). Runs
+    before it existed (the grid to 50.5) are valid without it."""
+    from qoslab.reproduce import LIVE_SPIN
+
+    return LIVE_SPIN
+
+
 #: Further W_max measured for Linux Reno (``--w 126.5 250.5``): Fig. 6b's two largest
 #: requests run there, beyond the grid's 50.5 (about 20 minutes of real time).
 LIVE_W_LARGE = [126.5, 250.5]
@@ -152,7 +158,7 @@ def scenario(name: str, w_max: float, rtt_trc: float, duration: float, ecn: bool
     ]
     tcp = {**tcp_settings(name), "max_window": 5000, "initial_window": 1, "ecn": ecn}
     stage = {"kind": "trc", "flow": "f", "w_max": w_max, "rtt_trc": rtt_trc, "ecn": ecn}
-    extra = {"live": {"cc": LIVE_CC[name], "spin": LIVE_SPIN}} if name in LIVE_CC else {}
+    extra = {"live": {"cc": LIVE_CC[name], "spin": live_spin()}} if name in LIVE_CC else {}
     return {
         **extra,
         "name": f"fit-{name}-w{w_max}-rtt{rtt_trc:.4f}",
@@ -253,7 +259,7 @@ def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | Non
     cmd = f"python3 validation/trc_model_fit.py --measure {name}" + (" --ecn" if ecn else "")
     if only_w:
         cmd += " --w " + " ".join(f"{w:g}" for w in only_w)
-    spin = f", [live] spin {LIVE_SPIN}" if live else ""
+    spin = f", [live] spin {live_spin()}" if live else ""
     cmds.append(f"{cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s){spin})")
     rows = sorted(kept + rows, key=lambda r: (r["mode"], r["rtt"], r["w_max"]))
     write_data(path, cmds, COLUMNS + (["timing_ok", "retransmits"] if live else []), rows)
