@@ -93,3 +93,15 @@ def test_export_merge_keeps_other_experiments_and_refuses_mixed_modes(results, t
     with pytest.raises(Exception, match="quick-mode data"):
         docgen.export(results, out, merge=True)
     assert set(json.loads(out.read_text())["experiments"]) == {"t-old"}
+
+
+def test_table_rows_gives_an_exported_table_as_dicts_and_names_a_missing_experiment():
+    import pytest
+
+    from qoslab.docgen import table_rows
+
+    data = {"experiments": {"e": {"tables": {"t": {"columns": ["a", "b"],
+                                                   "rows": [[1, "x"], [2, "y"]]}}}}}  # fmt: skip
+    assert table_rows(data, "e", "t") == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
+    with pytest.raises(KeyError, match="'f' is not in the data"):
+        table_rows(data, "f", "t")

@@ -105,14 +105,10 @@ def measure() -> None:
 
 def live_ratios() -> dict[tuple[str, str], float]:
     """(case, flow) → achieved ÷ requested of p1-live's CUBIC flows (mean over its runs)."""
-    e = json.loads(LIVE.read_text())["experiments"]["p1-live"]["tables"]["flows"]
-    cols = e["columns"]
-    out: dict[tuple[str, str], float] = {}
-    for row in e["rows"]:
-        r = dict(zip(cols, row, strict=True))
-        if r["tcp"] == "cubic":
-            out[(r["case"], r["flow"])] = r["ratio"]
-    return out
+    from qoslab.docgen import table_rows
+
+    rows = table_rows(json.loads(LIVE.read_text()), "p1-live", "flows")
+    return {(r["case"], r["flow"]): r["ratio"] for r in rows if r["tcp"] == "cubic"}
 
 
 def page() -> str:

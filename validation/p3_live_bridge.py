@@ -39,6 +39,7 @@ from typing import Any
 import polars as pl
 
 from qoslab.api import run
+from qoslab.docgen import table_rows
 from qoslab.reproduce import p3_live
 from qoslab.reproduce.p3_telnet import far_scenario
 from qoslab.twin import LINUX_PAYLOAD, TWIN_MSS, twin_data
@@ -125,7 +126,7 @@ def interval(xs: list[float]) -> tuple[float, float]:
 
 def self_check(live: dict[str, Any], pool: ProcessPoolExecutor) -> list[str]:
     """p3-live's quick twins rerun here must give its committed ``ratio_sim``."""
-    rows = {r["marker"]: r for r in table(live, "runs") if r["seed"] == 1}
+    rows = {r["marker"]: r for r in table_rows(live, "p3-live", "runs") if r["seed"] == 1}
     jobs = [(m, "twin", p3_live.MICRO, "90s", "30s", 1) for m in p3_live.MARKERS]
     out = []
     for job, (got, _) in zip(jobs, pool.map(measure, jobs), strict=True):
@@ -134,12 +135,6 @@ def self_check(live: dict[str, Any], pool: ProcessPoolExecutor) -> list[str]:
             sys.exit(f"self-check failed: {job[0]}'s twin gives F2 ÷ F1 {got!r}, p3-live {want!r}")
         out.append(f"{job[0]} {got:.4f}")
     return out
-
-
-def table(exp: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    """Rows of an exported table (``docgen export``: columns and rows) as dicts."""
-    t = exp["tables"][name]
-    return [dict(zip(t["columns"], r, strict=True)) for r in t["rows"]]
 
 
 def fmt(m: float, h: float) -> str:
@@ -165,8 +160,9 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-page", action="store_true", help="print only")
     a = ap.parse_args()
-    live = json.loads(LIVE.read_text())["experiments"]["p3-live"]
-    live_ratio = {r["marker"]: float(r["ratio_live"]) for r in table(live, "markers")}
+    live = json.loads(LIVE.read_text())
+    markers = {r["marker"]: r for r in table_rows(live, "p3-live", "markers")}
+    live_ratio = {m: float(r["ratio_live"]) for m, r in markers.items()}
     combos = [(t, n) for t in TCPS for n in SCALES]
     jobs = [
         (m, t, n, "150s", "50s", s)
@@ -253,13 +249,12 @@ def main() -> int:
         "| twin's TCP with | " + " | ".join(p3_live.MARKERS) + " | F1 edge RTT, standard |",
         "|---|" + "---|" * (len(p3_live.MARKERS) + 1),
     ]
-    live_rtt = {r["marker"]: float(r["f1_edge_rtt_ms"]) for r in table(live, "markers")}
     for k in ["(nothing)", "(all: P3's TCP)", *VARIANTS]:
         t = {"(nothing)": "twin", "(all: P3's TCP)": "p3"}.get(k, k)
         cells = [fmt(*interval(res[(m, t, p3_live.MICRO)])) for m in p3_live.MARKERS]
         rtt = fmt(*interval(f1_rtt[("standard", t, p3_live.MICRO)]))
         if t == "twin":
-            rtt += f" (live {live_rtt['standard']:.3g})"
+            rtt += f" (live {float(markers['standard']['f1_edge_rtt_ms']):.3g})"
         lines.append(f"| {k} | " + " | ".join(cells) + f" | {rtt} |")
     lines += [
         "",

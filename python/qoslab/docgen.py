@@ -174,6 +174,12 @@ def _experiment(data: dict[str, Any], name: str) -> dict[str, Any]:
         raise KeyError(f"experiment {name!r} is not in the data") from None
 
 
+def table_rows(data: dict[str, Any], experiment: str, table: str) -> list[dict[str, Any]]:
+    """The rows of a table ``experiment`` returned in exported ``data``, as dicts."""
+    t = _experiment(data, experiment)["tables"][table]
+    return [dict(zip(t["columns"], r, strict=True)) for r in t["rows"]]
+
+
 @renderer("comparisons")
 def _comparisons(data: dict[str, Any], experiment: str, match: str = "", **_: str) -> str:
     """Ours, the reference and the verdict of each comparison of ``experiment``."""
