@@ -44,6 +44,7 @@ from typing import Any
 import polars as pl
 
 from qoslab.reproduce import (
+    LIVE_SPIN,
     Comparison,
     Context,
     Explanation,
@@ -94,7 +95,8 @@ def scenario_data(
 ) -> dict[str, Any]:
     """``p3-passive``'s far scenario of ``stem`` with passive markers (module doc), F2's
     RTT ``f2_rtt``, ``MICRO`` Linux Reno connections per aggregate (without RACK and
-    tail-loss probes when not ``rack_tlp``)."""
+    tail-loss probes when not ``rack_tlp``), the datapath spinning before its events
+    (``LIVE_SPIN``, as p0-live and p1-live)."""
     d = far_scenario(stem, "passive")
     d["name"] = f"p3-live-{stem}-{round(f2_rtt * 1000)}ms"
     d["duration"], d["warmup"] = duration, warmup
@@ -103,7 +105,7 @@ def scenario_data(
     d["flow"] = [f for f in d["flow"] if int(f["name"].split("-")[1]) < MICRO]
     for f in d["flow"]:
         f["tcp"] = {"mss": LINUX_MSS}
-    d["live"] = {"cc": "reno"}
+    d["live"] = {"cc": "reno", "spin": LIVE_SPIN}
     if not rack_tlp:
         d["name"] += "-no-rack-tlp"
         d["live"]["rack_tlp"] = False
