@@ -28,8 +28,8 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     assert MARKERS == ["standard", "rtt", "rtt-rto", "rtt-sw", "rtt-sw-cir"]
     for stem in MARKERS:
         d = scenario_data(stem, 0.2, "10s", "2s")
-        # Spinning as p0/p1-live: without it late wake-ups break the timing bounds.
-        assert d["live"] == {"cc": "reno", "spin": "300us"}
+        # Not spinning: beside 80 connections it starves the agents (scenario_data).
+        assert d["live"] == {"cc": "reno"}
         aggs = [f["name"].split("-")[0] for f in d["flow"]]
         assert aggs.count("F1") == aggs.count("F2") == MICRO >= 20
         assert all(f["tcp"] == {"mss": LINUX_MSS} for f in d["flow"])
@@ -50,7 +50,7 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     )
     # The counterfactual: the same, Linux without RACK and tail-loss probes.
     cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
-    assert cf["live"] == {"cc": "reno", "spin": "300us", "rack_tlp": False}
+    assert cf["live"] == {"cc": "reno", "rack_tlp": False}
     assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["standard", "rtt-rto", "rtt-sw"]
     # Beyond the edge: the RTT less the host–edge link's 0.5 ms each way.
     assert edge_rtt(0.1, "F1") == pytest.approx(0.019)

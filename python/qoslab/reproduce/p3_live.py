@@ -44,7 +44,6 @@ from typing import Any
 import polars as pl
 
 from qoslab.reproduce import (
-    LIVE_SPIN,
     Comparison,
     Context,
     Explanation,
@@ -95,8 +94,7 @@ def scenario_data(
 ) -> dict[str, Any]:
     """``p3-passive``'s far scenario of ``stem`` with passive markers (module doc), F2's
     RTT ``f2_rtt``, ``MICRO`` Linux Reno connections per aggregate (without RACK and
-    tail-loss probes when not ``rack_tlp``), the datapath spinning before its events
-    (``LIVE_SPIN``, as p0-live and p1-live)."""
+    tail-loss probes when not ``rack_tlp``)."""
     d = far_scenario(stem, "passive")
     d["name"] = f"p3-live-{stem}-{round(f2_rtt * 1000)}ms"
     d["duration"], d["warmup"] = duration, warmup
@@ -105,7 +103,10 @@ def scenario_data(
     d["flow"] = [f for f in d["flow"] if int(f["name"].split("-")[1]) < MICRO]
     for f in d["flow"]:
         f["tcp"] = {"mss": LINUX_MSS}
-    d["live"] = {"cc": "reno", "spin": LIVE_SPIN}
+    # No spin (unlike p0/p1-live): spinning the datapath beside 80 connections' agents on
+    # two cores broke the timing bounds of every run (p99 up to 19 ms, stalls of ~40 ms;
+    # docs/papers/data/p3-live-spin.json), where sleeping keeps most runs within them.
+    d["live"] = {"cc": "reno"}
     if not rack_tlp:
         d["name"] += "-no-rack-tlp"
         d["live"]["rack_tlp"] = False
