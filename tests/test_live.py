@@ -158,6 +158,9 @@ def test_red_with_ecn_marks_ce_and_the_linux_receiver_echoes_ece(tmp_path):
     )
     f = r.flows.row(0, named=True)
     assert f["ce_delivered"] > 0 and f["ece_acks"] > 0, f
+    # The kernel's minimum RTT (tcpi_min_rtt) is the 10 ms of propagation plus at most a
+    # packet's serialisation; its smoothed RTT holds the RED queue on top.
+    assert 0.010 <= f["min_rtt"] <= 0.0115 and f["min_rtt"] < f["srtt"], f
     sysctl = r.table("live_sysctl").filter(pl.col("key") == "net.ipv4.tcp_ecn")
     assert set(sysctl["value"]) == {"1"}
     assert f["goodput_bps"] > 5e6  # small RED thresholds at a 10 ms RTT leave some idle

@@ -21,26 +21,42 @@ import sys
 import threading
 import time
 
+#: struct tcp_info up to tcpi_total_retrans (8 bytes, 24 × u32), which every kernel has.
 TCP_INFO_LEN = 104
+#: Where tcpi_min_rtt [µs] sits (after the pacing rates, byte and segment counters: Linux
+#: 4.6+); a shorter struct leaves it out.
+TCP_INFO_MIN_RTT = 148
+#: The bytes asked for: through tcpi_min_rtt.
+TCP_INFO_ASK = TCP_INFO_MIN_RTT + 4
 
 
 def tcp_info(sock: socket.socket) -> dict | None:
-    """cwnd, ssthresh [segments], srtt and rto [s], total retransmits from TCP_INFO."""
+    """cwnd, ssthresh [segments], srtt and rto [s], total retransmits and, where the
+    kernel has it, min_rtt [s] (its windowed minimum RTT, ``tcp_min_rtt_wlen``) from
+    TCP_INFO."""
     try:
-        b = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+        b = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_ASK)
     except OSError:
         return None
+    return parse_tcp_info(b)
+
+
+def parse_tcp_info(b: bytes) -> dict | None:
+    """:func:`tcp_info`'s fields from a ``struct tcp_info`` as the kernel returned it."""
     if len(b) < TCP_INFO_LEN:
         return None
     u = struct.unpack_from("=8B24I", b)
     v = u[8:]
-    return {
+    out = {
         "rto": v[0] / 1e6,
         "srtt": v[15] / 1e6,
         "ssthresh": v[17],
         "cwnd": v[18],
         "total_retrans": v[23],
     }
+    if len(b) >= TCP_INFO_ASK:
+        out["min_rtt"] = struct.unpack_from("=I", b, TCP_INFO_MIN_RTT)[0] / 1e6
+    return out
 
 
 class Agent:

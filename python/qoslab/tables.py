@@ -167,6 +167,7 @@ _UNITS = [
 _NAMED = {
     "mean_delay": "s",
     "srtt": "s",
+    "min_rtt": "s",
     "rto": "s",
     "rtt": "s",
     "rtt_net": "s",

@@ -808,6 +808,7 @@ fn fill_live_tables(
     let mut goodput = vec![0i64; n];
     let mut retrans = vec![0i64; n];
     let mut srtt = vec![f64::NAN; n];
+    let mut min_rtt = vec![f64::NAN; n];
     let mut cwnd = vec![0i64; n];
     let mut linux_cc = vec![String::new(); n];
     let mut series = Vec::new();
@@ -835,6 +836,7 @@ fn fill_live_tables(
                 if i < n {
                     retrans[i] = v["total_retrans"].as_i64().unwrap_or(0);
                     srtt[i] = v["srtt"].as_f64().unwrap_or(f64::NAN);
+                    min_rtt[i] = v["min_rtt"].as_f64().unwrap_or(f64::NAN);
                     cwnd[i] = v["cwnd"].as_i64().unwrap_or(0);
                     linux_cc[i] = v["cc"].as_str().unwrap_or("").to_string();
                     for t in v["trace"].as_array().into_iter().flatten() {
@@ -882,6 +884,9 @@ fn fill_live_tables(
             };
             nt.push(name, col);
         }
+        // The kernel's minimum RTT of the connection [s] (`tcpi_min_rtt`: the floor the
+        // sender measured, queueing excluded as far as its samples allow; NaN for UDP).
+        nt.push("min_rtt", Column::Float(min_rtt));
         // The congestion control the sender's socket ran (empty for UDP flows).
         nt.push("linux_cc", Column::Str(linux_cc.clone()));
         nt.push(
