@@ -15,6 +15,8 @@ from qoslab.reproduce.p3_live import (
     MARKERS,
     MICRO,
     RACK_OFF,
+    RUN_WINDOW,
+    WHOLE_RUN,
     edge_rtt,
     scenario_data,
 )
@@ -52,6 +54,14 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
     assert cf["live"] == {"cc": "reno", "rack_tlp": False}
     assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["standard", "rtt-rto", "rtt-sw"]
+    # The window counterfactual: the same scenario but every stage's minimum over the run.
+    base = scenario_data("standard", 0.1, "10s", "2s")
+    whole = scenario_data("standard", 0.1, "10s", "2s", whole_run=True)
+    assert whole["name"] == base["name"] + "-run-min" and WHOLE_RUN == ["standard"]
+    for c in whole["conditioner"]:
+        (st,) = c["stages"]
+        assert st.pop("min_window") == RUN_WINDOW == "1000s"
+    assert {**whole, "name": base["name"]} == base
     # Beyond the edge: the RTT less the host–edge link's 0.5 ms each way.
     assert edge_rtt(0.1, "F1") == pytest.approx(0.019)
     assert edge_rtt(0.1, "F2") == pytest.approx(0.099)

@@ -753,7 +753,8 @@ class SkipExperiment(Exception):
 #: ``[live] spin`` of the live experiments' runs: on this project's machine (a VM) wake-ups
 #: from sleep come 40–300 µs late, which alone breaks the timing bounds; spinning the last
 #: 300 µs before each event keeps p99 under 100 µs for about 5–20 % of a core
-#: (``validation/live_spin.py``, its output in ``validation/data/live-spin.md``).
+#: (``validation/live_spin.py``, its output in ``validation/data/live-spin.md``). For a few
+#: connections: p3-live's 80 do not spin (``p3_live.scenario_data`` says why).
 LIVE_SPIN = "300us"
 
 
