@@ -129,7 +129,8 @@ def scenario_data(
         f["tcp"] = {"mss": LINUX_MSS}
     # No spin (unlike p0/p1-live): spinning the datapath beside 80 connections' agents on
     # two cores broke the timing bounds of every run (p99 up to 19 ms, stalls of ~40 ms;
-    # docs/papers/data/p3-live-spin.json), where sleeping keeps most runs within them.
+    # docs/papers/data/p3-live-spin.json), where sleeping keeps p99 near 100 µs and p99.9
+    # under 1 ms (docs/papers/live.md, Timing).
     d["live"] = {"cc": "reno"}
     if not rack_tlp:
         d["name"] += "-no-rack-tlp"
@@ -185,7 +186,8 @@ def _kernel(res: Any) -> dict[str, float]:
 
 
 def _markers(res: Any) -> dict[str, float]:
-    """Each edge's passive RTT [ms] and RTT samples (``rtt_markers`` table)."""
+    """Each edge's passive RTT [ms], RTT samples, passive RTO [ms], q, and its packets:
+    marked, marked DP0, protected (small window) and paid back (``rtt_markers`` table)."""
     t = res.tables.get("rtt_markers")
     out: dict[str, float] = {}
     if t is None:
@@ -197,6 +199,9 @@ def _markers(res: Any) -> dict[str, float]:
         out[f"{a}_rto_ms"] = float(row["rto_ms"])
         out[f"{a}_q"] = float(row["q"])
         out[f"{a}_protected"] = float(row["protected"])
+        out[f"{a}_paid_back"] = float(row["paid_back"])
+        out[f"{a}_dp0"] = float(row["dp0"])
+        out[f"{a}_marked"] = float(row["dp0"] + row["dp1"] + row["dp2"])
     return out
 
 
