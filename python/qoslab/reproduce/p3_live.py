@@ -128,7 +128,7 @@ def scenario_data(
     for f in d["flow"]:
         f["tcp"] = {"mss": LINUX_MSS}
     # No spin (unlike p0/p1-live): spinning the datapath beside 80 connections' agents on
-    # two cores broke the timing bounds of every run (p99 up to 19 ms, stalls of ~40 ms;
+    # two cores broke the timing bounds of every run (p99 up to 19 ms, p99.9 10–37 ms;
     # docs/papers/data/p3-live-spin.json), where sleeping keeps p99 near 100 µs and p99.9
     # under 1 ms (docs/papers/live.md, Timing).
     d["live"] = {"cc": "reno"}
@@ -157,10 +157,15 @@ def edge_rtt(f2_rtt: float, agg: str) -> float:
     return (p3.F1_RTT if agg == "F1" else f2_rtt) - 2 * p3.HOP
 
 
+def _aggregate_of(col: str) -> pl.Expr:
+    """The aggregate (``F1``/``F2``) of a flow named ``F<a>-<i>`` in column ``col``."""
+    return pl.col(col).str.split("-").list.first().alias("agg")
+
+
 def _aggregates(res: Any) -> dict[str, float]:
     """Live and twin goodput [Mb/s] of F1 and F2 (Linux's payload for both)."""
     tw = res.tables["twin"].filter(pl.col("flow") != "(total)")
-    tw = tw.with_columns(pl.col("flow").str.split("-").list.first().alias("agg"))
+    tw = tw.with_columns(_aggregate_of("flow"))
     out = {}
     for side in ("live", "sim"):
         g = tw.group_by("agg", maintain_order=True).agg(pl.col(f"{side}_bps").sum() / 1e6)
@@ -176,7 +181,7 @@ def _kernel(res: Any) -> dict[str, float]:
     fl = res.tables["flows"]
     if "min_rtt" not in fl.columns:
         return {}
-    fl = fl.with_columns(pl.col("name").str.split("-").list.first().alias("agg"))
+    fl = fl.with_columns(_aggregate_of("name"))
     out = {}
     for a in ("F1", "F2"):
         v = fl.filter(pl.col("agg") == a)["min_rtt"].drop_nans().drop_nulls()
