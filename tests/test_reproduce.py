@@ -228,6 +228,43 @@ def test_an_ablation_whose_effect_survives_is_outside():
     tiny = reproduce.Ablation("c", "m", "t", "q", 0.004, 0.0, min_effect=0.05)
     assert tiny.verdict == "outside"
     assert reproduce.Ablation("c", "m", "t", "q", 1.0, float("nan")).verdict == "outside"
+
+
+def test_an_ablation_whose_fall_interval_straddles_its_bound_is_a_tie():
+    # falls 0.5: with − without per seed 0.4, 0.5, 0.6 on an effect of 1.0 (0.25 … 0.75)
+    straddles = reproduce.Ablation("c", "m", "t", "q", 1.0, 0.5, with_seeds=[1.0, 1.0, 1.0],
+                                   without_seeds=[0.6, 0.5, 0.4])  # fmt: skip
+    lo, hi = straddles.fall_ci
+    assert lo < 0.5 < hi and lo > 0  # the interval excludes no fall, yet reaches 0.5
+    assert straddles.verdict == "tie"
+    # the same point fall, tight: within; a tight fall below the bound: outside
+    tight = reproduce.Ablation("c", "m", "t", "q", 1.0, 0.4, with_seeds=[1.0, 1.0, 1.0],
+                               without_seeds=[0.41, 0.4, 0.39])  # fmt: skip
+    assert tight.verdict == "within" and tight.fall_ci[0] >= 0.5
+    low = reproduce.Ablation("c", "m", "t", "q", 1.0, 0.6, with_seeds=[1.0, 1.0, 1.0],
+                             without_seeds=[0.61, 0.6, 0.59])  # fmt: skip
+    assert low.verdict == "outside" and low.fall_ci[1] < 0.5
+    # a point fall below the bound whose interval reaches it is a tie, not outside
+    near = reproduce.Ablation("c", "m", "t", "q", 1.0, 0.55, with_seeds=[1.0, 1.0, 1.0],
+                              without_seeds=[0.6, 0.55, 0.5])  # fmt: skip
+    assert near.fall < 0.5 and near.verdict == "tie"
+    # the fall's interval is the paired interval over the effect with the mechanism
+    d = straddles.to_dict()
+    assert d["fall_ci"] == pytest.approx([x / 1.0 for x in d["ci"]])
+
+
+def test_stored_ablations_are_judged_by_todays_tie_rule():
+    from qoslab.reproduce import stored_verdict
+
+    # stored when only an interval reaching zero made a tie: fall 0.502, interval of
+    # with − without 0.0686 … 0.111 on an effect of 0.1789 → fall 0.38 … 0.62
+    old = {"claim": "c", "quantity": "q", "effect_with": 0.1789, "effect_without": 0.08905,
+           "falls_by": 0.5, "fall": 0.502, "ci": [0.0686, 0.111], "verdict": "within"}  # fmt: skip
+    assert stored_verdict(old) == "tie"
+    no_seeds = {**old, "ci": None}
+    assert stored_verdict(no_seeds) == "within"
+    gone = {**old, "fall": None, "ci": None, "verdict": "outside"}
+    assert stored_verdict(gone) == "outside"
     assert reproduce.Ablation("c", "m", "t", "q", float("inf"), 0.0).verdict == "outside"
     with pytest.raises(ValueError, match="not the mean"):
         reproduce.Ablation("c", "m", "t", "q", 0.9, 0.1, with_seeds=[0.4, 0.41, 0.39],

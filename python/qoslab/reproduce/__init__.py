@@ -112,6 +112,7 @@ __all__ = [
     "ReadingResult",
     "Saved",
     "SkipExperiment",
+    "ablation_verdict",
     "count_verdicts",
     "counterfactual_outcome",
     "discover",
@@ -531,6 +532,39 @@ class Comparison:
         return d
 
 
+def _fall_ci(
+    ci: tuple[float, float] | list[float] | None, effect_with: float, fall: float | None
+) -> tuple[float, float] | None:
+    """The interval of an ablation's fall from the paired interval ``ci`` of with − without
+    (None without seeds or without an effect to fall)."""
+    if ci is None or fall is None:
+        return None
+    return ci[0] / effect_with, ci[1] / effect_with
+
+
+def ablation_verdict(
+    fall: float | None,
+    effect_without: float,
+    falls_by: float,
+    fall_ci: tuple[float, float] | list[float] | None = None,
+) -> str:
+    """An ablation's verdict from its fall (None: no effect with the mechanism) and, with
+    seeds, the fall's 95 % interval: ``within`` when the fall (all of its interval) is at
+    least ``falls_by``, ``outside`` when it (all of its interval) is below, ``tie`` when
+    the interval straddles ``falls_by``."""
+    eps = 1e-12
+    if fall is None or math.isnan(effect_without) or math.isnan(fall):
+        return "outside"
+    if fall_ci is None:
+        return "within" if fall >= falls_by - eps else "outside"
+    lo, hi = fall_ci
+    if lo >= falls_by - eps:
+        return "within"
+    if hi < falls_by - eps:
+        return "outside"
+    return "tie"
+
+
 @dataclass
 class Ablation:
     """An ablation twin: the claim "``mechanism`` causes ``quantity``", measured with the
@@ -538,10 +572,12 @@ class Ablation:
     choice in its place (``effect_without``). The effect is signed so that a positive
     value is the claimed effect (e.g. the edge's share of drops minus the share without
     ERUF). ``within`` when the effect is present with the mechanism (> 0) and falls by at
-    least ``falls_by`` of it without (``effect_without ≤ (1 − falls_by) · effect_with``)
-    and, with per-seed values (``with_seeds``/``without_seeds``, the same seeds), the 95 %
-    interval of the paired fall excludes zero (a ``tie`` otherwise); ``outside`` when the
-    effect survives its ablation."""
+    least ``falls_by`` of it without (``effect_without ≤ (1 − falls_by) · effect_with``);
+    ``outside`` when the effect survives its ablation. With per-seed values
+    (``with_seeds``/``without_seeds``, the same seeds) the fall has a 95 % interval (the
+    paired interval of with − without, over ``effect_with``), and the verdict follows
+    it: ``within`` when all of it is at least ``falls_by``, ``outside`` when all of it is
+    below, a ``tie`` when it straddles ``falls_by`` (:func:`ablation_verdict`)."""
 
     claim: str
     mechanism: str
@@ -594,15 +630,15 @@ class Ablation:
         return lo, hi
 
     @property
+    def fall_ci(self) -> tuple[float, float] | None:
+        """The 95 % interval of the fall itself (:attr:`ci` over ``effect_with``), when
+        seeds are given and there is an effect to fall."""
+        return _fall_ci(self.ci, self.effect_with, self.fall)
+
+    @property
     def verdict(self) -> str:
         """``within`` (the effect falls as claimed), ``tie`` or ``outside`` (see the class)."""
-        f = self.fall
-        if f is None or math.isnan(self.effect_without) or not f >= self.falls_by - 1e-12:
-            return "outside"
-        ci = self.ci
-        if ci is not None and not ci[0] > 0:
-            return "tie"
-        return "within"
+        return ablation_verdict(self.fall, self.effect_without, self.falls_by, self.fall_ci)
 
     def to_dict(self) -> dict[str, Any]:
         """As stored in ``reproduce.json``."""
@@ -617,6 +653,7 @@ class Ablation:
             "falls_by": self.falls_by,
             "fall": self.fall,
             "ci": list(self.ci) if self.ci else None,
+            "fall_ci": list(self.fall_ci) if self.fall_ci else None,
             "n": None if self.with_seeds is None else len(self.with_seeds),
             "command": self.command,
             "note": self.note,
@@ -721,12 +758,18 @@ def counterfactual_outcome(explanation: Mapping[str, Any] | None) -> str:
 
 
 def stored_verdict(c: Mapping[str, Any]) -> str:
-    """A stored comparison's verdict under today's rules: an ``outside-explained`` whose
-    explanation was not confirmed by a counterfactual (data written before explanations
-    were tested) is ``outside``."""
+    """A stored comparison's or ablation's verdict under today's rules: an
+    ``outside-explained`` whose explanation was not confirmed by a counterfactual (data
+    written before explanations were tested) is ``outside``; an ablation is judged again
+    from its stored fall and interval (:func:`ablation_verdict`)."""
     v = c.get("verdict", "info")
     if v == "outside-explained" and (c.get("explanation") or {}).get("confirmed") is not True:
         return "outside"
+    if "falls_by" in c and "effect_with" in c:
+        # An ablation (stored before a tie meant an interval straddling the bound).
+        fall = c.get("fall")
+        ci = _fall_ci(c.get("ci"), c["effect_with"], fall)
+        return ablation_verdict(fall, c["effect_without"], c["falls_by"], ci)
     return v
 
 
