@@ -23,7 +23,13 @@ def results(tmp_path):
         return Outcome(
             comparisons=[
                 Comparison("share", 0.661, paper=2 / 3, rtol=0.02, unit="Mb/s"),
-                Comparison("worst", 0.99, at_least=1.0, against="the request"),
+                Comparison(
+                    "worst",
+                    0.99,
+                    at_least=1.0,
+                    against="the request",
+                    note="0/1 live runs with valid timing",
+                ),
             ],
             tables={"rates": pl.DataFrame({"rate_kbps": [50, 100], "ratio": [1.061, None]})},
         )
@@ -105,3 +111,25 @@ def test_table_rows_gives_an_exported_table_as_dicts_and_names_a_missing_experim
     assert table_rows(data, "e", "t") == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
     with pytest.raises(KeyError, match="'f' is not in the data"):
         table_rows(data, "f", "t")
+
+
+def test_comparison_notes_are_shown_on_request(results, tmp_path):
+    docgen.export(results, tmp_path / "data" / "x.json")
+    page = tmp_path / "p.md"
+    block = (
+        "<!-- qoslab:table comparisons data=data/x.json experiment=t-doc{} -->\n"
+        "<!-- qoslab:end -->\n"
+    )
+    page.write_text(block.format(" notes=yes"))
+    docgen.update([page])
+    text = page.read_text()
+    assert "| quantity | ours | compared with | verdict | note |" in text
+    row = "| worst | 0.99 | ≥ 1 (the request) | outside | 0/1 live runs with valid timing |"
+    assert row in text
+    assert "| share | 0.661 Mb/s | 0.666667 ± 2 % | within | — |" in text
+    page.write_text(block.format(""))
+    docgen.update([page])
+    assert "valid timing" not in page.read_text()
+    page.write_text(block.format(" notes=maybe"))
+    with pytest.raises(ValueError, match="notes='maybe'"):
+        docgen.update([page])

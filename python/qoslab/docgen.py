@@ -181,8 +181,14 @@ def table_rows(data: dict[str, Any], experiment: str, table: str) -> list[dict[s
 
 
 @renderer("comparisons")
-def _comparisons(data: dict[str, Any], experiment: str, match: str = "", **_: str) -> str:
-    """Ours, the reference and the verdict of each comparison of ``experiment``."""
+def _comparisons(
+    data: dict[str, Any], experiment: str, match: str = "", notes: str = "", **_: str
+) -> str:
+    """Ours, the reference and the verdict of each comparison of ``experiment`` (with
+    ``notes=yes`` also each comparison's note: what the run behind it was, e.g. its
+    timing verdict)."""
+    if notes not in ("", "yes", "no"):
+        raise ValueError(f"notes={notes!r}: expected yes or no")
     rows = []
     for c in _experiment(data, experiment)["comparisons"]:
         if match and match not in c["quantity"]:
@@ -196,8 +202,12 @@ def _comparisons(data: dict[str, Any], experiment: str, match: str = "", **_: st
             landed = counterfactual_outcome(c.get("explanation"))
             landed = {"lands in the band": "lands", "misses the band": "misses"}.get(landed, landed)
             verdict += f" (counterfactual: {cf['change']} → {fmt(cf.get('value'))}, {landed})"
-        rows.append([c["quantity"], _value_unit(c), ref, verdict])
-    return md_table(["quantity", "ours", "compared with", "verdict"], rows)
+        row = [c["quantity"], _value_unit(c), ref, verdict]
+        if notes == "yes":
+            row.append(c.get("note") or "—")
+        rows.append(row)
+    head = ["quantity", "ours", "compared with", "verdict"]
+    return md_table([*head, "note"] if notes == "yes" else head, rows)
 
 
 def _selected(data: dict[str, Any], experiment: str = "", prefix: str = "") -> list[str]:
@@ -229,10 +239,13 @@ def _ablations(data: dict[str, Any], experiment: str = "", prefix: str = "", **_
     for name in _selected(data, experiment, prefix):
         for a in _experiment(data, name).get("ablations", []):
             unit = f" {a['unit']}" if a.get("unit") else ""
-            ci = a.get("ci")
+            ci = a.get("fall_ci")
+            if ci is None and a.get("ci") and a.get("fall") is not None:
+                # stored before the fall's own interval was: the interval of with − without
+                ci = [x / a["effect_with"] for x in a["ci"]]
             fall = fmt(a.get("fall"), 3)
             if ci:
-                fall += f" (CI of the fall {fmt(ci[0], 3)} … {fmt(ci[1], 3)}, {a.get('n')} seeds)"
+                fall += f" (95 % interval {fmt(ci[0], 3)} … {fmt(ci[1], 3)}, {a.get('n')} seeds)"
             rows.append([
                 name, a["claim"], a["mechanism"], a["twin"],
                 f"{fmt(a['effect_with'])}{unit}", f"{fmt(a['effect_without'])}{unit}",
