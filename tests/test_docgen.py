@@ -133,3 +133,16 @@ def test_comparison_notes_are_shown_on_request(results, tmp_path):
     page.write_text(block.format(" notes=maybe"))
     with pytest.raises(ValueError, match="notes='maybe'"):
         docgen.update([page])
+
+
+def test_ablation_notes_are_shown_on_request(tmp_path):
+    a = reproduce.Ablation("c", "m", "t", "q", 1.0, 0.2, note="2/5 runs with valid timing")
+    data = {"quick": False, "experiments": {"e": {"ablations": [a.to_dict()]}}}
+    (tmp_path / "x.json").write_text(json.dumps(data))
+    page = tmp_path / "p.md"
+    page.write_text("<!-- qoslab:table ablations data=x.json experiment=e notes=yes -->\n"
+                    "<!-- qoslab:end -->\n")  # fmt: skip
+    docgen.update([page])
+    text = page.read_text()
+    assert "| fall of the effect | verdict | note |" in text
+    assert "| 0.8 (≥ 0.5) | within | 2/5 runs with valid timing |" in text

@@ -233,8 +233,13 @@ def _value_unit(c: dict[str, Any]) -> str:
 
 
 @renderer("ablations")
-def _ablations(data: dict[str, Any], experiment: str = "", prefix: str = "", **_: str) -> str:
-    """Each ablation twin: claim, mechanism, twin, effect with and without, verdict."""
+def _ablations(
+    data: dict[str, Any], experiment: str = "", prefix: str = "", notes: str = "", **_: str
+) -> str:
+    """Each ablation twin: claim, mechanism, twin, effect with and without, verdict (and
+    with ``notes=yes`` its note)."""
+    if notes not in ("", "yes", "no"):
+        raise ValueError(f"notes={notes!r}: expected yes or no")
     rows = []
     for name in _selected(data, experiment, prefix):
         for a in _experiment(data, name).get("ablations", []):
@@ -250,12 +255,14 @@ def _ablations(data: dict[str, Any], experiment: str = "", prefix: str = "", **_
                 name, a["claim"], a["mechanism"], a["twin"],
                 f"{fmt(a['effect_with'])}{unit}", f"{fmt(a['effect_without'])}{unit}",
                 f"{fall} (≥ {fmt(a['falls_by'], 3)})", a["verdict"],
+                *([a.get("note") or "—"] if notes == "yes" else []),
             ])  # fmt: skip
     if not rows:
         return "(no ablations in the data)\n"
     return md_table(
         ["experiment", "claim", "mechanism", "twin (mechanism off)", "effect with",
-         "effect without", "fall of the effect", "verdict"],
+         "effect without", "fall of the effect", "verdict",
+         *(["note"] if notes == "yes" else [])],
         rows,
     )  # fmt: skip
 
