@@ -5,20 +5,23 @@ datapath at the senders' edge (live mode, ``docs/live.md``) and controls Linux T
 connections between network namespaces. Linux TCP is not the TCP any of qoslab's
 simulated fits describe, so each TRC uses a model fitted to the Linux sender it controls,
 measured live by the same per-configuration fit as qoslab's TCPs
-(``python3 validation/trc_model_fit.py --measure linux-reno linux-cubic``: goodput
-against W_max and RTT on the TRC's own drop pattern; ``linux-reno`` / ``linux-cubic`` in
-``docs/validation/trc-models.md``).
+(``python3 validation/trc_model_fit.py --measure linux-reno linux-cubic``: the cycle
+measured at each W_max of the grid, at 50 and 200 ms, on the TRC's own drop pattern; the
+model is a law in W_max alone, its cycle the longest over the RTTs measured;
+``linux-reno`` / ``linux-cubic`` in ``docs/validation/trc-models.md``).
 
 Cases: Table 1's 10 Mb/s scenario (seven requests 50 kb/s … 5 Mb/s from one host, the
-shared access delay 1.5 ms or 124 ms, P1's ρ) and Fig. 6b's (nine requests up to
-10 Mb/s on 200 Mb/s). Per case and congestion control the flows' achieved ÷ requested,
+shared access delay 1.5 ms or 124 ms; Σ requested 0.765 of the link, admitted under
+P1's ρ = 0.85) and Fig. 6b's (nine requests up to 10 Mb/s on 200 Mb/s, Σ requested
+0.10 of it). The loaded variants (Σ requested = 0.85 of the link, ``p1.md``'s reading
+of P1 §5.5) are not run live. Per case and congestion control the flows' achieved ÷ requested,
 over ``runs`` live runs with 95 % intervals, are compared with the paper's claim (every
 flow at least its request, §5.2; at most 3 % above the model's target R·1.06, §4.3),
 beside the same case simulated with qoslab's default TCP under its own fitted model.
 The ablation twin runs the case live without the TRC (Linux Reno): the flows no longer
 land on their requests.
 
-Not part of ``reproduce --all`` (it runs in real time; about 12 minutes in quick mode);
+Not part of ``reproduce --all`` (it runs in real time; about 13 minutes in quick mode);
 needs root and ``/dev/net/tun``, elsewhere it is skipped with the reason.
 """
 
@@ -144,6 +147,14 @@ def p1_live(ctx: Context) -> Outcome:
         d = runs_df.filter((pl.col("case") == case) & (pl.col("tcp") == side))
         return d["within"].to_list()
 
+    def off_run(case: str) -> str:
+        """The no-TRC twin's worst and best (mean over its runs), for the notes: the
+        claim's first half alone passes without the TRC where the flows get more."""
+        d = runs_df.filter((pl.col("case") == case) & (pl.col("tcp") == "off"))
+        return (f"without the TRC (live Reno, {int(d['timing_ok'].sum())}/{d.height} runs "
+                f"with valid timing): worst {d['worst'].mean():.3g}, max ÷ target "
+                f"{d['best_vs_target'].mean():.3g}")  # fmt: skip
+
     summary = []
     comps: list[Comparison] = []
     for case, (_f, _o, what) in CASES.items():
@@ -166,18 +177,23 @@ def p1_live(ctx: Context) -> Outcome:
                     f"{worst['lo']:.3f} … {worst['hi']:.3f}")  # fmt: skip
             if side in CCS:
                 note += f"; {valid}/{runs} live runs with valid timing"
+            note += f"; {off_run(case)}"
             _claim(comps, label, pl.DataFrame(rows), note=note)
     ablations = []
     for case, (_f, _o, what) in CASES.items():
         on, off = within(case, "reno"), within(case, "off")
         # Per-run values carry an interval from two runs on (full mode).
         seeds = {"with_seeds": on, "without_seeds": off} if len(on) > 1 else {}
+        valid = {side: runs_df.filter((pl.col("case") == case) & (pl.col("tcp") == side))
+                 ["timing_ok"] for side in ("reno", "off")}  # fmt: skip
         ablations.append(Ablation(
             f"{what}: the TRC sets each Linux Reno flow's rate (live)",
             "the TRC (P1 §4, model fitted live)", "no TRC (the same flows, live)",
             "share of flows within the paper's claim (≥ R, ≤ 1.03·R·1.06)",
             sum(on) / len(on), sum(off) / len(off), **seeds,
             falls_by=0.5, command="sudo qoslab reproduce p1-live",
+            note=f"live runs with valid timing: {int(valid['reno'].sum())}/{len(on)} with "
+                 f"the TRC, {int(valid['off'].sum())}/{len(off)} without",
         ))  # fmt: skip
     invalid = runs_df.filter(~pl.col("timing_ok")).height
     return Outcome(
