@@ -107,6 +107,32 @@ def test_reproduce_all_with_nothing_registered(tmp_path, monkeypatch):
     assert idx["experiments"] == [] and idx["quick"] is True
 
 
+def test_reproduce_all_live_adds_the_live_experiments(tmp_path, monkeypatch):
+    # --all leaves the live experiments out; --all --live runs every registered one.
+    from click.testing import CliRunner
+
+    import qoslab.reproduce as rep
+    from qoslab.cli import cli as cli_group
+
+    reg = {n: rep.Experiment(n, n, "", lambda ctx: rep.Outcome(), n != "x-live")
+           for n in ("x-sim", "x-live")}  # fmt: skip
+    asked = []
+
+    def fake_run(names, out, **kw):
+        asked.append(names)
+        return {"experiments": [], "quick": True}
+
+    monkeypatch.setattr(rep, "discover", lambda: reg)
+    monkeypatch.setattr(rep, "run_experiments", fake_run)
+    monkeypatch.setattr("qoslab.report.write_report", lambda out: tmp_path / "r.html")
+    for args in (["--all"], ["--all", "--live"], ["x-live"]):
+        p = CliRunner().invoke(cli_group, ["reproduce", *args, "-o", tmp_path / "rep"])
+        assert p.exit_code == 0, p.output
+    assert asked == [None, ["x-sim", "x-live"], ["x-live"]]
+    p = CliRunner().invoke(cli_group, ["reproduce", "x-sim", "--live", "-o", tmp_path / "rep"])
+    assert p.exit_code == 2 and "--live goes with --all" in p.output
+
+
 def test_reproduce_unknown_name(tmp_path):
     p = cli("reproduce", "p9-nothing", "-o", tmp_path / "rep")
     assert p.returncode == 2 and "unknown experiment 'p9-nothing'" in p.stderr

@@ -592,7 +592,15 @@ def sql(directory: Path, query: str, as_csv: bool, as_json: bool, all_rows: bool
     "--all",
     "all_",
     is_flag=True,
-    help="Every registered experiment except the live ones (p0-live: name it to run it).",
+    help="Every registered experiment except the live ones (add --live, or name them).",
+)
+@click.option(
+    "--live",
+    "live_",
+    is_flag=True,
+    help="With --all, also the live experiments (p0-live, p1-live, p3-live: root and "
+    "/dev/net/tun, real time; about 41 minutes in quick mode). Without live mode they are "
+    "reported as skipped.",
 )
 @click.option("--quick", is_flag=True, help="Fewer seeds, shorter runs.")
 @click.option(
@@ -617,7 +625,7 @@ def sql(directory: Path, query: str, as_csv: bool, as_json: bool, all_rows: bool
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=Path("results/reproduce"))
 @click.option("--workers", "-j", type=int, default=None)
 @click.option("--ray", default=None, metavar="auto|local|ADDRESS")
-def reproduce(names, all_, quick, full, paper_only, strict, out, workers, ray) -> None:
+def reproduce(names, all_, live_, quick, full, paper_only, strict, out, workers, ray) -> None:
     """Reproduce paper experiments (NAMES, or --all) and write the report.
 
     Exits with 1 when an experiment fails (raises); a result outside the paper's
@@ -628,14 +636,17 @@ def reproduce(names, all_, quick, full, paper_only, strict, out, workers, ray) -
 
     if not names and not all_:
         raise click.UsageError("name experiments or pass --all (see `qoslab list`)")
+    if live_ and not all_:
+        raise click.UsageError("--live goes with --all (name a live experiment to run it alone)")
     reg = discover()
+    chosen = list(names) if not all_ else (list(reg) if live_ else None)
     if not reg:
         click.echo(
             "no paper experiments are registered yet (they are added as "
             "python/qoslab/reproduce/p0.py … p4.py); writing an empty report."
         )
     idx = run_experiments(
-        None if all_ else list(names),
+        chosen,
         out,
         quick=quick,
         workers=workers,
