@@ -101,8 +101,12 @@ def test_paired_ablation_takes_an_effect_within_its_own_noise_as_no_effect():
     # The effect's own 95 % interval reaches zero: no effect, whatever the twin shows.
     noisy = p3.paired_ablation([0.3, -0.2, 0.1], [-1.0, -1.1, -0.9], **kw)
     assert noisy.min_effect > noisy.effect_with and noisy.verdict == "outside"
-    clear = p3.paired_ablation([1.0, 1.1, 0.9], [0.1, 0.0, 0.2], **kw)
-    assert clear.verdict == "within" and clear.ci is not None and clear.ci[0] > 0
+    # A clear fall: the fall's own interval (0.65 … 1.15) lies above the 0.5 asked.
+    clear = p3.paired_ablation([1.0, 1.1, 0.9], [0.1, 0.1, 0.1], **kw)
+    assert clear.verdict == "within" and clear.ci is not None and clear.fall_ci[0] > 0.5
+    # The same mean fall with more spread straddles 0.5: a tie, not within.
+    loose = p3.paired_ablation([1.0, 1.1, 0.9], [0.1, 0.0, 0.2], **kw)
+    assert loose.fall_ci[0] < 0.5 < loose.fall_ci[1] and loose.verdict == "tie"
     survives = p3.paired_ablation([1.0, 1.1, 0.9], [0.9, 1.0, 0.8], **kw)
     assert survives.verdict == "outside"
     # One seed (quick mode): judged by its values, no interval.
