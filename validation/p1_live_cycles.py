@@ -118,7 +118,7 @@ def save(rows: list[dict], header: list[str]) -> None:
             wr.writerow({k: ("" if r.get(k) is None else r[k]) for k in FIELDS})
 
 
-def f(x: float | None, d: int) -> str:
+def num(x: float | None, d: int) -> str:
     """``x`` with ``d`` decimals, or a dash."""
     return "—" if x is None else f"{x:.{d}f}"
 
@@ -152,8 +152,8 @@ def page(rows: list[dict]) -> str:
             c = r["cycle_rtts"]
             ratio = "—" if c is None else f"{c / m:.3f}"
             out.append(f"| {r['cc']} | {r['rtt_ms']:g} | {r['timing_ok']} | {r['cycles']} | "
-                       f"{f(c, 2)} | {m:.2f} | {ratio} | {verdict(c, m)} | {f(r['peak'], 1)} "
-                       f"| {f(r['kept'], 2)} | {f(r['below'], 2)} |")  # fmt: skip
+                       f"{num(c, 2)} | {m:.2f} | {ratio} | {verdict(c, m)} | {num(r['peak'], 1)} "
+                       f"| {num(r['kept'], 2)} | {num(r['below'], 2)} |")  # fmt: skip
         out.append("")
     return "\n".join(out)
 

@@ -187,8 +187,7 @@ def _comparisons(
     """Ours, the reference and the verdict of each comparison of ``experiment`` (with
     ``notes=yes`` also each comparison's note: what the run behind it was, e.g. its
     timing verdict)."""
-    if notes not in ("", "yes", "no"):
-        raise ValueError(f"notes={notes!r}: expected yes or no")
+    with_notes = _notes_on(notes)
     rows = []
     for c in _experiment(data, experiment)["comparisons"]:
         if match and match not in c["quantity"]:
@@ -202,12 +201,17 @@ def _comparisons(
             landed = counterfactual_outcome(c.get("explanation"))
             landed = {"lands in the band": "lands", "misses the band": "misses"}.get(landed, landed)
             verdict += f" (counterfactual: {cf['change']} → {fmt(cf.get('value'))}, {landed})"
-        row = [c["quantity"], _value_unit(c), ref, verdict]
-        if notes == "yes":
-            row.append(c.get("note") or "—")
-        rows.append(row)
+        rows.append([c["quantity"], _value_unit(c), ref, verdict,
+                     *([c.get("note") or "—"] if with_notes else [])])  # fmt: skip
     head = ["quantity", "ours", "compared with", "verdict"]
-    return md_table([*head, "note"] if notes == "yes" else head, rows)
+    return md_table([*head, "note"] if with_notes else head, rows)
+
+
+def _notes_on(notes: str) -> bool:
+    """A block's ``notes=`` option: ``yes`` shows each row's note."""
+    if notes not in ("", "yes", "no"):
+        raise ValueError(f"notes={notes!r}: expected yes or no")
+    return notes == "yes"
 
 
 def _selected(data: dict[str, Any], experiment: str = "", prefix: str = "") -> list[str]:
@@ -238,16 +242,14 @@ def _ablations(
 ) -> str:
     """Each ablation twin: claim, mechanism, twin, effect with and without, verdict (and
     with ``notes=yes`` its note)."""
-    if notes not in ("", "yes", "no"):
-        raise ValueError(f"notes={notes!r}: expected yes or no")
+    from qoslab.reproduce import stored_fall_ci
+
+    with_notes = _notes_on(notes)
     rows = []
     for name in _selected(data, experiment, prefix):
         for a in _experiment(data, name).get("ablations", []):
             unit = f" {a['unit']}" if a.get("unit") else ""
-            ci = a.get("fall_ci")
-            if ci is None and a.get("ci") and a.get("fall") is not None:
-                # stored before the fall's own interval was: the interval of with − without
-                ci = [x / a["effect_with"] for x in a["ci"]]
+            ci = stored_fall_ci(a)
             fall = fmt(a.get("fall"), 3)
             if ci:
                 fall += f" (95 % interval {fmt(ci[0], 3)} … {fmt(ci[1], 3)}, {a.get('n')} seeds)"
@@ -255,14 +257,14 @@ def _ablations(
                 name, a["claim"], a["mechanism"], a["twin"],
                 f"{fmt(a['effect_with'])}{unit}", f"{fmt(a['effect_without'])}{unit}",
                 f"{fall} (≥ {fmt(a['falls_by'], 3)})", a["verdict"],
-                *([a.get("note") or "—"] if notes == "yes" else []),
+                *([a.get("note") or "—"] if with_notes else []),
             ])  # fmt: skip
     if not rows:
         return "(no ablations in the data)\n"
     return md_table(
         ["experiment", "claim", "mechanism", "twin (mechanism off)", "effect with",
          "effect without", "fall of the effect", "verdict",
-         *(["note"] if notes == "yes" else [])],
+         *(["note"] if with_notes else [])],
         rows,
     )  # fmt: skip
 

@@ -121,6 +121,7 @@ __all__ = [
     "paired_interval",
     "register",
     "run_experiments",
+    "stored_fall_ci",
     "stored_verdict",
     "summarize",
 ]
@@ -767,10 +768,18 @@ def stored_verdict(c: Mapping[str, Any]) -> str:
         return "outside"
     if "falls_by" in c and "effect_with" in c:
         # An ablation (stored before a tie meant an interval straddling the bound).
-        fall = c.get("fall")
-        ci = _fall_ci(c.get("ci"), c["effect_with"], fall)
-        return ablation_verdict(fall, c["effect_without"], c["falls_by"], ci)
+        return ablation_verdict(c.get("fall"), c["effect_without"], c["falls_by"],
+                                stored_fall_ci(c))  # fmt: skip
     return v
+
+
+def stored_fall_ci(a: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A stored ablation's interval of the fall: as stored, or, in data written before it
+    was, from the stored interval of with − without."""
+    if a.get("fall_ci"):
+        lo, hi = a["fall_ci"]
+        return lo, hi
+    return _fall_ci(a.get("ci"), a["effect_with"], a.get("fall"))
 
 
 def count_verdicts(comparisons: list[Mapping[str, Any]]) -> dict[str, int]:

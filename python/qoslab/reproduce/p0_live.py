@@ -56,7 +56,12 @@ POLICIES: dict[str, tuple[str, str, float | None]] = {
     "logical-shape": ("f10-equal.toml", "F10", 0.996),
     "partitioned-police": ("f6-equal.toml", "F6", None),
 }
-SHAPING = ("partitioned-shape", "common-lru-shape", "logical-shape")
+#: The shaping policies → the mechanism each ablation twin switches off.
+SHAPING = {
+    "partitioned-shape": "partitioned shaping (P0 §4.2.1)",
+    "common-lru-shape": "the common bucket served LRU (P0 §4.2.2)",
+    "logical-shape": "logical partitions (P0 §4.2.3)",
+}
 
 
 def scenario_data(ctx: Context, file: str, duration: str, warmup: str) -> dict[str, Any]:
@@ -182,18 +187,15 @@ def p0_live(ctx: Context) -> Outcome:
     ablations = []
     # Every shaping policy against the same policy-off runs: the rate held and the shares
     # made equal must both vanish without aggregate control.
-    for label in SHAPING:
+    for label, what in SHAPING.items():
         on = vals[label]
-        what = {"partitioned-shape": "partitioned shaping (P0 §4.2.1)",
-                "common-lru-shape": "the common bucket served LRU (P0 §4.2.2)",
-                "logical-shape": "logical partitions (P0 §4.2.3)"}[label]  # fmt: skip
-        used = [1 - x * RATE / LINK for x in on["total_live"]]
+        left = [1 - x * RATE / LINK for x in on["total_live"]]
         ablations += [
             Ablation(
                 f"{label}: the aggregate shaper holds the total to the rate, below the access "
                 "link", what, twin,
                 "link capacity left unused, 1 − total/1 Mb/s (IP level, live)",
-                _mean(used), _mean(unused), with_seeds=used, without_seeds=unused,
+                _mean(left), _mean(unused), with_seeds=left, without_seeds=unused,
                 falls_by=0.5, command=cmd,
             ),
             Ablation(
