@@ -153,6 +153,7 @@ pub fn run<'py>(
     let opts = qoslab::RunOptions {
         pcap_dir,
         interrupt: Some(flag.clone()),
+        ..Default::default()
     };
     let result = interruptible(py, "the run", flag, max_wall, move || {
         let mut sc = qoslab::scenario::parse(&text, fmt)?;

@@ -3,7 +3,8 @@
 //! Events are ordered by `(time, seq)` where `seq` is the insertion number: two events
 //! at the same nanosecond run in the order they were scheduled. That rule, and nothing
 //! else, fixes the order of simultaneous events, so a run is bit-for-bit reproducible
-//! from (scenario, seed).
+//! from (scenario, seed). (A packet that cuts through a router, `world::cut`, has its
+//! arrival beyond it scheduled as it leaves the link before: that is its place.)
 //!
 //! Events live in the heap itself, next to their `(time, seq)` key: a 4-ary min-heap of
 //! 32-byte entries, so a pop touches half as many levels as a binary heap and reads no

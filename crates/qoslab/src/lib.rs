@@ -101,6 +101,9 @@ pub struct RunOptions {
     /// Set it (from another thread, e.g. on Ctrl-C) to stop the run with
     /// [`world::RunError::Interrupted`]; checked every 65 536 events.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Every router hop as an event of its own (cut-through off, see `world::cut`): the
+    /// same tables with more events, for checks and speed comparisons.
+    pub every_hop: bool,
 }
 
 /// Runs a parsed scenario.
@@ -114,6 +117,7 @@ pub fn run_with(sc: &scenario::Scenario, opts: &RunOptions) -> Result<RunResult,
     let t0 = std::time::Instant::now();
     let mut w = scenario::build(sc)?;
     w.interrupt = opts.interrupt.clone();
+    w.cut_through = !opts.every_hop;
     if let (Some(dir), false) = (&opts.pcap_dir, w.capture_plan.is_empty()) {
         let addrs: Vec<[u8; 4]> = w.nodes.iter().map(|n| n.addr).collect();
         let c = capture::Capturer::open(dir, &w.capture_plan, &w.ifaces, &w.flows, &addrs)?;

@@ -1,6 +1,8 @@
-//! `qoslab-run SCENARIO.toml [--seed N] [--out FILE] [--pcap-dir DIR]`: runs a scenario
-//! and writes its results as JSON (to stdout, or FILE). The scenario's `[[capture]]`
-//! files go to DIR (default: next to FILE, or the current directory). Exit code 2 on a
+//! `qoslab-run SCENARIO.toml [--seed N] [--out FILE] [--pcap-dir DIR] [--every-hop]`:
+//! runs a scenario and writes its results as JSON (to stdout, or FILE). The scenario's
+//! `[[capture]]` files go to DIR (default: next to FILE, or the current directory).
+//! `--every-hop` turns cut-through off (the same tables, more events: for checks and
+//! speed comparisons). Exit code 2 on a
 //! bad scenario, 1 on a failed run. The engine is usable from the shell before (and
 //! without) the Python package.
 
@@ -12,13 +14,16 @@ use qoslab::scenario::{self, Format};
 use qoslab::RunOptions;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: qoslab-run SCENARIO.toml|.json [--seed N] [--out FILE] [--pcap-dir DIR]");
+    eprintln!(
+        "usage: qoslab-run SCENARIO.toml|.json [--seed N] [--out FILE] [--pcap-dir DIR] [--every-hop]"
+    );
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut path, mut seed, mut out, mut pcap_dir) = (None, None, None, None);
+    let mut every_hop = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
                 Some(d) => pcap_dir = Some(PathBuf::from(d)),
                 None => return usage(),
             },
+            "--every-hop" => every_hop = true,
             "-h" | "--help" => return usage(),
             p if path.is_none() => path = Some(p.to_string()),
             _ => return usage(),
@@ -69,6 +75,7 @@ fn main() -> ExitCode {
             }
             let opts = RunOptions {
                 pcap_dir: Some(dir),
+                every_hop,
                 ..Default::default()
             };
             qoslab::run_with(&sc, &opts)

@@ -220,6 +220,27 @@ pub struct Iface {
     pub queue: AnyQueue,
     /// The stream the loss model draws from.
     pub loss_rng: RngStream,
+    /// Cut-through through its router (see `world::cut`): set when a run starts.
+    pub cut: CutThrough,
     /// `"a->b"`.
     pub name: String,
+}
+
+/// An interface's part in cut-through (see `world::cut`): packets from one feeding
+/// interface put on it, when it is idle, as they leave the feeder.
+#[derive(Debug, Default)]
+pub struct CutThrough {
+    /// The only interface feeding this one, when its router does nothing else with
+    /// the packets (`None`: no packet cuts through to it).
+    pub from: Option<IfaceId>,
+    /// Some interface is fed by this one only (this is its `from`).
+    pub feeds: bool,
+    /// Packets from `from` bound here that go the ordinary way and have not reached
+    /// the router yet: while there are any, none cuts through.
+    pub pending: u32,
+    /// Packets that cut through and are still on the wire, with the time each reached
+    /// the router (in wire order).
+    pub deferred: VecDeque<(SimTime, Slot)>,
+    /// How many of `deferred`, from its front, the counters already hold.
+    pub counted: u32,
 }

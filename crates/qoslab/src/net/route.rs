@@ -220,6 +220,7 @@ mod tests {
                     loss: 0.0,
                     on_wire: Default::default(),
                     counters: IfaceCounters::default(),
+                    cut: Default::default(),
                     egress: Hook::default(),
                     ingress: Hook::default(),
                     queue: AnyQueue::DropTail(DropTail::new(Limit::Packets(10))),

@@ -261,6 +261,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 on_wire: Default::default(),
                 arrive_pending: false,
                 counters: IfaceCounters::default(),
+                cut: Default::default(),
             });
             w.nodes[from.0 as usize].ifaces.push(id);
         }

@@ -23,6 +23,9 @@ impl World {
             c.on_rx(now, iface, &self.pool[p], &self.routes);
         }
         let node = self.ifaces[iface.0 as usize].peer;
+        if self.cut_on && self.ifaces[iface.0 as usize].cut.feeds {
+            self.cut_arrived(iface, p);
+        }
         let n = &mut self.nodes[node.0 as usize];
         n.counters.received += 1;
         if self.pool[p].dst == node {
@@ -162,6 +165,9 @@ impl World {
             let pkt = self.pool.take(p);
             self.count_flow_drop(&pkt);
         } else {
+            if self.cut_on && self.ifaces[fi].cut.feeds && self.try_cut(iface, arrive, p) {
+                return;
+            }
             // Packets on a link arrive in the order they were sent, so the link keeps
             // them in a FIFO and only its head has an event: the event heap holds one
             // entry per busy link instead of one per packet in flight.

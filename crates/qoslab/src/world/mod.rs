@@ -19,6 +19,7 @@ use crate::queue::{DropCause, Drops, Queue};
 use crate::tcp::{TcpProbe, TcpSenderStats};
 use crate::time::{Dur, SimTime};
 
+mod cut;
 mod forward;
 mod hooks;
 mod ptcp;
@@ -212,6 +213,11 @@ pub struct World {
     pub qos: Option<Box<QosSet>>,
     /// State of a wall-clock run (`None` in the simulator).
     pub wall: Option<Box<WallState>>,
+    /// Packets may cut through routers that only route them (`world::cut`; on by
+    /// default): off, every router hop is an event of its own, with the same results.
+    pub cut_through: bool,
+    /// Some interface takes pre-forwarded packets this run (see `world::cut`).
+    cut_on: bool,
     next_uid: u64,
     /// Events handled so far, by kind ([`EVENT_KINDS`]).
     by_kind: [u64; EVENT_KINDS.len()],
@@ -245,6 +251,8 @@ impl World {
             warnings: Vec::new(),
             qos: None,
             wall: None,
+            cut_through: true,
+            cut_on: false,
             next_uid: 0,
             by_kind: [0; EVENT_KINDS.len()],
             drops: Drops::default(),
@@ -315,6 +323,7 @@ impl World {
     /// [`Self::start`]; `sources`: also the flows' own sources (not in live mode,
     /// where real programs send).
     fn start_with(&mut self, sources: bool) {
+        self.plan_cut();
         self.warm = self.snapshot();
         for i in 0..if sources { self.flows.len() } else { 0 } {
             let start = self.flows[i].start;
@@ -354,6 +363,8 @@ impl World {
             }
             self.handle(now, ev);
         }
+        // Packets that cut through routers are counted there as they would have been.
+        self.settle_cut(self.end, true);
         Ok(())
     }
 
@@ -444,6 +455,9 @@ impl World {
                     Some(&(t, _)) => self.q.schedule_forget(t, Event::Arrive { iface }),
                     None => f.arrive_pending = false,
                 }
+                if !f.cut.deferred.is_empty() {
+                    self.cut_landed(iface, p);
+                }
                 self.arrive(now, iface, p);
             }
             Event::TxDone { iface } => {
@@ -477,6 +491,7 @@ impl World {
             Event::StripeTimer { flow, conn, end } => self.stripe_timer(now, flow, conn, end),
             Event::PtcpTimer { flow, pipe, end } => self.ptcp_timer(now, flow, pipe, end),
             Event::WarmupEnd => {
+                self.settle_cut(now, false);
                 self.warm = self.snapshot();
                 for n in &mut self.nodes {
                     n.host_egress.chain.freeze_marked();

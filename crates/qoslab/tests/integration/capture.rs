@@ -309,7 +309,12 @@ fn a_run_with_captures_is_the_same_run() {
         "",
     );
     let with = format!("{base}[[capture]]\niface = \"r1->r2\"\ndirection = \"both\"\n");
-    let a = qoslab::run(&parse(&base)).unwrap();
+    // Captures see every hop, so the run has no cut-through: compare with one without.
+    let every_hop = RunOptions {
+        every_hop: true,
+        ..Default::default()
+    };
+    let a = qoslab::run_with(&parse(&base), &every_hop).unwrap();
     let dir = out_dir("same");
     let b = qoslab::run_with(
         &parse(&with),

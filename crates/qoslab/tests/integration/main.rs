@@ -3,6 +3,7 @@
 mod capture;
 mod common;
 mod conservation;
+mod cut;
 mod determinism;
 mod diffserv;
 mod eruf;
