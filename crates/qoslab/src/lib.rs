@@ -101,8 +101,10 @@ pub struct RunOptions {
     /// Set it (from another thread, e.g. on Ctrl-C) to stop the run with
     /// [`world::RunError::Interrupted`]; checked every 65 536 events.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// Every router hop as an event of its own (cut-through off, see `world::cut`): the
-    /// same tables with more events, for checks and speed comparisons.
+    /// Every router hop and every end of a transmission with a packet waiting as an
+    /// event of its own (no cut-through, `world::cut`, and no transmissions committed
+    /// ahead, `world::ahead`): the same tables with more events, for checks and speed
+    /// comparisons.
     pub every_hop: bool,
 }
 

@@ -222,6 +222,8 @@ pub struct Iface {
     pub loss_rng: RngStream,
     /// Cut-through through its router (see `world::cut`): set when a run starts.
     pub cut: CutThrough,
+    /// Transmissions committed ahead (see `world::ahead`): set when a run starts.
+    pub ahead: Ahead,
     /// `"a->b"`.
     pub name: String,
 }
@@ -243,4 +245,28 @@ pub struct CutThrough {
     pub deferred: VecDeque<(SimTime, Slot)>,
     /// How many of `deferred`, from its front, the counters already hold.
     pub counted: u32,
+}
+
+/// An interface's transmissions committed ahead (see `world::ahead`): packets admitted
+/// behind its busy transmitter, already on the wire, that have not started yet.
+#[derive(Debug, Default)]
+pub struct Ahead {
+    /// This interface commits ahead this run.
+    pub on: bool,
+    /// Start time and size of each committed packet not yet counted as started.
+    pub waiting: VecDeque<(SimTime, u32)>,
+    /// Bytes in `waiting`.
+    pub bytes: u64,
+}
+
+impl Iface {
+    /// Packets and bytes its queue holds, committed packets that have not started
+    /// included (as of the last time they were settled).
+    pub fn occupancy(&self) -> crate::queue::Occupancy {
+        use crate::queue::Queue;
+        let mut o = self.queue.occupancy();
+        o.packets += self.ahead.waiting.len() as u32;
+        o.bytes += self.ahead.bytes;
+        o
+    }
 }

@@ -221,6 +221,7 @@ mod tests {
                     on_wire: Default::default(),
                     counters: IfaceCounters::default(),
                     cut: Default::default(),
+                    ahead: Default::default(),
                     egress: Hook::default(),
                     ingress: Hook::default(),
                     queue: AnyQueue::DropTail(DropTail::new(Limit::Packets(10))),

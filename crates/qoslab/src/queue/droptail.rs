@@ -39,6 +39,11 @@ impl DropTail {
 }
 
 impl DropTail {
+    /// Its limit.
+    pub fn limit(&self) -> Limit {
+        self.limit
+    }
+
     /// [`Queue::enqueue`] of a copy of `pkt`, copied once, into the buffer.
     #[inline]
     pub fn enqueue_copy(&mut self, pkt: &Packet, drops: &mut Drops) {

@@ -262,6 +262,7 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
                 arrive_pending: false,
                 counters: IfaceCounters::default(),
                 cut: Default::default(),
+                ahead: Default::default(),
             });
             w.nodes[from.0 as usize].ifaces.push(id);
         }

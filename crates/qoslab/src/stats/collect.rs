@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{Column, RunResult, Table};
-use crate::queue::{DropCause, Queue};
+use crate::queue::DropCause;
 use crate::time::SimTime;
 use crate::world::{FlowApp, World};
 
@@ -439,7 +439,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         Column::Int(
             w.ifaces
                 .iter()
-                .map(|f| f.queue.occupancy().packets as i64)
+                .map(|f| f.occupancy().packets as i64)
                 .collect(),
         ),
     );

@@ -105,6 +105,10 @@ impl World {
             self.transmit(now, iface, p);
             return;
         }
+        if f.ahead.on {
+            self.enqueue_ahead(now, iface, p);
+            return;
+        }
         f.queue.enqueue_copy(now, &self.pool[p], &mut self.drops);
         self.pool.free(p);
         self.account_queue_drops(now, iface);

@@ -19,6 +19,7 @@ use crate::queue::{DropCause, Drops, Queue};
 use crate::tcp::{TcpProbe, TcpSenderStats};
 use crate::time::{Dur, SimTime};
 
+mod ahead;
 mod cut;
 mod forward;
 mod hooks;
@@ -213,8 +214,10 @@ pub struct World {
     pub qos: Option<Box<QosSet>>,
     /// State of a wall-clock run (`None` in the simulator).
     pub wall: Option<Box<WallState>>,
-    /// Packets may cut through routers that only route them (`world::cut`; on by
-    /// default): off, every router hop is an event of its own, with the same results.
+    /// Packets may cut through routers that only route them (`world::cut`) and DropTail
+    /// interfaces commit transmissions ahead (`world::ahead`); on by default: off, every
+    /// router hop and every end of a transmission with a packet waiting is an event of
+    /// its own, with the same results.
     pub cut_through: bool,
     /// Some interface takes pre-forwarded packets this run (see `world::cut`).
     cut_on: bool,
@@ -324,6 +327,7 @@ impl World {
     /// where real programs send).
     fn start_with(&mut self, sources: bool) {
         self.plan_cut();
+        self.plan_ahead();
         self.warm = self.snapshot();
         for i in 0..if sources { self.flows.len() } else { 0 } {
             let start = self.flows[i].start;
@@ -365,6 +369,7 @@ impl World {
         }
         // Packets that cut through routers are counted there as they would have been.
         self.settle_cut(self.end, true);
+        self.settle_ahead(self.end, true);
         Ok(())
     }
 
@@ -492,6 +497,7 @@ impl World {
             Event::PtcpTimer { flow, pipe, end } => self.ptcp_timer(now, flow, pipe, end),
             Event::WarmupEnd => {
                 self.settle_cut(now, false);
+                self.settle_ahead(now, false);
                 self.warm = self.snapshot();
                 for n in &mut self.nodes {
                     n.host_egress.chain.freeze_marked();
@@ -524,9 +530,15 @@ impl World {
             Event::QueueSample => {
                 let t = now.as_nanos();
                 let mut by_colour = Vec::new();
-                for &f in &self.plan.queues {
+                for k in 0..self.plan.queues.len() {
+                    let f = self.plan.queues[k];
+                    // The sample runs before transmissions starting at its time (it
+                    // was scheduled an interval ago, their starts since).
+                    let ahead = self.ahead_started(f.0 as usize, now, false);
                     let q = &self.ifaces[f.0 as usize].queue;
-                    let occ = q.occupancy();
+                    let mut occ = q.occupancy();
+                    occ.packets += ahead.packets;
+                    occ.bytes += ahead.bytes;
                     let avg = q.average().unwrap_or(f64::NAN);
                     self.recorded
                         .queue_samples

@@ -1,6 +1,6 @@
 //! Packets in = packets out + dropped + queued, at every queue and every node.
 
-use qoslab::queue::{DropCause, Queue};
+use qoslab::queue::DropCause;
 
 use super::common::*;
 
@@ -8,7 +8,8 @@ fn check(w: &qoslab::world::World) {
     for f in &w.ifaces {
         let c = f.counters;
         let queue_drops = c.drops.total_packets() - c.drops.packets[DropCause::RandomLoss.index()];
-        let queued = f.queue.occupancy().packets as u64;
+        // Queued: in the buffer, or committed to the wire and not started (`world::ahead`).
+        let queued = f.occupancy().packets as u64;
         assert_eq!(
             c.arrived,
             c.departed + queue_drops + queued,
@@ -42,9 +43,11 @@ fn check(w: &qoslab::world::World) {
     );
     // The packet pool holds exactly the packets on the links and those held by
     // conditioners: no slot is lost or kept after its packet moved on.
+    // Packets committed ahead are on the wire before they depart.
     let wired: u64 = w.ifaces.iter().map(|f| f.on_wire.len() as u64).sum();
+    let committed: u64 = w.ifaces.iter().map(|f| f.ahead.waiting.len() as u64).sum();
     let held: u64 = w.nodes.iter().map(|n| n.counters.held).sum();
-    assert_eq!(departed - in_flight_links - lost, wired);
+    assert_eq!(departed - in_flight_links - lost, wired - committed);
     assert_eq!(w.packet_pool().live() as u64, wired + held);
 }
 
