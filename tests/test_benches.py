@@ -48,8 +48,10 @@ def test_ns3_bench_takes_the_median_of_alternating_pairs(tmp_path, monkeypatch):
     q_walls, n_walls = iter([0.1, 0.2, 0.1, 0.4, 0.1]), iter([10.0, 10.0, 30.0, 10.0, 20.0])
     kinds = {"arrive": 450, "tx_done": 150, "tcp_timer": 5}
 
-    def fake_qoslab(_text):
-        calls.append("q")
+    def fake_qoslab(_text, every_hop=False):
+        calls.append("e" if every_hop else "q")
+        if every_hop:
+            return 0.3, 0.3, 900, 100, kinds
         w = next(q_walls)
         return w, w, 600, 100, kinds
 
@@ -67,11 +69,13 @@ def test_ns3_bench_takes_the_median_of_alternating_pairs(tmp_path, monkeypatch):
     argv = ["ns3_bench.py", "--only", "2-droptail-10M", "--repeat", "5", "--out", str(out)]
     monkeypatch.setattr(sys, "argv", argv)
     assert b.main() == 0
-    assert calls == list("qnnqqnnqqn")
+    assert calls == list("qennqeqennqeqen")
     # Paired ratios 100, 50, 300, 25, 200: median 100, not the best pair's 300.
     row = next(ln for ln in out.read_text().splitlines() if ln.startswith("| 2-droptail"))
     assert "| 100× (25–300) |" in row
     assert "| 6.00 | 4.50 / 1.50 / 0.05 |" in row
+    # Every hop: 900 events per 100 packets; 0.3 s over 0.1, 0.2, 0.1, 0.4, 0.1.
+    assert row.endswith("| 9.00 | 3.00 (0.75–3.00) |"), row
     assert "--repeat" not in out.read_text()
 
 

@@ -75,15 +75,16 @@ def child_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def run_qoslab_timed(text):
-    """(wall, cpu, events, bottleneck packets, events by kind) of one qoslab-run process."""
+def run_qoslab_timed(text, every_hop=False):
+    """(wall, cpu, events, bottleneck packets, events by kind) of one qoslab-run process;
+    `every_hop`: with every router hop and transmission end an event of its own (no
+    cut-through, no transmissions committed ahead: the same results, more events)."""
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
     try:
         c0, t0 = child_cpu(), time.perf_counter()
-        out = subprocess.run(
-            [str(QOSLAB), f.name], check=True, capture_output=True, text=True
-        ).stdout
+        cmd = [str(QOSLAB), f.name] + (["--every-hop"] if every_hop else [])
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         wall, cpu = time.perf_counter() - t0, child_cpu() - c0
     finally:
         os.unlink(f.name)
@@ -215,29 +216,34 @@ def main() -> int:
         starts = [round(rnd.random(), 6) for _ in range(n)]
         acc = tenfold(bn)
         text = qoslab_scenario(n, queue, starts, duration, 0.0, 1, bn, acc, limit, rtts=rtts)
-        q_runs, n_runs = [], []
+        q_runs, n_runs, e_runs = [], [], []
         for i in range(args.repeat):
             if i % 2:
                 n_runs.append(
                     run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
                 )
             q_runs.append(run_qoslab_timed(text))
+            e_runs.append(run_qoslab_timed(text, every_hop=True))
             if not i % 2:
                 n_runs.append(
                     run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
                 )
         walls = [nr[0] / qr[0] for qr, nr in zip(q_runs, n_runs, strict=True)]
         cpus = [nr[1] / qr[1] for qr, nr in zip(q_runs, n_runs, strict=True)]
+        gains = [er[0] / qr[0] for qr, er in zip(q_runs, e_runs, strict=True)]
+        e_ev = e_runs[0][2]
         qw = statistics.median(r[0] for r in q_runs)
         nw = statistics.median(r[0] for r in n_runs)
         _, _, ev, qh, kinds = q_runs[0]
         nh = n_runs[0][2]
-        row = (name, n, rtts, queue, bn, duration, qw, nw, walls, cpus, ev, qh, kinds, nh)
+        row = (name, n, rtts, queue, bn, duration, qw, nw, walls, cpus, ev, qh, kinds, nh,
+               gains, e_ev)  # fmt: skip
         rows.append(row)
         print(
             f"{name:>20}: qoslab {qw:6.3f} s  ns-3 {nw:7.2f} s (medians)  wall ratio "
             f"{spread(walls)}  cpu ratio {spread(cpus)}  ({ev / qh:4.2f} events/pkt: "
-            f"{by_kind(kinds, qh)})",
+            f"{by_kind(kinds, qh)}; every hop {e_ev / qh:4.2f}, {spread(gains, '')} its "
+            "wall)",
             flush=True,
         )
     cmd = "python3 validation/ns3_bench.py"
@@ -260,19 +266,26 @@ def main() -> int:
         "brackets); CPU is user + system time of the process, less disturbed than wall "
         "time by other work on the machine. Events per packet: qoslab's events per packet "
         "through the bottleneck, and of them: arrivals at the far end of a link, ends of "
-        "a transmission with a packet waiting, TCP timers.",
+        "a transmission with a packet waiting, TCP timers. Every hop: qoslab run again "
+        "in each pair with every router hop and every end of a transmission an event of "
+        "its own (`qoslab-run --every-hop`: no cut-through, no transmissions committed "
+        "ahead; the same results), its events per bottleneck packet and its wall time "
+        "over the default's (median of the pairs, least–greatest).",
         "",
         "| case | flows | RTTs (ms) | queue | bottleneck | simulated (s) | qoslab wall (s) "
         "| ns-3 wall (s) | wall ratio | CPU ratio | qoslab events / bottleneck pkt "
         "| arrive / tx done / TCP timer "
-        "| qoslab bottleneck pkt/s | ns-3 bottleneck pkt/s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| qoslab bottleneck pkt/s | ns-3 bottleneck pkt/s "
+        "| every hop: events / pkt | every hop: wall ÷ default |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, n, rtts, queue, bn, d, qw, nw, walls, cpus, ev, qh, kinds, nh in rows:
+    for name, n, rtts, queue, bn, d, qw, nw, walls, cpus, ev, qh, kinds, nh, gains, e_ev in rows:
+        gain = statistics.median(gains)
         lines.append(
             f"| {name} | {n} | {'/'.join(map(str, rtts))} | {queue} | {bn} | {d:g} | {qw:.3f} "
             f"| {nw:.2f} | {spread(walls, '×')} | {spread(cpus, '×')} | {ev / qh:.2f} "
-            f"| {by_kind(kinds, qh, ' / ')} | {qh / qw:,.0f} | {nh / nw:,.0f} |"
+            f"| {by_kind(kinds, qh, ' / ')} | {qh / qw:,.0f} | {nh / nw:,.0f} "
+            f"| {e_ev / qh:.2f} | {gain:.2f} ({min(gains):.2f}–{max(gains):.2f}) |"
         )
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -88,39 +88,50 @@ fn shipped_scenarios_give_the_same_tables_with_fewer_events() {
     assert!(total >= 12 && fewer * 2 > total, "{fewer} of {total} cut");
 }
 
-/// Eight TCP flows with equal RTTs (simultaneous events abound), random loss on the
-/// bottleneck and on the receivers' access links (where no packet may cut through), a
-/// warm-up ending mid-run, under DropTail and RED.
+/// Eight TCP flows with equal RTTs (simultaneous events abound), with and without
+/// random loss on the bottleneck (with it, no transmission is committed ahead there),
+/// loss on one receiver's access link (no packet cuts through to it), a warm-up ending
+/// mid-run, under DropTail, RED and RED marking ECN.
 #[test]
 fn tcp_dumbbells_with_ties_loss_and_warmup_agree() {
-    for queue in [
-        "{ kind = \"droptail\", limit = 20 }",
-        "{ kind = \"red\", limit = 40, min_th = 5, max_th = 15 }",
+    for (queue, ecn) in [
+        ("{ kind = \"droptail\", limit = 20 }", false),
+        (
+            "{ kind = \"red\", limit = 40, min_th = 5, max_th = 15 }",
+            false,
+        ),
+        (
+            "{ kind = \"red\", limit = 40, min_th = 5, max_th = 15, ecn = true }",
+            true,
+        ),
     ] {
         let flows: String = (0..8)
             .map(|i| {
                 format!(
-                    "[[flow]]\nname = \"t{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\ntcp = {{ variant = \"newreno\" }}\n"
+                    "[[flow]]\nname = \"t{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\ntcp = {{ variant = \"newreno\", ecn = {ecn} }}\n"
                 )
             })
             .collect();
-        let text = dumbbell(8, "5Mbps", queue, &flows, "warmup = \"3s\"").replace(
-            "delay = \"10ms\"\nqueue",
-            "delay = \"10ms\"\nloss = 0.002\nqueue",
-        );
-        let (cut, every) = both_ways(queue, &parse(&text));
-        // Data at the far router and ACKs at the near one: about a third fewer.
-        assert!(
-            (cut as f64) < 0.8 * every as f64,
-            "{queue}: {cut} vs {every}"
-        );
-        let lossy = text.replacen(
-            "[[link]]\na = \"r2\"\nb = \"d0\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n",
-            "[[link]]\na = \"r2\"\nb = \"d0\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\nloss = 0.01\n",
-            1,
-        );
-        assert_ne!(lossy, text);
-        both_ways("lossy access", &parse(&lossy));
+        for loss in [0.0, 0.002] {
+            let text = dumbbell(8, "5Mbps", queue, &flows, "warmup = \"3s\"").replace(
+                "delay = \"10ms\"\nqueue",
+                &format!("delay = \"10ms\"\nloss = {loss}\nqueue"),
+            );
+            let (cut, every) = both_ways(queue, &parse(&text));
+            // Data at the far router and ACKs at the near one, and (without loss) the
+            // bottleneck's transmission ends: a third fewer at least.
+            assert!(
+                (cut as f64) < 0.75 * every as f64,
+                "{queue}, loss {loss}: {cut} vs {every}"
+            );
+            let lossy = text.replacen(
+                "[[link]]\na = \"r2\"\nb = \"d0\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n",
+                "[[link]]\na = \"r2\"\nb = \"d0\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\nloss = 0.01\n",
+                1,
+            );
+            assert_ne!(lossy, text);
+            both_ways("lossy access", &parse(&lossy));
+        }
     }
 }
 

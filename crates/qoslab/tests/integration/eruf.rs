@@ -2,7 +2,7 @@
 //! on the reverse path, edge regulation, and the shipped dumbbell scenarios.
 
 use qoslab::cond::AnyConditioner;
-use qoslab::queue::{DropCause, Queue};
+use qoslab::queue::DropCause;
 use qoslab::time::Dur;
 use qoslab::world::{FlowApp, World};
 
@@ -106,7 +106,7 @@ fn queues_and_nodes_conserve_packets_with_quenches() {
         let c = f.counters;
         assert_eq!(
             c.arrived,
-            c.departed + c.drops.total_packets() + f.queue.occupancy().packets as u64,
+            c.departed + c.drops.total_packets() + f.occupancy().packets as u64,
             "{}",
             f.name
         );

@@ -1,6 +1,5 @@
 //! TCP hosted in the world: exact delivery, conservation, shaping, traces.
 
-use qoslab::queue::Queue;
 use qoslab::world::FlowApp;
 
 use super::common::*;
@@ -50,7 +49,7 @@ fn tcp_over_red_conserves_and_fills_the_bottleneck() {
         let c = f.counters;
         assert_eq!(
             c.arrived,
-            c.departed + c.drops.total_packets() + f.queue.occupancy().packets as u64
+            c.departed + c.drops.total_packets() + f.occupancy().packets as u64
         );
     }
     let bn = w.ifaces.iter().find(|f| f.name == "r1->r2").unwrap();
