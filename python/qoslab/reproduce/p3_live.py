@@ -61,6 +61,8 @@ from qoslab.reproduce.p3_telnet import FAR_F2_DELAY_KEY, far_scenario
 
 #: Real Linux connections per aggregate (the paper's 200 micro-flows, scaled to what live
 #: mode carries: 80 connections through one datapath).
+#: How long before each event the datapath stops sleeping and polls (``[live] spin``).
+P3_SPIN = "100us"
 MICRO = 40
 #: Linux's payload per 1500-byte packet with timestamps.
 LINUX_MSS = 1448
@@ -131,11 +133,11 @@ def scenario_data(
     d["flow"] = [f for f in d["flow"] if int(f["name"].split("-")[1]) < MICRO]
     for f in d["flow"]:
         f["tcp"] = {"mss": LINUX_MSS}
-    # No spin (unlike p0/p1-live): spinning the datapath beside 80 connections' agents on
-    # two cores broke the timing bounds of every run (p99 up to 19 ms, p99.9 10–37 ms;
-    # docs/papers/data/p3-live-spin.json), where sleeping keeps p99 near 100 µs and p99.9
-    # under 1 ms (docs/papers/live.md, Timing).
-    d["live"] = {"cc": "reno"}
+    # A short spin (P3_SPIN): sleeping until each event left p99 lateness at 104–147 µs,
+    # over the 100 µs bound, in every quick run; the 300 µs spin of p0/p1-live, beside
+    # 80 connections' agents on two cores, broke the bounds far worse (p99 up to 19 ms;
+    # docs/papers/data/p3-live-spin.json). 100 µs keeps p99 near 25 µs (live.md, Timing).
+    d["live"] = {"cc": "reno", "spin": P3_SPIN}
     if not rack_tlp:
         d["name"] += "-no-rack-tlp"
         d["live"]["rack_tlp"] = False
