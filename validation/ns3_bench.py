@@ -242,8 +242,8 @@ def main() -> int:
         print(
             f"{name:>20}: qoslab {qw:6.3f} s  ns-3 {nw:7.2f} s (medians)  wall ratio "
             f"{spread(walls)}  cpu ratio {spread(cpus)}  ({ev / qh:4.2f} events/pkt: "
-            f"{by_kind(kinds, qh)}; every hop {e_ev / qh:4.2f}, {spread(gains, '')} its "
-            "wall)",
+            f"{by_kind(kinds, qh)}; every hop {e_ev / qh:4.2f} events/pkt, "
+            f"{statistics.median(gains):.2f}× the wall time)",
             flush=True,
         )
     cmd = "python3 validation/ns3_bench.py"
