@@ -14,6 +14,7 @@ from qoslab.reproduce.p3_live import (
     LINUX_MSS,
     MARKERS,
     MICRO,
+    P3_SPIN,
     RACK_OFF,
     RUN_WINDOW,
     WHOLE_RUN,
@@ -30,8 +31,8 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     assert MARKERS == ["standard", "rtt", "rtt-rto", "rtt-sw", "rtt-sw-cir"]
     for stem in MARKERS:
         d = scenario_data(stem, 0.2, "10s", "2s")
-        # Not spinning: beside 80 connections it starves the agents (scenario_data).
-        assert d["live"] == {"cc": "reno"}
+        # A short spin only: the 300 µs of p0/p1-live starves 80 connections' agents.
+        assert d["live"] == {"cc": "reno", "spin": P3_SPIN} and P3_SPIN == "100us"
         aggs = [f["name"].split("-")[0] for f in d["flow"]]
         assert aggs.count("F1") == aggs.count("F2") == MICRO >= 20
         assert all(f["tcp"] == {"mss": LINUX_MSS} for f in d["flow"])
@@ -52,7 +53,7 @@ def test_every_marker_is_passive_at_its_edge_with_linux_connections():
     )
     # The counterfactual: the same, Linux without RACK and tail-loss probes.
     cf = scenario_data("rtt-sw", 0.1, "10s", "2s", rack_tlp=False)
-    assert cf["live"] == {"cc": "reno", "rack_tlp": False}
+    assert cf["live"] == {"cc": "reno", "spin": P3_SPIN, "rack_tlp": False}
     assert cf["name"].endswith("-no-rack-tlp") and RACK_OFF == ["standard", "rtt-rto", "rtt-sw"]
     # The window counterfactual: the same scenario but every stage's minimum over the run.
     base = scenario_data("standard", 0.1, "10s", "2s")

@@ -59,10 +59,10 @@ from qoslab.reproduce import (
 )
 from qoslab.reproduce.p3_telnet import FAR_F2_DELAY_KEY, far_scenario
 
-#: Real Linux connections per aggregate (the paper's 200 micro-flows, scaled to what live
-#: mode carries: 80 connections through one datapath).
 #: How long before each event the datapath stops sleeping and polls (``[live] spin``).
 P3_SPIN = "100us"
+#: Real Linux connections per aggregate (the paper's 200 micro-flows, scaled to what live
+#: mode carries: 80 connections through one datapath).
 MICRO = 40
 #: Linux's payload per 1500-byte packet with timestamps.
 LINUX_MSS = 1448
