@@ -103,7 +103,8 @@ pub struct RunOptions {
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Every router hop and every end of a transmission with a packet waiting as an
     /// event of its own (no cut-through, `world::cut`, and no transmissions committed
-    /// ahead, `world::ahead`): the same tables with more events, for checks and speed
+    /// ahead, `world::ahead`): the same tables with more events wherever no two events
+    /// coincide to the nanosecond (`docs/architecture.md`), for checks and speed
     /// comparisons.
     pub every_hop: bool,
 }

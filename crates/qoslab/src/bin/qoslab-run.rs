@@ -2,7 +2,8 @@
 //! runs a scenario and writes its results as JSON (to stdout, or FILE). The scenario's
 //! `[[capture]]` files go to DIR (default: next to FILE, or the current directory).
 //! `--every-hop` turns cut-through and transmissions committed ahead off (the same
-//! tables, more events: for checks and speed comparisons). Exit code 2 on a
+//! tables where no two events coincide to the nanosecond, more events: for checks and
+//! speed comparisons). Exit code 2 on a
 //! bad scenario, 1 on a failed run. The engine is usable from the shell before (and
 //! without) the Python package.
 

@@ -217,7 +217,8 @@ pub struct World {
     /// Packets may cut through routers that only route them (`world::cut`) and DropTail
     /// interfaces commit transmissions ahead (`world::ahead`); on by default: off, every
     /// router hop and every end of a transmission with a packet waiting is an event of
-    /// its own, with the same results.
+    /// its own, with the same results wherever no two events coincide to the nanosecond
+    /// (`docs/architecture.md`).
     pub cut_through: bool,
     /// Some interface takes pre-forwarded packets this run (see `world::cut`).
     cut_on: bool,
