@@ -210,6 +210,8 @@ pub struct EventQueue<E> {
     cancelled: Vec<u64>,
     next_seq: u64,
     now: SimTime,
+    /// `(time, seq)` of the event most recently popped.
+    current: u128,
     popped: u64,
 }
 
@@ -230,6 +232,7 @@ impl<E: Copy> EventQueue<E> {
             cancelled: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
+            current: 0,
             popped: 0,
         }
     }
@@ -237,6 +240,24 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the event most recently popped (the current simulated time).
     pub fn now(&self) -> SimTime {
         self.now
+    }
+
+    /// The place in the order, `time << 64 | seq`, of the event most recently popped:
+    /// an event scheduled so far sorts before it if and only if it has run.
+    #[inline(always)]
+    pub fn current_key(&self) -> u128 {
+        self.current
+    }
+
+    /// Takes the next sequence number, as scheduling an event now would, and returns
+    /// the place in the order, `at << 64 | seq`, that an event at `at` would get (`at`
+    /// may lie in the past: a mechanism that stands in for an event it never schedules
+    /// compares the key with [`Self::current_key`]).
+    #[inline(always)]
+    pub fn take_key(&mut self, at: SimTime) -> u128 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        (at.as_nanos() as u128) << 64 | seq as u128
     }
 
     /// Events popped so far (cancelled ones excluded).
@@ -415,6 +436,7 @@ impl<E: Copy> EventQueue<E> {
             // The entry stays at the root until the next schedule or pop.
             self.spent = Some(lane);
             self.now = t;
+            self.current = e.key;
             self.popped += 1;
             return Some((t, e.ev));
         }

@@ -249,14 +249,62 @@ pub struct CutThrough {
 
 /// An interface's transmissions committed ahead (see `world::ahead`): packets admitted
 /// behind its busy transmitter, already on the wire, that have not started yet.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Ahead {
     /// This interface commits ahead this run.
     pub on: bool,
-    /// Start time and size of each committed packet not yet counted as started.
-    pub waiting: VecDeque<(SimTime, u32)>,
+    /// Each committed packet not yet counted as started, in start order.
+    pub waiting: VecDeque<Committed>,
     /// Bytes in `waiting`.
     pub bytes: u64,
+    /// How many of `waiting`, from its back, have no key yet ([`Committed::UNSET`]).
+    pub unset: u32,
+    /// The key of a `TxDone` the ordinary path has pending at `busy_until` with no
+    /// packet to start (an arrival dropped behind the busy transmitter scheduled it), or
+    /// [`Committed::UNSET`]; `tx_pending` is set while it may not have run.
+    pub spare: u128,
+}
+
+/// A packet committed ahead (`world::ahead`) that has not started.
+#[derive(Clone, Copy, Debug)]
+pub struct Committed {
+    /// When its transmission starts.
+    pub start: SimTime,
+    /// Its size [bytes].
+    pub size: u32,
+    /// The place in the event order, `start << 64 | seq`, of the `TxDone` event that
+    /// would start it on the ordinary path, or [`Self::UNSET`] until that event's
+    /// place is known (it is taken when the packet before it starts).
+    pub key: u128,
+}
+
+impl Committed {
+    /// The key of a packet whose `TxDone` place is not known yet.
+    pub const UNSET: u128 = u128::MAX;
+}
+
+impl Default for Ahead {
+    fn default() -> Self {
+        Ahead {
+            on: false,
+            waiting: VecDeque::new(),
+            bytes: 0,
+            unset: 0,
+            spare: Committed::UNSET,
+        }
+    }
+}
+
+impl Ahead {
+    /// The key at whose passing the first packet without a key gets one (the key of
+    /// the packet before it), or [`Committed::UNSET`] if every packet has its key.
+    #[inline]
+    pub fn watch(&self) -> u128 {
+        match self.unset as usize {
+            0 => Committed::UNSET,
+            u => self.waiting[self.waiting.len() - u - 1].key,
+        }
+    }
 }
 
 impl Iface {

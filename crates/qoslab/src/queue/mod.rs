@@ -33,6 +33,7 @@ pub use droptail::{DropTail, DropTailConfig};
 pub use ered::{Ered, EredConfig};
 pub use lqd::{Lqd, LqdConfig, LqdService, Service};
 pub use multired::{MultiRed, MultiRedConfig, MultiRedMode, MultiRedSettings};
+pub(crate) use red::Judged;
 pub use red::{Red, RedConfig, RedParams, RedSettings, RedThresholds};
 pub use sched::{ClassConfig, ClassContext, ClassCounters, Sched, SchedConfig, Weighted};
 

@@ -243,12 +243,47 @@ impl Red {
         class: usize,
         scale: f64,
     ) {
+        let occ = self.occupancy();
+        match self.judge(now, occ, pkt, class, scale) {
+            Judged::Admit { marked } => {
+                self.bytes += pkt.size as u64;
+                self.buf.push_back(*pkt);
+                if marked {
+                    drops.ecn_marked += 1;
+                    if let Some(p) = self.buf.back_mut() {
+                        p.ecn = Ecn::Ce;
+                    }
+                }
+            }
+            Judged::Drop { cause, marked } => {
+                let mut p = *pkt;
+                if marked {
+                    p.ecn = Ecn::Ce;
+                }
+                drops.push(p, cause);
+            }
+        }
+    }
+
+    /// RED's decision for `pkt` arriving at `now` behind `occ` waiting (this queue's
+    /// own buffer, or the packets its interface committed ahead, `world::ahead`):
+    /// updates the average and the count, and admits, marks or drops. Drop class 0 and
+    /// no scaling but byte mode's when called from outside the queue.
+    #[inline]
+    pub(crate) fn judge(
+        &mut self,
+        now: SimTime,
+        occ: Occupancy,
+        pkt: &Packet,
+        class: usize,
+        scale: f64,
+    ) -> Judged {
         let (q, scale) = if self.byte_mode() {
             // F&J §4, byte mode: p_b ← p_b · PacketSize / (mean) packet size.
             let sz = pkt.size as f64 / self.s.mean_pkt_size.max(1) as f64;
-            (self.bytes as f64, scale * sz)
+            (occ.bytes as f64, scale * sz)
         } else {
-            (self.buf.len() as f64, scale)
+            (occ.packets as f64, scale)
         };
         self.ewma.on_arrival(now, q);
         let v = decide(
@@ -266,26 +301,52 @@ impl Red {
             Verdict::Early if self.s.ecn && matches!(pkt.ecn, Ecn::Ect | Ecn::Ce) => {
                 marked = true;
             }
-            Verdict::Early => return drops.push(*pkt, DropCause::RedEarly),
-            Verdict::Forced => return drops.push(*pkt, DropCause::RedForced),
+            Verdict::Early => {
+                return Judged::Drop {
+                    cause: DropCause::RedEarly,
+                    marked: false,
+                }
+            }
+            Verdict::Forced => {
+                return Judged::Drop {
+                    cause: DropCause::RedForced,
+                    marked: false,
+                }
+            }
         }
-        if !self.s.limit.admits(self.occupancy(), pkt.size) {
+        if !self.s.limit.admits(occ, pkt.size) {
             // An overflow drops it (with the CE mark RED gave it), not counted as marked.
-            let mut p = *pkt;
-            if marked {
-                p.ecn = Ecn::Ce;
-            }
-            return drops.push(p, DropCause::Overflow);
+            return Judged::Drop {
+                cause: DropCause::Overflow,
+                marked,
+            };
         }
-        self.bytes += pkt.size as u64;
-        self.buf.push_back(*pkt);
-        if marked {
-            drops.ecn_marked += 1;
-            if let Some(p) = self.buf.back_mut() {
-                p.ecn = Ecn::Ce;
-            }
-        }
+        Judged::Admit { marked }
     }
+
+    /// The packets waiting outside the buffer (committed ahead, `world::ahead`) ran out
+    /// at `at`, when the last of them started: the idle time counts from then.
+    #[inline]
+    pub(crate) fn emptied_at(&mut self, at: SimTime) {
+        self.ewma.on_empty(at);
+    }
+}
+
+/// What [`Red::judge`] decided for one arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Judged {
+    /// Goes into the queue, marked CE if `marked`.
+    Admit {
+        /// RED marked it CE instead of dropping it early (ECN).
+        marked: bool,
+    },
+    /// Discarded for `cause` (with the CE mark RED gave it first if `marked`).
+    Drop {
+        /// Why.
+        cause: DropCause,
+        /// Marked CE before an overflow dropped it.
+        marked: bool,
+    },
 }
 
 impl Red {

@@ -138,7 +138,7 @@ impl World {
     /// Puts the packet in slot `p`, just taken from the queue at `iface` (or passed
     /// straight through it), on the link.
     #[inline(always)]
-    fn transmit(&mut self, now: SimTime, iface: IfaceId, p: Slot) {
+    pub(super) fn transmit(&mut self, now: SimTime, iface: IfaceId, p: Slot) {
         let fi = iface.0 as usize;
         let pkt = &self.pool[p];
         if let Some(c) = self.capture.as_deref_mut() {

@@ -222,6 +222,10 @@ pub struct World {
     pub cut_through: bool,
     /// Some interface takes pre-forwarded packets this run (see `world::cut`).
     cut_on: bool,
+    /// Interfaces with committed packets still without a key (`world::ahead`).
+    ahead_keyless: Vec<u32>,
+    /// The earliest key whose passing gives one of them its key (`u128::MAX`: none).
+    ahead_watch: u128,
     next_uid: u64,
     /// Events handled so far, by kind ([`EVENT_KINDS`]).
     by_kind: [u64; EVENT_KINDS.len()],
@@ -257,6 +261,8 @@ impl World {
             wall: None,
             cut_through: true,
             cut_on: false,
+            ahead_keyless: Vec::new(),
+            ahead_watch: u128::MAX,
             next_uid: 0,
             by_kind: [0; EVENT_KINDS.len()],
             drops: Drops::default(),
@@ -366,11 +372,14 @@ impl World {
             {
                 return Err(RunError::Interrupted(now.as_secs_f64()));
             }
+            if self.ahead_watch < self.q.current_key() {
+                self.stamp_ahead();
+            }
             self.handle(now, ev);
         }
         // Packets that cut through routers are counted there as they would have been.
         self.settle_cut(self.end, true);
-        self.settle_ahead(self.end, true);
+        self.settle_ahead(true);
         Ok(())
     }
 
@@ -498,7 +507,7 @@ impl World {
             Event::PtcpTimer { flow, pipe, end } => self.ptcp_timer(now, flow, pipe, end),
             Event::WarmupEnd => {
                 self.settle_cut(now, false);
-                self.settle_ahead(now, false);
+                self.settle_ahead(false);
                 self.warm = self.snapshot();
                 for n in &mut self.nodes {
                     n.host_egress.chain.freeze_marked();
@@ -533,9 +542,8 @@ impl World {
                 let mut by_colour = Vec::new();
                 for k in 0..self.plan.queues.len() {
                     let f = self.plan.queues[k];
-                    // The sample runs before transmissions starting at its time (it
-                    // was scheduled an interval ago, their starts since).
-                    let ahead = self.ahead_started(f.0 as usize, now, false);
+                    // Transmissions whose TxDone sorts before the sample have started.
+                    let ahead = self.ahead_started(f.0 as usize, self.q.current_key());
                     let q = &self.ifaces[f.0 as usize].queue;
                     let mut occ = q.occupancy();
                     occ.packets += ahead.packets;

@@ -156,3 +156,80 @@ fn one_flow_skips_the_far_routers_arrival() {
     assert!(hops > 300, "{hops}");
     assert!(every - cut >= hops / 3 - 2, "{cut} vs {every}, {hops} hops");
 }
+
+/// A TCP dumbbell whose access links run at exactly ten times the bottleneck (with the
+/// 2-byte framing on every link, as `validation/ns3_peer.py` builds it): in slow start
+/// every tenth arrival at the bottleneck comes at the very nanosecond a packet starts
+/// there, so which of the two the ordinary path handles first decides what RED's
+/// average sees. One flow per `(RTT [ms], start [s])`.
+fn tenfold_dumbbell(flows: &[(u32, f64)], queue: &str, secs: u32) -> String {
+    let tcp = "{ variant = \"sack\", mss = 1460, halve = \"pipe\", max_window = 100000, \
+               initial_window = 10, delayed_ack = true, delack_timeout = \"200ms\", min_rto = \"200ms\", granularity = \"1ms\" }";
+    let mut s = format!(
+        "name = \"tenfold\"\nduration = \"{secs}s\"\nseed = 1\n\
+         [[node]]\nname = \"r1\"\nkind = \"router\"\n[[node]]\nname = \"r2\"\nkind = \"router\"\n"
+    );
+    for (i, &(rtt, start)) in flows.iter().enumerate() {
+        s += &format!(
+            "[[node]]\nname = \"s{i}\"\n[[node]]\nname = \"d{i}\"\n\
+             [[link]]\na = \"s{i}\"\nb = \"r1\"\nrate = \"100Mbps\"\ndelay = \"{}ms\"\nframing = 2\n\
+             queue = {{ kind = \"droptail\", limit = 1000 }}\n\
+             [[link]]\na = \"r2\"\nb = \"d{i}\"\nrate = \"100Mbps\"\ndelay = \"1ms\"\nframing = 2\n\
+             queue = {{ kind = \"droptail\", limit = 1000 }}\n\
+             [[flow]]\nname = \"f{i}\"\nfrom = \"s{i}\"\nto = \"d{i}\"\nstart = {start}\ntcp = {tcp}\n",
+            rtt / 2 - 3,
+        );
+    }
+    s + &format!(
+        "[[link]]\na = \"r1\"\nb = \"r2\"\nrate = \"10Mbps\"\ndelay = \"2ms\"\nframing = 2\nqueue = {queue}\n"
+    )
+}
+
+/// RED and DropTail bottlenecks commit their transmissions ahead (`world::ahead`) and
+/// run no `TxDone` event, yet every table is the ordinary path's, at the arrivals that
+/// coincide with a start too: each committed packet counts as started in the event
+/// order (a start-time rule alone, or a `TxDone` key taken only for admitted packets,
+/// changes these runs within two simulated seconds), with RED's early drops and ECN
+/// marks and an overflowing DropTail.
+#[test]
+fn committed_transmissions_start_in_the_ordinary_event_order() {
+    let red = "{ kind = \"red\", limit = 100, min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, \
+               gentle = true, mean_pkt_size = 1500, wait = true";
+    // Two of `validation/ns3_bench.py`'s cases (their RTTs and start times).
+    let four = [
+        (20, 0.236048),
+        (200, 0.103166),
+        (20, 0.396058),
+        (200, 0.154972),
+    ];
+    let six = [
+        (10, 0.79334),
+        (30, 0.821954),
+        (90, 0.485035),
+        (150, 0.261621),
+        (270, 0.000452),
+        (10, 0.662819),
+    ];
+    for (flows, queue) in [
+        (&four[..], format!("{red} }}")),
+        (&six[..], format!("{red} }}")),
+        (&six[..], format!("{red}, ecn = true }}")),
+        (&four[..], "{ kind = \"droptail\", limit = 20 }".to_string()),
+    ] {
+        let mut text = tenfold_dumbbell(flows, &queue, 10);
+        if queue.contains("ecn") {
+            text = text.replace("variant = \"sack\",", "variant = \"sack\", ecn = true,");
+        }
+        let sc = parse(&text);
+        let (cut, every) = both_ways(&queue, &sc);
+        let r = run(&sc, false);
+        assert_eq!(r.summary["events_by_kind"]["tx_done"], 0, "{queue}");
+        let e = run(&sc, true);
+        let tx_done = e.summary["events_by_kind"]["tx_done"].as_u64().unwrap();
+        assert!(tx_done > 1000, "{queue}: {tx_done}");
+        assert!(
+            cut + tx_done <= every,
+            "{queue}: {cut} + {tx_done} > {every}"
+        );
+    }
+}
