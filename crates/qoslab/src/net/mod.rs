@@ -259,6 +259,9 @@ pub struct Ahead {
     pub bytes: u64,
     /// How many of `waiting`, from its back, have no key yet ([`Committed::UNSET`]).
     pub unset: u32,
+    /// The key at whose passing the first packet without a key gets one (the key of
+    /// the packet before it), or [`Committed::UNSET`] if every packet has its key.
+    pub watch: u128,
     /// The key of a `TxDone` the ordinary path has pending at `busy_until` with no
     /// packet to start (an arrival dropped behind the busy transmitter scheduled it), or
     /// [`Committed::UNSET`]; `tx_pending` is set while it may not have run.
@@ -290,19 +293,8 @@ impl Default for Ahead {
             waiting: VecDeque::new(),
             bytes: 0,
             unset: 0,
+            watch: Committed::UNSET,
             spare: Committed::UNSET,
-        }
-    }
-}
-
-impl Ahead {
-    /// The key at whose passing the first packet without a key gets one (the key of
-    /// the packet before it), or [`Committed::UNSET`] if every packet has its key.
-    #[inline]
-    pub fn watch(&self) -> u128 {
-        match self.unset as usize {
-            0 => Committed::UNSET,
-            u => self.waiting[self.waiting.len() - u - 1].key,
         }
     }
 }

@@ -108,6 +108,7 @@ impl World {
             // The TxDone of the packet before schedules it: its key comes then.
             if f.ahead.unset == 0 {
                 let before = f.ahead.waiting.back().map_or(Committed::UNSET, |c| c.key);
+                f.ahead.watch = before;
                 self.ahead_keyless.push(iface.0);
                 self.ahead_watch = self.ahead_watch.min(before);
             }
@@ -155,63 +156,59 @@ impl World {
     pub(super) fn stamp_ahead(&mut self) {
         let cur = self.q.current_key();
         loop {
-            let mut best: Option<(u128, usize)> = None;
+            let (mut watch, mut at) = (Committed::UNSET, 0);
             for (i, &fi) in self.ahead_keyless.iter().enumerate() {
-                let w = self.ifaces[fi as usize].ahead.watch();
-                if w < cur && best.is_none_or(|(b, _)| w < b) {
-                    best = Some((w, i));
+                let w = self.ifaces[fi as usize].ahead.watch;
+                if w < watch {
+                    (watch, at) = (w, i);
                 }
             }
-            let Some((_, i)) = best else { break };
-            let fi = self.ahead_keyless[i] as usize;
-            let a = &mut self.ifaces[fi].ahead;
-            let at = a.waiting.len() - a.unset as usize;
-            let start = a.waiting[at].start;
-            a.waiting[at].key = self.q.take_key(start);
-            a.unset -= 1;
-            if a.unset == 0 {
-                self.ahead_keyless.swap_remove(i);
+            if watch >= cur {
+                self.ahead_watch = watch;
+                return;
             }
+            let fi = self.ahead_keyless[at] as usize;
+            let a = &mut self.ifaces[fi].ahead;
+            let i = a.waiting.len() - a.unset as usize;
+            let c = &mut a.waiting[i];
+            c.key = self.q.take_key(c.start);
+            a.unset -= 1;
+            a.watch = if a.unset == 0 {
+                self.ahead_keyless.swap_remove(at);
+                Committed::UNSET
+            } else {
+                c.key
+            };
         }
-        self.ahead_watch = (self.ahead_keyless.iter())
-            .map(|&fi| self.ifaces[fi as usize].ahead.watch())
-            .min()
-            .unwrap_or(Committed::UNSET);
     }
 
     /// Counts the committed packets of interface `fi` whose `TxDone` sorts before
-    /// `before` (an event key; `Committed::UNSET` at the run's end: every one that
-    /// starts by then) as departed; returns what still waits. A RED queue whose
+    /// `before` (an event key) as departed; returns what still waits. A RED queue whose
     /// waiting packets ran out starts its idle clock at the last one's start.
     #[inline]
     pub(super) fn ahead_started(&mut self, fi: usize, before: u128) -> Occupancy {
         let f = &mut self.ifaces[fi];
-        let mut started = 0;
+        let (mut started, mut bytes) = (0, 0);
         let mut last = SimTime::ZERO;
         while let Some(&c) = f.ahead.waiting.front() {
-            let gone = if before == Committed::UNSET {
-                c.start <= self.end
-            } else {
-                c.key < before
-            };
-            if !gone {
+            // A packet without a key sorts after every event (its key is UNSET).
+            if c.key >= before {
                 break;
             }
             f.ahead.waiting.pop_front();
-            if c.key == Committed::UNSET {
-                // Only at the run's end: the packet before it started by then.
-                f.ahead.unset -= 1;
-            }
-            f.ahead.bytes -= c.size as u64;
-            f.counters.departed += 1;
-            f.counters.departed_bytes += c.size as u64;
+            bytes += c.size as u64;
             started += 1;
             last = c.start;
         }
-        self.hops += started;
-        if started > 0 && f.ahead.waiting.is_empty() {
-            if let AnyQueue::Red(q) = &mut f.queue {
-                q.emptied_at(last);
+        if started > 0 {
+            f.ahead.bytes -= bytes;
+            f.counters.departed += started;
+            f.counters.departed_bytes += bytes;
+            self.hops += started;
+            if f.ahead.waiting.is_empty() {
+                if let AnyQueue::Red(q) = &mut f.queue {
+                    q.emptied_at(last);
+                }
             }
         }
         Occupancy {
@@ -225,7 +222,19 @@ impl World {
     /// the ordinary path would have by then.
     pub(super) fn settle_ahead(&mut self, end: bool) {
         let before = if end {
-            Committed::UNSET
+            // Every packet starting by the end has started: give the rest their keys
+            // (in start order, as the ordinary path would) and count up to the end.
+            for f in &mut self.ifaces {
+                let a = &mut f.ahead;
+                let from = a.waiting.len() - a.unset as usize;
+                for c in a.waiting.range_mut(from..) {
+                    c.key = self.q.take_key(c.start);
+                }
+                a.unset = 0;
+                a.watch = Committed::UNSET;
+            }
+            self.ahead_keyless.clear();
+            ((self.end.as_nanos() as u128) << 64) | u64::MAX as u128
         } else {
             self.q.current_key()
         };
