@@ -135,6 +135,8 @@ impl World {
     }
 
     /// Schedules a timer event if the endpoint's deadline is earlier than the one armed.
+    /// Inlined: it runs after every segment, and only rarely schedules anything.
+    #[inline(always)]
     pub(super) fn tcp_rearm(&mut self, flow: FlowId, receiver: bool) {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
@@ -147,9 +149,17 @@ impl World {
         if let Some(n) = next {
             if n < *armed {
                 *armed = n;
-                self.q.schedule_timer(n, Event::TcpTimer { flow, receiver });
+                self.tcp_arm(n, flow, receiver);
             }
         }
+    }
+
+    /// Schedules the endpoint's timer event at `at` (out of line: the rare case of
+    /// [`World::tcp_rearm`]).
+    #[inline(never)]
+    fn tcp_arm(&mut self, at: SimTime, flow: FlowId, receiver: bool) {
+        self.q
+            .schedule_timer(at, Event::TcpTimer { flow, receiver });
     }
 
     pub(super) fn tcp_timer(&mut self, now: SimTime, flow: FlowId, receiver: bool) {
