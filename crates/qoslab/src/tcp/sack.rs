@@ -84,38 +84,67 @@ impl Scoreboard {
     }
 
     /// Marks every segment lying wholly inside one of `blocks` as SACKed; then
-    /// recomputes `IsLost` for every segment (RFC 6675 §4).
+    /// recomputes `IsLost` for every segment (RFC 6675 §4) the new marks can change.
+    /// `mss` must be the same on every call.
     pub fn sack(&mut self, blocks: impl IntoIterator<Item = SackBlock>, mss: u32) {
+        // The lowest segment newly SACKed, and how many segments and bytes were.
+        let mut lo = usize::MAX;
+        let (mut segs, mut bytes) = (0u32, 0u64);
         for b in blocks {
             if b.end <= b.start {
                 continue;
             }
             let start = self.recs.partition_point(|r| r.end() <= b.start);
-            for r in self.recs.iter_mut().skip(start) {
+            for (i, r) in self.recs.range_mut(start..).enumerate() {
                 if r.seq >= b.end {
                     break;
                 }
-                if r.seq >= b.start && r.end() <= b.end {
+                if !r.sacked && r.seq >= b.start && r.end() <= b.end {
                     r.sacked = true;
+                    lo = lo.min(start + i);
+                    segs += 1;
+                    bytes += r.len as u64;
                 }
             }
         }
-        self.update_lost(mss);
+        if lo != usize::MAX {
+            self.update_lost(mss, lo, segs, bytes);
+        }
     }
 
     /// `IsLost(seq)`: DupThresh discontiguous SACKed segments above, or more than
-    /// (DupThresh − 1)·SMSS SACKed bytes above (RFC 6675 §4).
-    fn update_lost(&mut self, mss: u32) {
+    /// (DupThresh − 1)·SMSS SACKed bytes above (RFC 6675 §4), after `new_segs` segments
+    /// of `new_bytes` bytes, none below index `lo`, became SACKed.
+    ///
+    /// A mark depends only on the segments above it, and those change only here (a
+    /// push adds an unSACKed one on top, an ACK removes the lowest), so every mark
+    /// matched its segments before this change. Below `lo`, once the segments above
+    /// held enough SACKed data before it, they still do and so do those further down:
+    /// every mark there is already `!sacked`, and the walk stops.
+    fn update_lost(&mut self, mss: u32, lo: usize, new_segs: u32, new_bytes: u64) {
         let mut segs = 0u32;
         let mut bytes = 0u64;
         let byte_thresh = (DUP_THRESH as u64 - 1) * mss as u64;
-        for r in self.recs.iter_mut().rev() {
+        let is_lost = |segs: u32, bytes: u64| segs >= DUP_THRESH || bytes > byte_thresh;
+        for r in self.recs.range_mut(lo..).rev() {
             if r.sacked {
                 segs += 1;
                 bytes += r.len as u64;
                 r.lost = false;
             } else {
-                r.lost = segs >= DUP_THRESH || bytes > byte_thresh;
+                r.lost = is_lost(segs, bytes);
+            }
+        }
+        for r in self.recs.range_mut(..lo).rev() {
+            if is_lost(segs - new_segs, bytes - new_bytes) {
+                break;
+            }
+            if r.sacked {
+                segs += 1;
+                bytes += r.len as u64;
+                r.lost = false;
+            } else {
+                r.lost = is_lost(segs, bytes);
             }
         }
     }
@@ -354,5 +383,63 @@ mod tests {
         assert_eq!(s.len(), 4);
         assert_eq!(s.find(300), Some(1));
         assert_eq!(s.next_rescue(), Some(1));
+    }
+
+    /// `IsLost` over every segment from scratch, as the marks must be.
+    fn lost_from_scratch(s: &Scoreboard, mss: u32) -> Vec<bool> {
+        let (mut segs, mut bytes) = (0u32, 0u64);
+        let mut v: Vec<bool> = s
+            .recs
+            .iter()
+            .rev()
+            .map(|r| {
+                let lost = !r.sacked && (segs >= DUP_THRESH || bytes > 2 * mss as u64);
+                if r.sacked {
+                    segs += 1;
+                    bytes += r.len as u64;
+                }
+                lost
+            })
+            .collect();
+        v.reverse();
+        v
+    }
+
+    #[test]
+    fn incremental_is_lost_matches_a_full_recompute() {
+        let mss = 100;
+        let mut s = Scoreboard::default();
+        let (mut next, mut una) = (0u64, 0u64);
+        let mut x = 12345u64;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            match r % 4 {
+                0 | 1 => {
+                    let len = if r.is_multiple_of(7) { 40 } else { mss };
+                    s.push(next, len, SimTime::ZERO);
+                    next += len as u64;
+                }
+                2 if next > una => {
+                    una = (una + (r >> 8) % 250).min(next);
+                    s.ack(una);
+                }
+                _ if next > una => {
+                    let blocks: Vec<SackBlock> = (0..1 + (r >> 4) % 3)
+                        .map(|k| {
+                            let a = una + (r >> (8 + 5 * k)) % (next - una);
+                            let b = (a + 1 + (r >> (20 + 3 * k)) % 450).min(next);
+                            SackBlock { start: a, end: b }
+                        })
+                        .collect();
+                    s.sack(blocks, mss);
+                }
+                _ => {}
+            }
+            let marks: Vec<bool> = s.recs.iter().map(|r| r.lost).collect();
+            assert_eq!(marks, lost_from_scratch(&s, mss));
+        }
     }
 }

@@ -411,8 +411,10 @@ impl TcpSender {
     /// Window-edge sending (ns-2 style: `snd_nxt + len <= snd_una + window`), going back
     /// over unacknowledged segments first when `snd_nxt < snd_max`.
     fn send_window(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        // Sending changes none of cwnd, the peer's window, `dupacks` or the state, nor
+        // `snd_una`: the right edge holds for the whole loop.
+        let edge = self.snd_una + self.window();
         loop {
-            let wnd = self.window();
             if self.snd_nxt < self.snd_max {
                 let Some(i) = self.sb.find(self.snd_nxt) else {
                     // Cannot happen (segments are never re-cut); resume with new data.
@@ -424,7 +426,7 @@ impl TcpSender {
                     self.snd_nxt = r.end();
                     continue;
                 }
-                if r.end() > self.snd_una + wnd {
+                if r.end() > edge {
                     break;
                 }
                 self.retransmit(now, i, out);
@@ -435,7 +437,7 @@ impl TcpSender {
                     break;
                 }
                 let len = avail.min(self.mss as u64) as u32;
-                if self.snd_max + len as u64 > self.snd_una + wnd {
+                if self.snd_max + len as u64 > edge {
                     break;
                 }
                 self.send_new(now, len, out);

@@ -109,7 +109,9 @@ impl World {
     // ---- TCP -----------------------------------------------------------------------
 
     /// Sends the segments in `out` (emptying it): data from the source, or
-    /// (`reverse`) ACKs from the destination.
+    /// (`reverse`) ACKs from the destination. As [`World::new_packet`] for each, but the
+    /// flow is looked up once: its counters count all the segments at once (only the
+    /// statistics read them), and each packet is built from its segment in place.
     pub(super) fn tcp_send(
         &mut self,
         now: SimTime,
@@ -117,24 +119,51 @@ impl World {
         reverse: bool,
         out: &mut Vec<TcpHeader>,
     ) {
-        let ecn = matches!(&self.flows[flow.0 as usize].app, FlowApp::Tcp(t) if t.ecn);
-        for h in out.drain(..) {
-            let size = h.len + TCP_IP_HEADER;
-            let data = h.len > 0;
-            let ect = crate::tcp::sends_ect(ecn, &h, reverse);
-            let mut pkt = self.new_packet(flow, size, Header::Tcp(h), now, reverse);
-            if ect {
-                pkt.ecn = Ecn::Ect;
-            }
-            if data && !reverse && self.qos.is_some() {
-                self.qos_send(now, pkt);
-                continue;
-            }
-            self.send_from_host(now, pkt);
+        if out.is_empty() {
+            return;
         }
+        let f = &mut self.flows[flow.0 as usize];
+        let ecn = matches!(&f.app, FlowApp::Tcp(t) if t.ecn);
+        let (src, dst, src_port, dst_port, dscp) = if reverse {
+            f.counters.acks_sent += out.len() as u64;
+            (f.dst, f.src, f.dst_port, f.src_port, f.ack_dscp)
+        } else {
+            f.counters.pkts_sent += out.len() as u64;
+            let bytes: u64 = out.iter().map(|h| (h.len + TCP_IP_HEADER) as u64).sum();
+            f.counters.bytes_sent += bytes;
+            (f.src, f.dst, f.src_port, f.dst_port, f.dscp)
+        };
+        let qos = !reverse && self.qos.is_some();
+        for h in out.iter() {
+            let uid = self.next_uid;
+            self.next_uid += 1;
+            let ect = crate::tcp::sends_ect(ecn, h, reverse);
+            let pkt = Packet {
+                uid,
+                flow,
+                src,
+                dst,
+                src_port,
+                dst_port,
+                size: h.len + TCP_IP_HEADER,
+                created: now,
+                dscp,
+                ecn: if ect { Ecn::Ect } else { Ecn::NotEct },
+                hdr: Header::Tcp(*h),
+                ..Default::default()
+            };
+            if qos && h.len > 0 {
+                self.qos_send(now, pkt);
+            } else {
+                self.send_from_host(now, pkt);
+            }
+        }
+        out.clear();
     }
 
     /// Schedules a timer event if the endpoint's deadline is earlier than the one armed.
+    /// Inlined: it runs after every segment, and only rarely schedules anything.
+    #[inline(always)]
     pub(super) fn tcp_rearm(&mut self, flow: FlowId, receiver: bool) {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
@@ -147,9 +176,17 @@ impl World {
         if let Some(n) = next {
             if n < *armed {
                 *armed = n;
-                self.q.schedule_timer(n, Event::TcpTimer { flow, receiver });
+                self.tcp_arm(n, flow, receiver);
             }
         }
+    }
+
+    /// Schedules the endpoint's timer event at `at` (out of line: the rare case of
+    /// [`World::tcp_rearm`]).
+    #[inline(never)]
+    fn tcp_arm(&mut self, at: SimTime, flow: FlowId, receiver: bool) {
+        self.q
+            .schedule_timer(at, Event::TcpTimer { flow, receiver });
     }
 
     pub(super) fn tcp_timer(&mut self, now: SimTime, flow: FlowId, receiver: bool) {
