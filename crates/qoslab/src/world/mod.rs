@@ -357,7 +357,10 @@ impl World {
         }
     }
 
-    /// Runs events until the end time (which a caller may have moved later).
+    /// Runs events until the end time (which a caller may have moved later: the counts
+    /// go on, but packets committed ahead were given their keys at the old end, so a run
+    /// resumed past it may order coincident events otherwise than one run to the later
+    /// end; only the engine's benches and allocation test resume).
     pub fn resume(&mut self) -> Result<(), RunError> {
         while let Some((now, ev)) = self.q.pop_until(self.end) {
             let n = self.q.events_processed();
