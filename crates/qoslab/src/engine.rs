@@ -302,10 +302,7 @@ impl<E: Copy> EventQueue<E> {
     /// The key `schedule(at, _)` gives an event now.
     #[inline(always)]
     fn next_key(&mut self, at: SimTime) -> u128 {
-        let time = at.max(self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        (time.as_nanos() as u128) << 64 | seq as u128
+        self.take_key(at.max(self.now))
     }
 
     /// Schedules `ev` at `at` and returns a key that can cancel it.

@@ -126,17 +126,8 @@ impl Scoreboard {
         let mut bytes = 0u64;
         let byte_thresh = (DUP_THRESH as u64 - 1) * mss as u64;
         let is_lost = |segs: u32, bytes: u64| segs >= DUP_THRESH || bytes > byte_thresh;
-        for r in self.recs.range_mut(lo..).rev() {
-            if r.sacked {
-                segs += 1;
-                bytes += r.len as u64;
-                r.lost = false;
-            } else {
-                r.lost = is_lost(segs, bytes);
-            }
-        }
-        for r in self.recs.range_mut(..lo).rev() {
-            if is_lost(segs - new_segs, bytes - new_bytes) {
+        for (i, r) in self.recs.iter_mut().enumerate().rev() {
+            if i < lo && is_lost(segs - new_segs, bytes - new_bytes) {
                 break;
             }
             if r.sacked {

@@ -137,15 +137,7 @@ impl World {
         f.ahead.waiting.push_back(Committed { start, size, key });
         f.ahead.bytes += size as u64;
         let arrive = done + f.delay;
-        if self.cut_on && f.cut.feeds && self.try_cut(iface, arrive, p) {
-            return;
-        }
-        let f = &mut self.ifaces[fi];
-        f.on_wire.push_back((arrive, p));
-        if !f.arrive_pending {
-            f.arrive_pending = true;
-            self.q.schedule_forget(arrive, Event::Arrive { iface });
-        }
+        self.onto_wire(iface, arrive, p);
     }
 
     /// Gives keys to the committed packets whose `TxDone` the ordinary path would have

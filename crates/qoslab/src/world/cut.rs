@@ -121,12 +121,8 @@ impl World {
         let done = at + f.rate.tx_time(size + f.framing);
         f.busy_until = done;
         f.cut.deferred.push_back((at, p));
-        f.on_wire.push_back((done + f.delay, p));
-        if !f.arrive_pending {
-            f.arrive_pending = true;
-            self.q
-                .schedule_forget(done + f.delay, Event::Arrive { iface: m });
-        }
+        let arrive = done + f.delay;
+        self.wire_push(m, arrive, p);
         if self.ifaces[mi].cut.feeds {
             // It reaches `m`'s router the ordinary way (one cut per packet).
             self.cut_sent(m, p);

@@ -169,18 +169,32 @@ impl World {
             let pkt = self.pool.take(p);
             self.count_flow_drop(&pkt);
         } else {
-            if self.cut_on && self.ifaces[fi].cut.feeds && self.try_cut(iface, arrive, p) {
-                return;
-            }
-            // Packets on a link arrive in the order they were sent, so the link keeps
-            // them in a FIFO and only its head has an event: the event heap holds one
-            // entry per busy link instead of one per packet in flight.
-            let f = &mut self.ifaces[fi];
-            f.on_wire.push_back((arrive, p));
-            if !f.arrive_pending {
-                f.arrive_pending = true;
-                self.q.schedule_forget(arrive, Event::Arrive { iface });
-            }
+            self.onto_wire(iface, arrive, p);
+        }
+    }
+
+    /// Sends the packet in slot `p`, transmitted on `iface`, to the link's far end at
+    /// `arrive`, or straight on beyond the router there (cut-through, `world::cut`).
+    #[inline(always)]
+    pub(super) fn onto_wire(&mut self, iface: IfaceId, arrive: SimTime, p: Slot) {
+        if self.cut_on && self.ifaces[iface.0 as usize].cut.feeds && self.try_cut(iface, arrive, p)
+        {
+            return;
+        }
+        self.wire_push(iface, arrive, p);
+    }
+
+    /// Puts the packet in slot `p` on `iface`'s wire, to arrive at its far end at
+    /// `arrive`. Packets on a link arrive in the order they were sent, so the link keeps
+    /// them in a FIFO and only its head has an event: the event heap holds one entry
+    /// per busy link instead of one per packet in flight.
+    #[inline(always)]
+    pub(super) fn wire_push(&mut self, iface: IfaceId, arrive: SimTime, p: Slot) {
+        let f = &mut self.ifaces[iface.0 as usize];
+        f.on_wire.push_back((arrive, p));
+        if !f.arrive_pending {
+            f.arrive_pending = true;
+            self.q.schedule_forget(arrive, Event::Arrive { iface });
         }
     }
 

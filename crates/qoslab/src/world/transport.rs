@@ -81,26 +81,38 @@ impl World {
         reverse: bool,
     ) -> Packet {
         let f = &mut self.flows[flow.0 as usize];
-        let (src, dst, src_port, dst_port, dscp) = if reverse {
+        if reverse {
             f.counters.acks_sent += 1;
-            (f.dst, f.src, f.dst_port, f.src_port, f.ack_dscp)
         } else {
             f.counters.pkts_sent += 1;
             f.counters.bytes_sent += size as u64;
-            (f.src, f.dst, f.src_port, f.dst_port, f.dscp)
-        };
+        }
+        let ends = Ends::of(f, reverse);
+        self.stamp_packet(flow, &ends, size, hdr, now)
+    }
+
+    /// A packet of `flow` between `ends`, with the next packet number.
+    #[inline(always)]
+    fn stamp_packet(
+        &mut self,
+        flow: FlowId,
+        ends: &Ends,
+        size: u32,
+        hdr: Header,
+        now: SimTime,
+    ) -> Packet {
         let uid = self.next_uid;
         self.next_uid += 1;
         Packet {
             uid,
             flow,
-            src,
-            dst,
-            src_port,
-            dst_port,
+            src: ends.src,
+            dst: ends.dst,
+            src_port: ends.src_port,
+            dst_port: ends.dst_port,
             size,
             created: now,
-            dscp,
+            dscp: ends.dscp,
             hdr,
             ..Default::default()
         }
@@ -124,34 +136,21 @@ impl World {
         }
         let f = &mut self.flows[flow.0 as usize];
         let ecn = matches!(&f.app, FlowApp::Tcp(t) if t.ecn);
-        let (src, dst, src_port, dst_port, dscp) = if reverse {
+        if reverse {
             f.counters.acks_sent += out.len() as u64;
-            (f.dst, f.src, f.dst_port, f.src_port, f.ack_dscp)
         } else {
             f.counters.pkts_sent += out.len() as u64;
             let bytes: u64 = out.iter().map(|h| (h.len + TCP_IP_HEADER) as u64).sum();
             f.counters.bytes_sent += bytes;
-            (f.src, f.dst, f.src_port, f.dst_port, f.dscp)
-        };
+        }
+        let ends = Ends::of(f, reverse);
         let qos = !reverse && self.qos.is_some();
         for h in out.iter() {
-            let uid = self.next_uid;
-            self.next_uid += 1;
-            let ect = crate::tcp::sends_ect(ecn, h, reverse);
-            let pkt = Packet {
-                uid,
-                flow,
-                src,
-                dst,
-                src_port,
-                dst_port,
-                size: h.len + TCP_IP_HEADER,
-                created: now,
-                dscp,
-                ecn: if ect { Ecn::Ect } else { Ecn::NotEct },
-                hdr: Header::Tcp(*h),
-                ..Default::default()
-            };
+            let mut pkt =
+                self.stamp_packet(flow, &ends, h.len + TCP_IP_HEADER, Header::Tcp(*h), now);
+            if crate::tcp::sends_ect(ecn, h, reverse) {
+                pkt.ecn = Ecn::Ect;
+            }
             if qos && h.len > 0 {
                 self.qos_send(now, pkt);
             } else {
@@ -312,6 +311,40 @@ impl World {
             // receiver, which has no window to reduce.
             (FlowApp::Tcp(t), Header::Quench(_)) if node == f.src => t.snd.on_source_quench(now),
             _ => {}
+        }
+    }
+}
+
+/// A packet's addresses, ports and DSCP: those of its flow's source, or (ACKs, `reverse`)
+/// of its destination.
+struct Ends {
+    src: NodeId,
+    dst: NodeId,
+    src_port: u16,
+    dst_port: u16,
+    dscp: u8,
+}
+
+impl Ends {
+    /// The ends of `f`'s packets in one direction.
+    #[inline(always)]
+    fn of(f: &Flow, reverse: bool) -> Self {
+        if reverse {
+            Ends {
+                src: f.dst,
+                dst: f.src,
+                src_port: f.dst_port,
+                dst_port: f.src_port,
+                dscp: f.ack_dscp,
+            }
+        } else {
+            Ends {
+                src: f.src,
+                dst: f.dst,
+                src_port: f.src_port,
+                dst_port: f.dst_port,
+                dscp: f.dscp,
+            }
         }
     }
 }
