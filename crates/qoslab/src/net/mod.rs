@@ -66,26 +66,30 @@ impl Hook {
 }
 
 /// A node of the network.
+///
+/// Laid out in declaration order (`repr(C)`), what every packet it handles reads first:
+/// its kind, counters and DSCP table, then its hooks.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Node {
-    /// Name from the scenario.
-    pub name: String,
     /// Host or router.
     pub kind: NodeKind,
-    /// Outgoing interfaces, in scenario order.
-    pub ifaces: Vec<IfaceId>,
-    /// Conditioners applied to every packet a host sends, before routing.
-    pub host_egress: Hook,
-    /// Conditioners applied to every packet a router receives, before routing.
-    pub ingress: Hook,
+    /// IPv4 address: what captures write and prefix filters match.
+    pub addr: [u8; 4],
     /// Packet counters (conservation: see [`NodeCounters`]).
     pub counters: NodeCounters,
     /// DSCP → (class, drop precedence): what its queues and colour-aware meters read.
     pub dscp: DscpTable,
-    /// IPv4 address: what captures write and prefix filters match.
-    pub addr: [u8; 4],
+    /// Conditioners applied to every packet a host sends, before routing.
+    pub host_egress: Hook,
+    /// Conditioners applied to every packet a router receives, before routing.
+    pub ingress: Hook,
     /// Source quench generation on queue drops (routers with `source_quench`, P2 §2).
     pub quench: Option<quench::QuenchLimiter>,
+    /// Outgoing interfaces, in scenario order.
+    pub ifaces: Vec<IfaceId>,
+    /// Name from the scenario.
+    pub name: String,
 }
 
 /// What happened to the packets a node handled.
@@ -181,9 +185,10 @@ impl IfaceCounters {
 /// One direction of a link: a queue feeding a transmitter.
 ///
 /// Laid out in declaration order (`repr(C)`) with what every hop reads first: the
-/// scalars of the transmitter and the wire, then the counters and the hooks, so a hop
-/// touches a few adjacent cache lines (each interface starting a line) instead of lines
-/// spread over the whole struct.
+/// scalars of the transmitter and the wire, cut-through's and committed transmissions'
+/// state, the counters, the queue, then the hooks, so a hop touches a few adjacent
+/// cache lines (each interface starting a line) instead of lines spread over the whole
+/// struct (1,344 bytes).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Iface {
@@ -209,21 +214,21 @@ pub struct Iface {
     /// Packets propagating on the link (their slots in the world's pool), with their
     /// arrival times (FIFO).
     pub on_wire: VecDeque<(SimTime, Slot)>,
+    /// Cut-through through its router (see `world::cut`): set when a run starts.
+    pub cut: CutThrough,
+    /// Transmissions committed ahead (see `world::ahead`): set when a run starts.
+    pub ahead: Ahead,
     /// Counters since the start of the run.
     pub counters: IfaceCounters,
+    /// The output queue.
+    pub queue: AnyQueue,
     /// Conditioners applied before the queue (router egress).
     pub egress: Hook,
     /// Conditioners applied to packets arriving over this interface at its peer
     /// router, before the router's own ingress chain.
     pub ingress: Hook,
-    /// The output queue.
-    pub queue: AnyQueue,
     /// The stream the loss model draws from.
     pub loss_rng: RngStream,
-    /// Cut-through through its router (see `world::cut`): set when a run starts.
-    pub cut: CutThrough,
-    /// Transmissions committed ahead (see `world::ahead`): set when a run starts.
-    pub ahead: Ahead,
     /// `"a->b"`.
     pub name: String,
 }

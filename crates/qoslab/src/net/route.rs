@@ -139,9 +139,12 @@ impl Routes {
     #[inline]
     pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<IfaceId> {
         let (a, d) = (at.0 as usize, dst.0 as usize);
-        if !self.dense.is_empty() && a < self.n && d < self.n {
-            let f = self.dense[a * self.n + d];
-            return (f != NONE).then_some(IfaceId(f));
+        // With d < n, the index lies inside the n × n table exactly when a < n, and an
+        // empty table (a large network) has nothing inside.
+        if d < self.n {
+            if let Some(&f) = self.dense.get(a * self.n + d) {
+                return (f != NONE).then_some(IfaceId(f));
+            }
         }
         self.search(at, dst)
     }
