@@ -13,8 +13,14 @@ machine) with their least and greatest, qoslab's events per bottleneck packet (a
 by kind), and bottleneck packets per wall second of each (at the median wall times).
 
 Usage: python3 validation/ns3_bench.py [--repeat N] [--scale K] [--only NAME,...]
+                                      [--qoslab PATH] [--load N]
        python3 validation/ns3_bench.py --profile-only [--profile NAME]
-Needs: cargo build --release --bin qoslab-run; validation/ns3/build.sh
+Needs: cargo build --release --bin qoslab-run (or `python scripts/pgo_build.py bin` for the
+binary built with the profile `scripts/setup.sh` made for the extension, which is what
+users' runs go through: `--qoslab target/pgo-bin/release/qoslab-run`);
+validation/ns3/build.sh. `--load N` runs N busy processes (one CPU-bound loop each) beside
+both simulators for the whole measurement, for the speed on a machine shared with other
+work; it writes `ns3-speed-loaded.md` unless `--out` says otherwise.
 Writes docs/validation/ns3-speed.md. With `perf` (Debian: linux-perf) installed it also
 profiles qoslab on one case (`--profile`, 10× its simulated time) and writes where the
 time goes, by function, into the same page; `--profile-only` redoes just that part.
@@ -37,7 +43,11 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ns3_peer import NS3, QOSLAB, ROOT, qoslab_scenario, run_ns3
+import ns3_peer
+from ns3_peer import NS3, ROOT, qoslab_scenario, run_ns3
+
+#: The qoslab-run binary measured (``--qoslab``; ns3_peer's default otherwise).
+QOSLAB = ns3_peer.QOSLAB
 
 # name → flows, RTTs cycled [ms], queue (ns3_peer.QUEUES), bottleneck, queue limit
 # [packets], simulated seconds. Access links run at 10× the bottleneck.
@@ -130,7 +140,9 @@ def profile(name, top=12):
     with tempfile.TemporaryDirectory() as tmp:
         sc, data = pathlib.Path(tmp) / "case.toml", pathlib.Path(tmp) / "perf.data"
         sc.write_text(text)
-        rec = ["perf", "record", "-q", "-F", "4999", "-o", str(data), str(QOSLAB), str(sc)]
+        # The plain build: a profile-guided one inlines nearly everything into the loop.
+        binary = ns3_peer.QOSLAB
+        rec = ["perf", "record", "-q", "-F", "4999", "-o", str(data), str(binary), str(sc)]
         subprocess.run(rec, check=True, capture_output=True)
         rep = ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "symbol"]
         out = subprocess.run(rep, check=True, capture_output=True, text=True).stdout
@@ -140,8 +152,10 @@ def profile(name, top=12):
         if m and len(rows) < top:
             rows.append((float(m.group(1)), re.sub(r"(\s+-)+\s*$", "", m.group(2)).strip()))
     lines = [
-        f"Where qoslab's time goes on `{name}` ({secs * 10:g} simulated s; "
-        "`perf record -F 4999` + `perf report --no-children --sort symbol`; self time):",
+        f"Where qoslab's time goes on `{name}` ({secs * 10:g} simulated s, the plain "
+        "`cargo build --release` of qoslab-run, whose functions a profile-guided build "
+        "would inline into one; `perf record -F 4999` + `perf report --no-children "
+        "--sort symbol`; self time):",
         "",
         "| share | function |",
         "|---|---|",
@@ -149,9 +163,12 @@ def profile(name, top=12):
     lines += [f"| {pct:.1f} % | `{sym.replace('|', '∣')}` |" for pct, sym in rows]
     lines += [
         "",
-        "`World::handle` is the event loop's dispatch with the packet handlers "
-        "inlined into it; `enqueue` and `start_tx` put a packet on a link (its queue, "
-        "the transmitter, the event scheduling, all inlined); `Heap::…` are the event "
+        "`run_with` holds the event loop (`World::resume`) with the dispatch of the "
+        "packet events and their handlers inlined into it (the other events run in "
+        "`World::handle_rare`); `enqueue` puts a packet on a link (its queue, the "
+        "transmitter, the event scheduling, all inlined), `enqueue_ahead` on a "
+        "DropTail or RED link whose transmitter is busy (committing it ahead), "
+        "`try_cut` straight through an idle router; `Heap::…` are the event "
         "heaps (one entry per busy link; held packets' releases and timers in heaps "
         "of their own); `red::…` is the RED queue; packets (128 bytes) stay in a pool "
         "and move by slot, so copying them no longer shows; the rest is per-packet "
@@ -185,16 +202,28 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every case's simulated time")
     ap.add_argument("--repeat", type=int, default=5, help="pairs of runs; the median counts")
     ap.add_argument("--only", default="", help="comma-separated case names (default: all fast)")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "validation" / "ns3-speed.md"))
+    ap.add_argument("--out", default=None, help="the page to write (default: by --load)")
     ap.add_argument("--profile", default="12-red-20M", help="case to profile with perf")
     ap.add_argument("--profile-only", action="store_true", help="only redo the profile")
+    ap.add_argument("--qoslab", default=None, help="the qoslab-run binary to measure")
+    ap.add_argument("--load", type=int, default=0,
+                    help="busy processes running beside the simulators")  # fmt: skip
     args = ap.parse_args()
+    global QOSLAB
+    if args.qoslab:
+        QOSLAB = pathlib.Path(args.qoslab).resolve()
+    if args.out is None:
+        name = "ns3-speed-loaded.md" if args.load else "ns3-speed.md"
+        args.out = str(ROOT / "docs" / "validation" / name)
+    if args.load < 0:
+        print("--load: expected a number of processes, 0 or more", file=sys.stderr)
+        return 2
     if args.profile not in CASES:
         print(f"--profile: unknown case {args.profile!r}", file=sys.stderr)
         return 2
     if args.profile_only:
-        if not QOSLAB.exists():
-            print(f"missing {QOSLAB}: see the usage line", file=sys.stderr)
+        if not ns3_peer.QOSLAB.exists():
+            print(f"missing {ns3_peer.QOSLAB}: see the usage line", file=sys.stderr)
             return 2
         write_profile(pathlib.Path(args.out), args.profile)
         return 0
@@ -208,6 +237,29 @@ def main() -> int:
             print(f"missing {b}: see the usage line", file=sys.stderr)
             return 2
     names = only or [c for c in CASES if c not in SLOW]
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(args.load)]  # fmt: skip
+    try:
+        rows = measure(names, args)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    write_page(rows, args, only)
+    return 0
+
+
+def build_kind(path):
+    """How the measured binary was built, in words for the page."""
+    if "pgo-bin" in path.parts:
+        return ("built by `python scripts/pgo_build.py bin` with the profile-guided "
+                "optimisation profile `scripts/setup.sh` made for the extension (what "
+                "users' runs get)")  # fmt: skip
+    return "a plain `cargo build --release` (no profile-guided optimisation)"
+
+
+def measure(names, args):
+    """Per case, the paired runs of both simulators: the page's rows."""
     rows = []
     for name in names:
         n, rtts, queue, bn, limit, secs = CASES[name]
@@ -246,17 +298,56 @@ def main() -> int:
             f"{statistics.median(gains):.2f}× the wall time)",
             flush=True,
         )
+    return rows
+
+
+#: Markers of the summary sentence that other pages carry, rewritten by each run.
+SUMMARY_BEGIN = "<!-- ns3_bench summary -->"
+SUMMARY_END = "<!-- ns3_bench summary end -->"
+#: Pages that carry the summary of the unloaded run.
+SUMMARY_PAGES = [ROOT / "docs" / "validation" / "README.md"]
+
+
+def summary(rows):
+    """One sentence: the least and greatest median wall ratio and events per packet."""
+    meds = [statistics.median(r[8]) for r in rows]
+    per = [r[10] / r[11] for r in rows]
+    return (f"{min(meds):.0f}–{max(meds):.0f}× ns-3.44 by the median of paired runs on "
+            f"{len(rows)} dumbbells of 2–256 flows (qoslab spends {min(per):.2f}–"
+            f"{max(per):.2f} events per bottleneck packet)")  # fmt: skip
+
+
+def write_summary(rows, page):
+    """Rewrites the summary block of `page` (left alone if it has none)."""
+    text = page.read_text()
+    if SUMMARY_BEGIN not in text:
+        return
+    new = f"{SUMMARY_BEGIN}{summary(rows)}{SUMMARY_END}"
+    pat = re.escape(SUMMARY_BEGIN) + ".*?" + re.escape(SUMMARY_END)
+    page.write_text(re.sub(pat, lambda _: new, text, flags=re.S))
+    print(f"updated the summary in {page}")
+
+
+def write_page(rows, args, only):
+    """The page: the table of `rows`, the command that made it, and the profile."""
     cmd = "python3 validation/ns3_bench.py"
+    if args.qoslab:
+        cmd += f" --qoslab {os.path.relpath(QOSLAB, ROOT)}"
+    if args.load:
+        cmd += f" --load {args.load}"
     if args.repeat != 5:
         cmd += f" --repeat {args.repeat}"
     if args.scale != 1.0:
         cmd += f" --scale {args.scale:g}"
     if only:
         cmd += f" --only {','.join(only)}"
+    loaded = (f" with {args.load} busy process{'es' if args.load > 1 else ''} beside them"
+              if args.load else "")  # fmt: skip
     lines = [
-        "# qoslab against ns-3.44: speed on TCP dumbbells",
+        "# qoslab against ns-3.44: speed on TCP dumbbells" + (f"{loaded}" if loaded else ""),
         "",
-        f"Made by `{cmd}` on this project's machine (2 cores, shared with other work; both "
+        f"Made by `{cmd}` on this project's machine (2 cores; qoslab-run "
+        f"{build_kind(QOSLAB)}{';' + loaded if loaded else ''}; both "
         "simulators single-threaded, run alternately in the same invocation, "
         f"in {args.repeat} pairs of runs, qoslab first in every other pair). Both run the "
         "same scenario (same start times; SACK, delayed ACKs, IW 10; access links 10× the "
@@ -291,8 +382,11 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
-    write_profile(out, args.profile)
-    return 0
+    if not args.load and not only and args.scale == 1.0:
+        for page in SUMMARY_PAGES:
+            write_summary(rows, page)
+    if not args.load:
+        write_profile(out, args.profile)
 
 
 if __name__ == "__main__":
