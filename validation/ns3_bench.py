@@ -312,8 +312,10 @@ def summary(rows):
     """One sentence: the least and greatest median wall ratio and events per packet."""
     meds = [statistics.median(r[8]) for r in rows]
     per = [r[10] / r[11] for r in rows]
+    flows = [r[1] for r in rows]
     return (f"{min(meds):.0f}–{max(meds):.0f}× ns-3.44 by the median of paired runs on "
-            f"{len(rows)} dumbbells of 2–256 flows (qoslab spends {min(per):.2f}–"
+            f"{len(rows)} dumbbells of {min(flows)}–{max(flows)} flows (qoslab spends "
+            f"{min(per):.2f}–"
             f"{max(per):.2f} events per bottleneck packet)")  # fmt: skip
 
 
@@ -344,7 +346,7 @@ def write_page(rows, args, only):
     loaded = (f" with {args.load} busy process{'es' if args.load > 1 else ''} beside them"
               if args.load else "")  # fmt: skip
     lines = [
-        "# qoslab against ns-3.44: speed on TCP dumbbells" + (f"{loaded}" if loaded else ""),
+        "# qoslab against ns-3.44: speed on TCP dumbbells" + loaded,
         "",
         f"Made by `{cmd}` on this project's machine (2 cores; qoslab-run "
         f"{build_kind(QOSLAB)}{';' + loaded if loaded else ''}; both "
