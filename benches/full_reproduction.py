@@ -22,6 +22,16 @@ and with the local pool, the same number of cores, one after the other; it runs 
 own, after the whole reproduction, and adds its result to the data file (a Ray that
 fails is recorded as such, the timing already written is kept).
 
+**The machine's speed.** This machine is a virtual one on a shared host, and its speed
+changes from day to day (the same runs have taken nearly twice the CPU on one day as
+on another: the page's table of timings shows it). Before and after the reproduction,
+and with the Ray check, the script times a probe that is no part of qoslab and the same
+work on any day (:func:`probe`), and the data file keeps every earlier timing in
+``history`` (the previous file's timing moves there when a new one is written;
+``--history-from FILE`` adds one from an earlier data file, e.g. ``git show
+REV:validation/data/full-reproduction.json``): the page compares them by engine CPU
+per run and by the probe, not by wall time alone.
+
 Writes ``validation/data/full-reproduction.json`` (with ``--no-doc``, nothing) and the
 page ``docs/validation/full-reproduction.md`` generated from it.
 """
@@ -30,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import subprocess
@@ -44,6 +55,8 @@ PAGE = ROOT / "docs" / "validation" / "full-reproduction.md"
 QOSLAB = [sys.executable, "-m", "qoslab"]
 #: Cluster sizes the page extrapolates to.
 CORES = (2, 8, 32, 128)
+#: The probe hashes this many MiB (about 0.5 s on this machine).
+PROBE_MIB = 256
 
 
 class ReproduceFailed(RuntimeError):
@@ -78,6 +91,86 @@ def per_experiment(out: Path) -> list[dict]:
     return rows
 
 
+def probe(times: int = 3) -> float:
+    """Seconds for SHA-256 over :data:`PROBE_MIB` MiB (Python's ``hashlib``, C code that
+    is no part of qoslab), best of ``times``: the machine's speed at the moment."""
+    block = bytes(1 << 20)
+    best = float("inf")
+    for _ in range(times):
+        t0 = time.perf_counter()
+        h = hashlib.sha256()
+        for _ in range(PROBE_MIB):
+            h.update(block)
+        best = min(best, time.perf_counter() - t0)
+    return round(best, 3)
+
+
+def git_commit() -> str | None:
+    """The checkout's commit (``-dirty`` with uncommitted changes), if git knows it."""
+    p = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    return p.stdout.strip() or None
+
+
+def history_entry(data: dict) -> dict:
+    """One timing of the whole, as the page's table of timings shows it."""
+    rows = data["experiments"]
+    return {
+        "date": data["date"], "commit": data.get("commit"), "build": data.get("build"),
+        "wall_s": data["wall_s"], "runs": sum(r["runs"] for r in rows),
+        "cpu_s": round(sum(r["cpu_s"] for r in rows), 1), "probe_s": data.get("probe_s"),
+        "ray_probe_s": (data.get("ray_check") or {}).get("probe_s"),
+    }  # fmt: skip
+
+
+def with_history(data: dict, earlier: dict) -> dict:
+    """``data`` with ``earlier``'s timing and its own history in its history (once each,
+    oldest first)."""
+    seen = {(h["date"], h["wall_s"]) for h in data.get("history", [])}
+    seen.add((data["date"], data["wall_s"]))
+    hist = list(data.get("history", []))
+    for h in [*earlier.get("history", []), history_entry(earlier)]:
+        if (h["date"], h["wall_s"]) not in seen:
+            seen.add((h["date"], h["wall_s"]))
+            hist.append(h)
+    return {**data, "history": sorted(hist, key=lambda h: h["date"])}
+
+
+def probe_text(p: dict | float | None) -> str:
+    """A timing's probe seconds for the table: before–after, or the one taken."""
+    if isinstance(p, dict):
+        return "–".join(f"{p[k]:.2f}" for k in ("before", "after") if k in p)
+    return f"{p:.2f}" if isinstance(p, (int, float)) else "–"
+
+
+def timings(data: dict) -> list[str]:
+    """The table of this timing and the earlier ones (from ``history``)."""
+    now = history_entry(data)
+    lines = [
+        "",
+        "## Every timing of the whole",
+        "",
+        "The machine is a virtual one on a shared host, and its speed changes from day to "
+        "day. Engine CPU per run (the same experiments and runs in each row, unless the "
+        "runs column says otherwise) and the probe (SHA-256 of "
+        f"{PROBE_MIB} MiB in Python's hashlib, best of 3: no part of qoslab, the same work "
+        "on any day) tell a slower day from a slower qoslab.",
+        "",
+        "| date | commit | build | wall [min] | runs | engine CPU [min] | "
+        "engine CPU per run [s] | probe [s] |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for h in [now, *reversed(data.get("history", []))]:
+        p = h.get("probe_s") or h.get("ray_probe_s")
+        where = " (with the Ray check)" if not h.get("probe_s") and h.get("ray_probe_s") else ""
+        lines.append(
+            f"| {h['date']} | {h.get('commit') or '–'} | {h.get('build') or '–'} | "
+            f"{fmt_min(h['wall_s'])} | {h['runs']} | {fmt_min(h['cpu_s'])} | "
+            f"{h['cpu_s'] / max(h['runs'], 1):.3f} | {probe_text(p)}{where} |"
+        )
+    return lines
+
+
 def on_cores(row: dict, workers: int, n: int) -> float:
     """The experiment's time on ``n`` cores (module docstring): its bound for n plus the
     part of its measured wall time no worker explains."""
@@ -89,7 +182,7 @@ def on_cores(row: dict, workers: int, n: int) -> float:
 def ray_check(exp: str, workers: int) -> dict:
     """EXP in full mode with the local pool and with ``--ray local`` (fresh folders); a
     failing run is recorded under ``error``."""
-    res: dict = {"experiment": exp, "workers": workers}
+    res: dict = {"experiment": exp, "workers": workers, "probe_s": probe()}
     for label, extra in (("local_s", ["-j", str(workers)]), ("ray_local_s", ["--ray", "local"])):
         with tempfile.TemporaryDirectory() as tmp:
             try:
@@ -181,6 +274,7 @@ def page(data: dict) -> str:
             f"{rc['ray_local_s']} s with `--ray local` ({rc['ray_over_local']}×). On a "
             "cluster the N-core columns stretch by about that factor.",
         ]
+    lines += timings(data)
     return "\n".join(lines) + "\n"
 
 
@@ -199,7 +293,21 @@ def main() -> int:
     ap.add_argument("--ray-check", metavar="EXP", default=None)
     ap.add_argument("--no-doc", action="store_true", help="write neither data nor page")
     ap.add_argument("--page", action="store_true", help="only regenerate the page")
+    ap.add_argument("--history-from", type=Path, metavar="FILE", default=None,
+                    help="add the timing in an earlier data file to the history")  # fmt: skip
     a = ap.parse_args()
+    if a.history_from:
+        if not DATA.is_file():
+            ap.error(f"--history-from adds to {DATA.relative_to(ROOT)}: run the reproduction first")
+        try:
+            earlier = json.loads(a.history_from.read_text())
+            data = with_history(json.loads(DATA.read_text()), earlier)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--history-from {a.history_from}: not a timing data file ({e})")
+        DATA.write_text(json.dumps(data, indent=1) + "\n")
+        PAGE.write_text(page(data))
+        print(f"wrote {DATA.relative_to(ROOT)} and {PAGE.relative_to(ROOT)}")
+        return 0
     if a.page:
         PAGE.write_text(page(json.loads(DATA.read_text())))
         print(f"wrote {PAGE.relative_to(ROOT)}")
@@ -226,6 +334,7 @@ def main() -> int:
     elif out.exists() and any(out.iterdir()):
         ap.error(f"{out} is not empty: its finished runs would be reused")
     args = [*(a.names or ["--all"]), "-j", str(a.workers), *(["--quick"] if a.quick else [])]
+    before = probe()
     try:
         wall = reproduce(args, out)
     except ReproduceFailed as e:
@@ -237,8 +346,18 @@ def main() -> int:
         "date": datetime.date.today().isoformat(),
         "machine": f"{os.cpu_count()} cores",
         "build": build_kind(),
+        "commit": git_commit(),
+        "probe_s": {"before": before, "after": probe()},
         "experiments": per_experiment(out),
     }
+    if not a.no_doc and DATA.is_file():
+        try:
+            data = with_history(data, json.loads(DATA.read_text()))
+        except (ValueError, KeyError, TypeError) as e:
+            aside = DATA.with_name(DATA.name + ".unreadable")
+            DATA.rename(aside)
+            print(f"{DATA.relative_to(ROOT)}: the earlier timing is unreadable ({e}); kept as "
+                  f"{aside.relative_to(ROOT)}, the history starts anew")  # fmt: skip
     text = page(data)
     print(text)
     if not a.no_doc:

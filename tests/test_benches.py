@@ -4,6 +4,7 @@ overhead bench prints its split, and the P1 timing line lands between its marker
 from __future__ import annotations
 
 import importlib.util
+import json
 import pathlib
 import random
 import re
@@ -172,3 +173,64 @@ def test_full_reproduction_estimates_cores_by_hand_and_records_a_failed_ray():
     assert "here: solo 2.0 min" in text and "x 1.0" not in text.split("here:")[1]
     assert "What dominates: solo (65%), x (32%): 97% of the whole." in text
     assert "could not be measured here: exited 3" in text
+
+
+def _fake_run(path: Path, body: str) -> Path:
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_ab_identity_ignores_only_timing_and_finds_a_changed_table(tmp_path, monkeypatch, capsys):
+    ab = _module(ROOT / "benches" / "ab.py")
+    out = '{{"summary": {{"wall_s": {w}, "events": {e}, "seed": 1}}, "tables": {{"t": [{v}]}}}}'
+    base = _fake_run(tmp_path / "base", f"echo '{out.format(w=1, e=5, v=1)}'")
+    same = _fake_run(tmp_path / "same", f"echo '{out.format(w=2, e=9, v=1)}'")
+    changed = _fake_run(tmp_path / "changed", f"echo '{out.format(w=1, e=5, v=2)}'")
+    refuses = _fake_run(tmp_path / "refuses", "echo 'S: key: bad' >&2; exit 2")
+    scenario = tmp_path / "s.json"
+    scenario.write_text("{}")
+    monkeypatch.setattr(ab, "shipped", lambda _s, _t: [("s.toml", scenario)])
+    monkeypatch.setattr(ab.ns3_bench, "CASES", {})
+    assert ab.identity(base, same, 20) == 0
+    assert ab.identity(base, changed, 20) == 1
+    assert "DIFF  s.toml: ['t']" in capsys.readouterr().out
+    assert ab.identity(refuses, refuses, 20) == 0
+    assert "skip  s.toml: both refuse it (S: key: bad)" in capsys.readouterr().out
+    assert ab.identity(refuses, base, 20) == 1
+
+
+def test_ab_cuts_shipped_scenarios_and_leaves_their_sweeps_out(tmp_path):
+    ab = _module(ROOT / "benches" / "ab.py")
+    cases = ab.shipped(5.0, tmp_path)
+    assert len(cases) == len(list((ROOT / "scenarios").rglob("*.toml")))
+    long = [
+        rel
+        for rel, _ in cases
+        if ab._seconds(tomllib.loads((ROOT / "scenarios" / rel).read_text())["duration"]) > 5
+    ]
+    assert long, "some shipped scenario runs longer than 5 s"
+    for _rel, f in cases:
+        sc = json.loads(f.read_text())
+        assert "sweep" not in sc and ab._seconds(sc.get("duration", 0)) <= 5.0
+
+
+def test_full_reproduction_keeps_every_earlier_timing_once():
+    fr = _module(ROOT / "benches" / "full_reproduction.py")
+    row = {"name": "x", "wall_s": 60.0, "cpu_s": 100.0, "longest_s": 10.0, "runs": 20}
+    old = {"command": "c", "workers": 2, "wall_s": 60.0, "date": "2026-01-01",
+           "machine": "2 cores", "build": "pgo", "experiments": [row]}  # fmt: skip
+    slow = {**row, "cpu_s": 190.0, "wall_s": 110.0}
+    new = {**old, "date": "2026-02-01", "wall_s": 110.0, "commit": "abc1234",
+           "probe_s": {"before": 0.9, "after": 1.1}, "experiments": [slow]}  # fmt: skip
+    merged = fr.with_history(new, old)
+    assert [h["date"] for h in merged["history"]] == ["2026-01-01"]
+    # Merging the same earlier timing again (or the timing itself) adds nothing.
+    assert fr.with_history(fr.with_history(merged, old), merged)["history"] == merged["history"]
+    text = fr.page(merged)
+    table = text.split("## Every timing of the whole")[1]
+    # Newest first, engine CPU per run telling the slower day: 190/20 against 100/20.
+    assert table.index("2026-02-01") < table.index("2026-01-01")
+    assert "| 2026-02-01 | abc1234 | pgo | 1.8 | 20 | 3.2 | 9.500 | 0.90–1.10 |" in table
+    assert "| 2026-01-01 | – | pgo | 1.0 | 20 | 1.7 | 5.000 | – |" in table
+    assert fr.probe_text(0.5) == "0.50" and fr.probe_text({"after": 1.0}) == "1.00"
