@@ -213,6 +213,7 @@ def test_ab_cuts_shipped_scenarios_and_leaves_their_sweeps_out(tmp_path):
     for _rel, f in cases:
         sc = json.loads(f.read_text())
         assert "sweep" not in sc and ab._seconds(sc.get("duration", 0)) <= 5.0
+        assert ab._seconds(sc.get("warmup", 0)) < ab._seconds(sc.get("duration", 0))
 
 
 def test_full_reproduction_keeps_every_earlier_timing_once():

@@ -1,0 +1,187 @@
+"""A/B of two qoslab-run binaries: the same results, and how many instructions each
+spends per bottleneck packet.
+
+    python benches/ab.py BASE NEW                  # identity, then instructions
+    python benches/ab.py BASE NEW --no-identity --cases 12-red-20M --sim-seconds 300
+    python benches/ab.py BASE NEW --no-instructions --seconds 5
+
+**Identity.** Every scenario the project ships (``scenarios/**/*.toml``: sweeps left
+out, runs longer than ``--seconds`` cut to it) and every dumbbell of
+``validation/ns3_bench.py`` run with both binaries must give the same JSON, all but the
+wall time and the event counts (a change of the engine's bookkeeping may change those
+and nothing else). A scenario the base binary refuses (a live-only one, a start after
+the cut) counts as skipped when the new one refuses it too.
+
+**Instructions.** Wall time on a shared 2-core machine spreads by tens of percent from
+run to run; the instruction count of a deterministic run does not. Each case of
+``--cases`` runs under ``valgrind --tool=callgrind`` with each binary, and the table
+gives instructions per bottleneck packet (``r1->r2`` departures) and NEW ÷ BASE. It
+needs valgrind (Debian: ``valgrind``); without it this part is skipped with a message.
+
+Exits 1 if a result differs, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "validation"))
+import ns3_bench  # noqa: E402
+from ns3_peer import qoslab_scenario  # noqa: E402
+
+from qoslab.scenario import expand_flow_groups, load, to_json  # noqa: E402
+
+#: Cases measured for instructions unless --cases names others (a small and a mid one).
+DEFAULT_CASES = ("4-droptail-10M-50ms", "12-red-20M")
+#: Summary fields a change of bookkeeping may change without changing a result.
+VOLATILE = ("wall_s", "events", "events_by_kind")
+
+
+def dumbbell(name: str, seconds: float) -> str:
+    """The TOML of ns3_bench's case ``name``, run for ``seconds`` (as the bench builds it)."""
+    n, rtts, queue, bn, limit, _ = ns3_bench.CASES[name]
+    rnd = random.Random(n)
+    starts = [round(rnd.random(), 6) for _ in range(n)]
+    acc = ns3_bench.tenfold(bn)
+    return qoslab_scenario(n, queue, starts, seconds, 0.0, 1, bn, acc, limit, rtts=rtts)
+
+
+def shipped(seconds: float, tmp: Path) -> list[tuple[str, Path]]:
+    """Every shipped scenario as the engine gets it from ``qoslab.run`` (no sweep, flow
+    groups expanded), as a JSON file in ``tmp``, at most ``seconds`` long (a warm-up as
+    long or longer cut to half of that)."""
+    out = []
+    for src in sorted((ROOT / "scenarios").rglob("*.toml")):
+        rel = src.relative_to(ROOT / "scenarios").as_posix()
+        sc, _ = expand_flow_groups(load(src).data, str(src))
+        if _seconds(sc.get("duration", 0)) > seconds:
+            sc["duration"] = seconds
+            if _seconds(sc.get("warmup", 0)) >= seconds:
+                sc["warmup"] = seconds / 2
+        f = tmp / (rel.replace("/", "__").removesuffix(".toml") + ".json")
+        f.write_text(to_json(sc))
+        out.append((rel, f))
+    return out
+
+
+def _seconds(v: float | str) -> float:
+    """A scenario's duration (a number of seconds, or a string like ``"150s"``) [s]."""
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*([\d.eE+-]+)\s*(min|ms|us|µs|ns|s|)\s*", v)
+        if not m:
+            raise ValueError(f"not a duration: {v!r}")
+        unit = {"min": 60.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+        return float(m.group(1)) * unit.get(m.group(2), 1.0)
+    return float(v)
+
+
+def run(binary: Path, scenario: Path) -> tuple[int, dict | str]:
+    """Exit code and, on success, the result without its volatile fields (else stderr)."""
+    p = subprocess.run([str(binary), str(scenario)], capture_output=True, text=True)
+    if p.returncode != 0:
+        return p.returncode, p.stderr.strip()
+    r = json.loads(p.stdout)
+    for k in VOLATILE:
+        r["summary"].pop(k, None)
+    return 0, r
+
+
+def identity(base: Path, new: Path, seconds: float) -> int:
+    """Runs every case with both binaries; prints one line per case, returns the count of
+    differing ones."""
+    bad = skipped = same = 0
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        cases = shipped(seconds, tmp)
+        for name in ns3_bench.CASES:
+            if name in ns3_bench.SLOW:
+                continue
+            f = tmp / f"bench__{name}.toml"
+            f.write_text(dumbbell(name, min(seconds, ns3_bench.CASES[name][5])))
+            cases.append((f"ns3_bench {name}", f))
+        for label, f in cases:
+            (ca, a), (cb, b) = run(base, f), run(new, f)
+            if ca != 0 and cb == ca:
+                skipped += 1
+                print(f"  skip  {label}: both refuse it ({str(a).splitlines()[0][:90]})")
+            elif ca == cb == 0 and a == b:
+                same += 1
+            else:
+                bad += 1
+                if isinstance(a, dict) and isinstance(b, dict):
+                    what = [k for k in a["tables"] if a["tables"][k] != b["tables"].get(k)]
+                else:
+                    what = f"exit {ca} vs {cb}"
+                print(f"  DIFF  {label}: {what or 'summary'}")
+    print(f"identity: {same} same, {bad} different, {skipped} skipped (both refuse)")
+    return bad
+
+
+def instructions(binary: Path, scenario: Path) -> tuple[int, int]:
+    """(instructions, bottleneck packets) of one run under callgrind."""
+    with tempfile.NamedTemporaryFile(suffix=".cg") as cg:
+        p = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg.name}",
+             str(binary), str(scenario)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
+    if not m:
+        raise RuntimeError(f"callgrind printed no instruction count:\n{p.stderr[-500:]}")
+    r = json.loads(p.stdout)
+    q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
+    return int(m.group(1)), q["departed"][q["iface"].index("r1->r2")]
+
+
+def instruction_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
+    """Prints instructions per bottleneck packet of both binaries on each case."""
+    print(f"\ninstructions per bottleneck packet ({sim_seconds:g} simulated s, callgrind)")
+    print(f"{'case':<22} {'base':>8} {'new':>8} {'new/base':>9}")
+    with tempfile.TemporaryDirectory() as t:
+        for name in cases:
+            f = Path(t) / f"{name}.toml"
+            f.write_text(dumbbell(name, sim_seconds))
+            (ia, pa), (ib, pb) = instructions(base, f), instructions(new, f)
+            print(f"{name:<22} {ia / pa:>8.0f} {ib / pb:>8.0f} {ib / ia:>9.4f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("base", type=Path, help="the qoslab-run binary before the change")
+    ap.add_argument("new", type=Path, help="the qoslab-run binary after it")
+    ap.add_argument("--seconds", type=float, default=20.0,
+                    help="identity: cut longer runs to this many simulated seconds")  # fmt: skip
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                    help="instructions: ns3_bench cases, comma-separated")  # fmt: skip
+    ap.add_argument("--sim-seconds", type=float, default=60.0,
+                    help="instructions: simulated seconds per case")  # fmt: skip
+    ap.add_argument("--no-identity", action="store_true")
+    ap.add_argument("--no-instructions", action="store_true")
+    a = ap.parse_args()
+    for b in (a.base, a.new):
+        if not b.is_file():
+            ap.error(f"{b}: no such binary (cargo build --release --bin qoslab-run)")
+    cases = [c for c in a.cases.split(",") if c]
+    unknown = [c for c in cases if c not in ns3_bench.CASES]
+    if unknown:
+        ap.error(f"--cases: unknown {unknown}; known: {', '.join(ns3_bench.CASES)}")
+    bad = 0 if a.no_identity else identity(a.base, a.new, a.seconds)
+    if not a.no_instructions:
+        if shutil.which("valgrind") is None:
+            print("instructions: skipped, valgrind is not installed (Debian: valgrind)")
+        else:
+            instruction_table(a.base, a.new, cases, a.sim_seconds)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
