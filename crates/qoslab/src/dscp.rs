@@ -179,9 +179,11 @@ pub struct DscpMapEntry {
 pub struct DscpColours(pub [Colour; 64]);
 
 impl Default for DscpColours {
-    /// The RFC defaults (see the module doc).
+    /// The RFC defaults (see the module doc). Every conditioner chain starts with one,
+    /// so it is computed without the class names (formatting those for each chain was
+    /// a quarter of a small run's start-up).
     fn default() -> Self {
-        DscpTable::rfc().colours
+        DscpColours(std::array::from_fn(|d| rfc_colour(d as u8)))
     }
 }
 
@@ -208,18 +210,33 @@ impl Default for DscpTable {
     }
 }
 
+/// True if `d` is an AF codepoint (RFC 2597 §6: 8x + 2y, x in 1..=4, y in 1..=3).
+fn is_af(d: u8) -> bool {
+    (1..=4).contains(&(d / 8)) && matches!(d % 8, 2 | 4 | 6)
+}
+
+/// The RFC drop precedence of a codepoint: AFxy's y, green for every other.
+fn rfc_colour(d: u8) -> Colour {
+    if is_af(d) {
+        Colour::from_index(((d % 8) / 2 - 1) as usize)
+    } else {
+        Colour::Green
+    }
+}
+
 /// The RFC class and drop precedence of a codepoint (see the module doc).
 fn rfc_entry(d: u8) -> (String, Colour) {
-    let (x, y) = (d / 8, d % 8);
-    if d == EF {
-        ("EF".into(), Colour::Green)
-    } else if (1..=4).contains(&x) && matches!(y, 2 | 4 | 6) {
-        (format!("AF{x}"), Colour::from_index((y / 2 - 1) as usize))
-    } else if d != 0 && y == 0 {
-        (format!("CS{x}"), Colour::Green)
+    let x = d / 8;
+    let class = if d == EF {
+        "EF".into()
+    } else if is_af(d) {
+        format!("AF{x}")
+    } else if d != 0 && d.is_multiple_of(8) {
+        format!("CS{x}")
     } else {
-        ("BE".into(), Colour::Green)
-    }
+        "BE".into()
+    };
+    (class, rfc_colour(d))
 }
 
 impl DscpTable {
@@ -316,6 +333,13 @@ mod tests {
         for bad in ["AF14", "AF51", "AF10", "CS8", "E F", "", "AF1", "CS"] {
             assert_eq!(phb_codepoint(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn default_colours_are_the_rfc_tables() {
+        // Chains start from `DscpColours::default()`, nodes from the table: one map.
+        assert_eq!(DscpColours::default(), DscpTable::rfc().colours);
+        assert_eq!(DscpColours::default().of(12), Colour::Yellow);
     }
 
     #[test]
