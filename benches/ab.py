@@ -9,8 +9,9 @@ spends per bottleneck packet.
 out, runs longer than ``--seconds`` cut to it) and every dumbbell of
 ``validation/ns3_bench.py`` run with both binaries must give the same JSON, all but the
 wall time and the event counts (a change of the engine's bookkeeping may change those
-and nothing else). A scenario the base binary refuses (a live-only one, a start after
-the cut) counts as skipped when the new one refuses it too.
+and nothing else). A scenario the base binary refuses (exit 2: a live-only one, a start
+after the cut) counts as skipped when the new one refuses it with the same message; any
+other failure is a difference, and so is a comparison in which no case ran.
 
 **Instructions.** Wall time on a shared 2-core machine spreads by tens of percent from
 run to run; the instruction count of a deterministic run does not. Each case of
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
@@ -44,6 +46,8 @@ from qoslab.scenario import expand_flow_groups, load, to_json  # noqa: E402
 DEFAULT_CASES = ("4-droptail-10M-50ms", "12-red-20M")
 #: Summary fields a change of bookkeeping may change without changing a result.
 VOLATILE = ("wall_s", "events", "events_by_kind")
+#: qoslab-run's exit code for a scenario it refuses (1 is a failed run; a panic is 101).
+REFUSED = 2
 
 
 def dumbbell(name: str, seconds: float) -> str:
@@ -110,9 +114,10 @@ def identity(base: Path, new: Path, seconds: float) -> int:
             cases.append((f"ns3_bench {name}", f))
         for label, f in cases:
             (ca, a), (cb, b) = run(base, f), run(new, f)
-            if ca != 0 and cb == ca:
+            if ca == cb == REFUSED and a == b:
+                # Both refuse it with the same message: nothing to compare.
                 skipped += 1
-                print(f"  skip  {label}: both refuse it ({str(a).splitlines()[0][:90]})")
+                print(f"  skip  {label}: both refuse it ({(str(a).splitlines() or [''])[0][:90]})")
             elif ca == cb == 0 and a == b:
                 same += 1
             else:
@@ -123,23 +128,30 @@ def identity(base: Path, new: Path, seconds: float) -> int:
                     what = f"exit {ca} vs {cb}"
                 print(f"  DIFF  {label}: {what or 'summary'}")
     print(f"identity: {same} same, {bad} different, {skipped} skipped (both refuse)")
+    if same == 0:
+        print("identity: no case ran with both binaries: nothing was compared")
+        return max(bad, 1)
     return bad
 
 
 def instructions(binary: Path, scenario: Path) -> tuple[int, int]:
-    """(instructions, bottleneck packets) of one run under callgrind."""
+    """(instructions, bottleneck packets) of one run under callgrind; raises
+    RuntimeError if the run failed or counted no bottleneck packet."""
     with tempfile.NamedTemporaryFile(suffix=".cg") as cg:
         p = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg.name}",
              str(binary), str(scenario)],
-            capture_output=True, text=True, check=True,
+            capture_output=True, text=True, check=False,
         )  # fmt: skip
     m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
-    if not m:
-        raise RuntimeError(f"callgrind printed no instruction count:\n{p.stderr[-500:]}")
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"{binary} under callgrind exited {p.returncode}:\n{p.stderr[-500:]}")
     r = json.loads(p.stdout)
     q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
-    return int(m.group(1)), q["departed"][q["iface"].index("r1->r2")]
+    packets = q["departed"][q["iface"].index("r1->r2")]
+    if packets == 0:
+        raise RuntimeError(f"{binary}: no packet crossed the bottleneck r1->r2")
+    return int(m.group(1)), packets
 
 
 def instruction_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
@@ -170,7 +182,11 @@ def main() -> int:
     for b in (a.base, a.new):
         if not b.is_file():
             ap.error(f"{b}: no such binary (cargo build --release --bin qoslab-run)")
+        if not os.access(b, os.X_OK):
+            ap.error(f"{b}: not executable (a qoslab-run binary is)")
     cases = [c for c in a.cases.split(",") if c]
+    if not cases and not a.no_instructions:
+        ap.error("--cases: name at least one case (or pass --no-instructions)")
     unknown = [c for c in cases if c not in ns3_bench.CASES]
     if unknown:
         ap.error(f"--cases: unknown {unknown}; known: {', '.join(ns3_bench.CASES)}")
@@ -179,7 +195,11 @@ def main() -> int:
         if shutil.which("valgrind") is None:
             print("instructions: skipped, valgrind is not installed (Debian: valgrind)")
         else:
-            instruction_table(a.base, a.new, cases, a.sim_seconds)
+            try:
+                instruction_table(a.base, a.new, cases, a.sim_seconds)
+            except RuntimeError as e:
+                print(f"instructions: {e}", file=sys.stderr)
+                return 1
     return 1 if bad else 0
 
 

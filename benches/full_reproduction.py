@@ -107,8 +107,11 @@ def probe(times: int = 3) -> float:
 
 def git_commit() -> str | None:
     """The checkout's commit (``-dirty`` with uncommitted changes), if git knows it."""
-    p = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                       capture_output=True, text=True, check=False)  # fmt: skip
+    try:
+        p = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    except OSError:  # no git on this machine
+        return None
     return p.stdout.strip() or None
 
 
@@ -123,9 +126,33 @@ def history_entry(data: dict) -> dict:
     }  # fmt: skip
 
 
+class NotTiming(ValueError):
+    """A data file, or an entry of its history, that is not a timing of the whole."""
+
+
+def checked_timing(data: object) -> dict:
+    """``data`` if it is a timing of the whole whose history entries all have what the
+    page reads; raises :class:`NotTiming` naming what is missing otherwise."""
+    if not isinstance(data, dict):
+        raise NotTiming(f"expected a JSON object, found {type(data).__name__}")
+    try:
+        history_entry(data)
+    except (KeyError, TypeError) as e:
+        raise NotTiming(f"not a timing of the whole (no {e})") from None
+    for i, h in enumerate(data.get("history", [])):
+        ok = isinstance(h, dict) and isinstance(h.get("date"), str)
+        if not ok or not all(
+            isinstance(h.get(k), (int, float)) for k in ("wall_s", "runs", "cpu_s")
+        ):
+            raise NotTiming(f"history[{i}]: expected date, wall_s, runs and cpu_s")
+    return data
+
+
 def with_history(data: dict, earlier: dict) -> dict:
     """``data`` with ``earlier``'s timing and its own history in its history (once each,
-    oldest first)."""
+    oldest first; both checked by :func:`checked_timing`)."""
+    checked_timing(data)
+    checked_timing(earlier)
     seen = {(h["date"], h["wall_s"]) for h in data.get("history", [])}
     seen.add((data["date"], data["wall_s"]))
     hist = list(data.get("history", []))
@@ -300,12 +327,16 @@ def main() -> int:
         if not DATA.is_file():
             ap.error(f"--history-from adds to {DATA.relative_to(ROOT)}: run the reproduction first")
         try:
-            earlier = json.loads(a.history_from.read_text())
-            data = with_history(json.loads(DATA.read_text()), earlier)
-        except (OSError, ValueError, KeyError, TypeError) as e:
+            earlier = checked_timing(json.loads(a.history_from.read_text()))
+        except (OSError, ValueError) as e:
             ap.error(f"--history-from {a.history_from}: not a timing data file ({e})")
+        try:
+            data = with_history(json.loads(DATA.read_text()), earlier)
+        except (OSError, ValueError) as e:
+            ap.error(f"{DATA.relative_to(ROOT)}: not a timing data file ({e})")
+        text = page(data)  # before anything is written
         DATA.write_text(json.dumps(data, indent=1) + "\n")
-        PAGE.write_text(page(data))
+        PAGE.write_text(text)
         print(f"wrote {DATA.relative_to(ROOT)} and {PAGE.relative_to(ROOT)}")
         return 0
     if a.page:
@@ -353,16 +384,21 @@ def main() -> int:
     if not a.no_doc and DATA.is_file():
         try:
             data = with_history(data, json.loads(DATA.read_text()))
-        except (ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError) as e:
             aside = DATA.with_name(DATA.name + ".unreadable")
+            n = 1
+            while aside.exists():  # an earlier one set aside stays too
+                aside = DATA.with_name(f"{DATA.name}.unreadable.{n}")
+                n += 1
             DATA.rename(aside)
             print(f"{DATA.relative_to(ROOT)}: the earlier timing is unreadable ({e}); kept as "
                   f"{aside.relative_to(ROOT)}, the history starts anew")  # fmt: skip
+    if not a.no_doc:  # the hour's timing first, whatever the page does
+        DATA.parent.mkdir(parents=True, exist_ok=True)
+        DATA.write_text(json.dumps(data, indent=1) + "\n")
     text = page(data)
     print(text)
     if not a.no_doc:
-        DATA.parent.mkdir(parents=True, exist_ok=True)
-        DATA.write_text(json.dumps(data, indent=1) + "\n")
         PAGE.write_text(text)
         print(f"wrote {DATA.relative_to(ROOT)} and {PAGE.relative_to(ROOT)}")
     if tmp is not None:

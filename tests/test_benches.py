@@ -184,20 +184,35 @@ def _fake_run(path: Path, body: str) -> Path:
 def test_ab_identity_ignores_only_timing_and_finds_a_changed_table(tmp_path, monkeypatch, capsys):
     ab = _module(ROOT / "benches" / "ab.py")
     out = '{{"summary": {{"wall_s": {w}, "events": {e}, "seed": 1}}, "tables": {{"t": [{v}]}}}}'
-    base = _fake_run(tmp_path / "base", f"echo '{out.format(w=1, e=5, v=1)}'")
-    same = _fake_run(tmp_path / "same", f"echo '{out.format(w=2, e=9, v=1)}'")
-    changed = _fake_run(tmp_path / "changed", f"echo '{out.format(w=1, e=5, v=2)}'")
-    refuses = _fake_run(tmp_path / "refuses", "echo 'S: key: bad' >&2; exit 2")
-    scenario = tmp_path / "s.json"
-    scenario.write_text("{}")
-    monkeypatch.setattr(ab, "shipped", lambda _s, _t: [("s.toml", scenario)])
+
+    def fake(name, result, refusal="echo 'S: key: bad' >&2; exit 2"):
+        # Refuses the scenario named "bad.json", runs every other.
+        return _fake_run(
+            tmp_path / name, f"case \"$1\" in *bad*) {refusal};; *) echo '{result}';; esac"
+        )
+
+    base = fake("base", out.format(w=1, e=5, v=1))
+    same = fake("same", out.format(w=2, e=9, v=1))
+    changed = fake("changed", out.format(w=1, e=5, v=2))
+    other_refusal = fake("other", out.format(w=1, e=5, v=1), "echo 'S: other' >&2; exit 2")
+    panics = fake("panics", out.format(w=1, e=5, v=1), "exit 101")
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    for f in (good, bad):
+        f.write_text("{}")
+    monkeypatch.setattr(ab, "shipped", lambda _s, _t: [("good.toml", good), ("bad.toml", bad)])
     monkeypatch.setattr(ab.ns3_bench, "CASES", {})
     assert ab.identity(base, same, 20) == 0
+    assert "skip  bad.toml: both refuse it (S: key: bad)" in capsys.readouterr().out
     assert ab.identity(base, changed, 20) == 1
-    assert "DIFF  s.toml: ['t']" in capsys.readouterr().out
-    assert ab.identity(refuses, refuses, 20) == 0
-    assert "skip  s.toml: both refuse it (S: key: bad)" in capsys.readouterr().out
-    assert ab.identity(refuses, base, 20) == 1
+    assert "DIFF  good.toml: ['t']" in capsys.readouterr().out
+    # A refusal for another reason, or a crash, is a difference, not a skip.
+    assert ab.identity(base, other_refusal, 20) == 1
+    assert ab.identity(panics, panics, 20) == 1
+    assert "DIFF  bad.toml: exit 101 vs 101" in capsys.readouterr().out
+    # Nothing compared (every case refused) fails.
+    monkeypatch.setattr(ab, "shipped", lambda _s, _t: [("bad.toml", bad)])
+    assert ab.identity(base, base, 20) == 1
+    assert "nothing was compared" in capsys.readouterr().out
 
 
 def test_ab_cuts_shipped_scenarios_and_leaves_their_sweeps_out(tmp_path):
@@ -235,3 +250,16 @@ def test_full_reproduction_keeps_every_earlier_timing_once():
     assert "| 2026-02-01 | abc1234 | pgo | 1.8 | 20 | 3.2 | 9.500 | 0.90–1.10 |" in table
     assert "| 2026-01-01 | – | pgo | 1.0 | 20 | 1.7 | 5.000 | – |" in table
     assert fr.probe_text(0.5) == "0.50" and fr.probe_text({"after": 1.0}) == "1.00"
+
+
+def test_full_reproduction_refuses_what_is_not_a_timing():
+    fr = _module(ROOT / "benches" / "full_reproduction.py")
+    row = {"name": "x", "wall_s": 60.0, "cpu_s": 100.0, "longest_s": 10.0, "runs": 20}
+    ok = {"wall_s": 60.0, "date": "2026-01-01", "experiments": [row]}
+    for bad in ([], {"date": "2026-01-02"}, {**ok, "history": [{"date": "2025-12-01"}]}):
+        try:
+            fr.with_history(ok, bad)
+        except fr.NotTiming:
+            continue
+        raise AssertionError(f"took {bad!r} for a timing")
+    assert fr.with_history(ok, {**ok, "date": "2025-12-01"})["history"][0]["runs"] == 20
