@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "validation"))
 import ns3_bench  # noqa: E402
 from ns3_peer import qoslab_scenario  # noqa: E402
 
-from qoslab.scenario import expand_flow_groups, load, to_json  # noqa: E402
+from qoslab.scenario import _delay_seconds, expand_flow_groups, load, to_json  # noqa: E402
 
 #: Cases measured for instructions unless --cases names others (a small and a mid one).
 DEFAULT_CASES = ("4-droptail-10M-50ms", "12-red-20M")
@@ -78,14 +78,9 @@ def shipped(seconds: float, tmp: Path) -> list[tuple[str, Path]]:
 
 
 def _seconds(v: float | str) -> float:
-    """A scenario's duration (a number of seconds, or a string like ``"150s"``) [s]."""
-    if isinstance(v, str):
-        m = re.fullmatch(r"\s*([\d.eE+-]+)\s*(min|ms|us|µs|ns|s|)\s*", v)
-        if not m:
-            raise ValueError(f"not a duration: {v!r}")
-        unit = {"min": 60.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-        return float(m.group(1)) * unit.get(m.group(2), 1.0)
-    return float(v)
+    """A scenario's duration (a number of seconds, or a string like ``"150s"``) [s], as
+    the package reads it."""
+    return _delay_seconds(v, None, "duration")
 
 
 def run(binary: Path, scenario: Path) -> tuple[int, dict | str]:
