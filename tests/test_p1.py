@@ -379,6 +379,9 @@ def test_counterfactual_reruns_use_the_runs_seed_and_can_miss(tmp_path):
         def scenario(self, rel):
             return tmp_path / rel
 
+        def run_many(self, jobs):
+            return [qoslab.run(j.scenario, j.overrides, j.seed) for j in jobs]
+
     trc = qoslab.run(sc, seed=3).tables["trc"]
     assert trc["buffer_full"][0] > 0
     row = {"rel": "p1/ss.toml", "ecn": False, "run": "r3", "seed": 3, "name": "f1",

@@ -231,9 +231,14 @@ def test_mechanism_is_outside_when_eruf_reverses_the_effect_and_info_at_an_idle_
 
 def test_seeded_runs_every_seed_but_the_first_it_is_given(monkeypatch):
     seen = []
-    monkeypatch.setattr(p2, "run", lambda d, seed: seen.append(seed) or seed)
+
+    class Ctx:
+        def run_many(self, jobs):
+            seen.extend(j.seed for j in jobs)
+            return [j.seed for j in jobs]
+
     monkeypatch.setattr(p2, "measure", lambda res, edges: {"tcp_kbps": 10.0 * res})
-    out = p2.seeded({}, "f1", [1, 2, 3], first={"tcp_kbps": 7.0})
+    out = p2.seeded(Ctx(), {}, "f1", [1, 2, 3], first={"tcp_kbps": 7.0})
     assert seen == [2, 3]
     assert [m["tcp_kbps"] for m in out] == [7.0, 20.0, 30.0]
     gain = p2.per_seed(lambda a, b: p2.ratio(a["tcp_kbps"], b["tcp_kbps"]), out, out[::-1])

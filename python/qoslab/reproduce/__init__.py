@@ -995,6 +995,84 @@ def scenarios_dir() -> Path:
     return res
 
 
+@dataclass(frozen=True)
+class RunJob:
+    """One run of :meth:`Context.run_many`: what :func:`qoslab.api.run` takes, and the
+    label to save it under (``None``: not saved)."""
+
+    scenario: Any
+    overrides: Mapping[str, Any] | None = None
+    seed: int | None = None
+    label: str | None = None
+
+
+def _cores() -> int:
+    """The cores this process may use."""
+    from qoslab.sweep import _default_workers
+
+    return _default_workers()
+
+
+def _run_job(job: RunJob) -> tuple:
+    """A worker's part of :meth:`Context.run_many`: the run's summary, tables, scenario
+    and pcap files as bytes (the Result is built again in the parent, as a sweep's)."""
+    from qoslab.api import run
+
+    res = run(job.scenario, job.overrides, job.seed)
+    pcap = None
+    if res.pcap_dir is not None and res.pcap_dir.is_dir():
+        pcap = {
+            f.relative_to(res.pcap_dir).as_posix(): f.read_bytes()
+            for f in sorted(res.pcap_dir.rglob("*"))
+            if f.is_file()
+        }
+    if res.pcap_cleanup is not None:
+        res.pcap_cleanup()
+    return res.summary, res.tables, res.scenario, pcap
+
+
+class _JobPool:
+    """The worker processes of one experiment's :meth:`Context.run_many` calls, started
+    at the first and kept until the experiment ends (a pool costs about 0.1 s to start)."""
+
+    def __init__(self, workers: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from qoslab.sweep import worker_context
+
+        self.workers = workers
+        self.ex = ProcessPoolExecutor(max_workers=workers, mp_context=worker_context())
+
+    def map(self, jobs: list[RunJob]) -> list[Any]:
+        """The jobs' Results in their order; on any error (Ctrl-C too) the workers stop."""
+        from qoslab.store import Result
+        from qoslab.sweep import plain_main
+
+        try:
+            with plain_main():
+                futures = [self.ex.submit(_run_job, j) for j in jobs]
+            results = []
+            for f in futures:
+                summary, tables, scenario, pcap = f.result()
+                res = Result(summary, tables, scenario)
+                res.pcap_files = pcap
+                results.append(res)
+        except BaseException:
+            self.close(abort=True)
+            raise
+        return results
+
+    def close(self, abort: bool = False) -> None:
+        """Stops the workers: at once (``abort``), or after their work."""
+        if abort:
+            procs = list((getattr(self.ex, "_processes", None) or {}).values())
+            self.ex.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                p.terminate()
+        else:
+            self.ex.shutdown(wait=True)
+
+
 class Context:
     """Handed to each experiment: where to write, how thorough to be, how to run."""
 
@@ -1013,6 +1091,13 @@ class Context:
         self.paper_only = paper_only
         self.runs: list[Path] = []
         self.sweeps: list[Path] = []
+        self._pool: _JobPool | None = None
+
+    def close(self) -> None:
+        """Stops the worker processes :meth:`run_many` started (if any)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def scenario(self, rel: str) -> Path:
         """A scenario file by its path under ``scenarios/``."""
@@ -1032,6 +1117,36 @@ class Context:
         label = label or f"run{len(self.runs)}"
         self.runs.append(res.save(self.out / "runs" / label))
         return res
+
+    def run_many(self, jobs: Sequence[RunJob]) -> list[Any]:
+        """Runs independent ``jobs`` on local worker processes (``-j``; local under
+        ``--ray`` too, whose cluster serves the sweeps) and returns their
+        Results in the jobs' order; a job with a ``label`` is saved under
+        ``runs/<label>`` as :meth:`run` would (in the jobs' order, by this process).
+
+        Each run is deterministic in its scenario, overrides and seed, so the Results are
+        those of the same jobs run one after another with :func:`qoslab.api.run`; only
+        the wall time changes (an experiment's serial loop of runs kept one of two
+        cores idle). One worker or one job: they run here, with no pool to start. Ctrl-C
+        stops the workers."""
+        from qoslab.api import run
+
+        jobs = list(jobs)
+        workers = self.workers or _cores()
+        if workers <= 1 or len(jobs) <= 1:
+            results = [run(j.scenario, j.overrides, j.seed) for j in jobs]
+        else:
+            if self._pool is None:
+                self._pool = _JobPool(workers)
+            try:
+                results = self._pool.map(jobs)
+            except BaseException:
+                self._pool = None  # stopped: the next call starts another
+                raise
+        for j, res in zip(jobs, results, strict=True):
+            if j.label is not None:
+                self.runs.append(res.save(self.out / "runs" / j.label))
+        return results
 
     def live(self, data: Mapping[str, Any], seed: int, label: str, *, twin: bool = False):
         """Runs scenario ``data`` live once with ``seed`` and saves it under
@@ -1151,6 +1266,8 @@ def run_experiments(
                 status="failed", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()
             )
             log(f"  failed: {type(e).__name__}: {e}")
+        finally:
+            ctx.close()
         entry["wall_s"] = time.perf_counter() - t0
         entry["verdicts"] = count_verdicts(entry.get("comparisons") or [])
         entry["ablation_verdicts"] = count_verdicts(entry.get("ablations") or [])

@@ -38,6 +38,7 @@ from qoslab.reproduce import (
     Outcome,
     Reading,
     ReadingResult,
+    RunJob,
     register,
     scenarios_dir,
 )
@@ -583,19 +584,18 @@ def _rerun_runs(
     """Reruns, with the same seed, each run of ``df`` (fitted-model flows of one or more
     sweeps, with ``rel`` and ``ecn`` columns) that has a flow matching ``bad``, with the
     overrides ``ov_of(scenario data, that run's flows)`` on top of its own (ECN, swept
-    keys); returns the results."""
-    from qoslab.api import run
+    keys); returns the results (run on the worker pool)."""
     from qoslab.scenario import load
 
     keys = ["rel", "ecn", "run"]  # a run's key is unique within its sweep only
     bad_runs = df.filter(bad).select(keys).unique()
-    out = []
+    jobs = []
     for (rel, ecn, _), g in df.join(bad_runs, on=keys).group_by(keys, maintain_order=True):
         data = load(ctx.scenario(rel)).data
         data.pop("sweep", None)
         ov = (_ecn_overrides(data) if ecn else {}) | _grid_overrides(g.row(0, named=True))
-        out.append(run(data, ov | ov_of(data, g), int(g["seed"][0])))
-    return out
+        jobs.append(RunJob(data, ov | ov_of(data, g), int(g["seed"][0])))
+    return ctx.run_many(jobs)
 
 
 def _network_drops(res: Any) -> int:

@@ -39,6 +39,7 @@ from qoslab.reproduce import (
     Outcome,
     Reading,
     ReadingResult,
+    RunJob,
     Saved,
     figure,
     register,
@@ -439,15 +440,17 @@ def sweep_rates(ctx: Context, fig: str, build: Any, extra: Any = None) -> pl.Dat
     """Both twins (``build(eruf)``) at every total CBR rate; the highest rate's runs are
     saved for the report. ``extra(res)``: more columns per run."""
     rates = QUICK_RATES if ctx.quick else RATES
+    cells = [(eruf, r) for eruf in (False, True) for r in rates]
+    bases = {eruf: _short(build(eruf), ctx) for eruf in (False, True)}
+    jobs = [
+        RunJob(with_total(bases[eruf], r),
+               label=f"{fig}{'-eruf' if eruf else ''}-{r:g}kbps" if r == rates[-1] else None)
+        for eruf, r in cells
+    ]  # fmt: skip
     rows = []
-    for eruf in (False, True):
-        base = _short(build(eruf), ctx)
-        for r in rates:
-            d = with_total(base, r)
-            label = f"{fig}{'-eruf' if eruf else ''}-{r:g}kbps"
-            res = ctx.run(d, label=label) if r == rates[-1] else run(d)
-            more = extra(res) if extra is not None else {}
-            rows.append({"eruf": eruf, "cbr_kbps": r, **measure(res, EDGES[fig]), **more})
+    for (eruf, r), res in zip(cells, ctx.run_many(jobs), strict=True):
+        more = extra(res) if extra is not None else {}
+        rows.append({"eruf": eruf, "cbr_kbps": r, **measure(res, EDGES[fig]), **more})
     return pl.DataFrame(rows)
 
 
@@ -518,18 +521,23 @@ def top_seeds(ctx: Context) -> list[int]:
 
 
 def seeded(
-    data: dict[str, Any], fig: str, seeds: list[int], extra: Any = None, first: Any = None
+    ctx: Context,
+    data: dict[str, Any],
+    fig: str,
+    seeds: list[int],
+    extra: Any = None,
+    first: Any = None,
 ) -> list[dict[str, float]]:
-    """Measures (:func:`measure` plus ``extra(res)``) of ``data`` at each seed; ``first``:
-    the measures of seed 1 when already run (e.g. in the sweep), reused."""
-    out = []
-    for s in seeds:
-        if s == 1 and first is not None:
-            out.append(first)
-            continue
-        res = run(data, seed=s)
-        out.append({**measure(res, EDGES[fig]), **(extra(res) if extra else {})})
-    return out
+    """Measures (:func:`measure` plus ``extra(res)``) of ``data`` at each seed, run on
+    the worker pool; ``first``: the measures of seed 1 when already run (e.g. in the
+    sweep), reused."""
+    todo = [s for s in seeds if not (s == 1 and first is not None)]
+    runs = dict(zip(todo, ctx.run_many([RunJob(data, seed=s) for s in todo]), strict=True))
+    return [
+        first if s not in runs
+        else {**measure(runs[s], EDGES[fig]), **(extra(runs[s]) if extra else {})}
+        for s in seeds
+    ]  # fmt: skip
 
 
 def _worst(values: list[float]) -> float:
@@ -656,12 +664,13 @@ def top_runs(
 ) -> dict[str, dict[str, float]]:
     """The ablation twins of ``build(True)`` at total CBR ``rate``: "lqd_only" and
     "regulators_only" (measures as :func:`measure`, plus ``extra(res)``)."""
-    out = {}
     base = with_total(_short(build(True), ctx), rate)
-    for name, f in (("lqd_only", lqd_only), ("regulators_only", regulators_only)):
-        res = run(f(base))
-        out[name] = {**measure(res, EDGES[fig]), **(extra(res) if extra else {})}
-    return out
+    twins = (("lqd_only", lqd_only), ("regulators_only", regulators_only))
+    runs = ctx.run_many([RunJob(f(base)) for _, f in twins])
+    return {
+        name: {**measure(res, EDGES[fig]), **(extra(res) if extra else {})}
+        for (name, _), res in zip(twins, runs, strict=True)
+    }
 
 
 def reading_runs(
@@ -669,14 +678,13 @@ def reading_runs(
 ) -> dict[tuple[str, str, str], dict[str, float]]:
     """``build(True)`` at total CBR ``rate`` under every reading but the headline (the
     sweep has it): quick mode the literal increase only."""
-    out = {}
     base = with_total(_short(build(True), ctx), rate)
-    for combo in QUICK_COMBOS if ctx.quick else COMBOS:
-        if combo == HEADLINE:
-            continue
-        res = run(with_reading(base, *combo))
-        out[combo] = {**measure(res, EDGES[fig]), **(extra(res) if extra else {})}
-    return out
+    combos = [c for c in (QUICK_COMBOS if ctx.quick else COMBOS) if c != HEADLINE]
+    runs = ctx.run_many([RunJob(with_reading(base, *c)) for c in combos])
+    return {
+        combo: {**measure(res, EDGES[fig]), **(extra(res) if extra else {})}
+        for combo, res in zip(combos, runs, strict=True)
+    }
 
 
 def _row(t: pl.DataFrame, eruf: bool, rate: float) -> dict[str, float]:
@@ -805,7 +813,7 @@ def top_seeded(
     :func:`top_seeds`, seed 1 taken from the sweep ``t``."""
     seeds = top_seeds(ctx)
     return tuple(  # type: ignore[return-value]
-        seeded(with_total(_short(build(e), ctx), top), fig, seeds, extra, _row(t, e, top))
+        seeded(ctx, with_total(_short(build(e), ctx), top), fig, seeds, extra, _row(t, e, top))
         for e in (False, True)
     )
 
@@ -860,7 +868,7 @@ def f1(ctx: Context) -> Outcome:
     # The comparisons with a counterfactual, and their counterfactuals, over the same seeds.
     seeds = top_seeds(ctx)
     sp, se = top_seeded(ctx, "f1", dumbbell, top, t)
-    sl = seeded(lqd_only(with_total(_short(dumbbell(True), ctx), top)), "f1", seeds,
+    sl = seeded(ctx, lqd_only(with_total(_short(dumbbell(True), ctx), top)), "f1", seeds,
                 first=twins["lqd_only"])  # fmt: skip
     tcp = lambda m: m["tcp_kbps"]  # noqa: E731
     gain = lambda a, b: ratio(a["tcp_kbps"], b["tcp_kbps"])  # noqa: E731
@@ -944,7 +952,7 @@ def f2(ctx: Context) -> Outcome:
     abl, mech = mechanism("f2", plain, full, twins, _cmd("f2", "multi_dumbbell"))
     seeds = top_seeds(ctx)
     sp, se = top_seeded(ctx, "f2", multi_dumbbell, top, t)
-    sc = seeded(with_core_lqd(with_total(_short(multi_dumbbell(True), ctx), top)), "f2", seeds)
+    sc = seeded(ctx, with_core_lqd(with_total(_short(multi_dumbbell(True), ctx), top)), "f2", seeds)
     gain = lambda a, b: ratio(a["tcp_kbps"], b["tcp_kbps"])  # noqa: E731
     multi = MULTI_CORE.tested(  # §2: "core routers use … RED": the run leaves the paper
         "per-flow LQD on R2 → R3 (same seeds)",
@@ -1056,15 +1064,17 @@ def measure_reverse(res: Any) -> dict[str, float]:
           paper="P2 Fig. 6")  # fmt: skip
 def f6(ctx: Context) -> Outcome:
     rates = QUICK_RATES if ctx.quick else RATES
-    rows = []
-    for q4 in (False, True):
-        base = _short(reverse(q4), ctx)
-        for r in rates:
-            d = with_reverse(base, r)
-            label = f"f6{'' if q4 else '-no-r4'}-{r:g}kbps"
-            res = ctx.run(d, label=label) if r == rates[-1] else run(d)
-            rows.append({"eruf_r4": q4, "rev_kbps_sent": r, **measure_reverse(res)})
-    t = pl.DataFrame(rows)
+    cells = [(q4, r) for q4 in (False, True) for r in rates]
+    bases = {q4: _short(reverse(q4), ctx) for q4 in (False, True)}
+    jobs = [
+        RunJob(with_reverse(bases[q4], r),
+               label=f"f6{'' if q4 else '-no-r4'}-{r:g}kbps" if r == rates[-1] else None)
+        for q4, r in cells
+    ]  # fmt: skip
+    t = pl.DataFrame([
+        {"eruf_r4": q4, "rev_kbps_sent": r, **measure_reverse(res)}
+        for (q4, r), res in zip(cells, ctx.run_many(jobs), strict=True)
+    ])  # fmt: skip
 
     def col(q4: bool, c: str) -> pl.Series:
         return t.filter(pl.col("eruf_r4") == q4).sort("rev_kbps_sent")[c]
@@ -1169,9 +1179,9 @@ def f5(ctx: Context) -> Outcome:
     abl, mech = mechanism("f5", plain, full, twins, _cmd("f5", "video_server"),
                           cols=("edge_share", "h6_into_r2_kbps"))  # fmt: skip
     seeds = top_seeds(ctx)
-    se = seeded(with_total(_short(video_server(True), ctx), top), "f5", seeds, _h6, full)
+    se = seeded(ctx, with_total(_short(video_server(True), ctx), top), "f5", seeds, _h6, full)
     lit_data = with_reading(with_total(_short(video_server(True), ctx), top), *LITERAL)
-    sl = seeded(lit_data, "f5", seeds, _h6, first=alts[LITERAL])
+    sl = seeded(ctx, lit_data, "f5", seeds, _h6, first=alts[LITERAL])
     cmd = (
         'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
         "rs = [run(p2.with_reading(p2.with_total(p2.video_server(True), 2000), "
@@ -1258,7 +1268,7 @@ def f3(ctx: Context) -> Outcome:
     abl, mech = mechanism("f3", plain, full, twins, _cmd("f3", "cross"))
     seeds = top_seeds(ctx)
     sp, se = top_seeded(ctx, "f3", cross, top, t)
-    ssh = {e: seeded(with_total(_short(cross_shared(e), ctx), top), "f3", seeds)
+    ssh = {e: seeded(ctx, with_total(_short(cross_shared(e), ctx), top), "f3", seeds)
            for e in (False, True)}  # fmt: skip
     sh = {e: ms[0] for e, ms in ssh.items()}
     cmd = (
@@ -1455,21 +1465,25 @@ def tcp_claim(ctx: Context) -> Outcome:
     rows = []
     plain_of = {}
     incs = [r.name for r in TCP_READINGS]
-    for topo, build, edges in TCP_TOPOLOGIES:
-        for n in QUICK_TCP_ONLY_FLOWS if ctx.quick else TCP_ONLY_FLOWS:
-            for seed in range(1, _tcp_only_seeds(ctx) + 1):
-                saved = seed == 1 and n == 10 and build is tcp_only
-                d = _short(build(n, False), ctx)
-                label = f"tcp-only-{n}"
-                res = ctx.run(d, seed=seed, label=label) if saved else run(d, seed=seed)
-                p = plain_of[(topo, n, seed)] = measure(res, EDGES[edges])
-                for inc in incs:
-                    d = with_reading(_short(build(n, True), ctx), inc)
-                    label = f"tcp-only-{n}-eruf{'' if inc == incs[0] else '-' + inc}"
-                    ok = saved and inc == incs[0]
-                    res = ctx.run(d, seed=seed, label=label) if ok else run(d, seed=seed)
-                    m = {**measure(res, EDGES[edges]), **eruf_counters(res)}
-                    rows.append(_tcp_row(topo, n, seed, REG_BURST, inc, p, m))
+    cells = [(topo, build, edges, n, seed) for topo, build, edges in TCP_TOPOLOGIES
+             for n in (QUICK_TCP_ONLY_FLOWS if ctx.quick else TCP_ONLY_FLOWS)
+             for seed in range(1, _tcp_only_seeds(ctx) + 1)]  # fmt: skip
+    jobs = []  # per cell: the plain run, then ERUF under each increase
+    for _, build, _, n, seed in cells:
+        saved = seed == 1 and n == 10 and build is tcp_only
+        jobs.append(RunJob(_short(build(n, False), ctx), seed=seed,
+                           label=f"tcp-only-{n}" if saved else None))  # fmt: skip
+        for inc in incs:
+            label = f"tcp-only-{n}-eruf{'' if inc == incs[0] else '-' + inc}"
+            jobs.append(RunJob(with_reading(_short(build(n, True), ctx), inc), seed=seed,
+                               label=label if saved and inc == incs[0] else None))  # fmt: skip
+    runs = iter(ctx.run_many(jobs))
+    for topo, _, edges, n, seed in cells:
+        p = plain_of[(topo, n, seed)] = measure(next(runs), EDGES[edges])
+        for inc in incs:
+            res = next(runs)
+            m = {**measure(res, EDGES[edges]), **eruf_counters(res)}
+            rows.append(_tcp_row(topo, n, seed, REG_BURST, inc, p, m))
     t = pl.DataFrame(rows)
     readings = [
         ReadingResult(r, _tcp_claims(t.filter(pl.col("increase") == r.name))) for r in TCP_READINGS

@@ -37,7 +37,6 @@ from typing import Any
 import polars as pl
 
 from qoslab import plot
-from qoslab.api import run
 from qoslab.reproduce import (
     Ablation,
     Comparison,
@@ -46,6 +45,7 @@ from qoslab.reproduce import (
     Outcome,
     Reading,
     ReadingResult,
+    RunJob,
     Saved,
     figure,
     paired_interval,
@@ -385,39 +385,39 @@ def measure(ctx: Context, stem: str) -> pl.DataFrame:
     if key not in _MEASURED:
         rows = []
         path = ctx.scenario(f"p3/{stem}.toml")
-        for r in _rtts(ctx, stem):
+        cells = [(r, seed) for r in _rtts(ctx, stem) for seed in range(1, _seeds(ctx, stem) + 1)]
+        jobs = []
+        for r, seed in cells:
             ov: dict[str, Any] = {F2_DELAY_KEY: f2_access_delay(r)}
             if MARKERS[stem].get("rtt") != "oracle":
                 ov["conditioner.1.stages.0.rtt"] = _ms(r)
-            for seed in range(1, _seeds(ctx, stem) + 1):
-                saved = seed == 1 and abs(r - 0.100) < 1e-9
-                res = ctx.run(path, ov, seed=seed, label=stem) if saved else run(path, ov, seed)
-                fl = res.tables["flows"].with_columns(
-                    pl.col("name").str.split("-").list.first().alias("aggregate")
+            saved = seed == 1 and abs(r - 0.100) < 1e-9
+            jobs.append(RunJob(path, ov, seed, stem if saved else None))
+        for (r, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+            fl = res.tables["flows"].with_columns(
+                pl.col("name").str.split("-").list.first().alias("aggregate")
+            )
+            marks = colours(res, DURATION - WARMUP, 2e6)
+            sent = (
+                res.tables["colours"]
+                .with_columns(
+                    pl.col("name").str.split("-").list.first().alias("aggregate"),
+                    (pl.col("green_pkts") + pl.col("yellow_pkts") + pl.col("red_pkts")).alias("n"),
                 )
-                marks = colours(res, DURATION - WARMUP, 2e6)
-                sent = (
-                    res.tables["colours"]
-                    .with_columns(
-                        pl.col("name").str.split("-").list.first().alias("aggregate"),
-                        (pl.col("green_pkts") + pl.col("yellow_pkts") + pl.col("red_pkts")).alias(
-                            "n"
-                        ),
-                    )
-                    .group_by("aggregate")
-                    .agg(pl.col("n").sum())
-                )
-                n_sent = dict(zip(sent["aggregate"].to_list(), sent["n"].to_list(), strict=True))
-                for (agg,), g in fl.group_by("aggregate", maintain_order=True):
-                    rows.append(
-                        {"conditioner": stem, "f2_rtt": r, "seed": seed, "aggregate": agg,
-                         "mbps": float(g["goodput_bps"].sum()) / 1e6,
-                         "timeouts": int(g["timeouts"].sum()),
-                         "mean_cwnd_bytes": float(g["cwnd"].mean()),  # type: ignore[arg-type]
-                         "drop_ratio": int(g["drops"].sum()) / max(1, n_sent.get(agg, 0)),
-                         **marks.get(str(agg), {"dp0_cir": float("nan"),
-                                                "dp2_out": float("nan")})}
-                    )  # fmt: skip
+                .group_by("aggregate")
+                .agg(pl.col("n").sum())
+            )
+            n_sent = dict(zip(sent["aggregate"].to_list(), sent["n"].to_list(), strict=True))
+            for (agg,), g in fl.group_by("aggregate", maintain_order=True):
+                rows.append(
+                    {"conditioner": stem, "f2_rtt": r, "seed": seed, "aggregate": agg,
+                     "mbps": float(g["goodput_bps"].sum()) / 1e6,
+                     "timeouts": int(g["timeouts"].sum()),
+                     "mean_cwnd_bytes": float(g["cwnd"].mean()),  # type: ignore[arg-type]
+                     "drop_ratio": int(g["drops"].sum()) / max(1, n_sent.get(agg, 0)),
+                     **marks.get(str(agg), {"dp0_cir": float("nan"),
+                                            "dp2_out": float("nan")})}
+                )  # fmt: skip
         _MEASURED[key] = pl.DataFrame(rows)
     return _MEASURED[key]
 
@@ -749,24 +749,25 @@ def f6(ctx: Context) -> Outcome:
     rows = []
     runs = [(topo, stem) for topo in MD_TOPOLOGIES for stem in MD_MARKERS]
     runs += [("all", stem) for stem in MD_READINGS]
-    for topo, stem in runs:
-        ov = MD_TOPOLOGIES[topo]
-        path = ctx.scenario(f"p3/md-{stem}.toml")
-        for seed in range(1, _seeds(ctx) + 1):
-            label = f"md-{stem}"
-            res = (ctx.run(path, seed=seed, label=label) if seed == 1 and not ov
-                   and stem in MD_MARKERS else run(path, ov, seed=seed))  # fmt: skip
-            fl = res.tables["flows"].with_columns(
-                pl.col("name").str.split("-").list.first().alias("aggregate")
-            )
-            marks = colours(res, DURATION - WARMUP, 1e6)
-            for (agg,), g in fl.group_by("aggregate", maintain_order=True):
-                dp0 = marks.get(str(agg), {"dp0_cir": float("nan")})["dp0_cir"]
-                rows.append({"topology": topo, "conditioner": stem, "seed": seed,
-                             "aggregate": agg, "rtt_ms": 1000 * md_rtt(str(agg)),
-                             "mbps": float(g["goodput_bps"].sum()) / 1e6,
-                             "timeouts": int(g["timeouts"].sum()),
-                             "dp0_cir": dp0})  # fmt: skip
+    cells = [(topo, stem, seed) for topo, stem in runs for seed in range(1, _seeds(ctx) + 1)]
+    jobs = [
+        RunJob(ctx.scenario(f"p3/md-{stem}.toml"), MD_TOPOLOGIES[topo], seed,
+               f"md-{stem}" if seed == 1 and not MD_TOPOLOGIES[topo] and stem in MD_MARKERS
+               else None)
+        for topo, stem, seed in cells
+    ]  # fmt: skip
+    for (topo, stem, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+        fl = res.tables["flows"].with_columns(
+            pl.col("name").str.split("-").list.first().alias("aggregate")
+        )
+        marks = colours(res, DURATION - WARMUP, 1e6)
+        for (agg,), g in fl.group_by("aggregate", maintain_order=True):
+            dp0 = marks.get(str(agg), {"dp0_cir": float("nan")})["dp0_cir"]
+            rows.append({"topology": topo, "conditioner": stem, "seed": seed,
+                         "aggregate": agg, "rtt_ms": 1000 * md_rtt(str(agg)),
+                         "mbps": float(g["goodput_bps"].sum()) / 1e6,
+                         "timeouts": int(g["timeouts"].sum()),
+                         "dp0_cir": dp0})  # fmt: skip
     per = pl.DataFrame(rows)
     t = (
         per.group_by(["topology", "conditioner", "aggregate"], maintain_order=True)

@@ -33,6 +33,7 @@ from qoslab.reproduce import (
     Context,
     Explanation,
     Outcome,
+    RunJob,
     Saved,
     figure,
     p3,
@@ -123,32 +124,30 @@ def _t1_rows(ctx: Context, window: float = START_WINDOW) -> pl.DataFrame:
     over the delivered writes, the mean per-session delay (sum of its writes' delays),
     the session completion time, and the writes not delivered by the end."""
     rows = []
-    for stem in p3.MD_MARKERS:
-        path: Any = ctx.scenario(f"p3/telnet-{stem}.toml")
-        if window != START_WINDOW:
-            path = telnet_scenario(stem, window)
-        for seed in range(1, _telnet_seeds(ctx) + 1):
-            res = (
-                ctx.run(path, seed=seed, label=f"telnet-{stem}")
-                if seed == 1 and window == START_WINDOW
-                else run(path, seed=seed)
-            )
-            w, s = telnet_delays(res)
-            per_sess = w.group_by(["flow", "session"]).agg(
-                pl.col("aggregate").first(), pl.col("delay").sum().alias("sum_delay")
-            )
-            for group, aggs in [("long", LONG), ("short", SHORT), ("overall", LONG + SHORT)]:
-                wg = w.filter(pl.col("aggregate").is_in(aggs))
-                ok = wg.filter(pl.col("delay").is_not_nan())
-                rows.append({
-                    "conditioner": stem, "seed": seed, "group": group,
-                    "delay_s": float(ok["delay"].mean()),  # type: ignore[arg-type]
-                    "writes": ok.height, "undelivered": wg.height - ok.height,
-                    "session_s": float(per_sess.filter(pl.col("aggregate").is_in(aggs))
-                                       ["sum_delay"].mean()),  # type: ignore[arg-type]
-                    "completion_s": float(s.filter(pl.col("aggregate").is_in(aggs))
-                                          ["completion"].mean()),  # type: ignore[arg-type]
-                })  # fmt: skip
+    cells = [(stem, seed) for stem in p3.MD_MARKERS for seed in range(1, _telnet_seeds(ctx) + 1)]
+    jobs = [
+        RunJob(ctx.scenario(f"p3/telnet-{stem}.toml") if window == START_WINDOW
+               else telnet_scenario(stem, window), None, seed,
+               f"telnet-{stem}" if seed == 1 and window == START_WINDOW else None)
+        for stem, seed in cells
+    ]  # fmt: skip
+    for (stem, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+        w, s = telnet_delays(res)
+        per_sess = w.group_by(["flow", "session"]).agg(
+            pl.col("aggregate").first(), pl.col("delay").sum().alias("sum_delay")
+        )
+        for group, aggs in [("long", LONG), ("short", SHORT), ("overall", LONG + SHORT)]:
+            wg = w.filter(pl.col("aggregate").is_in(aggs))
+            ok = wg.filter(pl.col("delay").is_not_nan())
+            rows.append({
+                "conditioner": stem, "seed": seed, "group": group,
+                "delay_s": float(ok["delay"].mean()),  # type: ignore[arg-type]
+                "writes": ok.height, "undelivered": wg.height - ok.height,
+                "session_s": float(per_sess.filter(pl.col("aggregate").is_in(aggs))
+                                   ["sum_delay"].mean()),  # type: ignore[arg-type]
+                "completion_s": float(s.filter(pl.col("aggregate").is_in(aggs))
+                                      ["completion"].mean()),  # type: ignore[arg-type]
+            })  # fmt: skip
     return pl.DataFrame(rows)
 
 
@@ -539,21 +538,23 @@ def far_scenario(stem: str, source: str) -> dict[str, Any]:
 
 def _far_measure(ctx: Context) -> pl.DataFrame:
     rows = []
-    for stem, src in FAR_RUNS:
-        path = ctx.scenario(f"p3/far-{stem}-{src}.toml")
-        configured = src in ("oracle", "window")
-        for r in [0.100] if ctx.quick else FAR_RTTS:
-            ov: dict[str, Any] = {FAR_F2_DELAY_KEY: p3.f2_access_delay(r)}
-            if configured:
-                ov["conditioner.1.stages.0.rtt"] = p3._ms(r)
-            for seed in range(1, (1 if ctx.quick else 5) + 1):
-                fl = run(path, ov, seed).tables["flows"]
-                row = {"conditioner": stem, "source": src, "f2_rtt": r, "seed": seed}
-                for agg in ("F1", "F2"):
-                    g = fl.filter(pl.col("name").str.starts_with(f"{agg}-"))
-                    row[f"{agg.lower()}_mbps"] = float(g["goodput_bps"].sum()) / 1e6
-                    row[f"{agg.lower()}_timeouts"] = int(g["timeouts"].sum())
-                rows.append(row)
+    cells = [(stem, src, r, seed) for stem, src in FAR_RUNS
+             for r in ([0.100] if ctx.quick else FAR_RTTS)
+             for seed in range(1, (1 if ctx.quick else 5) + 1)]  # fmt: skip
+    jobs = []
+    for stem, src, r, seed in cells:
+        ov: dict[str, Any] = {FAR_F2_DELAY_KEY: p3.f2_access_delay(r)}
+        if src in ("oracle", "window"):  # the RTT is configured
+            ov["conditioner.1.stages.0.rtt"] = p3._ms(r)
+        jobs.append(RunJob(ctx.scenario(f"p3/far-{stem}-{src}.toml"), ov, seed))
+    for (stem, src, r, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+        fl = res.tables["flows"]
+        row = {"conditioner": stem, "source": src, "f2_rtt": r, "seed": seed}
+        for agg in ("F1", "F2"):
+            g = fl.filter(pl.col("name").str.starts_with(f"{agg}-"))
+            row[f"{agg.lower()}_mbps"] = float(g["goodput_bps"].sum()) / 1e6
+            row[f"{agg.lower()}_timeouts"] = int(g["timeouts"].sum())
+        rows.append(row)
     return (
         pl.DataFrame(rows)
         .group_by(["conditioner", "source", "f2_rtt"], maintain_order=True)

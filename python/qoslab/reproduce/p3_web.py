@@ -27,13 +27,13 @@ from typing import Any
 import polars as pl
 
 from qoslab import plot
-from qoslab.api import run
 from qoslab.reproduce import (
     Ablation,
     Comparison,
     Context,
     Explanation,
     Outcome,
+    RunJob,
     Saved,
     figure,
     p3,
@@ -142,27 +142,28 @@ def objects(ctx: Context) -> tuple[pl.DataFrame, pl.DataFrame]:
     times), and per load, conditioner and aggregate the marker's colours and the core's
     drops summed over the runs."""
     parts, marks = [], []
-    for load, ov in LOADS.items():
-        for stem in MD_MARKERS:
-            path = ctx.scenario(f"p3/www-{stem}.toml")
-            for seed in range(1, seeds(ctx) + 1):
-                saved = seed == 1 and load == "ns2"
-                res = (ctx.run(path, ov, seed=seed, label=f"www-{stem}") if saved
-                       else run(path, ov, seed=seed))  # fmt: skip
-                names = res.tables["flows"].select(
-                    pl.col("flow"), pl.col("name").alias("aggregate"), pl.col("drops")
-                )
-                o = res.tables["web_objects"].join(names, on="flow")
-                tag = [pl.lit(load).alias("load"), pl.lit(stem).alias("conditioner")]
-                parts.append(
-                    o.select(
-                        "aggregate", "bytes", "received", "response_first", "response_all"
-                    ).with_columns(*tag, pl.lit(seed).alias("seed"))
-                )
-                c = res.tables["colours"].select(
-                    pl.col("name").alias("aggregate"), "green_pkts", "yellow_pkts", "red_pkts"
-                )
-                marks.append(c.join(names.drop("flow"), on="aggregate").with_columns(*tag))
+    cells = [(load, stem, seed) for load in LOADS for stem in MD_MARKERS
+             for seed in range(1, seeds(ctx) + 1)]  # fmt: skip
+    jobs = [
+        RunJob(ctx.scenario(f"p3/www-{stem}.toml"), LOADS[load], seed,
+               f"www-{stem}" if seed == 1 and load == "ns2" else None)
+        for load, stem, seed in cells
+    ]  # fmt: skip
+    for (load, stem, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+        names = res.tables["flows"].select(
+            pl.col("flow"), pl.col("name").alias("aggregate"), pl.col("drops")
+        )
+        o = res.tables["web_objects"].join(names, on="flow")
+        tag = [pl.lit(load).alias("load"), pl.lit(stem).alias("conditioner")]
+        parts.append(
+            o.select(
+                "aggregate", "bytes", "received", "response_first", "response_all"
+            ).with_columns(*tag, pl.lit(seed).alias("seed"))
+        )
+        c = res.tables["colours"].select(
+            pl.col("name").alias("aggregate"), "green_pkts", "yellow_pkts", "red_pkts"
+        )
+        marks.append(c.join(names.drop("flow"), on="aggregate").with_columns(*tag))
     m = (
         pl.concat(marks)
         .group_by(["load", "conditioner", "aggregate"], maintain_order=True)

@@ -48,6 +48,7 @@ from qoslab.reproduce import (
     Outcome,
     Reading,
     ReadingResult,
+    RunJob,
     Saved,
     figure,
     register,
@@ -319,14 +320,6 @@ def _pick(t: pl.DataFrame, col: str, **where: Any) -> float:
     return float(r[col][0])
 
 
-def _run(ctx: Context, path: Path, ov: dict[str, Any], seed: int, label: str, keep: bool) -> Any:
-    """One run; saved under the experiment (and drawn in the report) only when ``keep``:
-    the sweeps hold tens of runs, the report shows the one at the sweep's far end."""
-    from qoslab.api import run
-
-    return ctx.run(path, ov, seed=seed, label=label) if keep else run(path, ov, seed)
-
-
 def _seeds(ctx: Context, full: int) -> list[int]:
     return [1] if ctx.quick else list(range(1, full + 1))
 
@@ -345,16 +338,17 @@ def _method_sweep(
     """Runs ``p4/{stem}-{method}.toml`` for every method, value of ``key`` (set by
     ``overrides(method, value)``) and seed; one row per run with f0's ratio. The run at
     ``keep_at`` with seed 1 is kept for the report."""
-    rows = []
-    for method in METHODS:
-        path = ctx.scenario(f"p4/{stem}-{method}.toml")
-        for v in values:
-            for seed in seeds:
-                ov = {**overrides(method, v), "duration": duration}
-                keep = seed == 1 and v == keep_at
-                res = _run(ctx, path, ov, seed, label(method, v, seed), keep=keep)
-                rows.append({"method": method, key: v, "seed": seed, **_ratio_row(_goodputs(res)),
-                             **_extras(res, method, duration)})  # fmt: skip
+    cells = [(m, v, seed) for m in METHODS for v in values for seed in seeds]
+    jobs = [
+        RunJob(ctx.scenario(f"p4/{stem}-{m}.toml"), {**overrides(m, v), "duration": duration},
+               seed, label(m, v, seed) if seed == 1 and v == keep_at else None)
+        for m, v, seed in cells
+    ]  # fmt: skip
+    rows = [
+        {"method": m, key: v, "seed": seed, **_ratio_row(_goodputs(res)),
+         **_extras(res, m, duration)}
+        for (m, v, seed), res in zip(cells, ctx.run_many(jobs), strict=True)
+    ]  # fmt: skip
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
@@ -661,19 +655,23 @@ REDUNDANT_READINGS = [
 
 
 def _f0_ratios(
-    path: Path, method: str, mbps: int, seeds: list[int], duration: str, extra: dict[str, Any]
+    ctx: Context,
+    path: Path,
+    method: str,
+    mbps: int,
+    seeds: list[int],
+    duration: str,
+    extra: dict[str, Any],
 ) -> list[dict[str, float]]:
     """f0 of weight W3 at ``mbps`` with the ``extra`` overrides: per seed the ratio ÷ w and,
     for striping, f0's zero and below-one-segment windows."""
-    from qoslab.api import run
-
-    out = []
-    for seed in seeds:
-        ov = {**bandwidth_overrides(method, mbps, W3), "duration": duration, **extra}
-        res = run(path, ov, seed)
-        out.append({"seed": seed, "ratio_over_w": _ratio_row(_goodputs(res))["ratio"] / W3,
-                    **_extras(res, method, duration)})  # fmt: skip
-    return out
+    ov = {**bandwidth_overrides(method, mbps, W3), "duration": duration, **extra}
+    runs = ctx.run_many([RunJob(path, ov, seed) for seed in seeds])
+    return [
+        {"seed": seed, "ratio_over_w": _ratio_row(_goodputs(res))["ratio"] / W3,
+         **_extras(res, method, duration)}
+        for seed, res in zip(seeds, runs, strict=True)
+    ]  # fmt: skip
 
 
 @register(
@@ -711,7 +709,7 @@ def f3b_experiment(ctx: Context) -> Outcome:
     # and windows below one segment per seed.
     spath = ctx.scenario("p4/f2-stripe.toml")
     more = [] if ctx.quick else list(range(len(seeds) + 1, F3B_STRIPE_SEEDS + 1))
-    stripe = {r: sweep_seeds("stripe", r) + _f0_ratios(spath, "stripe", r, more, duration, {})
+    stripe = {r: sweep_seeds("stripe", r) + _f0_ratios(ctx, spath, "stripe", r, more, duration, {})
               for r in (3, 6, 10)}  # fmt: skip
 
     def mean(rows: list[dict[str, float]], col: str = "ratio_over_w") -> float:
@@ -776,9 +774,11 @@ def f3b_experiment(ctx: Context) -> Outcome:
     # pTCP at 3 Mb/s without fast reassign (ablation) and with redundant striping after
     # timeouts (the other reading of §4.1), on the sweep's seeds.
     ppath = ctx.scenario("p4/f2-ptcp.toml")
-    no_fr = _f0_ratios(ppath, "ptcp", 3, seeds, duration, {"flow.f0.ptcp.fast_reassign": False})
+    no_fr = _f0_ratios(
+        ctx, ppath, "ptcp", 3, seeds, duration, {"flow.f0.ptcp.fast_reassign": False}
+    )
     red = _f0_ratios(
-        ppath, "ptcp", 3, seeds, duration, {"flow.f0.ptcp.redundant_after_timeout": True}
+        ctx, ppath, "ptcp", 3, seeds, duration, {"flow.f0.ptcp.redundant_after_timeout": True}
     )
     ptcp3 = [x["ratio_over_w"] for x in sweep_seeds("ptcp", 3)]
     stripe3 = [x["ratio_over_w"] for x in sweep_seeds("stripe", 3)]
@@ -876,25 +876,17 @@ def f6_experiment(ctx: Context) -> Outcome:
     duration = "100s" if ctx.quick else "600s"
     seeds = _seeds(ctx, 3)
     per_seed, t = _ratio_sweep(ctx, "f6", weights, seeds, duration)
+    cells = [(m, w, seed) for m in METHODS for w in F6B_WEIGHTS for seed in seeds]
+    jobs = [
+        RunJob(ctx.scenario(f"p4/f6b-{m}.toml"),
+               {**weight_overrides(m, w, N_FLOWS), "duration": duration}, seed)
+        for m, w, seed in cells
+    ]  # fmt: skip
     rows = []
-    for method in METHODS:
-        path = ctx.scenario(f"p4/f6b-{method}.toml")
-        for w in F6B_WEIGHTS:
-            for seed in seeds:
-                ov = {**weight_overrides(method, w, N_FLOWS), "duration": duration}
-                label = f"f6b-{method}-w{w}-s{seed}"
-                res = _run(ctx, path, ov, seed, label, keep=False)
-                g = _goodputs(res)
-                rows.append(
-                    {
-                        "method": method,
-                        "w": w,
-                        "seed": seed,
-                        "rsd": _rsd(g),
-                        "jain": _jain(g),
-                        "mean_bps": sum(g) / len(g),
-                    }
-                )
+    for (method, w, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+        g = _goodputs(res)
+        rows.append({"method": method, "w": w, "seed": seed, "rsd": _rsd(g), "jain": _jain(g),
+                     "mean_bps": sum(g) / len(g)})  # fmt: skip
     b = _mean_by(pl.DataFrame(rows), ["method", "w"], ["rsd", "jain", "mean_bps"])
     top = max(b["w"].to_list())
 
@@ -1000,25 +992,17 @@ def f9_experiment(ctx: Context) -> Outcome:
     tcbs = F9_TCBS
     duration = "100s" if ctx.quick else "300s"
     path = ctx.scenario("p4/f9-ptcp.toml")
+    cells = [(n, seed) for n in tcbs for seed in _seeds(ctx, 3)]
+    jobs = [
+        RunJob(path, {**weight_overrides("ptcp", n // N_FLOWS, N_FLOWS), "duration": duration},
+               seed, f"ptcp-{n}tcbs-s{seed}" if seed == 1 and n == max(tcbs) else None)
+        for n, seed in cells
+    ]  # fmt: skip
     rows = []
-    for n in tcbs:
-        w = n // N_FLOWS
-        for seed in _seeds(ctx, 3):
-            ov = {**weight_overrides("ptcp", w, N_FLOWS), "duration": duration}
-            res = _run(
-                ctx, path, ov, seed, f"ptcp-{n}tcbs-s{seed}", keep=seed == 1 and n == max(tcbs)
-            )
-            g = _goodputs(res)
-            rows.append(
-                {
-                    "tcbs": n,
-                    "w": w,
-                    "seed": seed,
-                    "mean_bps": sum(g) / len(g),
-                    "rsd": _rsd(g),
-                    "jain": _jain(g),
-                }
-            )
+    for (n, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
+        g = _goodputs(res)
+        rows.append({"tcbs": n, "w": n // N_FLOWS, "seed": seed, "mean_bps": sum(g) / len(g),
+                     "rsd": _rsd(g), "jain": _jain(g)})  # fmt: skip
     per_seed = pl.DataFrame(rows)
     t = _mean_by(per_seed, ["tcbs", "w"], ["mean_bps", "rsd", "jain"]).with_columns(
         (STORAGE_PKTS / pl.col("tcbs")).alias("storage_per_tcb")
@@ -1048,13 +1032,16 @@ def f9_experiment(ctx: Context) -> Outcome:
     ]
     # The binding reading (§4.1): the same throughput claim with data kept bound to its
     # first virtual segment, at the sweep's two ends.
-    from qoslab.api import run
+    keep = {f"flow.f{i}.ptcp.binding": "keep" for i in range(N_FLOWS)}
+    kept = [(n, seed) for n in (hi, lo) for seed in _seeds(ctx, 3)]
+    kept_runs = ctx.run_many([
+        RunJob(path, {**weight_overrides("ptcp", n // N_FLOWS, N_FLOWS), "duration": duration,
+                      **keep}, seed)
+        for n, seed in kept
+    ])  # fmt: skip
 
     def keep_mean(n: int) -> float:
-        w = n // N_FLOWS
-        ov = {**weight_overrides("ptcp", w, N_FLOWS), "duration": duration}
-        ov |= {f"flow.f{i}.ptcp.binding": "keep" for i in range(N_FLOWS)}
-        gs = [_goodputs(run(path, ov, seed)) for seed in _seeds(ctx, 3)]
+        gs = [_goodputs(r) for (m, _), r in zip(kept, kept_runs, strict=True) if m == n]
         return sum(sum(g) / len(g) for g in gs) / len(gs)
 
     def thr_comp(value: float) -> Comparison:
