@@ -11,7 +11,11 @@ One ``qoslab reproduce --all -j W -o OUT`` runs as a subprocess (the user's comm
 Python start-up and report included); ``OUT`` must be new or empty, since finished runs
 found there would be reused and spoil the timing. Per experiment the script reads from
 ``OUT``: the wall time (``reproduce.json``), the runs, their CPU time in the engine
-(``call_s`` of every run's ``summary.json``) and the longest run.
+(``call_s`` of every run's ``summary.json``) and the longest run; and apart from them
+the runs the experiment handed to the pool without saving them (``Context.run_many``,
+``pooled`` in ``reproduce.json``; ``pooled_*`` in the data), which the N-core estimate
+counts as work for the cores and the table of timings leaves out, so that its runs and
+CPU per run compare with timings made before the pool ran them.
 
 **N cores, on paper.** Experiments run one after another; inside one, runs spread over
 the workers. An experiment on N cores takes at least max(CPU ÷ N, its longest run),
@@ -83,10 +87,13 @@ def per_experiment(out: Path) -> list[dict]:
             float(json.loads(s.read_text()).get("call_s", 0.0))
             for s in (out / e["name"]).rglob("summary.json")
         ]
+        pooled = e.get("pooled") or {"runs": 0, "call_s": 0.0, "longest_s": 0.0}
         rows.append({
             "name": e["name"], "status": e["status"], "quick": e.get("quick", False),
             "wall_s": round(e["wall_s"], 2), "runs": len(calls),
             "cpu_s": round(sum(calls), 2), "longest_s": round(max(calls, default=0.0), 2),
+            "pooled_runs": pooled["runs"], "pooled_cpu_s": round(pooled["call_s"], 2),
+            "pooled_longest_s": round(pooled["longest_s"], 2),
         })  # fmt: skip
     return rows
 
@@ -201,9 +208,11 @@ def timings(data: dict) -> list[str]:
 def on_cores(row: dict, workers: int, n: int) -> float:
     """The experiment's time on ``n`` cores (module docstring): its bound for n plus the
     part of its measured wall time no worker explains."""
-    bound = max(row["cpu_s"] / workers, row["longest_s"])
+    cpu = row["cpu_s"] + row.get("pooled_cpu_s", 0.0)
+    longest = max(row["longest_s"], row.get("pooled_longest_s", 0.0))
+    bound = max(cpu / workers, longest)
     serial = max(0.0, row["wall_s"] - bound)
-    return serial + max(row["cpu_s"] / n, row["longest_s"])
+    return serial + max(cpu / n, longest)
 
 
 def ray_check(exp: str, workers: int) -> dict:
@@ -282,11 +291,15 @@ def page(data: dict) -> str:
         "The N-core columns are an estimate on paper (the script's docstring): each "
         "experiment takes at least its engine CPU ÷ N or its longest run, whichever is "
         "longer, plus the part of its measured time no worker spends on runs. Runs and "
-        "engine CPU count what an experiment gives the workers (its sweeps' runs and the "
-        "runs it saves); what it runs in its own process (direct `qoslab.run` calls, its "
-        "analysis, tables and figures) is part of the time no worker spends, and the "
-        "estimate keeps it serial on any number of cores: an experiment with few runs and "
-        f"a long wall time is that kind ({serial_ones(rows, w)}).",
+        "engine CPU count the runs an experiment keeps (its sweeps' runs and the runs it "
+        "saves); the runs it hands to the pool without keeping them (`Context.run_many`: "
+        f"{sum(r.get('pooled_runs', 0) for r in rows)} runs, "
+        f"{fmt_min(sum(r.get('pooled_cpu_s', 0.0) for r in rows))} min of engine CPU here) "
+        "count in the estimate as the cores' work too. What an experiment runs in its own "
+        "process (direct `qoslab.run` calls, its analysis, tables and figures) is part of "
+        "the time no worker spends, and the estimate keeps it serial on any number of "
+        f"cores: an experiment with few runs and a long wall time is that kind "
+        f"({serial_ones(rows, w)}).",
         "",
         f"What dominates: {dominant(rows, data['wall_s'])}",
     ]

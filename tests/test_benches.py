@@ -173,6 +173,30 @@ def test_full_reproduction_estimates_cores_by_hand_and_records_a_failed_ray():
     assert "here: solo 2.0 min" in text and "x 1.0" not in text.split("here:")[1]
     assert "What dominates: solo (65%), x (32%): 97% of the whole." in text
     assert "could not be measured here: exited 3" in text
+    # Runs handed to the pool unsaved (Context.run_many) are the cores' work too: the
+    # same 60 s with 100 s of it pooled is no longer serial.
+    pooled = {**solo, "wall_s": 60.0, "pooled_runs": 20, "pooled_cpu_s": 100.0,
+              "pooled_longest_s": 10.0}  # fmt: skip
+    assert fr.on_cores(pooled, 2, 8) == fr.on_cores(row, 2, 8) == 22.5
+    assert "(`Context.run_many`: 20 runs, 1.7 min" in fr.page({**data, "experiments": [pooled]})
+
+
+def test_full_reproduction_reads_the_pooled_runs_apart(tmp_path):
+    fr = _module(ROOT / "benches" / "full_reproduction.py")
+    run = tmp_path / "e" / "runs" / "a"
+    run.mkdir(parents=True)
+    (run / "summary.json").write_text('{"call_s": 2.0}')
+    index = {"experiments": [
+        {"name": "e", "status": "done", "wall_s": 9.0,
+         "pooled": {"runs": 3, "call_s": 6.0, "longest_s": 2.5}},
+        {"name": "f", "status": "done", "wall_s": 1.0},
+    ]}  # fmt: skip
+    (tmp_path / "reproduce.json").write_text(json.dumps(index))
+    (tmp_path / "f").mkdir()
+    e, f = fr.per_experiment(tmp_path)
+    assert (e["runs"], e["cpu_s"], e["longest_s"]) == (1, 2.0, 2.0)
+    assert (e["pooled_runs"], e["pooled_cpu_s"], e["pooled_longest_s"]) == (3, 6.0, 2.5)
+    assert (f["runs"], f["pooled_runs"], f["pooled_cpu_s"]) == (0, 0, 0.0)
 
 
 def _fake_run(path: Path, body: str) -> Path:

@@ -45,6 +45,26 @@ def test_registered_experiments_run_and_report(registry, small, tmp_path):
     assert "boom" in html
 
 
+def test_an_experiments_pooled_runs_are_timed_and_its_pool_closed(registry, small, tmp_path):
+    from qoslab.reproduce import RunJob
+
+    ctxs = []
+
+    @register("t-pooled", title="Pooled runs", paper="")
+    def pooled(ctx):
+        ctxs.append(ctx)
+        ctx.run_many([RunJob(small, seed=s, label="kept" if s == 1 else None) for s in (1, 2, 3)])
+        return Outcome()
+
+    idx = run_experiments(["t-pooled"], tmp_path / "rep", quick=True, workers=2, log=lambda s: None)
+    (e,) = idx["experiments"]
+    assert e["status"] == "done" and e["runs"] == [
+        str(tmp_path / "rep" / "t-pooled" / "runs" / "kept")
+    ]
+    assert e["pooled"]["runs"] == 2 and 0 < e["pooled"]["longest_s"] <= e["pooled"]["call_s"]
+    assert ctxs[0]._pool is None  # closed when the experiment ended
+
+
 def test_full_prefix_runs_those_experiments_in_full_mode_under_quick(registry, tmp_path):
     seen = {}
     for name in ["t0-a", "t1-b"]:

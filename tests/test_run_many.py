@@ -59,6 +59,8 @@ def test_pooled_runs_equal_the_same_runs_one_after_another(tmp_path):
     # Labelled jobs are saved in the jobs' order, as Context.run saves them.
     names = [p.name for p in ctx.runs]
     assert names == ["r1Mbps-s2", "r2Mbps-s2", "r1Mbps-s2"]
+    # The unsaved ones are timed for the full-mode timing (their engine seconds).
+    assert len(ctx.pooled_s) == 4 + 1 and all(t > 0 for t in ctx.pooled_s)
     _same(qoslab.load(ctx.runs[1]), serial[4])
 
 

@@ -1092,6 +1092,8 @@ class Context:
         self.runs: list[Path] = []
         self.sweeps: list[Path] = []
         self._pool: _JobPool | None = None
+        #: Engine seconds (``call_s``) of each run :meth:`run_many` did not save.
+        self.pooled_s: list[float] = []
 
     def close(self) -> None:
         """Stops the worker processes :meth:`run_many` started (if any)."""
@@ -1146,6 +1148,8 @@ class Context:
         for j, res in zip(jobs, results, strict=True):
             if j.label is not None:
                 self.runs.append(res.save(self.out / "runs" / j.label))
+            else:  # a saved run's summary.json has its time already
+                self.pooled_s.append(float(res.summary.get("call_s", 0.0)))
         return results
 
     def live(self, data: Mapping[str, Any], seed: int, label: str, *, twin: bool = False):
@@ -1268,6 +1272,9 @@ def run_experiments(
             log(f"  failed: {type(e).__name__}: {e}")
         finally:
             ctx.close()
+        if ctx.pooled_s:  # for timings: the runs no folder of the experiment holds
+            entry["pooled"] = {"runs": len(ctx.pooled_s), "call_s": sum(ctx.pooled_s),
+                               "longest_s": max(ctx.pooled_s)}  # fmt: skip
         entry["wall_s"] = time.perf_counter() - t0
         entry["verdicts"] = count_verdicts(entry.get("comparisons") or [])
         entry["ablation_verdicts"] = count_verdicts(entry.get("ablations") or [])
