@@ -53,7 +53,11 @@ def test_an_experiments_pooled_runs_are_timed_and_its_pool_closed(registry, smal
     @register("t-pooled", title="Pooled runs", paper="")
     def pooled(ctx):
         ctxs.append(ctx)
-        ctx.run_many([RunJob(small, seed=s, label="kept" if s == 1 else None) for s in (1, 2, 3)])
+        list(
+            ctx.run_many(
+                [RunJob(small, seed=s, label="kept" if s == 1 else None) for s in (1, 2, 3)]
+            )
+        )
         return Outcome()
 
     idx = run_experiments(["t-pooled"], tmp_path / "rep", quick=True, workers=2, log=lambda s: None)

@@ -45,8 +45,10 @@ def _same(a, b) -> None:
 def test_pooled_runs_equal_the_same_runs_one_after_another(tmp_path):
     ctx = Context("x", tmp_path / "x", quick=True, workers=2, ray=None)
     try:
-        pooled = ctx.run_many(_jobs())
-        again = ctx.run_many(_jobs()[:2])  # the pool is kept between calls
+        pooled = list(ctx.run_many(_jobs()))
+        pool = ctx._pool
+        again = list(ctx.run_many(_jobs()[:2]))
+        assert ctx._pool is pool  # the pool is kept between calls
     finally:
         ctx.close()
     serial = [qoslab.run(j.scenario, j.overrides, j.seed) for j in _jobs()]
@@ -66,7 +68,7 @@ def test_pooled_runs_equal_the_same_runs_one_after_another(tmp_path):
 
 def test_one_worker_runs_here_and_gives_the_same(tmp_path):
     ctx = Context("x", tmp_path / "x", quick=True, workers=1, ray=None)
-    out = ctx.run_many(_jobs()[:2])
+    out = list(ctx.run_many(_jobs()[:2]))
     assert ctx._pool is None
     for p, j in zip(out, _jobs()[:2], strict=True):
         _same(p, qoslab.run(j.scenario, j.overrides, j.seed))
@@ -77,19 +79,53 @@ def test_a_failing_job_raises_its_own_error_and_the_next_call_works(tmp_path):
     try:
         bad = [RunJob(SCENARIO, seed=1), RunJob(SCENARIO, {"link.1.rate": "-1Mbps"}, 2)]
         with pytest.raises(qoslab.ScenarioError, match="rate"):
-            ctx.run_many(bad)
-        assert ctx._pool is None  # its workers were stopped
-        out = ctx.run_many(_jobs()[:2])
-        assert len(out) == 2
+            list(ctx.run_many(bad))
+        _stopped(ctx)
+        out = list(ctx.run_many(_jobs()[:2]))
+        assert len(out) == 2 and not ctx._pool.closed  # the next call starts another
     finally:
         ctx.close()
+
+
+def _stopped(ctx) -> None:
+    """The pool is closed and its worker processes are gone (within 5 s)."""
+    import time
+
+    pool = ctx._pool
+    assert pool is not None and pool.closed
+    procs = pool.procs
+    deadline = time.monotonic() + 5
+    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert procs and not any(p.is_alive() for p in procs)
+
+
+def test_a_reader_that_stops_early_stops_the_workers(tmp_path):
+    import gc
+
+    ctx = Context("x", tmp_path / "x", quick=True, workers=2, ray=None)
+    try:
+        it = ctx.run_many(_jobs())
+        next(it)
+        del it
+        gc.collect()
+        _stopped(ctx)
+    finally:
+        ctx.close()
+
+
+def test_workers_must_be_a_whole_number_as_for_sweeps(tmp_path):
+    for w in (0, -1, 1.5, True):
+        ctx = Context("x", tmp_path / "x", quick=True, workers=w, ray=None)
+        with pytest.raises(qoslab.QoslabError, match="workers must be a whole number"):
+            ctx.run_many(_jobs()[:2])
 
 
 def test_capture_files_travel_back_from_the_workers(tmp_path):
     cap = {**SCENARIO, "capture": [{"iface": "r->b", "file": "rb.pcap"}]}
     ctx = Context("x", tmp_path / "x", quick=True, workers=2, ray=None)
     try:
-        out = ctx.run_many([RunJob(cap, seed=1, label="cap"), RunJob(cap, seed=2)])
+        out = list(ctx.run_many([RunJob(cap, seed=1, label="cap"), RunJob(cap, seed=2)]))
     finally:
         ctx.close()
     direct = qoslab.run(cap, seed=1)

@@ -633,7 +633,9 @@ def reproduce(names, all_, live_, quick, full, paper_only, strict, out, workers,
     --strict."""
     from qoslab.report import write_report
     from qoslab.reproduce import discover, run_experiments
+    from qoslab.sweep import install_sigterm_handler
 
+    install_sigterm_handler()  # SIGTERM stops the workers as Ctrl-C does
     if not names and not all_:
         raise click.UsageError("name experiments or pass --all (see `qoslab list`)")
     if live_ and not all_:

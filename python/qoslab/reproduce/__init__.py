@@ -86,7 +86,8 @@ import pkgutil
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1041,33 +1042,41 @@ class _JobPool:
         from qoslab.sweep import worker_context
 
         self.workers = workers
+        self.closed = False
         self.ex = ProcessPoolExecutor(max_workers=workers, mp_context=worker_context())
 
-    def map(self, jobs: list[RunJob]) -> list[Any]:
-        """The jobs' Results in their order; on any error (Ctrl-C too) the workers stop."""
-        from qoslab.store import Result
+    def submit(self, jobs: list[RunJob]) -> Iterator[Any]:
+        """Hands every job to the workers now; the Results come in the jobs' order as
+        they are read, each given up by the pool when read (so a few wait in memory, not
+        all). On any error (Ctrl-C, a failed run, a reader that stops early) the workers
+        stop."""
         from qoslab.sweep import plain_main
 
+        with plain_main():
+            futures = deque(self.ex.submit(_run_job, j) for j in jobs)
+        return self._results(futures)
+
+    def _results(self, futures: deque) -> Iterator[Any]:
+        from qoslab.store import Result
+
         try:
-            with plain_main():
-                futures = [self.ex.submit(_run_job, j) for j in jobs]
-            results = []
-            for f in futures:
-                summary, tables, scenario, pcap = f.result()
+            while futures:
+                summary, tables, scenario, pcap = futures.popleft().result()
                 res = Result(summary, tables, scenario)
                 res.pcap_files = pcap
-                results.append(res)
-        except BaseException:
+                yield res
+        except BaseException:  # GeneratorExit too: nobody reads the rest
             self.close(abort=True)
             raise
-        return results
 
     def close(self, abort: bool = False) -> None:
         """Stops the workers: at once (``abort``), or after their work."""
+        self.closed = True
+        #: The worker processes it had (the executor forgets them once shut down).
+        self.procs = list((getattr(self.ex, "_processes", None) or {}).values())
         if abort:
-            procs = list((getattr(self.ex, "_processes", None) or {}).values())
             self.ex.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
+            for p in self.procs:
                 p.terminate()
         else:
             self.ex.shutdown(wait=True)
@@ -1095,10 +1104,12 @@ class Context:
         #: Engine seconds (``call_s``) of each run :meth:`run_many` did not save.
         self.pooled_s: list[float] = []
 
-    def close(self) -> None:
-        """Stops the worker processes :meth:`run_many` started (if any)."""
+    def close(self, abort: bool = False) -> None:
+        """Stops the worker processes :meth:`run_many` started (if any): after their
+        work, or at once (``abort``: the experiment failed or was stopped)."""
         if self._pool is not None:
-            self._pool.close()
+            if not self._pool.closed:
+                self._pool.close(abort)
             self._pool = None
 
     def scenario(self, rel: str) -> Path:
@@ -1120,37 +1131,48 @@ class Context:
         self.runs.append(res.save(self.out / "runs" / label))
         return res
 
-    def run_many(self, jobs: Sequence[RunJob]) -> list[Any]:
+    def run_many(self, jobs: Sequence[RunJob]) -> Iterator[Any]:
         """Runs independent ``jobs`` on local worker processes (``-j``; local under
-        ``--ray`` too, whose cluster serves the sweeps) and returns their
-        Results in the jobs' order; a job with a ``label`` is saved under
-        ``runs/<label>`` as :meth:`run` would (in the jobs' order, by this process).
+        ``--ray`` too, whose cluster serves the sweeps) and gives their Results in the
+        jobs' order, each as soon as it and those before it are done (iterate once; a few
+        wait in memory, not all); a job with a ``label`` is saved under ``runs/<label>``
+        as :meth:`run` would, in the jobs' order, as it is given.
 
         Each run is deterministic in its scenario, overrides and seed, so the Results are
         those of the same jobs run one after another with :func:`qoslab.api.run`; only
         the wall time changes (an experiment's serial loop of runs kept one of two
-        cores idle). One worker or one job: they run here, with no pool to start. Ctrl-C
-        stops the workers."""
+        cores idle). With one worker or one job they run here, one at a time as read.
+        Every job goes to the workers at the call; Ctrl-C, SIGTERM under ``qoslab
+        reproduce``, a failed run or a reader that stops early stop them.
+
+        Raises:
+          QoslabError: ``workers`` is not a whole number >= 1.
+        """
         from qoslab.api import run
 
         jobs = list(jobs)
-        workers = self.workers or _cores()
+        w = self.workers
+        if w is not None and (isinstance(w, bool) or not isinstance(w, int) or w < 1):
+            from qoslab.exceptions import QoslabError
+
+            raise QoslabError(f"workers must be a whole number >= 1, found {w!r}")
+        workers = w or _cores()
         if workers <= 1 or len(jobs) <= 1:
-            results = [run(j.scenario, j.overrides, j.seed) for j in jobs]
+            results: Iterator[Any] = (run(j.scenario, j.overrides, j.seed) for j in jobs)
         else:
-            if self._pool is None:
+            if self._pool is None or self._pool.closed:
                 self._pool = _JobPool(workers)
-            try:
-                results = self._pool.map(jobs)
-            except BaseException:
-                self._pool = None  # stopped: the next call starts another
-                raise
+            results = self._pool.submit(jobs)
+        return self._kept(jobs, results)
+
+    def _kept(self, jobs: list[RunJob], results: Iterator[Any]) -> Iterator[Any]:
+        """:meth:`run_many`'s Results as read: the labelled ones saved, the others timed."""
         for j, res in zip(jobs, results, strict=True):
             if j.label is not None:
                 self.runs.append(res.save(self.out / "runs" / j.label))
             else:  # a saved run's summary.json has its time already
                 self.pooled_s.append(float(res.summary.get("call_s", 0.0)))
-        return results
+            yield res
 
     def live(self, data: Mapping[str, Any], seed: int, label: str, *, twin: bool = False):
         """Runs scenario ``data`` live once with ``seed`` and saves it under
@@ -1270,8 +1292,10 @@ def run_experiments(
                 status="failed", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()
             )
             log(f"  failed: {type(e).__name__}: {e}")
-        finally:
-            ctx.close()
+        except BaseException:  # Ctrl-C, SIGTERM: the workers stop at once
+            ctx.close(abort=True)
+            raise
+        ctx.close(abort=entry["status"] != "done")
         if ctx.pooled_s:  # for timings: the runs no folder of the experiment holds
             entry["pooled"] = {"runs": len(ctx.pooled_s), "call_s": sum(ctx.pooled_s),
                                "longest_s": max(ctx.pooled_s)}  # fmt: skip

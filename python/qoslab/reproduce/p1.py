@@ -595,7 +595,7 @@ def _rerun_runs(
         data.pop("sweep", None)
         ov = (_ecn_overrides(data) if ecn else {}) | _grid_overrides(g.row(0, named=True))
         jobs.append(RunJob(data, ov | ov_of(data, g), int(g["seed"][0])))
-    return ctx.run_many(jobs)
+    return list(ctx.run_many(jobs))
 
 
 def _network_drops(res: Any) -> int:

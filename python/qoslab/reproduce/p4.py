@@ -1034,11 +1034,11 @@ def f9_experiment(ctx: Context) -> Outcome:
     # first virtual segment, at the sweep's two ends.
     keep = {f"flow.f{i}.ptcp.binding": "keep" for i in range(N_FLOWS)}
     kept = [(n, seed) for n in (hi, lo) for seed in _seeds(ctx, 3)]
-    kept_runs = ctx.run_many([
+    kept_runs = list(ctx.run_many([
         RunJob(path, {**weight_overrides("ptcp", n // N_FLOWS, N_FLOWS), "duration": duration,
                       **keep}, seed)
         for n, seed in kept
-    ])  # fmt: skip
+    ]))  # fmt: skip
 
     def keep_mean(n: int) -> float:
         gs = [_goodputs(r) for (m, _), r in zip(kept, kept_runs, strict=True) if m == n]
