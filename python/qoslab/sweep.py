@@ -585,16 +585,7 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
             write_run(Path(out_dir) / "runs" / task["key"], res, stage, extra=extra)
         else:
             res.summary.update(extra)
-            pcap = None
-            if res.pcap_dir is not None and res.pcap_dir.is_dir():
-                pcap = {
-                    f.relative_to(res.pcap_dir).as_posix(): f.read_bytes()
-                    for f in sorted(res.pcap_dir.rglob("*"))
-                    if f.is_file()
-                }
-            if res.pcap_cleanup is not None:
-                res.pcap_cleanup()
-            status["result"] = (res.summary, res.tables, res.scenario, pcap)
+            status["result"] = portable(res)
         status["ok"] = True
     except Exception as e:  # recorded, never lost: the sweep goes on
         status.update(
@@ -608,6 +599,22 @@ def _execute(task: dict[str, Any], out_dir: str | None) -> dict[str, Any]:
             remove_stage(stage)
     status["total_s"] = time.perf_counter() - t0
     return status
+
+
+def portable(res: Any) -> tuple:
+    """A worker's Result as it travels to the parent process (which builds the Result
+    again): summary, tables, scenario and its pcap files as bytes by path, their
+    temporary folder removed here."""
+    pcap = None
+    if res.pcap_dir is not None and res.pcap_dir.is_dir():
+        pcap = {
+            f.relative_to(res.pcap_dir).as_posix(): f.read_bytes()
+            for f in sorted(res.pcap_dir.rglob("*"))
+            if f.is_file()
+        }
+    if res.pcap_cleanup is not None:
+        res.pcap_cleanup()
+    return res.summary, res.tables, res.scenario, pcap
 
 
 def _ray_node() -> str | None:

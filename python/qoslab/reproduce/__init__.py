@@ -1018,18 +1018,9 @@ def _run_job(job: RunJob) -> tuple:
     """A worker's part of :meth:`Context.run_many`: the run's summary, tables, scenario
     and pcap files as bytes (the Result is built again in the parent, as a sweep's)."""
     from qoslab.api import run
+    from qoslab.sweep import portable
 
-    res = run(job.scenario, job.overrides, job.seed)
-    pcap = None
-    if res.pcap_dir is not None and res.pcap_dir.is_dir():
-        pcap = {
-            f.relative_to(res.pcap_dir).as_posix(): f.read_bytes()
-            for f in sorted(res.pcap_dir.rglob("*"))
-            if f.is_file()
-        }
-    if res.pcap_cleanup is not None:
-        res.pcap_cleanup()
-    return res.summary, res.tables, res.scenario, pcap
+    return portable(run(job.scenario, job.overrides, job.seed))
 
 
 class _JobPool:
