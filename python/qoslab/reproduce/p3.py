@@ -461,7 +461,9 @@ def _wide(m: pl.DataFrame, index: list[str]) -> pl.DataFrame:
 def _per_rtt(df: pl.DataFrame) -> pl.DataFrame:
     """Mean over seeds: one row per (conditioner, F2 RTT) with F1, F2 and the total,
     their timeouts, DP0 rate ÷ CIR and DP2 share of out-of-profile packets."""
-    m = df.group_by(["conditioner", "f2_rtt", "aggregate"]).agg(pl.col(v).mean() for v in _VALS)
+    m = df.group_by(["conditioner", "f2_rtt", "aggregate"], maintain_order=True).agg(
+        pl.col(v).mean() for v in _VALS
+    )
     return _wide(m, ["conditioner", "f2_rtt"])
 
 

@@ -133,7 +133,7 @@ def _t1_rows(ctx: Context, window: float = START_WINDOW) -> pl.DataFrame:
     ]  # fmt: skip
     for (stem, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
         w, s = telnet_delays(res)
-        per_sess = w.group_by(["flow", "session"]).agg(
+        per_sess = w.group_by(["flow", "session"], maintain_order=True).agg(
             pl.col("aggregate").first(), pl.col("delay").sum().alias("sum_delay")
         )
         for group, aggs in [("long", LONG), ("short", SHORT), ("overall", LONG + SHORT)]:
