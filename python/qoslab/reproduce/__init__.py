@@ -1032,7 +1032,6 @@ class _JobPool:
 
         from qoslab.sweep import worker_context
 
-        self.workers = workers
         self.closed = False
         self.ex = ProcessPoolExecutor(max_workers=workers, mp_context=worker_context())
 
