@@ -115,10 +115,16 @@ def test_a_reader_that_stops_early_stops_the_workers(tmp_path):
 
 
 def test_workers_must_be_a_whole_number_as_for_sweeps(tmp_path):
+    from qoslab.sweep import run_sweep
+
     for w in (0, -1, 1.5, True):
         ctx = Context("x", tmp_path / "x", quick=True, workers=w, ray=None)
         with pytest.raises(qoslab.QoslabError, match="workers must be a whole number"):
             ctx.run_many(_jobs()[:2])
+        # A sweep refuses the same -j with the same words, before anything is written.
+        with pytest.raises(qoslab.QoslabError, match=f"whole number >= 1, found {w!r}"):
+            run_sweep(SCENARIO, tmp_path / "sweep", workers=w, progress=False)
+        assert not (tmp_path / "sweep").exists()
 
 
 def test_capture_files_travel_back_from_the_workers(tmp_path):

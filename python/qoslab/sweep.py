@@ -629,6 +629,16 @@ def _ray_node() -> str | None:
         return None
 
 
+def check_workers(workers: Any) -> None:
+    """Raises :class:`~qoslab.QoslabError` unless ``workers`` is None (the default
+    count) or a whole number >= 1: the one check of ``-j`` for sweeps and for an
+    experiment's ``Context.run_many``."""
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise QoslabError(f"workers must be a whole number >= 1, found {workers!r}")
+
+
 def _default_workers() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -925,10 +935,7 @@ def run_sweep(
     """
     t0 = time.perf_counter()
     log = log or _stderr
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
-        raise QoslabError(f"workers must be a whole number >= 1, found {workers!r}")
-    if workers is not None and workers < 1:
-        raise QoslabError(f"workers must be >= 1, found {workers}")
+    check_workers(workers)
     from qoslab.api import check_max_wall
 
     sc = load(scenario).with_overrides(overrides)

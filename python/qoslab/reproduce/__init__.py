@@ -1141,12 +1141,10 @@ class Context:
         from qoslab.api import run
 
         jobs = list(jobs)
-        w = self.workers
-        if w is not None and (isinstance(w, bool) or not isinstance(w, int) or w < 1):
-            from qoslab.exceptions import QoslabError
+        from qoslab.sweep import check_workers
 
-            raise QoslabError(f"workers must be a whole number >= 1, found {w!r}")
-        workers = w or _cores()
+        check_workers(self.workers)
+        workers = self.workers or _cores()
         if workers <= 1 or len(jobs) <= 1:
             results: Iterator[Any] = (run(j.scenario, j.overrides, j.seed) for j in jobs)
         else:
