@@ -27,6 +27,8 @@ Command line::
     python -m qoslab.docgen export results/reproduce docs/papers/data/p1-quick.json
     python -m qoslab.docgen update docs/papers/p1.md     # rewrite the blocks
     python -m qoslab.docgen check docs                   # exit 1 if any page is stale
+    python -m qoslab.docgen diff OLD.json NEW.json --pages docs/papers  # before replacing
+                                 # OLD: changed verdicts, moved numbers, prose quoting them
 """
 
 from __future__ import annotations
@@ -408,7 +410,7 @@ def check(paths: list[str | Path]) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m qoslab.docgen export|update|check …`` (see the module docstring)."""
+    """``python -m qoslab.docgen export|update|check|diff …`` (see the module docstring)."""
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m qoslab.docgen", description=__doc__.split("\n")[0])
@@ -424,10 +426,21 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("paths", nargs="+")
     ck = sub.add_parser("check", help="exit 1 when a page disagrees with its data")
     ck.add_argument("paths", nargs="+")
+    df = sub.add_parser(
+        "diff", help="judged items that differ between two data files (qoslab.docdiff)"
+    )
+    df.add_argument("old")
+    df.add_argument("new")
+    df.add_argument("--pages", nargs="*", default=[], help="pages or folders to search")
+    df.add_argument("--rtol", type=float, default=1e-3, help="relative change that counts")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "export":
             print(export(a.results, a.out, a.experiment, merge=a.merge))
+        elif a.cmd == "diff":
+            from qoslab import docdiff
+
+            return docdiff.main(a.old, a.new, a.pages, a.rtol)
         elif a.cmd == "update":
             for p in update(a.paths):
                 print(f"updated {p}")
