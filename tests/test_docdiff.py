@@ -109,3 +109,17 @@ def test_cli_corrupt_file_is_a_clear_error(tmp_path, capsys):
     bad.write_text("[]")
     assert docgen.main(["diff", str(bad), str(a)]) == 2
     assert f"{bad}: no experiments" in capsys.readouterr().err
+
+
+def test_tables_cells_moved_and_reshaped():
+    old, new = _data(), _data()
+    new["experiments"]["p9-t1"]["tables"]["t"]["rows"] = [[1.25]]
+    (c,) = docdiff.diff(old, new)
+    assert c.item == "table t" and c.moved == {"row 0 x": (1.0, 1.25)}
+    new["experiments"]["p9-t1"]["tables"]["t"]["rows"] = [[1.0], [2.0]]
+    (c,) = docdiff.diff(old, new)
+    assert c.note.startswith("reshaped") and not c.moved
+    new["experiments"]["p9-t1"]["tables"]["u"] = {"columns": ["y"], "rows": []}
+    new["experiments"]["p9-t1"]["tables"]["t"] = old["experiments"]["p9-t1"]["tables"]["t"]
+    (c,) = docdiff.diff(old, new)
+    assert c.item == "table u" and c.old_verdict is None

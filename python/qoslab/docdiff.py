@@ -6,7 +6,8 @@ but the words around them are written by hand: "the fall's interval 0.45 … 1.5
 below half" goes stale silently when a new export moves the interval. Before committing
 a new export over an old one, ``python -m qoslab.docgen diff OLD NEW --pages docs/papers``
 lists every judged item (a comparison, ablation, reading or calibration entry: anything
-with a verdict) whose verdict changed or whose numbers moved, and for each moved number
+with a verdict) whose verdict, as the pages show it (judged by today's rules), changed
+or whose numbers moved, and for each moved number
 the lines of the pages, outside generated blocks, that contain its old value as the
 pages would print it (3 or 4 significant digits): the places to read again.
 """
@@ -23,6 +24,8 @@ from typing import Any
 
 #: The numbers of a judged item that prose quotes.
 NUMBERS = ("ours", "effect_with", "effect_without", "fall", "ci", "interval")
+#: Moved numbers listed per item (the rest counted).
+SHOWN = 8
 #: Keys that name a judged item among its siblings, most specific first.
 LABELS = ("quantity", "claim", "parameter")
 
@@ -39,6 +42,8 @@ class Change:
     moved: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     #: ``page:line: text`` of prose that quotes an old number.
     prose: list[str] = field(default_factory=list)
+    #: What else changed (a table's shape).
+    note: str = ""
 
     def lines(self) -> list[str]:
         """The change as indented text lines."""
@@ -49,8 +54,13 @@ class Change:
             out.append(f"  gone (was {self.old_verdict})")
         elif self.old_verdict != self.new_verdict:
             out.append(f"  verdict {self.old_verdict} -> {self.new_verdict}")
-        for k, (a, b) in self.moved.items():
+        if self.note:
+            out.append(f"  {self.note}")
+        moved = list(self.moved.items())
+        for k, (a, b) in moved[:SHOWN]:
             out.append(f"  {k}: {_show(a)} -> {_show(b)}")
+        if len(moved) > SHOWN:
+            out.append(f"  … and {len(moved) - SHOWN} more numbers")
         out += [f"  prose {p}" for p in self.prose]
         return out
 
@@ -120,6 +130,27 @@ def diff(old: dict[str, Any], new: dict[str, Any], rtol: float = 1e-3) -> list[C
                         c.moved[k] = (x.get(k), y.get(k))
             if c.old_verdict != c.new_verdict or c.moved:
                 out.append(c)
+        out += _tables(name, olds[name].get("tables", {}), news[name].get("tables", {}), rtol)
+    return out
+
+
+def _tables(name: str, old: dict[str, Any], new: dict[str, Any], rtol: float) -> list[Change]:
+    """A change per table whose cells moved (by row and column name; a table whose
+    columns or row count changed is reported as reshaped), its moved cells as numbers."""
+    out = []
+    for t in sorted(set(old) | set(new)):
+        a, b = old.get(t), new.get(t)
+        c = Change(name, f"table {t}", "table" if a else None, "table" if b else None)
+        if a and b:
+            if a["columns"] != b["columns"] or len(a["rows"]) != len(b["rows"]):
+                c.note = "reshaped: other columns or another number of rows"
+            else:
+                for i, (ra, rb) in enumerate(zip(a["rows"], b["rows"], strict=True)):
+                    for col, x, y in zip(a["columns"], ra, rb, strict=True):
+                        if not _close(x, y, rtol):
+                            c.moved[f"row {i} {col}"] = (x, y)
+        if c.old_verdict != c.new_verdict or c.moved or c.note:
+            out.append(c)
     return out
 
 
@@ -173,7 +204,10 @@ def _load(f: str) -> dict[str, Any]:
 
 def main(old: str, new: str, pages: list[str], rtol: float) -> int:
     """Prints the changes from ``old`` to ``new`` (JSON data files); exit status 0."""
-    a, b = (_load(f) for f in (old, new))
+    from qoslab.docgen import _today
+
+    # As the pages show them: each stored verdict judged by today's rules.
+    a, b = (_today(_load(f)) for f in (old, new))
     changes = diff(a, b, rtol)
     files: list[Path] = []
     for p in map(Path, pages):
@@ -182,12 +216,15 @@ def main(old: str, new: str, pages: list[str], rtol: float) -> int:
     only = sorted(set(a.get("experiments", {})) ^ set(b.get("experiments", {})))
     for c in changes:
         print("\n".join(c.lines()))
-    both = [c for c in changes if c.old_verdict is not None and c.new_verdict is not None]
+    tables = [c for c in changes if c.item.startswith("table ")]
+    changes_j = [c for c in changes if c not in tables]
+    both = [c for c in changes_j if c.old_verdict is not None and c.new_verdict is not None]
     verdicts = sum(c.old_verdict != c.new_verdict for c in both)
     print(
         f"{len(both)} judged items differ ({verdicts} in verdict), "
-        f"{sum(c.old_verdict is None for c in changes)} new, "
-        f"{sum(c.new_verdict is None for c in changes)} gone; "
+        f"{sum(c.old_verdict is None for c in changes_j)} new, "
+        f"{sum(c.new_verdict is None for c in changes_j)} gone; "
+        f"{len(tables)} tables differ; "
         f"{sum(len(c.prose) for c in changes)} prose lines to read"
         + (f"; experiments in one file only: {', '.join(only)}" if only else "")
     )
