@@ -156,7 +156,8 @@ def _tables(name: str, old: dict[str, Any], new: dict[str, Any], rtol: float) ->
 
 def _forms(v: Any) -> set[str]:
     """How a page would print the number ``v`` (or each of a list's), at 3 and 4
-    significant digits; nothing for values too round to find by text (0, 1, 0.5)."""
+    significant digits, when that has a decimal point and two significant digits or
+    more: whole numbers (a count, 25 s) and round values (0.5) match too much prose."""
     if isinstance(v, list):
         return set().union(*(_forms(x) for x in v)) if v else set()
     if not isinstance(v, float) or not math.isfinite(v):
@@ -164,7 +165,7 @@ def _forms(v: Any) -> set[str]:
     out = set()
     for digits in (3, 4):
         s = f"{v:.{digits}g}"
-        if "e" not in s and sum(ch.isdigit() for ch in s.lstrip("-0.")) >= 2:
+        if "e" not in s and "." in s and sum(ch.isdigit() for ch in s.lstrip("-0.")) >= 2:
             out.add(s.lstrip("-"))
     return out
 
@@ -185,7 +186,7 @@ def find_prose(changes: list[Change], pages: list[Path]) -> None:
     texts = {p: prose_lines(p) for p in pages}
     for c in changes:
         forms = set().union(*(_forms(a) for a, _ in c.moved.values())) if c.moved else set()
-        pats = [re.compile(rf"(?<![\d.]){re.escape(f)}(?![\d])") for f in sorted(forms)]
+        pats = [re.compile(rf"(?<![\d.§]){re.escape(f)}(?![\d])") for f in sorted(forms)]
         for p, lines in texts.items():
             for n, line in lines:
                 if any(r.search(line) for r in pats):
