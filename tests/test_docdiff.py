@@ -78,7 +78,7 @@ def test_prose_quoting_an_old_number_is_found_outside_generated_blocks(tmp_path)
     old, new = _data(), _data()
     new["experiments"]["p9-t1"]["ablations"][0]["fall"] = 0.6
     changes = docdiff.diff(old, new)
-    docdiff.find_prose(changes, [page])
+    docdiff.find_prose(changes, [page], docgen._BLOCK)
     (c,) = changes
     assert c.prose == [f"{page}:1: The fall, 0.443 (interval 0.199 … 0.688), is a tie."]
 

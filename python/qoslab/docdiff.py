@@ -44,6 +44,8 @@ class Change:
     prose: list[str] = field(default_factory=list)
     #: What else changed (a table's shape).
     note: str = ""
+    #: A table's cells rather than a judged item.
+    table: bool = False
 
     def lines(self) -> list[str]:
         """The change as indented text lines."""
@@ -140,7 +142,7 @@ def _tables(name: str, old: dict[str, Any], new: dict[str, Any], rtol: float) ->
     out = []
     for t in sorted(set(old) | set(new)):
         a, b = old.get(t), new.get(t)
-        c = Change(name, f"table {t}", "table" if a else None, "table" if b else None)
+        c = Change(name, f"table {t}", "table" if a else None, "table" if b else None, table=True)
         if a and b:
             if a["columns"] != b["columns"] or len(a["rows"]) != len(b["rows"]):
                 c.note = "reshaped: other columns or another number of rows"
@@ -170,20 +172,18 @@ def _forms(v: Any) -> set[str]:
     return out
 
 
-_GENERATED = re.compile(r"<!-- qoslab:table .*?<!-- qoslab:end -->", re.S)
-
-
-def prose_lines(page: Path) -> list[tuple[int, str]]:
-    """``(line number, text)`` of a page's lines outside its generated blocks."""
+def prose_lines(page: Path, blocks: re.Pattern[str]) -> list[tuple[int, str]]:
+    """``(line number, text)`` of a page's lines outside its generated blocks (the
+    matches of ``blocks``: docgen's pattern of a block, passed in by its command line)."""
     text = page.read_text()
-    blanked = _GENERATED.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    blanked = blocks.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     return [(i + 1, line) for i, line in enumerate(blanked.split("\n")) if line.strip()]
 
 
-def find_prose(changes: list[Change], pages: list[Path]) -> None:
-    """Fills each change's ``prose`` with the lines of ``pages`` that hold one of its
-    moved numbers' old values as a whole number token."""
-    texts = {p: prose_lines(p) for p in pages}
+def find_prose(changes: list[Change], pages: list[Path], blocks: re.Pattern[str]) -> None:
+    """Fills each change's ``prose`` with the lines of ``pages`` outside the generated
+    ``blocks`` that hold one of its moved numbers' old values as a whole number token."""
+    texts = {p: prose_lines(p, blocks) for p in pages}
     for c in changes:
         forms = set().union(*(_forms(a) for a, _ in c.moved.values())) if c.moved else set()
         pats = [re.compile(rf"(?<![\d.§]){re.escape(f)}(?![\d])") for f in sorted(forms)]
@@ -204,22 +204,28 @@ def _load(f: str) -> dict[str, Any]:
 
 
 def main(
-    old: str, new: str, pages: list[str], rtol: float, judge: Callable[[Any], Any] = lambda v: v
+    old: str,
+    new: str,
+    pages: list[str],
+    rtol: float,
+    judge: Callable[[Any], Any],
+    blocks: re.Pattern[str],
 ) -> int:
-    """Prints the changes from ``old`` to ``new`` (JSON data files); exit status 0."""
-    # As the pages show them: each stored verdict judged by today's rules (``judge``,
-    # docgen's, passed in so that this module does not import docgen back).
+    """Prints the changes from ``old`` to ``new`` (JSON data files); exit status 0.
+    ``judge`` gives the data as the pages show it (each stored verdict judged by today's
+    rules) and ``blocks`` matches a generated block: both docgen's, passed in by
+    ``python -m qoslab.docgen diff`` so that this module does not import docgen back."""
     a, b = (judge(_load(f)) for f in (old, new))
     changes = diff(a, b, rtol)
     files: list[Path] = []
     for p in map(Path, pages):
         files += sorted(p.rglob("*.md")) if p.is_dir() else [p]
-    find_prose(changes, files)
+    find_prose(changes, files, blocks)
     only = sorted(set(a.get("experiments", {})) ^ set(b.get("experiments", {})))
     for c in changes:
         print("\n".join(c.lines()))
-    tables = [c for c in changes if c.item.startswith("table ")]
-    changes_j = [c for c in changes if c not in tables]
+    tables = [c for c in changes if c.table]
+    changes_j = [c for c in changes if not c.table]
     both = [c for c in changes_j if c.old_verdict is not None and c.new_verdict is not None]
     verdicts = sum(c.old_verdict != c.new_verdict for c in both)
     print(

@@ -440,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         elif a.cmd == "diff":
             from qoslab import docdiff
 
-            return docdiff.main(a.old, a.new, a.pages, a.rtol, judge=_today)
+            return docdiff.main(a.old, a.new, a.pages, a.rtol, judge=_today, blocks=_BLOCK)
         elif a.cmd == "update":
             for p in update(a.paths):
                 print(f"updated {p}")
