@@ -29,6 +29,8 @@ Command line::
     python -m qoslab.docgen check docs                   # exit 1 if any page is stale
     python -m qoslab.docgen diff OLD.json NEW.json --pages docs/papers  # before replacing
                                  # OLD: changed verdicts, moved numbers, prose quoting them
+    python -m qoslab.docgen figures results/reproduce docs/papers   # the pages' figures,
+                                 # from the run their data came from (qoslab.docfigures)
 """
 
 from __future__ import annotations
@@ -46,11 +48,14 @@ __all__ = [
     "RENDERERS",
     "check",
     "export",
+    "figure_problems",
+    "figures",
     "generate",
     "main",
     "md_table",
     "natural_key",
     "renderer",
+    "results_tables",
     "update",
 ]
 
@@ -97,8 +102,6 @@ def export(
     verdicts, comparisons and tables (columns and rows). ``names`` limits the
     experiments; with ``merge`` the experiments already in ``out`` that this run did not
     produce are kept (both must be of the same mode, quick or full); returns ``out``."""
-    import polars as pl
-
     from qoslab.exceptions import ResultsError
 
     src = Path(results)
@@ -110,13 +113,7 @@ def export(
     for e in idx.get("experiments", []):
         if names and e["name"] not in names:
             continue
-        tables = {}
-        for t in e.get("tables", []):
-            df = pl.read_parquet(src / e["name"] / f"table-{t}.parquet")
-            tables[t] = {
-                "columns": df.columns,
-                "rows": [[_jsonable(v) for v in r] for r in df.iter_rows()],
-            }
+        tables = results_tables(src, e)
         exps[e["name"]] = {
             "title": e.get("title", ""),
             "paper": e.get("paper", ""),
@@ -146,6 +143,21 @@ def export(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return out
+
+
+def results_tables(results: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """The tables one experiment of a reproduction saved (its ``reproduce.json`` entry),
+    as :func:`export` writes them: ``{table: {"columns": [...], "rows": [[...]]}}``."""
+    import polars as pl
+
+    tables = {}
+    for t in entry.get("tables", []):
+        df = pl.read_parquet(results / entry["name"] / f"table-{t}.parquet")
+        tables[t] = {
+            "columns": df.columns,
+            "rows": [[_jsonable(v) for v in r] for r in df.iter_rows()],
+        }
+    return tables
 
 
 def fmt(v: Any, digits: int = 4) -> str:
@@ -409,6 +421,33 @@ def check(paths: list[str | Path]) -> list[Path]:
     return [p for p in _pages(paths) if generate(p) != p.read_text()]
 
 
+def _figure_pages(paths: list[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out += sorted(p.rglob("*.md")) if p.is_dir() else [p]
+    return [p for p in out if "<!-- qoslab:figure " in p.read_text()]
+
+
+def figure_problems(paths: list[str | Path]) -> list[str]:
+    """What is wrong with the figure markers of the pages (:mod:`qoslab.docfigures`): a
+    named figure missing, or not shown on its page (empty: nothing)."""
+    from qoslab import docfigures
+
+    return [msg for p in _figure_pages(paths) for msg in docfigures.problems(p)]
+
+
+def figures(results: str | Path, paths: list[str | Path]) -> list[Path]:
+    """Copies the figures the pages' markers name from the reproduction ``results``,
+    once it holds the very tables of the pages' data (:mod:`qoslab.docfigures`);
+    returns the figures that changed."""
+    from qoslab import docfigures
+
+    figs = [f for p in _figure_pages(paths) for f in docfigures.figures_in(p)]
+    if not figs:
+        raise ValueError(f"no qoslab:figure marker in {', '.join(map(str, paths))}")
+    return docfigures.copy(results, figs, results_tables)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m qoslab.docgen export|update|check|diff …`` (see the module docstring)."""
     import argparse
@@ -426,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("paths", nargs="+")
     ck = sub.add_parser("check", help="exit 1 when a page disagrees with its data")
     ck.add_argument("paths", nargs="+")
+    fg = sub.add_parser("figures", help="copy the pages' figures from the run their data came from")
+    fg.add_argument("results")
+    fg.add_argument("paths", nargs="+")
     df = sub.add_parser(
         "diff", help="judged items that differ between two data files (qoslab.docdiff)"
     )
@@ -441,6 +483,12 @@ def main(argv: list[str] | None = None) -> int:
             from qoslab import docdiff
 
             return docdiff.main(a.old, a.new, a.pages, a.rtol, judge=_today, blocks=_BLOCK)
+        elif a.cmd == "figures":
+            changed = figures(a.results, a.paths)
+            for p in changed:
+                print(f"copied {p}")
+            if not changed:
+                print("every figure is current")
         elif a.cmd == "update":
             for p in update(a.paths):
                 print(f"updated {p}")
@@ -448,7 +496,10 @@ def main(argv: list[str] | None = None) -> int:
             stale = check(a.paths)
             for p in stale:
                 print(f"stale: {p} (run `python -m qoslab.docgen update {p}`)", file=sys.stderr)
-            return 1 if stale else 0
+            bad = figure_problems(a.paths)
+            for msg in bad:
+                print(f"figure: {msg}", file=sys.stderr)
+            return 1 if stale or bad else 0
     except (ValueError, OSError) as e:
         print(f"qoslab.docgen: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,116 @@
+"""Figures in the docs come from the reproduction run their page's data came from
+(qoslab.docfigures, `python -m qoslab.docgen figures`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from qoslab import docfigures, docgen, reproduce
+from qoslab.reproduce import Comparison, Outcome, register, run_experiments
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PAGE = """# Results
+
+<!-- qoslab:figure data=data/x.json figs/a.png=t-fig/one figs/b.png=t-fig/two -->
+![A](figs/a.png) ![B](figs/b.png)
+"""
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A reproduction with two report figures, its exported data and a page showing
+    both figures: ``(results, page)``."""
+    saved = dict(reproduce.REGISTRY)
+
+    @register("t-fig", title="figure source")
+    def exp(ctx):
+        return Outcome(
+            comparisons=[Comparison("x", 1.0, paper=1.0, rtol=0.1)],
+            tables={"rates": pl.DataFrame({"rate": [1, 2], "ratio": [0.5, 0.25]})},
+        )
+
+    rep = tmp_path / "rep"
+    run_experiments(["t-fig"], rep, log=lambda s: None)
+    reproduce.REGISTRY.clear()
+    reproduce.REGISTRY.update(saved)
+    figs = rep / "t-fig" / "figures"
+    figs.mkdir(parents=True, exist_ok=True)
+    (figs / "one.png").write_bytes(b"png one")
+    (figs / "two.png").write_bytes(b"png two")
+    docs = tmp_path / "docs"
+    docgen.export(rep, docs / "data" / "x.json")
+    page = docs / "page.md"
+    page.write_text(PAGE)
+    return rep, page
+
+
+def test_copies_from_the_run_the_data_came_from_then_nothing(site):
+    rep, page = site
+    figs = page.parent / "figs"
+    assert docgen.figures(rep, [page.parent]) == [figs / "a.png", figs / "b.png"]
+    assert (figs / "a.png").read_bytes() == b"png one"
+    assert (figs / "b.png").read_bytes() == b"png two"
+    assert docgen.figures(rep, [page.parent]) == []
+    assert docgen.figure_problems([page.parent]) == []
+
+
+def test_a_run_with_other_tables_copies_nothing(site):
+    rep, page = site
+    figs = page.parent / "figs"
+    # Another run of the experiment: one number differs from the page's data.
+    pl.DataFrame({"rate": [1, 2], "ratio": [0.5, 0.3]}).write_parquet(
+        rep / "t-fig" / "table-rates.parquet"
+    )
+    msg = r"page\.md:3: .*t-fig is not the run x\.json .*'rates' differs from row 1"
+    with pytest.raises(ValueError, match=msg):
+        docgen.figures(rep, [page])
+    assert not figs.exists()
+    assert docgen.main(["figures", str(rep), str(page)]) == 2
+
+
+def test_a_missing_figure_is_found_before_anything_is_written(site):
+    rep, page = site
+    (rep / "t-fig" / "figures" / "two.png").unlink()
+    with pytest.raises(ValueError, match=r"two\.png does not exist"):
+        docgen.figures(rep, [page])
+    # a.png passed its checks, but nothing is written until every figure has.
+    assert not (page.parent / "figs" / "a.png").exists()
+
+
+def test_a_quick_run_is_not_a_full_pages_source(site):
+    rep, page = site
+    data = page.parent / "data" / "x.json"
+    d = json.loads(data.read_text())
+    d["quick"] = not d["quick"]
+    data.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=r"-mode data, .* is a .*-mode reproduction"):
+        docgen.figures(rep, [page])
+
+
+def test_check_reports_missing_and_unshown_figures(site):
+    rep, page = site
+    problems = docgen.figure_problems([page])
+    assert len(problems) == 2 and all("does not exist" in p for p in problems)
+    docgen.figures(rep, [page])
+    page.write_text(PAGE.replace(" ![B](figs/b.png)", ""))
+    assert docgen.figure_problems([page]) == [f"{page}:3: the page shows no image b.png"]
+    assert docgen.main(["check", str(page)]) == 1
+
+
+def test_malformed_marker_names_page_and_line(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("x\n<!-- qoslab:figure data=d.json figs/a.png=nodir -->\n")
+    with pytest.raises(ValueError, match=r"p\.md:2: .*expected DEST=EXPERIMENT/NAME"):
+        docfigures.figures_in(page)
+    page.write_text("<!-- qoslab:figure figs/a.png=e/n -->\n")
+    with pytest.raises(ValueError, match=r"p\.md:1: .*no data="):
+        docfigures.figures_in(page)
+    # In a fenced code block it is an example, not a marker.
+    page.write_text("```markdown\n<!-- qoslab:figure figs/a.png=e/n -->\n```\n")
+    assert docfigures.figures_in(page) == []
+
