@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import polars as pl
@@ -113,6 +114,59 @@ def test_malformed_marker_names_page_and_line(tmp_path):
     # In a fenced code block it is an example, not a marker.
     page.write_text("```markdown\n<!-- qoslab:figure figs/a.png=e/n -->\n```\n")
     assert docfigures.figures_in(page) == []
+
+
+def test_an_unfinished_run_or_figures_older_than_tables_are_refused(site):
+    rep, page = site
+    idx = json.loads((rep / "reproduce.json").read_text())
+    idx["finished"] = False
+    (rep / "reproduce.json").write_text(json.dumps(idx))
+    with pytest.raises(ValueError, match="did not finish"):
+        docgen.figures(rep, [page])
+    idx["finished"] = True
+    (rep / "reproduce.json").write_text(json.dumps(idx))
+    # The tables rewritten (same numbers) after the figures were drawn.
+    t = rep / "t-fig" / "table-rates.parquet"
+    os.utime(t, (t.stat().st_atime, (rep / "t-fig" / "figures" / "one.png").stat().st_mtime + 5))
+    with pytest.raises(ValueError, match=r"one\.png is older than its experiment.s tables"):
+        docgen.figures(rep, [page])
+    assert not (page.parent / "figs").exists()
+
+
+def test_markers_that_would_write_elsewhere_or_twice_are_refused(site):
+    rep, page = site
+    for spec, msg in [
+        ("../out.png=t-fig/one", "a figure is a .png in"),
+        ("data/x.json=t-fig/one", "a figure is a .png in"),
+        ("figs/a.png=t-fig/one figs/a.png=t-fig/two", "is t-fig/two here but t-fig/one"),
+    ]:
+        page.write_text(f"<!-- qoslab:figure data=data/x.json {spec} -->\n![A](figs/a.png)\n")
+        with pytest.raises(ValueError, match=msg):
+            docgen.figures(rep, [page])
+    # A marker not of the one-line form is an error, not skipped.
+    page.write_text("<!-- qoslab:figure data=data/x.json figs/a.png=t-fig/one\n-->\n")
+    with pytest.raises(ValueError, match="expected one"):
+        docfigures.figures_in(page)
+    assert not (page.parent / "figs").exists() and not (page.parent.parent / "out.png").exists()
+
+
+def test_an_experiment_without_tables_verifies_nothing(site):
+    rep, page = site
+    data = page.parent / "data" / "x.json"
+    d = json.loads(data.read_text())
+    d["experiments"]["t-fig"]["tables"] = {}
+    data.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match="holds no table of 't-fig'"):
+        docgen.figures(rep, [page])
+
+
+def test_check_finds_an_image_no_marker_names_and_skips_code(site):
+    rep, page = site
+    docgen.figures(rep, [page])
+    page.write_text(PAGE + '\n![C](figs/c.png "title")\n\n~~~\n![D](figs/d.png)\n~~~\n')
+    assert docgen.figure_problems([page]) == [
+        f"{page}:6: image c.png is named by no qoslab:figure marker"
+    ]
 
 
 def test_committed_pages_name_figures_they_show():

@@ -22,6 +22,7 @@ results folder's tables comes in as an argument.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Callable
@@ -59,49 +60,106 @@ class Figure:
         return f"{self.page}:{self.line}"
 
 
-def figures_in(page: str | Path) -> list[Figure]:
-    """Every figure a page's markers name (a marker in a fenced code block is an example,
-    not one); a malformed marker is a ValueError naming the page and line."""
-    page = Path(page)
-    out: list[Figure] = []
-    fenced = False
+#: An image link in Markdown: ``![alt](path "title")`` or ``![alt](<path>)``.
+_IMAGE = re.compile(r"!\[[^\n]*?\]\(\s*<?([^)\s>]+)")
+
+
+def _prose_lines(page: Path) -> list[tuple[int, str]]:
+    """The page's lines outside fenced code blocks (``` or ~~~), numbered from 1: a
+    marker or an image in a code block is an example."""
+    out, fence = [], ""
     for i, text in enumerate(page.read_text().splitlines(), start=1):
-        if text.lstrip().startswith("```"):
-            fenced = not fenced
-        if fenced:
+        t = text.lstrip()
+        if fence:
+            if t.startswith(fence):
+                fence = ""
             continue
-        for m in MARKER.finditer(text):
-            where = f"{page}:{i}: qoslab:figure"
-            data, pairs = None, []
-            for w in shlex.split(m.group("spec")):
-                k, sep, v = w.partition("=")
-                if not sep or not v:
-                    raise ValueError(f"{where}: expected key=value, got {w!r}")
-                if k == "data":
-                    data = v
-                    continue
-                exp, slash, name = v.partition("/")
-                if not slash or not exp or not name or "/" in name:
-                    raise ValueError(f"{where}: {k}={v!r}: expected DEST=EXPERIMENT/NAME")
-                pairs.append((k, exp, name))
-            if data is None:
-                raise ValueError(f"{where}: no data=… file")
-            if not pairs:
-                raise ValueError(f"{where}: names no figure (DEST=EXPERIMENT/NAME)")
-            src = (page.parent / data).resolve()
-            for dest, exp, name in pairs:
-                out.append(Figure(page, i, src, (page.parent / dest).resolve(), exp, name))
+        if t.startswith(("```", "~~~")):
+            fence = t[:3]
+            continue
+        out.append((i, text))
     return out
+
+
+def figures_in(page: str | Path) -> list[Figure]:
+    """Every figure a page's markers name; a malformed marker (one not on a line of its
+    own form, a DEST outside the page's folder or not a ``.png``, the same DEST from two
+    sources) is a ValueError naming the page and line."""
+    page = Path(page)
+    folder = page.parent.resolve()
+    out: list[Figure] = []
+    seen: dict[Path, Figure] = {}
+    for i, text in enumerate_markers(page):
+        where = f"{page}:{i}: qoslab:figure"
+        m = MARKER.fullmatch(text.strip())
+        if m is None:
+            raise ValueError(f"{where}: expected one `<!-- qoslab:figure … -->` on its line")
+        try:
+            words = shlex.split(m.group("spec"))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from e
+        data, pairs = None, []
+        for w in words:
+            k, sep, v = w.partition("=")
+            if not sep or not v:
+                raise ValueError(f"{where}: expected key=value, got {w!r}")
+            if k == "data":
+                data = v
+                continue
+            exp, slash, name = v.partition("/")
+            if not slash or not exp or not name or "/" in name:
+                raise ValueError(f"{where}: {k}={v!r}: expected DEST=EXPERIMENT/NAME")
+            pairs.append((k, exp, name))
+        if data is None:
+            raise ValueError(f"{where}: no data=… file")
+        if not pairs:
+            raise ValueError(f"{where}: names no figure (DEST=EXPERIMENT/NAME)")
+        src = (page.parent / data).resolve()
+        for dest, exp, name in pairs:
+            d = (page.parent / dest).resolve()
+            if d.suffix != ".png" or not d.is_relative_to(folder):
+                raise ValueError(f"{where}: {dest}: a figure is a .png in {folder} or below")
+            fig = Figure(page, i, src, d, exp, name)
+            old = seen.setdefault(d, fig)
+            if (old.experiment, old.name) != (exp, name):
+                raise ValueError(
+                    f"{where}: {dest} is {exp}/{name} here but {old.experiment}/{old.name} "
+                    f"at line {old.line}"
+                )
+            if old is fig:
+                out.append(fig)
+    return out
+
+
+def enumerate_markers(page: Path) -> list[tuple[int, str]]:
+    """The lines of a page (outside code blocks) that hold a figure marker, or look as if
+    they meant to: any mention of ``qoslab:figure``."""
+    return [(i, t) for i, t in _prose_lines(page) if "qoslab:figure" in t]
+
+
+def _json(f: Path, what: str) -> dict[str, Any]:
+    """A JSON object read from ``f``; anything else is a ValueError naming the file."""
+    try:
+        v = json.loads(f.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{f}: not a {what} ({e})") from e
+    if not isinstance(v, dict) or not isinstance(v.get("experiments"), (list, dict)):
+        raise ValueError(f"{f}: not a {what} (no experiments)")
+    return v
 
 
 def _index(results: Path) -> dict[str, Any]:
     f = results / "reproduce.json"
     if not f.is_file():
         raise ValueError(f"{results}: no reproduce.json (run `qoslab reproduce` first)")
-    try:
-        return json.loads(f.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{f}: not a reproduction index ({e})") from e
+    idx = _json(f, "reproduction index")
+    if not isinstance(idx["experiments"], list):
+        raise ValueError(f"{f}: not a reproduction index (experiments is not a list)")
+    if not idx.get("finished"):
+        # The report, which draws the figures, is written after the last experiment: an
+        # unfinished run may hold new tables beside an earlier run's figures.
+        raise ValueError(f"{f}: the reproduction did not finish (its figures may be older)")
+    return idx
 
 
 def _first_difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str | None:
@@ -137,7 +195,7 @@ def copy(results: str | Path, figures: list[Figure], tables_of: TablesOf) -> lis
         if fig.data not in datas:
             if not fig.data.is_file():
                 raise ValueError(f"{fig.where()}: data file {fig.data} does not exist")
-            datas[fig.data] = json.loads(fig.data.read_text())
+            datas[fig.data] = _json(fig.data, "docgen data file")
         data = datas[fig.data]
         if (fig.data, fig.experiment) not in checked:
             if bool(data.get("quick")) != bool(idx.get("quick")):
@@ -146,15 +204,24 @@ def copy(results: str | Path, figures: list[Figure], tables_of: TablesOf) -> lis
                     f"{fig.where()}: {fig.data.name} holds {mode[bool(data.get('quick'))]}-mode "
                     f"data, {results} is a {mode[bool(idx.get('quick'))]}-mode reproduction"
                 )
-            want = data.get("experiments", {}).get(fig.experiment)
+            want = (
+                data["experiments"].get(fig.experiment)
+                if isinstance(data["experiments"], dict)
+                else None
+            )
             if want is None:
                 raise ValueError(
                     f"{fig.where()}: {fig.data.name} has no experiment {fig.experiment!r}"
                 )
             if fig.experiment not in entries:
                 raise ValueError(f"{fig.where()}: {results} did not run {fig.experiment!r}")
+            if not want.get("tables"):
+                raise ValueError(
+                    f"{fig.where()}: {fig.data.name} holds no table of {fig.experiment!r} "
+                    "to check its figures against"
+                )
             ours = json.loads(json.dumps(tables_of(results, entries[fig.experiment])))
-            diff = _first_difference(ours, want.get("tables", {}))
+            diff = _first_difference(ours, want["tables"])
             if diff:
                 raise ValueError(
                     f"{fig.where()}: {results}/{fig.experiment} is not the run {fig.data.name} "
@@ -164,29 +231,52 @@ def copy(results: str | Path, figures: list[Figure], tables_of: TablesOf) -> lis
         src = results / fig.experiment / "figures" / f"{fig.name}.png"
         if not src.is_file():
             raise ValueError(f"{fig.where()}: {src} does not exist")
+        tables = [results / fig.experiment / f"table-{t}.parquet" for t in want["tables"]]
+        if any(t.stat().st_mtime > src.stat().st_mtime for t in tables if t.is_file()):
+            raise ValueError(f"{fig.where()}: {src} is older than its experiment's tables")
+        if fig.dest.exists() and not fig.dest.is_file():
+            raise ValueError(f"{fig.where()}: {fig.dest} is not a file")
         todo.append((fig, src.read_bytes()))
-    changed = []
-    for fig, png in todo:
-        if fig.dest.is_file() and fig.dest.read_bytes() == png:
-            continue
-        fig.dest.parent.mkdir(parents=True, exist_ok=True)
-        fig.dest.write_bytes(png)
-        changed.append(fig.dest)
-    return changed
+    todo = [(f, png) for f, png in todo if not (f.dest.is_file() and f.dest.read_bytes() == png)]
+    # Every new figure is written beside its place first and moved in only when all are.
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for fig, png in todo:
+            fig.dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = fig.dest.with_name(f".{fig.dest.name}.docgen-tmp")
+            tmp.write_bytes(png)
+            staged.append((tmp, fig.dest))
+    except OSError as e:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise ValueError(f"cannot write the figures: {e}") from e
+    for tmp, dest in staged:
+        os.replace(tmp, dest)
+    return [dest for _, dest in staged]
 
 
 def problems(page: str | Path) -> list[str]:
-    """What is wrong with a page's figure markers: a figure that does not exist, or one
-    the page does not show as an image (empty: nothing)."""
+    """What is wrong with a page's figure markers: a figure or data file that does not
+    exist, a figure the page does not show as an image, or (on a page with markers) an
+    image no marker names (empty: nothing)."""
     page = Path(page)
-    text = page.read_text()
     shown = {
-        (page.parent / m.group(1)).resolve() for m in re.finditer(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+        (page.parent / m.group(1)).resolve(): i
+        for i, text in _prose_lines(page)
+        for m in _IMAGE.finditer(text)
     }
+    figs = figures_in(page)
     out = []
-    for fig in figures_in(page):
+    for fig in figs:
+        if not fig.data.is_file():
+            out.append(f"{fig.where()}: data file {fig.data} does not exist")
         if not fig.dest.is_file():
             out.append(f"{fig.where()}: {fig.dest} does not exist")
         elif fig.dest not in shown:
             out.append(f"{fig.where()}: the page shows no image {fig.dest.name}")
+    if figs:
+        named = {f.dest for f in figs}
+        for img, i in sorted(shown.items(), key=lambda kv: kv[1]):
+            if img not in named and img.suffix == ".png":
+                out.append(f"{page}:{i}: image {img.name} is named by no qoslab:figure marker")
     return out
