@@ -144,9 +144,15 @@ def test_markers_that_would_write_elsewhere_or_twice_are_refused(site):
         with pytest.raises(ValueError, match=msg):
             docgen.figures(rep, [page])
     # A marker not of the one-line form is an error, not skipped.
-    page.write_text("<!-- qoslab:figure data=data/x.json figs/a.png=t-fig/one\n-->\n")
-    with pytest.raises(ValueError, match="expected one"):
-        docfigures.figures_in(page)
+    for bad in [
+        "<!-- qoslab:figure data=data/x.json figs/a.png=t-fig/one\n-->\n",
+        "<!--  qoslab:figure data=data/x.json figs/a.png=t-fig/one-->\n",
+    ]:
+        page.write_text(bad)
+        with pytest.raises(ValueError, match="expected one"):
+            docgen.figures(rep, [page])
+    page.write_text("Prose may name the `<!-- qoslab:figure … -->` marker.\n")
+    assert docfigures.figures_in(page) == []
     assert not (page.parent / "figs").exists() and not (page.parent.parent / "out.png").exists()
 
 

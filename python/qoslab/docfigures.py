@@ -133,8 +133,12 @@ def figures_in(page: str | Path) -> list[Figure]:
 
 def enumerate_markers(page: Path) -> list[tuple[int, str]]:
     """The lines of a page (outside code blocks) that hold a figure marker, or look as if
-    they meant to: any mention of ``qoslab:figure``."""
-    return [(i, t) for i, t in _prose_lines(page) if "qoslab:figure" in t]
+    they meant to: a comment that mentions ``qoslab:figure``."""
+    return [
+        (i, t)
+        for i, t in _prose_lines(page)
+        if t.lstrip().startswith("<!--") and "qoslab:figure" in t
+    ]
 
 
 def _json(f: Path, what: str) -> dict[str, Any]:

@@ -397,11 +397,12 @@ def _today(v: Any) -> Any:
     return v
 
 
-def _pages(paths: list[str | Path]) -> list[Path]:
+def _pages(paths: list[str | Path], mark: str = "<!-- qoslab:table ") -> list[Path]:
+    """The pages (files, or folders of ``*.md``) whose text holds ``mark``."""
     out: list[Path] = []
     for p in map(Path, paths):
         out += sorted(p.rglob("*.md")) if p.is_dir() else [p]
-    return [p for p in out if "<!-- qoslab:table " in p.read_text()]
+    return [p for p in out if mark in p.read_text()]
 
 
 def update(paths: list[str | Path]) -> list[Path]:
@@ -421,19 +422,12 @@ def check(paths: list[str | Path]) -> list[Path]:
     return [p for p in _pages(paths) if generate(p) != p.read_text()]
 
 
-def _figure_pages(paths: list[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, paths):
-        out += sorted(p.rglob("*.md")) if p.is_dir() else [p]
-    return [p for p in out if "<!-- qoslab:figure " in p.read_text()]
-
-
 def figure_problems(paths: list[str | Path]) -> list[str]:
     """What is wrong with the figure markers of the pages (:mod:`qoslab.docfigures`): a
     named figure missing, or not shown on its page (empty: nothing)."""
     from qoslab import docfigures
 
-    return [msg for p in _figure_pages(paths) for msg in docfigures.problems(p)]
+    return [msg for p in _pages(paths, "qoslab:figure") for msg in docfigures.problems(p)]
 
 
 def figures(results: str | Path, paths: list[str | Path]) -> list[Path]:
@@ -442,7 +436,7 @@ def figures(results: str | Path, paths: list[str | Path]) -> list[Path]:
     returns the figures that changed."""
     from qoslab import docfigures
 
-    figs = [f for p in _figure_pages(paths) for f in docfigures.figures_in(p)]
+    figs = [f for p in _pages(paths, "qoslab:figure") for f in docfigures.figures_in(p)]
     if not figs:
         raise ValueError(f"no qoslab:figure marker in {', '.join(map(str, paths))}")
     return docfigures.copy(results, figs, results_tables)
