@@ -9,11 +9,11 @@ EXPERIMENT/figures/NAME.png``)::
     ![Fig. 6(b)](p4-figures/f6b.png)
 
 ``python -m qoslab.docgen figures RESULTS docs/papers`` copies every such figure from
-``RESULTS``, but only where ``RESULTS`` holds the very tables the data file holds for
-that experiment (and is of the same mode, quick or full): a figure then shows the
-numbers the page's tables show. Otherwise nothing is copied and the error names the
-page, the experiment and the first table that differs. ``docgen check`` reports a
-marker whose figure is missing or which the page does not show.
+``RESULTS``, but only where ``RESULTS`` finished, holds the very tables the data file
+holds for that experiment (and is of the same mode, quick or full) and drew the figure
+after them: a figure then shows the numbers the page's tables show. Otherwise nothing
+is copied and the error names the page, the experiment and what differs. ``docgen
+check`` reports what :func:`problems` finds.
 
 This module does not import :mod:`qoslab.docgen` (docgen imports it); the reader of a
 results folder's tables comes in as an argument.
@@ -89,7 +89,7 @@ def figures_in(page: str | Path) -> list[Figure]:
     folder = page.parent.resolve()
     out: list[Figure] = []
     seen: dict[Path, Figure] = {}
-    for i, text in enumerate_markers(page):
+    for i, text in _marker_lines(page):
         where = f"{page}:{i}: qoslab:figure"
         m = MARKER.fullmatch(text.strip())
         if m is None:
@@ -131,7 +131,7 @@ def figures_in(page: str | Path) -> list[Figure]:
     return out
 
 
-def enumerate_markers(page: Path) -> list[tuple[int, str]]:
+def _marker_lines(page: Path) -> list[tuple[int, str]]:
     """The lines of a page (outside code blocks) that hold a figure marker, or look as if
     they meant to: a comment that mentions ``qoslab:figure``."""
     return [
@@ -141,13 +141,14 @@ def enumerate_markers(page: Path) -> list[tuple[int, str]]:
     ]
 
 
-def _json(f: Path, what: str) -> dict[str, Any]:
-    """A JSON object read from ``f``; anything else is a ValueError naming the file."""
+def _json(f: Path, what: str, experiments: type) -> dict[str, Any]:
+    """A JSON object read from ``f`` whose ``experiments`` is of the type given; anything
+    else is a ValueError naming the file."""
     try:
         v = json.loads(f.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{f}: not a {what} ({e})") from e
-    if not isinstance(v, dict) or not isinstance(v.get("experiments"), (list, dict)):
+    if not isinstance(v, dict) or not isinstance(v.get("experiments"), experiments):
         raise ValueError(f"{f}: not a {what} (no experiments)")
     return v
 
@@ -156,9 +157,7 @@ def _index(results: Path) -> dict[str, Any]:
     f = results / "reproduce.json"
     if not f.is_file():
         raise ValueError(f"{results}: no reproduce.json (run `qoslab reproduce` first)")
-    idx = _json(f, "reproduction index")
-    if not isinstance(idx["experiments"], list):
-        raise ValueError(f"{f}: not a reproduction index (experiments is not a list)")
+    idx = _json(f, "reproduction index", list)
     if not idx.get("finished"):
         # The report, which draws the figures, is written after the last experiment: an
         # unfinished run may hold new tables beside an earlier run's figures.
@@ -185,57 +184,62 @@ def _first_difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str | Non
     return None
 
 
+def _verify(
+    fig: Figure,
+    data: dict[str, Any],
+    idx: dict[str, Any],
+    results: Path,
+    tables_of: TablesOf,
+) -> dict[str, Any]:
+    """Checks that ``results`` is the run the data file's entry for ``fig``'s experiment
+    was exported from (mode and every table); returns that entry."""
+    mode = {True: "quick", False: "full"}
+    if bool(data.get("quick")) != bool(idx.get("quick")):
+        raise ValueError(
+            f"{fig.where()}: {fig.data.name} holds {mode[bool(data.get('quick'))]}-mode "
+            f"data, {results} is a {mode[bool(idx.get('quick'))]}-mode reproduction"
+        )
+    want = data["experiments"].get(fig.experiment)
+    if want is None:
+        raise ValueError(f"{fig.where()}: {fig.data.name} has no experiment {fig.experiment!r}")
+    entry = next((e for e in idx["experiments"] if e.get("name") == fig.experiment), None)
+    if entry is None:
+        raise ValueError(f"{fig.where()}: {results} did not run {fig.experiment!r}")
+    if not want.get("tables"):
+        raise ValueError(
+            f"{fig.where()}: {fig.data.name} holds no table of {fig.experiment!r} "
+            "to check its figures against"
+        )
+    diff = _first_difference(json.loads(json.dumps(tables_of(results, entry))), want["tables"])
+    if diff:
+        raise ValueError(
+            f"{fig.where()}: {results}/{fig.experiment} is not the run {fig.data.name} "
+            f"was exported from ({diff}): its figures would not show the page's numbers"
+        )
+    return want
+
+
 def copy(results: str | Path, figures: list[Figure], tables_of: TablesOf) -> list[Path]:
     """Copies every figure from ``results`` after checking them all (see the module
     comment); returns the figures whose file changed. Nothing is written if any check
     fails (ValueError)."""
     results = Path(results)
     idx = _index(results)
-    entries = {e.get("name"): e for e in idx.get("experiments", [])}
     datas: dict[Path, dict[str, Any]] = {}
-    checked: set[tuple[Path, str]] = set()
+    verified: dict[tuple[Path, str], dict[str, Any]] = {}
     todo: list[tuple[Figure, bytes]] = []
     for fig in figures:
         if fig.data not in datas:
             if not fig.data.is_file():
                 raise ValueError(f"{fig.where()}: data file {fig.data} does not exist")
-            datas[fig.data] = _json(fig.data, "docgen data file")
-        data = datas[fig.data]
-        if (fig.data, fig.experiment) not in checked:
-            if bool(data.get("quick")) != bool(idx.get("quick")):
-                mode = {True: "quick", False: "full"}
-                raise ValueError(
-                    f"{fig.where()}: {fig.data.name} holds {mode[bool(data.get('quick'))]}-mode "
-                    f"data, {results} is a {mode[bool(idx.get('quick'))]}-mode reproduction"
-                )
-            want = (
-                data["experiments"].get(fig.experiment)
-                if isinstance(data["experiments"], dict)
-                else None
-            )
-            if want is None:
-                raise ValueError(
-                    f"{fig.where()}: {fig.data.name} has no experiment {fig.experiment!r}"
-                )
-            if fig.experiment not in entries:
-                raise ValueError(f"{fig.where()}: {results} did not run {fig.experiment!r}")
-            if not want.get("tables"):
-                raise ValueError(
-                    f"{fig.where()}: {fig.data.name} holds no table of {fig.experiment!r} "
-                    "to check its figures against"
-                )
-            ours = json.loads(json.dumps(tables_of(results, entries[fig.experiment])))
-            diff = _first_difference(ours, want["tables"])
-            if diff:
-                raise ValueError(
-                    f"{fig.where()}: {results}/{fig.experiment} is not the run {fig.data.name} "
-                    f"was exported from ({diff}): its figures would not show the page's numbers"
-                )
-            checked.add((fig.data, fig.experiment))
+            datas[fig.data] = _json(fig.data, "docgen data file", dict)
+        key = (fig.data, fig.experiment)
+        if key not in verified:
+            verified[key] = _verify(fig, datas[fig.data], idx, results, tables_of)
         src = results / fig.experiment / "figures" / f"{fig.name}.png"
         if not src.is_file():
             raise ValueError(f"{fig.where()}: {src} does not exist")
-        tables = [results / fig.experiment / f"table-{t}.parquet" for t in want["tables"]]
+        tables = [results / fig.experiment / f"table-{t}.parquet" for t in verified[key]["tables"]]
         if any(t.stat().st_mtime > src.stat().st_mtime for t in tables if t.is_file()):
             raise ValueError(f"{fig.where()}: {src} is older than its experiment's tables")
         if fig.dest.exists() and not fig.dest.is_file():

@@ -423,8 +423,8 @@ def check(paths: list[str | Path]) -> list[Path]:
 
 
 def figure_problems(paths: list[str | Path]) -> list[str]:
-    """What is wrong with the figure markers of the pages (:mod:`qoslab.docfigures`): a
-    named figure missing, or not shown on its page (empty: nothing)."""
+    """What is wrong with the figure markers of the pages (:func:`qoslab.docfigures.problems`;
+    empty: nothing)."""
     from qoslab import docfigures
 
     return [msg for p in _pages(paths, "qoslab:figure") for msg in docfigures.problems(p)]
