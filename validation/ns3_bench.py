@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import pathlib
+import platform
 import random
 import re
 import resource
@@ -129,10 +130,32 @@ PROFILE_BEGIN = "<!-- ns3_bench profile -->"
 PROFILE_END = "<!-- ns3_bench profile end -->"
 
 
+def perf_record(binary, scenario, data):
+    """Samples `binary` on `scenario` into `data` with perf: on the CPU's cycle counter,
+    or, where the machine has none (virtual machines without a PMU), on the kernel's
+    `cpu-clock` timer. Returns the event used; raises RuntimeError with perf's last
+    words when neither works."""
+    last = ""
+    for event in ("cycles", "cpu-clock"):
+        cmd = ["perf", "record", "-q", "-e", event, "-F", "4999", "-o", str(data),
+               str(binary), str(scenario)]  # fmt: skip
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode == 0:
+            return event
+        words = r.stderr.strip().splitlines()
+        last = f"{event}: {words[-1] if words else f'exit status {r.returncode}'}"
+    raise RuntimeError(last)
+
+
 def profile(name, top=12):
-    """Markdown: qoslab's self time by function on case `name` (perf, 10× its length)."""
+    """Markdown: qoslab's self time by function on case `name` (perf, 10× its length).
+    Empty without perf; raises RuntimeError when perf cannot record here."""
     if shutil.which("perf") is None:
         return ""
+    # The plain build: a profile-guided one inlines nearly everything into the loop.
+    binary = ns3_peer.QOSLAB
+    if not binary.exists():
+        raise RuntimeError(f"missing {binary} (cargo build --release --bin qoslab-run)")
     n, rtts, queue, bn, limit, secs = CASES[name]
     rnd = random.Random(n)
     starts = [round(rnd.random(), 6) for _ in range(n)]
@@ -140,10 +163,7 @@ def profile(name, top=12):
     with tempfile.TemporaryDirectory() as tmp:
         sc, data = pathlib.Path(tmp) / "case.toml", pathlib.Path(tmp) / "perf.data"
         sc.write_text(text)
-        # The plain build: a profile-guided one inlines nearly everything into the loop.
-        binary = ns3_peer.QOSLAB
-        rec = ["perf", "record", "-q", "-F", "4999", "-o", str(data), str(binary), str(sc)]
-        subprocess.run(rec, check=True, capture_output=True)
+        event = perf_record(binary, sc, data)
         rep = ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "symbol"]
         out = subprocess.run(rep, check=True, capture_output=True, text=True).stdout
     rows = []
@@ -154,8 +174,8 @@ def profile(name, top=12):
     lines = [
         f"Where qoslab's time goes on `{name}` ({secs * 10:g} simulated s, the plain "
         "`cargo build --release` of qoslab-run, whose functions a profile-guided build "
-        "would inline into one; `perf record -F 4999` + `perf report --no-children "
-        "--sort symbol`; self time):",
+        f"would inline into one; `perf record -e {event} -F 4999` + `perf report "
+        "--no-children --sort symbol`; self time):",
         "",
         "| share | function |",
         "|---|---|",
@@ -178,7 +198,14 @@ def profile(name, top=12):
 
 
 def write_profile(out, name):
-    block = profile(name)
+    """Writes the profile of case `name` between its markers in page `out`; where perf
+    cannot record, the page says so in its place (a profile of another run is not
+    left standing beside this run's table)."""
+    try:
+        block = profile(name)
+    except RuntimeError as e:
+        print(f"perf could not profile {name}: {e}", file=sys.stderr)
+        block = f"No profile of `{name}` with this run: perf could not record here ({e})."
     if not block:
         print("perf not found: no profile written", file=sys.stderr)
         return
@@ -197,6 +224,120 @@ def write_profile(out, name):
     print(f"wrote the profile of {name} into {out}")
 
 
+#: Where each measurement leaves its record (`--records`): one JSON file a run, never
+#: overwritten; the page's table of every recorded run is made from them.
+RECORDS = ROOT / "validation" / "data" / "ns3-speed"
+
+
+def machine():
+    """The machine measured on: CPU model, cores, kernel, 1-minute load at the start."""
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                       cpu)  # fmt: skip
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+
+
+def source_commit():
+    """The checkout's commit, `+changes` when files it tracks differ from it (the
+    measured binary may then hold code no commit has)."""
+
+    def git(*a):
+        r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    head = git("rev-parse", "--short=7", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def ratio_summary(ratios):
+    """Median, least and greatest of paired ratios."""
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
+
+
+def make_record(rows, args, started, box):
+    """The JSON record of one measurement: when, which commit and build, on what
+    machine, and per case the paired ratios with their summary."""
+    cases = {}
+    for name, _n, _r, _q, _b, _d, qw, nw, walls, cpus, ev, qh, _k, _nh, _g, _e in rows:
+        cases[name] = {"qoslab_wall_s": qw, "ns3_wall_s": nw, "wall_ratios": walls,
+                       "cpu_ratios": cpus, "wall_ratio": ratio_summary(walls),
+                       "cpu_ratio": ratio_summary(cpus), "events_per_pkt": ev / qh}  # fmt: skip
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+    return {"when": stamp, "commit": source_commit(), "build": build_kind(QOSLAB),
+            "machine": box, "load": args.load, "repeat": args.repeat, "scale": args.scale,
+            "cases": cases}  # fmt: skip
+
+
+def save_record(folder, rec):
+    """Writes `rec` as a new file in `folder` (named by its time and load); an existing
+    file is never replaced: a second run in the same second gets a suffix."""
+    folder.mkdir(parents=True, exist_ok=True)
+    base = rec["when"].replace(":", "").removesuffix("Z") + f"-load{rec['load']}"
+    for k in range(100):
+        path = folder / (base + (f"-{k}" if k else "") + ".json")
+        try:
+            with open(path, "x") as f:
+                json.dump(rec, f, indent=1)
+                f.write("\n")
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"{folder}: 100 records named {base}* already")
+
+
+def load_records(folder):
+    """Every record in `folder`, oldest first; a file that is not a record stops the
+    run with its name (a damaged history is not silently shown in part)."""
+    recs = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            rec = json.loads(path.read_text())
+            for c in rec["cases"].values():
+                c["wall_ratio"]["median"]
+            rec["when"], rec["machine"]["cpu"], rec["load"], rec["commit"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            msg = f"{path}: not an ns3_bench record ({type(e).__name__}: {e})"
+            raise SystemExit(msg) from None
+        recs.append(rec)
+    return sorted(recs, key=lambda r: r["when"])
+
+
+def history_lines(history, load, scale, folder):
+    """Markdown: the median wall ratio (least–greatest) of every recorded run with the
+    same load and scale, a column a run, a row a case."""
+    runs = [r for r in history if r["load"] == load and r.get("scale", 1.0) == scale]
+    if not runs:
+        return []
+    names = [c for c in CASES if any(c in r["cases"] for r in runs)]
+    head = [f"{r['when'][:10]} · {r['commit']} · {r['machine']['cpu']} · {r['repeat']} pairs"
+            for r in runs]  # fmt: skip
+    lines = [
+        "## Every recorded run",
+        "",
+        f"The median wall ratio (least–greatest pair) of each run recorded in "
+        f"`{os.path.relpath(folder.resolve(), ROOT)}` with the same load and scale as this one, "
+        "oldest first: the same code measures differently on different machines (the "
+        "CPU named is the one the run read; `unknown` where the record does not say), "
+        "so a run is added here, never replaces one.",
+        "",
+        "| case | " + " | ".join(head) + " |",
+        "|---|" + "---|" * len(runs),
+    ]
+    for name in names:
+        cells = []
+        for r in runs:
+            c = r["cases"].get(name)
+            w = c and c["wall_ratio"]
+            cells.append(f"{w['median']:.0f}× ({w['min']:.0f}–{w['max']:.0f})" if w else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every case's simulated time")
@@ -206,6 +347,10 @@ def main() -> int:
     ap.add_argument("--profile", default="12-red-20M", help="case to profile with perf")
     ap.add_argument("--profile-only", action="store_true", help="only redo the profile")
     ap.add_argument("--qoslab", default=None, help="the qoslab-run binary to measure")
+    ap.add_argument("--records", default=str(RECORDS),
+                    help="folder of the runs' records (one JSON file a run)")  # fmt: skip
+    ap.add_argument("--no-record", action="store_true",
+                    help="keep no record of this run (a trial: no history)")  # fmt: skip
     ap.add_argument("--load", type=int, default=0,
                     help="busy processes running beside the simulators")  # fmt: skip
     args = ap.parse_args()
@@ -237,6 +382,7 @@ def main() -> int:
             print(f"missing {b}: see the usage line", file=sys.stderr)
             return 2
     names = only or [c for c in CASES if c not in SLOW]
+    started, box = time.time(), machine()
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.load)]  # fmt: skip
     try:
@@ -245,7 +391,13 @@ def main() -> int:
         for h in hogs:
             h.kill()
             h.wait()
-    write_page(rows, args, only)
+    history = []
+    if not args.no_record:
+        rec = make_record(rows, args, started, box)
+        path = save_record(pathlib.Path(args.records), rec)
+        print(f"recorded the run in {path}")
+        history = load_records(pathlib.Path(args.records))
+    write_page(rows, args, only, box, history)
     return 0
 
 
@@ -330,8 +482,9 @@ def write_summary(rows, page):
     print(f"updated the summary in {page}")
 
 
-def write_page(rows, args, only):
-    """The page: the table of `rows`, the command that made it, and the profile."""
+def write_page(rows, args, only, box, history=()):
+    """The page: the table of `rows`, the command that made it, the machine, every
+    recorded run of the same kind, and the profile."""
     cmd = "python3 validation/ns3_bench.py"
     if args.qoslab:
         cmd += f" --qoslab {os.path.relpath(QOSLAB, ROOT)}"
@@ -348,7 +501,8 @@ def write_page(rows, args, only):
     lines = [
         "# qoslab against ns-3.44: speed on TCP dumbbells" + loaded,
         "",
-        f"Made by `{cmd}` on this project's machine (2 cores; qoslab-run "
+        f"Made by `{cmd}` on this project's machine ({box['cores']} cores, "
+        f"{box['cpu']}, Linux {box['kernel']}, load {box['load']:g} at the start; qoslab-run "
         f"{build_kind(QOSLAB)}{';' + loaded if loaded else ''}; both "
         "simulators single-threaded, run alternately in the same invocation, "
         f"in {args.repeat} pairs of runs, qoslab first in every other pair). Both run the "
@@ -380,6 +534,9 @@ def write_page(rows, args, only):
             f"| {by_kind(kinds, qh, ' / ')} | {qh / qw:,.0f} | {nh / nw:,.0f} "
             f"| {e_ev / qh:.2f} | {gain:.2f} ({min(gains):.2f}–{max(gains):.2f}) |"
         )
+    past = history_lines(history, args.load, args.scale, pathlib.Path(args.records))
+    if past:
+        lines += ["", *past]
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
