@@ -343,3 +343,25 @@ def test_full_reproduction_refuses_what_is_not_a_timing():
             continue
         raise AssertionError(f"took {bad!r} for a timing")
     assert fr.with_history(ok, {**ok, "date": "2025-12-01"})["history"][0]["runs"] == 20
+
+
+def test_ns3_bench_summary_names_the_machine_and_every_whole_run():
+    b = _module(ROOT / "validation" / "ns3_bench.py")
+
+    def run(when, cpu, ratio, names):
+        cases = {n: {"wall_ratio": {"median": ratio + i}, "events_per_pkt": 3.0 + i / 10}
+                 for i, n in enumerate(names)}  # fmt: skip
+        return {"when": when, "load": 0, "scale": 1.0, "machine": {"cpu": cpu}, "cases": cases}
+
+    fast = [c for c in b.CASES if c not in b.SLOW]
+    old, trial, new = (run("1", "Old CPU", 100, fast), run("2", "New CPU", 400, fast[:2]),
+                       run("3", "New CPU", 150, fast))  # fmt: skip
+    text = b.summary(new, [old, trial, new])
+    n = len(fast) - 1
+    assert text.startswith(f"150–{150 + n}× ns-3.44 by the median of paired runs on {len(fast)} ")
+    assert f"measured on New CPU; 100–{150 + n}× over the 2 recorded runs" in text
+    assert f"3.00–{3 + n / 10:.2f} events per bottleneck packet" in text
+    # A partial run (--only) is no whole run: it neither widens the range nor is one of
+    # the runs counted.
+    assert b.whole_runs([old, trial, new]) == [old, new]
+    assert "over the" not in b.summary(new, [trial, new])

@@ -128,6 +128,21 @@ def by_kind(kinds, packets, sep=", "):
 
 PROFILE_BEGIN = "<!-- ns3_bench profile -->"
 PROFILE_END = "<!-- ns3_bench profile end -->"
+HISTORY_BEGIN = "<!-- ns3_bench history -->"
+HISTORY_END = "<!-- ns3_bench history end -->"
+
+
+def put_block(text, begin, end, block, before=None):
+    """`text` with the block between markers `begin` and `end` replaced by `block`, or,
+    where it has none, the block added in front of marker `before` (if present) or at
+    the end."""
+    new = f"{begin}\n{block}\n{end}"
+    if begin in text:
+        pat = re.escape(begin) + ".*?" + re.escape(end)
+        return re.sub(pat, lambda _: new, text, flags=re.S)
+    if before and before in text:
+        return text.replace(before, new + "\n\n" + before, 1)
+    return text.rstrip("\n") + "\n\n" + new + "\n"
 
 
 def perf_record(binary, scenario, data):
@@ -210,18 +225,19 @@ def write_profile(out, name):
         print("perf not found: no profile written", file=sys.stderr)
         return
     text = out.read_text() if out.exists() else ""
-    new = f"{PROFILE_BEGIN}\n{block}\n{PROFILE_END}"
-    if PROFILE_BEGIN in text:
-        text = re.sub(
-            re.escape(PROFILE_BEGIN) + ".*?" + re.escape(PROFILE_END),
-            lambda _: new,
-            text,
-            flags=re.S,
-        )
-    else:
-        text = text.rstrip("\n") + "\n\n" + new + "\n"
-    out.write_text(text)
+    out.write_text(put_block(text, PROFILE_BEGIN, PROFILE_END, block))
     print(f"wrote the profile of {name} into {out}")
+
+
+def write_history(out, history, load, scale, folder):
+    """Writes the table of every recorded run of this load and scale into page `out`
+    (between its markers, before the profile)."""
+    lines = history_lines(history, load, scale, folder)
+    if not lines:
+        return
+    text = out.read_text() if out.exists() else ""
+    out.write_text(put_block(text, HISTORY_BEGIN, HISTORY_END, "\n".join(lines), PROFILE_BEGIN))
+    print(f"wrote the {len(lines) - 6} cases of every recorded run into {out}")
 
 
 #: Where each measurement leaves its record (`--records`): one JSON file a run, never
@@ -314,8 +330,11 @@ def history_lines(history, load, scale, folder):
     if not runs:
         return []
     names = [c for c in CASES if any(c in r["cases"] for r in runs)]
-    head = [f"{r['when'][:10]} · {r['commit']} · {r['machine']['cpu']} · {r['repeat']} pairs"
-            for r in runs]  # fmt: skip
+    head = [
+        f"{r['when'][:16].replace('T', ' ')} · {r['commit']} · {r['machine']['cpu']} · "
+        f"{r['repeat']} pairs"
+        for r in runs
+    ]
     lines = [
         "## Every recorded run",
         "",
@@ -346,6 +365,10 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="the page to write (default: by --load)")
     ap.add_argument("--profile", default="12-red-20M", help="case to profile with perf")
     ap.add_argument("--profile-only", action="store_true", help="only redo the profile")
+    ap.add_argument("--history-only", action="store_true",
+                    help="only rewrite the page's table of recorded runs")  # fmt: skip
+    ap.add_argument("--summary-only", action="store_true",
+                    help="only rewrite the summary sentence (from the records)")  # fmt: skip
     ap.add_argument("--qoslab", default=None, help="the qoslab-run binary to measure")
     ap.add_argument("--records", default=str(RECORDS),
                     help="folder of the runs' records (one JSON file a run)")  # fmt: skip
@@ -366,6 +389,21 @@ def main() -> int:
     if args.profile not in CASES:
         print(f"--profile: unknown case {args.profile!r}", file=sys.stderr)
         return 2
+    if args.history_only:
+        history = load_records(pathlib.Path(args.records))
+        write_history(pathlib.Path(args.out), history, args.load, args.scale,
+                      pathlib.Path(args.records))  # fmt: skip
+        return 0
+    if args.summary_only:
+        history = load_records(pathlib.Path(args.records))
+        full = whole_runs(history)
+        if not full:
+            print(f"--summary-only: no unloaded run of every case in {args.records}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        for page in SUMMARY_PAGES:
+            write_summary(full[-1], page, history)
+        return 0
     if args.profile_only:
         if not ns3_peer.QOSLAB.exists():
             print(f"missing {ns3_peer.QOSLAB}: see the usage line", file=sys.stderr)
@@ -392,12 +430,12 @@ def main() -> int:
             h.kill()
             h.wait()
     history = []
+    rec = make_record(rows, args, started, box)
     if not args.no_record:
-        rec = make_record(rows, args, started, box)
         path = save_record(pathlib.Path(args.records), rec)
         print(f"recorded the run in {path}")
         history = load_records(pathlib.Path(args.records))
-    write_page(rows, args, only, box, history)
+    write_page(rows, args, only, rec, history)
     return 0
 
 
@@ -460,31 +498,50 @@ SUMMARY_END = "<!-- ns3_bench summary end -->"
 SUMMARY_PAGES = [ROOT / "docs" / "validation" / "README.md"]
 
 
-def summary(rows):
-    """One sentence: the least and greatest median wall ratio and events per packet."""
-    meds = [statistics.median(r[8]) for r in rows]
-    per = [r[10] / r[11] for r in rows]
-    flows = [r[1] for r in rows]
+def whole_runs(history):
+    """The records of unloaded runs of every case but the slow ones, at full length (those
+    the summary sentence speaks of), oldest first."""
+    fast = {c for c in CASES if c not in SLOW}
+    return [
+        r
+        for r in history
+        if r["load"] == 0 and r.get("scale", 1.0) == 1.0 and fast <= set(r["cases"])
+    ]
+
+
+def summary(rec, history=()):
+    """One sentence from run record `rec`: the least and greatest median wall ratio and
+    events per packet, the CPU, and the range over the runs of `whole_runs(history)` when
+    there are more than one."""
+    cases = rec["cases"]
+    meds = [c["wall_ratio"]["median"] for c in cases.values()]
+    per = [c["events_per_pkt"] for c in cases.values()]
+    flows = [CASES[name][0] for name in cases]
+    runs = whole_runs(history)
+    all_meds = [c["wall_ratio"]["median"] for r in runs for c in r["cases"].values()]
+    over = (f"; {min(all_meds):.0f}–{max(all_meds):.0f}× over the {len(runs)} recorded runs"
+            if len(runs) > 1 else "")  # fmt: skip
     return (f"{min(meds):.0f}–{max(meds):.0f}× ns-3.44 by the median of paired runs on "
-            f"{len(rows)} dumbbells of {min(flows)}–{max(flows)} flows (qoslab spends "
-            f"{min(per):.2f}–"
+            f"{len(cases)} dumbbells of {min(flows)}–{max(flows)} flows, measured on "
+            f"{rec['machine']['cpu']}{over} (qoslab spends {min(per):.2f}–"
             f"{max(per):.2f} events per bottleneck packet)")  # fmt: skip
 
 
-def write_summary(rows, page):
+def write_summary(rec, page, history=()):
     """Rewrites the summary block of `page` (left alone if it has none)."""
     text = page.read_text()
     if SUMMARY_BEGIN not in text:
         return
-    new = f"{SUMMARY_BEGIN}{summary(rows)}{SUMMARY_END}"
+    new = f"{SUMMARY_BEGIN}{summary(rec, history)}{SUMMARY_END}"
     pat = re.escape(SUMMARY_BEGIN) + ".*?" + re.escape(SUMMARY_END)
     page.write_text(re.sub(pat, lambda _: new, text, flags=re.S))
     print(f"updated the summary in {page}")
 
 
-def write_page(rows, args, only, box, history=()):
+def write_page(rows, args, only, rec, history=()):
     """The page: the table of `rows`, the command that made it, the machine, every
     recorded run of the same kind, and the profile."""
+    box = rec["machine"]
     cmd = "python3 validation/ns3_bench.py"
     if args.qoslab:
         cmd += f" --qoslab {os.path.relpath(QOSLAB, ROOT)}"
@@ -534,16 +591,14 @@ def write_page(rows, args, only, box, history=()):
             f"| {by_kind(kinds, qh, ' / ')} | {qh / qw:,.0f} | {nh / nw:,.0f} "
             f"| {e_ev / qh:.2f} | {gain:.2f} ({min(gains):.2f}–{max(gains):.2f}) |"
         )
-    past = history_lines(history, args.load, args.scale, pathlib.Path(args.records))
-    if past:
-        lines += ["", *past]
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
+    write_history(out, history, args.load, args.scale, pathlib.Path(args.records))
     if not args.load and not only and args.scale == 1.0:
         for page in SUMMARY_PAGES:
-            write_summary(rows, page)
+            write_summary(rec, page, history)
     if not args.load:
         write_profile(out, args.profile)
 
