@@ -131,3 +131,18 @@ def assert_live_experiment_named_only_and_skipped(name: str, out: Path, monkeypa
     (e,) = idx["experiments"]
     assert e["status"] == "skipped" and "needs root" in e["reason"]
     return idx
+
+
+def load_script(path: Path):
+    """The module of script `path` (not a package member), imported with its own folder
+    on `sys.path` for the imports it makes of its neighbours."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(path.parent))
+    return mod

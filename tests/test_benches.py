@@ -3,7 +3,6 @@ overhead bench prints its split, and the P1 timing line lands between its marker
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import random
@@ -15,19 +14,12 @@ from pathlib import Path
 import tomllib
 
 import qoslab
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(path.parent))
-    return mod
+_module = load_script
 
 
 def test_ns3_bench_cases_are_valid_scenarios():
@@ -66,18 +58,9 @@ def test_ns3_bench_takes_the_median_of_alternating_pairs(tmp_path, monkeypatch):
     monkeypatch.setattr(b, "write_profile", lambda *_: None)
     monkeypatch.setattr(b, "QOSLAB", pathlib.Path(sys.executable))
     monkeypatch.setattr(b, "NS3", pathlib.Path(sys.executable))
-    out, recs = tmp_path / "speed.md", tmp_path / "records"
-    recs.mkdir()
-    # A run recorded earlier on another machine, with a case this run does not measure.
-    cases = {
-        "2-droptail-10M": {"wall_ratio": {"median": 90, "min": 80, "max": 95}},
-        "4-red-10M": {"wall_ratio": {"median": 70, "min": 60, "max": 75}},
-    }
-    earlier = {"when": "2026-01-01T00:00:00Z", "commit": "abc1234", "load": 0, "repeat": 3,
-               "scale": 1.0, "machine": {"cpu": "Old CPU"}, "cases": cases}  # fmt: skip
-    (recs / "2026-01-01T000000-load0.json").write_text(json.dumps(earlier))
+    out = tmp_path / "speed.md"
     argv = ["ns3_bench.py", "--only", "2-droptail-10M", "--repeat", "5", "--out", str(out),
-            "--records", str(recs)]  # fmt: skip
+            "--records", str(tmp_path / "records")]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     assert b.main() == 0
     assert calls == list("qennqeqennqeqen")
@@ -88,52 +71,6 @@ def test_ns3_bench_takes_the_median_of_alternating_pairs(tmp_path, monkeypatch):
     # Every hop: 900 events per 100 packets; 0.3 s over 0.1, 0.2, 0.1, 0.4, 0.1.
     assert row.endswith("| 9.00 | 3.00 (0.75–3.00) |"), row
     assert "--repeat" not in out.read_text()
-    # The run left a record of its own beside the earlier one, which it did not touch.
-    mine = [p for p in recs.glob("*.json") if not p.name.startswith("2026-01-01")]
-    assert len(mine) == 1 and json.loads(mine[0].read_text())["cases"]["2-droptail-10M"][
-        "wall_ratios"
-    ] == [100.0, 50.0, 300.0, 25.0, 200.0]
-    assert json.loads((recs / "2026-01-01T000000-load0.json").read_text()) == earlier
-    # The page names the machine and shows both runs, oldest first; a case only the
-    # earlier run measured has a dash for this one.
-    text = out.read_text()
-    assert f"{b.os.cpu_count()} cores, " in text
-    hist = text[text.index("## Every recorded run") :].splitlines()
-    head = next(ln for ln in hist if ln.startswith("| case |"))
-    assert head.index("Old CPU") < head.index(json.loads(mine[0].read_text())["when"][:10])
-    assert "| 2-droptail-10M | 90× (80–95) | 100× (25–300) |" in hist
-    assert "| 4-red-10M | 70× (60–75) | – |" in hist
-    # A second run never replaces the first one's record; a damaged record stops the
-    # run with its name instead of a history shown in part.
-    monkeypatch.setattr(
-        b, "run_qoslab_timed", lambda _t, every_hop=False: (0.1, 0.1, 600, 100, kinds)
-    )
-    monkeypatch.setattr(b, "run_ns3_timed", lambda *_a, **_k: (10.0, 10.0, 100))
-    assert b.main() == 0
-    assert len(list(recs.glob("*.json"))) == 3
-    (recs / "2026-01-02T000000-load0.json").write_text('{"when": "2026-01-02"}')
-    try:
-        b.main()
-        raise AssertionError("a damaged record was accepted")
-    except SystemExit as e:
-        assert "2026-01-02T000000-load0.json: not an ns3_bench record" in str(e)
-
-
-def test_ns3_bench_page_says_when_perf_cannot_record(tmp_path, monkeypatch):
-    b = _module(ROOT / "validation" / "ns3_bench.py")
-
-    def no_pmu(*_a, **_k):
-        raise RuntimeError("cpu-clock: no such event")
-
-    monkeypatch.setattr(b, "profile", no_pmu)
-    page = tmp_path / "speed.md"
-    old = f"table\n\n{b.PROFILE_BEGIN}\nan earlier run's profile\n{b.PROFILE_END}\n"
-    page.write_text(old)
-    b.write_profile(page, "12-red-20M")
-    text = page.read_text()
-    assert "an earlier run's profile" not in text
-    assert "perf could not record here (cpu-clock: no such event)" in text
-    assert text.startswith("table\n")
 
 
 def test_ns3_bench_names_an_unknown_case():
@@ -343,25 +280,3 @@ def test_full_reproduction_refuses_what_is_not_a_timing():
             continue
         raise AssertionError(f"took {bad!r} for a timing")
     assert fr.with_history(ok, {**ok, "date": "2025-12-01"})["history"][0]["runs"] == 20
-
-
-def test_ns3_bench_summary_names_the_machine_and_every_whole_run():
-    b = _module(ROOT / "validation" / "ns3_bench.py")
-
-    def run(when, cpu, ratio, names):
-        cases = {n: {"wall_ratio": {"median": ratio + i}, "events_per_pkt": 3.0 + i / 10}
-                 for i, n in enumerate(names)}  # fmt: skip
-        return {"when": when, "load": 0, "scale": 1.0, "machine": {"cpu": cpu}, "cases": cases}
-
-    fast = [c for c in b.CASES if c not in b.SLOW]
-    old, trial, new = (run("1", "Old CPU", 100, fast), run("2", "New CPU", 400, fast[:2]),
-                       run("3", "New CPU", 150, fast))  # fmt: skip
-    text = b.summary(new, [old, trial, new])
-    n = len(fast) - 1
-    assert text.startswith(f"150–{150 + n}× ns-3.44 by the median of paired runs on {len(fast)} ")
-    assert f"measured on New CPU; 100–{150 + n}× over the 2 recorded runs" in text
-    assert f"3.00–{3 + n / 10:.2f} events per bottleneck packet" in text
-    # A partial run (--only) is no whole run: it neither widens the range nor is one of
-    # the runs counted.
-    assert b.whole_runs([old, trial, new]) == [old, new]
-    assert "over the" not in b.summary(new, [trial, new])

@@ -13,14 +13,18 @@ machine) with their least and greatest, qoslab's events per bottleneck packet (a
 by kind), and bottleneck packets per wall second of each (at the median wall times).
 
 Usage: python3 validation/ns3_bench.py [--repeat N] [--scale K] [--only NAME,...]
-                                      [--qoslab PATH] [--load N]
+                                      [--qoslab PATH] [--load N] [--records DIR | --no-record]
        python3 validation/ns3_bench.py --profile-only [--profile NAME]
+       python3 validation/ns3_bench.py --history-only | --summary-only [--qoslab PATH] [--load N]
 Needs: cargo build --release --bin qoslab-run (or `python scripts/pgo_build.py bin` for the
 binary built with the profile `scripts/setup.sh` made for the extension, which is what
 users' runs go through: `--qoslab target/pgo-bin/release/qoslab-run`);
 validation/ns3/build.sh. `--load N` runs N busy processes (one CPU-bound loop each) beside
 both simulators for the whole measurement, for the speed on a machine shared with other
 work; it writes `ns3-speed-loaded.md` unless `--out` says otherwise.
+Each run leaves a record in validation/data/ns3-speed/ (see ns3_records.py: never
+overwritten), and the page shows every recorded run of its load, scale and build beside
+this one; the sentence in docs/validation/README.md comes from recorded whole runs only.
 Writes docs/validation/ns3-speed.md. With `perf` (Debian: linux-perf) installed it also
 profiles qoslab on one case (`--profile`, 10× its simulated time) and writes where the
 time goes, by function, into the same page; `--profile-only` redoes just that part.
@@ -32,7 +36,6 @@ import argparse
 import json
 import os
 import pathlib
-import platform
 import random
 import re
 import resource
@@ -45,6 +48,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ns3_peer
+import ns3_records as rec_
 from ns3_peer import NS3, ROOT, qoslab_scenario, run_ns3
 
 #: The qoslab-run binary measured (``--qoslab``; ns3_peer's default otherwise).
@@ -132,19 +136,6 @@ HISTORY_BEGIN = "<!-- ns3_bench history -->"
 HISTORY_END = "<!-- ns3_bench history end -->"
 
 
-def put_block(text, begin, end, block, before=None):
-    """`text` with the block between markers `begin` and `end` replaced by `block`, or,
-    where it has none, the block added in front of marker `before` (if present) or at
-    the end."""
-    new = f"{begin}\n{block}\n{end}"
-    if begin in text:
-        pat = re.escape(begin) + ".*?" + re.escape(end)
-        return re.sub(pat, lambda _: new, text, flags=re.S)
-    if before and before in text:
-        return text.replace(before, new + "\n\n" + before, 1)
-    return text.rstrip("\n") + "\n\n" + new + "\n"
-
-
 def perf_record(binary, scenario, data):
     """Samples `binary` on `scenario` into `data` with perf: on the CPU's cycle counter,
     or, where the machine has none (virtual machines without a PMU), on the kernel's
@@ -180,7 +171,11 @@ def profile(name, top=12):
         sc.write_text(text)
         event = perf_record(binary, sc, data)
         rep = ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "symbol"]
-        out = subprocess.run(rep, check=True, capture_output=True, text=True).stdout
+        r = subprocess.run(rep, capture_output=True, text=True)
+        if r.returncode != 0:
+            words = r.stderr.strip().splitlines()
+            raise RuntimeError(f"perf report: {words[-1] if words else r.returncode}")
+        out = r.stdout
     rows = []
     for line in out.splitlines():
         m = re.match(r"\s+([\d.]+)%\s+\[[.k]\]\s+(.*)$", line)
@@ -225,136 +220,65 @@ def write_profile(out, name):
         print("perf not found: no profile written", file=sys.stderr)
         return
     text = out.read_text() if out.exists() else ""
-    out.write_text(put_block(text, PROFILE_BEGIN, PROFILE_END, block))
+    try:
+        out.write_text(rec_.put_block(text, PROFILE_BEGIN, PROFILE_END, block, where=str(out)))
+    except ValueError as e:
+        print(f"no profile written: {e}", file=sys.stderr)
+        return
     print(f"wrote the profile of {name} into {out}")
 
 
-def write_history(out, history, load, scale, folder):
-    """Writes the table of every recorded run of this load and scale into page `out`
-    (between its markers, before the profile)."""
-    lines = history_lines(history, load, scale, folder)
+def write_history(out, history, load, scale, tag, folder):
+    """Writes the table of every recorded run of this load, scale and build into page
+    `out` (between its markers, before the profile); returns False, writing nothing,
+    when there is no such run."""
+    lines = rec_.history_lines(history, load, scale, tag, list(CASES), folder)
     if not lines:
-        return
+        return False
     text = out.read_text() if out.exists() else ""
-    out.write_text(put_block(text, HISTORY_BEGIN, HISTORY_END, "\n".join(lines), PROFILE_BEGIN))
+    block = "\n".join(lines)
+    out.write_text(rec_.put_block(text, HISTORY_BEGIN, HISTORY_END, block, PROFILE_BEGIN, str(out)))
     print(f"wrote the {len(lines) - 6} cases of every recorded run into {out}")
+    return True
 
 
-#: Where each measurement leaves its record (`--records`): one JSON file a run, never
-#: overwritten; the page's table of every recorded run is made from them.
-RECORDS = ROOT / "validation" / "data" / "ns3-speed"
+def build_tag(path):
+    """`pgo` for the binary `scripts/pgo_build.py bin` builds, `plain` otherwise."""
+    return "pgo" if "pgo-bin" in path.parts else "plain"
 
 
-def machine():
-    """The machine measured on: CPU model, cores, kernel, 1-minute load at the start."""
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
-                       cpu)  # fmt: skip
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
-            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+#: The cases the summary sentence speaks of: every one but the slow ones.
+FAST = [c for c in CASES if c not in SLOW]
 
 
-def source_commit():
-    """The checkout's commit, `+changes` when files it tracks differ from it (the
-    measured binary may then hold code no commit has)."""
-
-    def git(*a):
-        r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True)
-        return r.stdout.strip() if r.returncode == 0 else ""
-
-    head = git("rev-parse", "--short=7", "HEAD") or "unknown"
-    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+def is_whole(rec):
+    """True if record `rec` is of an unloaded full-length run of exactly `FAST`."""
+    return rec["load"] == 0 and rec["scale"] == 1.0 and set(rec["cases"]) == set(FAST)
 
 
-def ratio_summary(ratios):
-    """Median, least and greatest of paired ratios."""
-    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
-
-
-def make_record(rows, args, started, box):
-    """The JSON record of one measurement: when, which commit and build, on what
-    machine, and per case the paired ratios with their summary."""
+def make_record(rows, args, started, box, commit):
+    """The record of one measurement (see `ns3_records`)."""
     cases = {}
-    for name, _n, _r, _q, _b, _d, qw, nw, walls, cpus, ev, qh, _k, _nh, _g, _e in rows:
-        cases[name] = {"qoslab_wall_s": qw, "ns3_wall_s": nw, "wall_ratios": walls,
-                       "cpu_ratios": cpus, "wall_ratio": ratio_summary(walls),
-                       "cpu_ratio": ratio_summary(cpus), "events_per_pkt": ev / qh}  # fmt: skip
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
-    return {"when": stamp, "commit": source_commit(), "build": build_kind(QOSLAB),
-            "machine": box, "load": args.load, "repeat": args.repeat, "scale": args.scale,
-            "cases": cases}  # fmt: skip
+    for name, n, rtts, queue, bn, d, qw, nw, walls, cpus, ev, qh, _k, nh, _g, _e in rows:
+        limit = CASES[name][4]
+        cases[name] = {"flows": n, "rtts_ms": rtts, "queue": queue, "bottleneck": bn,
+                       "limit_pkts": limit, "seconds": d, "qoslab_wall_s": qw,
+                       "ns3_wall_s": nw, "wall_ratios": walls, "cpu_ratios": cpus,
+                       "wall_ratio": rec_.ratio_summary(walls),
+                       "cpu_ratio": rec_.ratio_summary(cpus), "events_per_pkt": ev / qh,
+                       "qoslab_bottleneck_pkts": qh, "ns3_bottleneck_pkts": nh}  # fmt: skip
+    return {"when": rec_.stamp(started), "commit": commit, "build_tag": build_tag(QOSLAB),
+            "build": build_kind(QOSLAB), "machine": box, "load": args.load,
+            "repeat": args.repeat, "scale": args.scale, "cases": cases}  # fmt: skip
 
 
-def save_record(folder, rec):
-    """Writes `rec` as a new file in `folder` (named by its time and load); an existing
-    file is never replaced: a second run in the same second gets a suffix."""
-    folder.mkdir(parents=True, exist_ok=True)
-    base = rec["when"].replace(":", "").removesuffix("Z") + f"-load{rec['load']}"
-    for k in range(100):
-        path = folder / (base + (f"-{k}" if k else "") + ".json")
-        try:
-            with open(path, "x") as f:
-                json.dump(rec, f, indent=1)
-                f.write("\n")
-            return path
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"{folder}: 100 records named {base}* already")
-
-
-def load_records(folder):
-    """Every record in `folder`, oldest first; a file that is not a record stops the
-    run with its name (a damaged history is not silently shown in part)."""
-    recs = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            rec = json.loads(path.read_text())
-            for c in rec["cases"].values():
-                c["wall_ratio"]["median"]
-            rec["when"], rec["machine"]["cpu"], rec["load"], rec["commit"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            msg = f"{path}: not an ns3_bench record ({type(e).__name__}: {e})"
-            raise SystemExit(msg) from None
-        recs.append(rec)
-    return sorted(recs, key=lambda r: r["when"])
-
-
-def history_lines(history, load, scale, folder):
-    """Markdown: the median wall ratio (least–greatest) of every recorded run with the
-    same load and scale, a column a run, a row a case."""
-    runs = [r for r in history if r["load"] == load and r.get("scale", 1.0) == scale]
-    if not runs:
-        return []
-    names = [c for c in CASES if any(c in r["cases"] for r in runs)]
-    head = [
-        f"{r['when'][:16].replace('T', ' ')} · {r['commit']} · {r['machine']['cpu']} · "
-        f"{r['repeat']} pairs"
-        for r in runs
-    ]
-    lines = [
-        "## Every recorded run",
-        "",
-        f"The median wall ratio (least–greatest pair) of each run recorded in "
-        f"`{os.path.relpath(folder.resolve(), ROOT)}` with the same load and scale as this one, "
-        "oldest first: the same code measures differently on different machines (the "
-        "CPU named is the one the run read; `unknown` where the record does not say), "
-        "so a run is added here, never replaces one.",
-        "",
-        "| case | " + " | ".join(head) + " |",
-        "|---|" + "---|" * len(runs),
-    ]
-    for name in names:
-        cells = []
-        for r in runs:
-            c = r["cases"].get(name)
-            w = c and c["wall_ratio"]
-            cells.append(f"{w['median']:.0f}× ({w['min']:.0f}–{w['max']:.0f})" if w else "–")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+def read_records(folder):
+    """The records in `folder`, or the exit code 2 with the reason on stderr."""
+    try:
+        return rec_.load_records(folder)
+    except SystemExit as e:
+        print(e, file=sys.stderr)
+        return 2
 
 
 def main() -> int:
@@ -366,14 +290,16 @@ def main() -> int:
     ap.add_argument("--profile", default="12-red-20M", help="case to profile with perf")
     ap.add_argument("--profile-only", action="store_true", help="only redo the profile")
     ap.add_argument("--history-only", action="store_true",
-                    help="only rewrite the page's table of recorded runs")  # fmt: skip
+                    help="only rewrite the page's table of recorded runs (give the "
+                         "--qoslab and --load of the run that made the page)")  # fmt: skip
     ap.add_argument("--summary-only", action="store_true",
-                    help="only rewrite the summary sentence (from the records)")  # fmt: skip
+                    help="only rewrite the summary sentence, from the newest whole run "
+                         "of the --qoslab binary's build")  # fmt: skip
     ap.add_argument("--qoslab", default=None, help="the qoslab-run binary to measure")
-    ap.add_argument("--records", default=str(RECORDS),
+    ap.add_argument("--records", default=str(rec_.RECORDS),
                     help="folder of the runs' records (one JSON file a run)")  # fmt: skip
     ap.add_argument("--no-record", action="store_true",
-                    help="keep no record of this run (a trial: no history)")  # fmt: skip
+                    help="keep no record of this run (a trial)")  # fmt: skip
     ap.add_argument("--load", type=int, default=0,
                     help="busy processes running beside the simulators")  # fmt: skip
     args = ap.parse_args()
@@ -389,20 +315,38 @@ def main() -> int:
     if args.profile not in CASES:
         print(f"--profile: unknown case {args.profile!r}", file=sys.stderr)
         return 2
+    folder = pathlib.Path(args.records)
+    tag = build_tag(QOSLAB)
+    if args.history_only or args.summary_only:
+        if not folder.is_dir():
+            print(f"--records: no folder {folder}", file=sys.stderr)
+            return 2
+        history = read_records(folder)
+        if history == 2:
+            return 2
     if args.history_only:
-        history = load_records(pathlib.Path(args.records))
-        write_history(pathlib.Path(args.out), history, args.load, args.scale,
-                      pathlib.Path(args.records))  # fmt: skip
+        out = pathlib.Path(args.out)
+        if not out.exists():
+            print(f"--history-only: no page {out} (a run writes it)", file=sys.stderr)
+            return 2
+        try:
+            done = write_history(out, history, args.load, args.scale, tag, folder)
+        except ValueError as e:
+            print(f"--history-only: {e}", file=sys.stderr)
+            return 2
+        if not done:
+            print(f"--history-only: no {tag} run of load {args.load} and scale "
+                  f"{args.scale:g} in {folder}", file=sys.stderr)  # fmt: skip
+            return 2
         return 0
     if args.summary_only:
-        history = load_records(pathlib.Path(args.records))
-        full = whole_runs(history)
-        if not full:
-            print(f"--summary-only: no unloaded run of every case in {args.records}",
-                  file=sys.stderr)  # fmt: skip
+        whole = [r for r in history if is_whole(r) and r["build_tag"] == tag]
+        if not whole:
+            print(f"--summary-only: no whole {tag} run (unloaded, full length, every "
+                  f"case but {', '.join(sorted(SLOW))}) in {folder}", file=sys.stderr)  # fmt: skip
             return 2
         for page in SUMMARY_PAGES:
-            write_summary(full[-1], page, history)
+            write_summary(whole[-1], page, history)
         return 0
     if args.profile_only:
         if not ns3_peer.QOSLAB.exists():
@@ -419,8 +363,12 @@ def main() -> int:
         if not b.exists():
             print(f"missing {b}: see the usage line", file=sys.stderr)
             return 2
-    names = only or [c for c in CASES if c not in SLOW]
-    started, box = time.time(), machine()
+    names = only or FAST
+    # A damaged history stops the run before the measurement, not after it.
+    history = read_records(folder)
+    if history == 2:
+        return 2
+    started, box, commit = time.time(), rec_.machine(), rec_.source_commit()
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.load)]  # fmt: skip
     try:
@@ -429,12 +377,11 @@ def main() -> int:
         for h in hogs:
             h.kill()
             h.wait()
-    history = []
-    rec = make_record(rows, args, started, box)
+    rec = make_record(rows, args, started, box, commit)
     if not args.no_record:
-        path = save_record(pathlib.Path(args.records), rec)
+        path = rec_.save_record(folder, rec)
         print(f"recorded the run in {path}")
-        history = load_records(pathlib.Path(args.records))
+        history = rec_.load_records(folder)
     write_page(rows, args, only, rec, history)
     return 0
 
@@ -498,41 +445,14 @@ SUMMARY_END = "<!-- ns3_bench summary end -->"
 SUMMARY_PAGES = [ROOT / "docs" / "validation" / "README.md"]
 
 
-def whole_runs(history):
-    """The records of unloaded runs of every case but the slow ones, at full length (those
-    the summary sentence speaks of), oldest first."""
-    fast = {c for c in CASES if c not in SLOW}
-    return [
-        r
-        for r in history
-        if r["load"] == 0 and r.get("scale", 1.0) == 1.0 and fast <= set(r["cases"])
-    ]
-
-
-def summary(rec, history=()):
-    """One sentence from run record `rec`: the least and greatest median wall ratio and
-    events per packet, the CPU, and the range over the runs of `whole_runs(history)` when
-    there are more than one."""
-    cases = rec["cases"]
-    meds = [c["wall_ratio"]["median"] for c in cases.values()]
-    per = [c["events_per_pkt"] for c in cases.values()]
-    flows = [CASES[name][0] for name in cases]
-    runs = whole_runs(history)
-    all_meds = [c["wall_ratio"]["median"] for r in runs for c in r["cases"].values()]
-    over = (f"; {min(all_meds):.0f}–{max(all_meds):.0f}× over the {len(runs)} recorded runs"
-            if len(runs) > 1 else "")  # fmt: skip
-    return (f"{min(meds):.0f}–{max(meds):.0f}× ns-3.44 by the median of paired runs on "
-            f"{len(cases)} dumbbells of {min(flows)}–{max(flows)} flows, measured on "
-            f"{rec['machine']['cpu']}{over} (qoslab spends {min(per):.2f}–"
-            f"{max(per):.2f} events per bottleneck packet)")  # fmt: skip
-
-
 def write_summary(rec, page, history=()):
-    """Rewrites the summary block of `page` (left alone if it has none)."""
+    """Rewrites the summary sentence of `page` from record `rec` and the records
+    `history` (a page without the sentence is left alone)."""
     text = page.read_text()
     if SUMMARY_BEGIN not in text:
         return
-    new = f"{SUMMARY_BEGIN}{summary(rec, history)}{SUMMARY_END}"
+    flows = {c: v[0] for c, v in CASES.items()}
+    new = f"{SUMMARY_BEGIN}{rec_.summary(rec, history, flows)}{SUMMARY_END}"
     pat = re.escape(SUMMARY_BEGIN) + ".*?" + re.escape(SUMMARY_END)
     page.write_text(re.sub(pat, lambda _: new, text, flags=re.S))
     print(f"updated the summary in {page}")
@@ -595,8 +515,13 @@ def write_page(rows, args, only, rec, history=()):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
-    write_history(out, history, args.load, args.scale, pathlib.Path(args.records))
-    if not args.load and not only and args.scale == 1.0:
+    write_history(out, history, args.load, args.scale, rec["build_tag"],
+                  pathlib.Path(args.records))  # fmt: skip
+    # The sentence other pages carry speaks of the recorded whole runs of the default
+    # page: a trial (no record, another page or records folder) leaves it alone.
+    default = (pathlib.Path(args.out).resolve() == (ROOT / "docs/validation/ns3-speed.md")
+               and pathlib.Path(args.records).resolve() == rec_.RECORDS.resolve())  # fmt: skip
+    if is_whole(rec) and not args.no_record and default:
         for page in SUMMARY_PAGES:
             write_summary(rec, page, history)
     if not args.load:
