@@ -48,7 +48,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ns3_peer
-import ns3_records as rec_
+import ns3_records as records
 from ns3_peer import NS3, ROOT, qoslab_scenario, run_ns3
 
 #: The qoslab-run binary measured (``--qoslab``; ns3_peer's default otherwise).
@@ -221,7 +221,7 @@ def write_profile(out, name):
         return
     text = out.read_text() if out.exists() else ""
     try:
-        out.write_text(rec_.put_block(text, PROFILE_BEGIN, PROFILE_END, block, where=str(out)))
+        out.write_text(records.put_block(text, PROFILE_BEGIN, PROFILE_END, block, where=str(out)))
     except ValueError as e:
         print(f"no profile written: {e}", file=sys.stderr)
         return
@@ -232,13 +232,15 @@ def write_history(out, history, load, scale, tag, folder):
     """Writes the table of every recorded run of this load, scale and build into page
     `out` (between its markers, before the profile); returns False, writing nothing,
     when there is no such run."""
-    lines = rec_.history_lines(history, load, scale, tag, list(CASES), folder)
+    lines = records.history_lines(history, load, scale, tag, list(CASES), folder)
     if not lines:
         return False
     text = out.read_text() if out.exists() else ""
     block = "\n".join(lines)
-    out.write_text(rec_.put_block(text, HISTORY_BEGIN, HISTORY_END, block, PROFILE_BEGIN, str(out)))
-    print(f"wrote the {len(lines) - 6} cases of every recorded run into {out}")
+    out.write_text(
+        records.put_block(text, HISTORY_BEGIN, HISTORY_END, block, PROFILE_BEGIN, str(out))
+    )
+    print(f"wrote the table of every recorded run into {out}")
     return True
 
 
@@ -251,11 +253,6 @@ def build_tag(path):
 FAST = [c for c in CASES if c not in SLOW]
 
 
-def is_whole(rec):
-    """True if record `rec` is of an unloaded full-length run of exactly `FAST`."""
-    return rec["load"] == 0 and rec["scale"] == 1.0 and set(rec["cases"]) == set(FAST)
-
-
 def make_record(rows, args, started, box, commit):
     """The record of one measurement (see `ns3_records`)."""
     cases = {}
@@ -264,21 +261,21 @@ def make_record(rows, args, started, box, commit):
         cases[name] = {"flows": n, "rtts_ms": rtts, "queue": queue, "bottleneck": bn,
                        "limit_pkts": limit, "seconds": d, "qoslab_wall_s": qw,
                        "ns3_wall_s": nw, "wall_ratios": walls, "cpu_ratios": cpus,
-                       "wall_ratio": rec_.ratio_summary(walls),
-                       "cpu_ratio": rec_.ratio_summary(cpus), "events_per_pkt": ev / qh,
+                       "wall_ratio": records.ratio_summary(walls),
+                       "cpu_ratio": records.ratio_summary(cpus), "events_per_pkt": ev / qh,
                        "qoslab_bottleneck_pkts": qh, "ns3_bottleneck_pkts": nh}  # fmt: skip
-    return {"when": rec_.stamp(started), "commit": commit, "build_tag": build_tag(QOSLAB),
+    return {"when": records.stamp(started), "commit": commit, "build_tag": build_tag(QOSLAB),
             "build": build_kind(QOSLAB), "machine": box, "load": args.load,
             "repeat": args.repeat, "scale": args.scale, "cases": cases}  # fmt: skip
 
 
 def read_records(folder):
-    """The records in `folder`, or the exit code 2 with the reason on stderr."""
+    """The records in `folder`, or None with the reason on stderr."""
     try:
-        return rec_.load_records(folder)
+        return records.load_records(folder)
     except SystemExit as e:
         print(e, file=sys.stderr)
-        return 2
+        return None
 
 
 def main() -> int:
@@ -296,7 +293,7 @@ def main() -> int:
                     help="only rewrite the summary sentence, from the newest whole run "
                          "of the --qoslab binary's build")  # fmt: skip
     ap.add_argument("--qoslab", default=None, help="the qoslab-run binary to measure")
-    ap.add_argument("--records", default=str(rec_.RECORDS),
+    ap.add_argument("--records", default=str(records.RECORDS),
                     help="folder of the runs' records (one JSON file a run)")  # fmt: skip
     ap.add_argument("--no-record", action="store_true",
                     help="keep no record of this run (a trial)")  # fmt: skip
@@ -322,7 +319,7 @@ def main() -> int:
             print(f"--records: no folder {folder}", file=sys.stderr)
             return 2
         history = read_records(folder)
-        if history == 2:
+        if history is None:
             return 2
     if args.history_only:
         out = pathlib.Path(args.out)
@@ -340,7 +337,7 @@ def main() -> int:
             return 2
         return 0
     if args.summary_only:
-        whole = [r for r in history if is_whole(r) and r["build_tag"] == tag]
+        whole = records.whole_runs(history, FAST, tag)
         if not whole:
             print(f"--summary-only: no whole {tag} run (unloaded, full length, every "
                   f"case but {', '.join(sorted(SLOW))}) in {folder}", file=sys.stderr)  # fmt: skip
@@ -366,9 +363,9 @@ def main() -> int:
     names = only or FAST
     # A damaged history stops the run before the measurement, not after it.
     history = read_records(folder)
-    if history == 2:
+    if history is None:
         return 2
-    started, box, commit = time.time(), rec_.machine(), rec_.source_commit()
+    started, box, commit = time.time(), records.machine(), records.source_commit()
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.load)]  # fmt: skip
     try:
@@ -379,9 +376,9 @@ def main() -> int:
             h.wait()
     rec = make_record(rows, args, started, box, commit)
     if not args.no_record:
-        path = rec_.save_record(folder, rec)
+        path = records.save_record(folder, rec)
         print(f"recorded the run in {path}")
-        history = rec_.load_records(folder)
+        history = records.load_records(folder)
     write_page(rows, args, only, rec, history)
     return 0
 
@@ -452,7 +449,7 @@ def write_summary(rec, page, history=()):
     if SUMMARY_BEGIN not in text:
         return
     flows = {c: v[0] for c, v in CASES.items()}
-    new = f"{SUMMARY_BEGIN}{rec_.summary(rec, history, flows)}{SUMMARY_END}"
+    new = f"{SUMMARY_BEGIN}{records.summary(rec, history, flows)}{SUMMARY_END}"
     pat = re.escape(SUMMARY_BEGIN) + ".*?" + re.escape(SUMMARY_END)
     page.write_text(re.sub(pat, lambda _: new, text, flags=re.S))
     print(f"updated the summary in {page}")
@@ -520,8 +517,8 @@ def write_page(rows, args, only, rec, history=()):
     # The sentence other pages carry speaks of the recorded whole runs of the default
     # page: a trial (no record, another page or records folder) leaves it alone.
     default = (pathlib.Path(args.out).resolve() == (ROOT / "docs/validation/ns3-speed.md")
-               and pathlib.Path(args.records).resolve() == rec_.RECORDS.resolve())  # fmt: skip
-    if is_whole(rec) and not args.no_record and default:
+               and pathlib.Path(args.records).resolve() == records.RECORDS.resolve())  # fmt: skip
+    if records.is_whole(rec, FAST) and not args.no_record and default:
         for page in SUMMARY_PAGES:
             write_summary(rec, page, history)
     if not args.load:

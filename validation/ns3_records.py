@@ -1,8 +1,8 @@
 """The records `validation/ns3_bench.py` keeps of its runs, and what is made from them.
 
 The ratio of qoslab's speed to ns-3's belongs to code and machine together (the same
-engine has measured a third faster against ns-3 on one day's machine than on the day
-before's: the pages' tables of recorded runs show it), so a run does not replace the
+engine has measured markedly faster against ns-3 on one day's machine than on the day
+before's: the pages' tables of recorded runs show by how much), so a run does not replace the
 last one's figures: it leaves a record (one JSON file, never
 overwritten) and the pages show every recorded run of the same kind side by side.
 
@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import time
 from numbers import Real
@@ -66,10 +67,7 @@ def source_commit():
 
 def ratio_summary(ratios):
     """Median, least and greatest of paired ratios."""
-    s = sorted(ratios)
-    mid = len(s) // 2
-    med = s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-    return {"median": med, "min": s[0], "max": s[-1]}
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
 
 
 def stamp(t):
@@ -154,10 +152,15 @@ def same_kind(history, load, scale, build_tag):
     return [r for r in history if (r["load"], r["scale"], r["build_tag"]) == kind]
 
 
+def is_whole(rec, fast):
+    """True if `rec` is of an unloaded full-length run of exactly the cases `fast` (a
+    run the summary sentence speaks of)."""
+    return (rec["load"], rec["scale"]) == (0, 1.0) and set(rec["cases"]) == set(fast)
+
+
 def whole_runs(history, fast, build_tag):
-    """The unloaded full-length runs of exactly the cases `fast` with this build (those
-    the summary sentence speaks of), oldest first."""
-    return [r for r in same_kind(history, 0, 1.0, build_tag) if set(r["cases"]) == set(fast)]
+    """The whole runs (`is_whole`) of this build in `history`, oldest first."""
+    return [r for r in history if r["build_tag"] == build_tag and is_whole(r, fast)]
 
 
 def history_lines(history, load, scale, build_tag, order, folder):
