@@ -56,6 +56,9 @@ pub struct TcpSender {
     signal_recover: Option<u64>,
     /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
     cwr_pending: bool,
+    /// With ECN, `snd_max` at the last loss reduction (timeout or fast retransmit):
+    /// ECE on an ACK up to it echoes marks that reduction already answered.
+    ece_answered: Option<u64>,
     fin_sent: bool,
     fin_acked: bool,
     syn_sent_at: SimTime,
@@ -120,6 +123,7 @@ impl TcpSender {
             recover: 0,
             signal_recover: None,
             cwr_pending: false,
+            ece_answered: None,
             fin_sent: false,
             fin_acked: false,
             syn_sent_at: SimTime::ZERO,
@@ -644,7 +648,14 @@ impl TcpSender {
                     self.state = TcpState::Open;
                 }
                 self.dupacks = 0;
-                if !ece && newly > 0 {
+                // RFC 3168 §6.1.2: no increase on an ECE ACK, unless a loss reduction
+                // already answered the marks it echoes. The receiver echoes until it
+                // sees the CWR that rides on the first *new* segment after a timeout,
+                // so the ACKs of the whole go-back carry ECE; blocking on them left the
+                // window at one segment until the next new data (Linux grows in Loss
+                // whatever ECE says).
+                let answered = self.ece_answered.is_some_and(|r| acked_to <= r);
+                if (!ece || answered) && newly > 0 {
                     let s = AckSample {
                         now,
                         newly_acked: newly.min(u32::MAX as u64) as u32,
@@ -700,6 +711,7 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
         self.stats.fast_retransmits += 1;
         let ss = self.cc.ssthresh_after_loss(self.loss_flight());
+        self.loss_reduction();
         self.recover = self.snd_max;
         self.sb.clear_rtx();
         match self.variant {
@@ -798,6 +810,19 @@ impl TcpSender {
         flight.min(wnd) as u32
     }
 
+    /// With ECN, what every window reduction for a loss owes RFC 3168 §6.1.2: CWR on
+    /// the first new data segment after it ("reduces its congestion window for any
+    /// reason (because of a retransmit timeout, a Fast Retransmit, or in response to an
+    /// ECN Notification)"), and one reduction per window of data, so ECE on ACKs of the
+    /// data already sent neither reduces again nor stops the window's growth.
+    fn loss_reduction(&mut self) {
+        if self.ecn {
+            self.cwr_pending = true;
+            self.signal_recover = Some(self.snd_max);
+            self.ece_answered = Some(self.snd_max);
+        }
+    }
+
     /// Go-back-N: the next segment to send is the first unacknowledged one.
     fn go_back(&mut self) {
         self.snd_nxt = self.snd_una;
@@ -846,6 +871,7 @@ impl TcpSender {
             self.cc.ssthresh_after_loss(self.loss_flight())
         };
         self.rto_head = Some(self.snd_una);
+        self.loss_reduction();
         // RFC 5681 §3.1: loss window of one segment.
         self.cc.set_window(self.mss, ss);
         self.recover = self.snd_max;

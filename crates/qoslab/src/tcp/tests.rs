@@ -6,7 +6,7 @@ use super::testwire::{Loss, Path, Wire};
 use super::*;
 use crate::packet::{tcp_flags, TcpHeader};
 use crate::rng::RngStream;
-use crate::time::Rate;
+use crate::time::{Dur, Rate};
 
 const MSS: u32 = 1000;
 const ALL: [Variant; 4] = [
@@ -668,6 +668,120 @@ fn cwr_is_sent_once_after_a_reduction() {
     assert_eq!(s.probe().cwnd, 2 * MSS);
     let cwr: Vec<bool> = out.iter().map(|h| h.flags & tcp_flags::CWR != 0).collect();
     assert_eq!(cwr, vec![true]);
+}
+
+/// A CE mark, then an outage that loses every segment sent for a second from the
+/// CWR-carrying one on: the receiver echoes ECE on every ACK of the timeout's go-back.
+/// Returns the run and the same run with the outage but no mark, from the same time.
+fn rto_under_ece(v: Variant) -> (Wire, Wire) {
+    let run = |marks: &[u64], outage: Loss| {
+        let c = TcpConfig {
+            ecn: true,
+            max_window: 40,
+            ..cfg(v)
+        };
+        let mut path = Path::delay(50);
+        path.ce_seqs = seqs(marks);
+        path.loss = outage;
+        let mut w = Wire::new(&c, Some(400 * MSS as u64), path);
+        w.start();
+        w.run(SimTime::from_secs(200));
+        assert_complete(&w, 400_000, "rto under ece");
+        w
+    };
+    let ecn = run(&[40], Loss::CwrOutage(Dur::from_secs(1), None));
+    let Loss::CwrOutage(_, Some(end)) = ecn.path_loss() else {
+        panic!("no CWR was sent")
+    };
+    let (end, from) = (*end, SimTime::from_secs_f64(end.as_secs_f64() - 1.0));
+    (ecn, run(&[], Loss::Outage(from, end)))
+}
+
+#[test]
+fn the_window_regrows_after_a_timeout_while_ece_is_echoed() {
+    for v in ALL {
+        let (ecn, plain) = rto_under_ece(v);
+        let (s, p) = (ecn.snd.stats(), plain.snd.stats());
+        let &Loss::CwrOutage(_, Some(outage_end)) = ecn.path_loss() else {
+            unreachable!()
+        };
+        assert!(s.timeouts >= 1, "{v:?}: the lost window must time out");
+        assert_eq!(s.ecn_reductions, 1, "{v:?}: one reduction for the mark");
+        // The go-back slow-starts as without the mark: the timeout answered the mark,
+        // and the receiver stops echoing at the CWR on the first new segment. The mark
+        // halved ssthresh, so the run ends 0.5 s later than without it; with the window
+        // held at one segment through the go-back it ended 2.7 s later.
+        let (te, tp) = (
+            ecn.goodput.last().unwrap().0,
+            plain.goodput.last().unwrap().0,
+        );
+        assert!(
+            te.as_secs_f64() < tp.as_secs_f64() + 1.0,
+            "{v:?}: with the mark done at {te:?}, without at {tp:?}"
+        );
+        // Within a few RTTs of the outage's end the window is several segments.
+        let regrown = ecn
+            .cwnd_log
+            .iter()
+            .filter(|(t, _)| *t > outage_end && *t < outage_end + Dur::from_secs(1))
+            .map(|(_, c)| *c)
+            .max()
+            .unwrap();
+        assert!(regrown >= 4 * MSS, "{v:?}: cwnd after the timeout {regrown}");
+        assert_eq!(p.ecn_reductions, 0);
+    }
+}
+
+/// (segment number, retransmission, CWR) of the data segments in `out`.
+fn cwr_of(out: &[TcpHeader]) -> Vec<(u64, bool, bool)> {
+    out.iter()
+        .filter(|h| h.len > 0)
+        .map(|h| (h.seq / MSS as u64, h.retransmit, h.flags & tcp_flags::CWR != 0))
+        .collect()
+}
+
+#[test]
+fn a_timeout_and_a_fast_retransmit_send_cwr_on_the_next_new_segment() {
+    // RFC 3168 §6.1.2: CWR on the first new data segment after a window reduction "for
+    // any reason (because of a retransmit timeout, a Fast Retransmit, or in response to
+    // an ECN Notification)", never on a retransmission. Without ECN, no CWR.
+    for ecn in [true, false] {
+        let c = TcpConfig {
+            ecn,
+            initial_window: 3,
+            limited_transmit: Some(false),
+            ..cfg(Variant::NewReno)
+        };
+        // Fast retransmit: segment 0 lost, three duplicate ACKs, then a fourth that
+        // inflates the window (ssthresh 2, cwnd 2 + 3 + 1 = 6 > 3 outstanding).
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        let t = SimTime::from_millis(100);
+        s.start(SimTime::ZERO, &mut out);
+        let mut sent = Vec::new();
+        for _ in 0..4 {
+            out.clear();
+            s.on_ack(t, &ack_hdr(0, None), &mut out);
+            sent.extend(cwr_of(&out));
+        }
+        assert_eq!(sent[0], (0, true, false), "ecn {ecn}: the fast retransmit");
+        assert_eq!(sent[1], (3, false, ecn), "ecn {ecn}: the first new segment");
+        assert!(sent[2..].iter().all(|x| !x.2), "ecn {ecn}: CWR once: {sent:?}");
+        // Timeout: nothing comes back; the timer resends segment 0, then everything
+        // is acknowledged and new data flows.
+        let mut s = TcpSender::new(&c, None);
+        out.clear();
+        s.start(SimTime::ZERO, &mut out);
+        let rto = s.next_timer().unwrap();
+        out.clear();
+        s.on_timer(rto, &mut out);
+        assert_eq!(cwr_of(&out), [(0, true, false)], "ecn {ecn}: the timeout's resend");
+        out.clear();
+        s.on_ack(rto + Dur::from_millis(100), &ack_hdr(3 * MSS as u64, None), &mut out);
+        let sent = cwr_of(&out);
+        assert_eq!(sent[0], (3, false, ecn), "ecn {ecn}: after the timeout {sent:?}");
+        assert!(sent[1..].iter().all(|x| !x.2), "ecn {ecn}: CWR once: {sent:?}");
+    }
 }
 
 #[test]

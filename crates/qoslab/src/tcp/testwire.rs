@@ -38,10 +38,15 @@ pub enum Loss {
     },
     /// The first transmission of the data segments starting at these bytes.
     SeqOnce(BTreeSet<u64>),
+    /// Every data segment sent in `[from, to)`: an outage.
+    Outage(SimTime, SimTime),
+    /// An outage of the given length from the first segment carrying CWR: every data
+    /// segment in it is lost (`Some(end)` once it started).
+    CwrOutage(Dur, Option<SimTime>),
 }
 
 impl Loss {
-    fn drops(&mut self, h: &TcpHeader) -> bool {
+    fn drops(&mut self, now: SimTime, h: &TcpHeader) -> bool {
         match self {
             Loss::None => false,
             Loss::Bernoulli(p, rng) => rng.bernoulli(*p),
@@ -57,6 +62,13 @@ impl Loss {
                 }
             }
             Loss::SeqOnce(set) => h.len > 0 && !h.retransmit && set.remove(&h.seq),
+            Loss::Outage(from, to) => h.len > 0 && *from <= now && now < *to,
+            Loss::CwrOutage(len, end) => {
+                if end.is_none() && h.flags & crate::packet::tcp_flags::CWR != 0 {
+                    *end = Some(now + *len);
+                }
+                h.len > 0 && end.is_some_and(|e| now < e)
+            }
         }
     }
 }
@@ -131,6 +143,8 @@ pub struct Wire {
     pub acks_sent: u64,
     /// (time, ack) of every ACK the receiver sent.
     pub ack_log: Vec<(SimTime, u64)>,
+    /// When the receiver sent an ACK with ECE.
+    pub ece_log: Vec<SimTime>,
     /// Packets the path dropped (loss model or buffer overflow).
     pub drops: u64,
     /// Wire bytes the bottleneck transmitted, with their completion times.
@@ -160,6 +174,7 @@ impl Wire {
             data_arrivals: 0,
             acks_sent: 0,
             ack_log: Vec::new(),
+            ece_log: Vec::new(),
             drops: 0,
             link_log: Vec::new(),
             cwnd_log: Vec::new(),
@@ -187,6 +202,16 @@ impl Wire {
             }
         }
         self.q.now()
+    }
+
+    /// The path's loss model, as it stands now.
+    pub fn path_loss(&self) -> &Loss {
+        &self.path.loss
+    }
+
+    /// ACKs with ECE the receiver sent after `t`.
+    pub fn rcv_acks_with_ece_after(&self, t: SimTime) -> usize {
+        self.ece_log.iter().filter(|&&e| e > t).count()
     }
 
     /// Runs until `until` whatever happens.
@@ -276,7 +301,7 @@ impl Wire {
 
     fn after_sender(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
         for h in out.drain(..) {
-            if self.path.loss.drops(&h) {
+            if self.path.loss.drops(now, &h) {
                 self.drops += 1;
                 continue;
             }
@@ -300,6 +325,9 @@ impl Wire {
         for h in out.drain(..) {
             self.acks_sent += 1;
             self.ack_log.push((now, h.ack));
+            if h.flags & crate::packet::tcp_flags::ECE != 0 {
+                self.ece_log.push(now);
+            }
             if let Some((p, rng)) = &mut self.path.ack_loss {
                 if rng.bernoulli(*p) {
                     continue;
