@@ -75,6 +75,10 @@ also states, beside its comparisons:
   headline, argued from the paper's text (``argued``), never from the numbers.
 - **Calibrated parameters shown.** A parameter the paper does not give and qoslab chose
   comes with the verdicts at four or more of its values (:class:`Calibration`).
+- **Vacuous guards.** A claim that needs its mechanism to act states what the mechanism
+  did in the runs judged (``Comparison(acted=(what, amount))``, e.g. packets the
+  regulators dropped); when it did nothing the claim is vacuous and ``outside``, never
+  ``within``: a count of the mechanism being *set up* (regulators installed) is no guard.
 """
 
 from __future__ import annotations
@@ -306,6 +310,12 @@ class Comparison:
     n: int | None = None
     a_name: str = ""
     b_name: str = ""
+    #: The vacuous guard of a claim that needs its mechanism to act (e.g. "ERUF adds no
+    #: drop to TCP" needs regulators that drop or delay TCP): (what the mechanism did, how
+    #: much, over the runs judged). When it did nothing (≤ 0 or NaN) the claim could not
+    #: have failed through the mechanism: it is ``vacuous``, judged ``outside`` whatever
+    #: ``ours`` is, and its reference says so.
+    acted: tuple[str, float] | None = None
 
     @classmethod
     def order(
@@ -431,11 +441,18 @@ class Comparison:
         return cf.kind == "cause" and self.inside(float(cf.value))
 
     @property
+    def vacuous(self) -> bool:
+        """Whether the claim's mechanism did nothing in the runs judged (see ``acted``)."""
+        return self.acted is not None and not float(self.acted[1]) > 0
+
+    @property
     def verdict(self) -> str:
         """``within``, ``outside-explained``, ``tie``, ``outside`` or ``info`` (see the
-        class and :meth:`order`)."""
+        class and :meth:`order`); ``outside`` when :attr:`vacuous`."""
         if self.kind == "none":
             return "info"
+        if self.vacuous:
+            return "outside"
         if self.kind == "order":
             lo, hi = self.ci  # type: ignore[misc]
             if math.isnan(lo) or math.isnan(hi):
@@ -493,6 +510,9 @@ class Comparison:
             ref += " ± " + " or ".join(tol)
         if self.against:
             ref += f" ({self.against})"
+        if self.vacuous:
+            what, n = self.acted  # type: ignore[misc]
+            ref += f"; vacuous: {what} = {_num(float(n))}"
         return ref
 
     def to_dict(self) -> dict[str, Any]:
@@ -515,6 +535,8 @@ class Comparison:
             "verdict": self.verdict,
             "explanation": None,
         }
+        if self.acted is not None:
+            d.update(acted=[self.acted[0], float(self.acted[1])], vacuous=self.vacuous)
         if self.kind == "order":
             d.update(
                 claim=self.claim, ci=list(self.ci or ()), n=self.n,
@@ -765,6 +787,8 @@ def stored_verdict(c: Mapping[str, Any]) -> str:
     written before explanations were tested) is ``outside``; an ablation is judged again
     from its stored fall and interval (:func:`ablation_verdict`)."""
     v = c.get("verdict", "info")
+    if c.get("vacuous") and v != "info":  # a claim whose mechanism never acted
+        return "outside"
     if v == "outside-explained" and (c.get("explanation") or {}).get("confirmed") is not True:
         return "outside"
     if "falls_by" in c and "effect_with" in c:
