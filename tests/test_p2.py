@@ -246,24 +246,19 @@ def test_seeded_runs_every_seed_but_the_first_it_is_given(monkeypatch):
     assert abs(p2.seed_mean(gain) - (7 / 30 + 1 + 30 / 7) / 3) < 1e-12
 
 
-def test_tcp_claims_fail_when_eruf_did_not_act_in_some_run():
+def test_tcp_claims_fail_when_the_core_did_not_quench_in_some_run():
     import polars as pl
 
-    def row(installed: float, quenches: float, extra: float = 0.0) -> dict:
-        return {"extra_drops": extra, "policed": 0.0, "tcp_kbps_eruf": 100.0,
-                "tcp_kbps_plain": 100.0, "quenches": quenches, "installed": installed,
+    def row(quenches: float, policed: float = 2.0) -> dict:
+        return {"extra_drops": 0.0, "policed": policed, "tcp_kbps_eruf": 100.0,
+                "tcp_kbps_plain": 100.0, "quenches": quenches, "installed": 3.0,
                 "decreased": 3.0}  # fmt: skip
 
-    acted = {c.quantity: c.verdict for c in p2._tcp_claims(pl.DataFrame([row(2, 5), row(1, 9)]))}
-    assert set(acted.values()) == {"within", "info"}
-    idle = {c.quantity: c for c in p2._tcp_claims(pl.DataFrame([row(2, 5), row(0, 0)]))}
-    assert idle["ERUF acted: regulators installed at the edges, fewest over the runs"].verdict == (
-        "outside"
-    )
-    assert idle["ERUF acted: source quenches sent, fewest over the runs with ERUF"].ours == 0
-    assert idle["extra drops with ERUF, worst over topologies, flow counts and seeds"].verdict == (
-        "within"
-    )
+    ok = {c.quantity: c for c in p2._tcp_claims(pl.DataFrame([row(5, 1), row(9, 1)]))}
+    assert {c.verdict for c in ok.values()} == {"within", "info"}
+    idle = {c.quantity: c for c in p2._tcp_claims(pl.DataFrame([row(5, 1), row(0, 1)]))}
+    quenched = idle["the core quenched TCP: source quenches sent, fewest over the runs"]
+    assert quenched.ours == 0 and quenched.verdict == "outside"
 
 
 def test_tcp_only_with_a_two_packet_bucket_the_regulators_drop_tcp():

@@ -18,7 +18,16 @@ import polars as pl
 
 from qoslab.api import run
 from qoslab.reproduce import Comparison, Context, Outcome, register
-from qoslab.reproduce.p2 import EDGES, _short, dumbbell, measure, tcp_only, with_total
+from qoslab.reproduce.p2 import (
+    ACTED,
+    EDGES,
+    _short,
+    dumbbell,
+    eruf_counters,
+    measure,
+    tcp_only,
+    with_total,
+)
 
 #: qoslab's loss-recovery variants (Vegas, which the paper also ran, is not built).
 VARIANTS = ["tahoe", "reno", "newreno", "sack"]
@@ -27,6 +36,12 @@ TOP_KBPS = 2000.0
 #: TCP-only runs: flows and seeds per variant.
 TCP_ONLY_N = 5
 SEEDS, QUICK_SEEDS = 5, 2
+#: Why the dumbbell's gain is an info row.
+COLLAPSED = (
+    "info: the no-ERUF baseline collapses (TCP ≈ 10 kb/s at 2 Mb/s of CBR for every "
+    "variant, see p2-f1's baseline), so any ERUF that lets TCP through passes '≥ 2'; "
+    "the variants are compared with ERUF instead (÷ SACK's)"
+)
 #: "No significant difference": each variant's TCP goodput with ERUF within this share of
 #: SACK's (qoslab's tolerance; the paper gives no number).
 SAME_RTOL = 0.25
@@ -63,16 +78,15 @@ def _tcp_only_rows(ctx: Context) -> list[dict[str, Any]]:
     rows = []
     for v in VARIANTS:
         for seed in range(1, (QUICK_SEEDS if ctx.quick else SEEDS) + 1):
-            m = {
-                eruf: measure(
-                    run(with_variant(_short(tcp_only(TCP_ONLY_N, eruf), ctx), v), seed=seed),
-                    EDGES["tcp"],
-                )
+            res = {
+                eruf: run(with_variant(_short(tcp_only(TCP_ONLY_N, eruf), ctx), v), seed=seed)
                 for eruf in (False, True)
             }
+            m = {eruf: measure(r, EDGES["tcp"]) for eruf, r in res.items()}
             rows.append({"variant": v, "seed": seed,
                          "extra_drops": m[True]["drops"] - m[False]["drops"],
-                         "ratio": m[True]["tcp_kbps"] / m[False]["tcp_kbps"]})  # fmt: skip
+                         "ratio": m[True]["tcp_kbps"] / m[False]["tcp_kbps"],
+                         "policed": eruf_counters(res[True])["policed"]})  # fmt: skip
     return rows
 
 
@@ -87,14 +101,19 @@ def variants(ctx: Context) -> Outcome:
         v = r["variant"]
         share = r["edge_drops_per_s"] / (r["edge_drops_per_s"] + r["core_drops_per_s"])
         worst = to.filter(pl.col("variant") == v)
+        acted = worst.filter(pl.col("policed") >= 1)
+        judged = acted if acted.height else worst
         comps += [
             Comparison(f"{v}: TCP gain with ERUF, dumbbell at 2 Mb/s CBR", r["gain"],
-                       unit="×", at_least=2.0, against="ERUF improves TCP (Fig. 1)"),
+                       unit="×", note=COLLAPSED),
             Comparison(f"{v}: share of drops at the edge with ERUF", share, at_least=0.8,
                        against="drops move to the edge (Fig. 1)"),
-            Comparison(f"{v}: extra drops with ERUF, TCP only, worst seed",
-                       float(worst["extra_drops"].max()), unit="packets",  # type: ignore[arg-type]
-                       at_most=1.0, against="the paper: 'not more than one'"),
+            Comparison(f"{v}: extra drops with ERUF, TCP only, worst seed in which the "
+                       "regulators dropped a packet",
+                       float(judged["extra_drops"].max()), unit="packets",  # type: ignore[arg-type]
+                       at_most=1.0, against="the paper: 'not more than one'",
+                       note=f"{acted.height} of {worst.height} seeds had a regulator drop",
+                       acted=(ACTED, float(acted.height))),
         ]  # fmt: skip
         if v != "sack":
             same = Comparison(f"{v}: TCP with ERUF ÷ SACK's", r["tcp_kbps_eruf"] / sack,
