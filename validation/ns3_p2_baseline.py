@@ -13,9 +13,15 @@ reading (RED after Floyd & Jacobson: no ``wait``, not gentle) and ns-2/ns-3's RE
 as the reproduction does (no framing) and with ``framing = 2``.
 
 Writes validation/data/p2-ns3-baseline.json and prints the table on docs/papers/p2.md.
+``--probe`` adds (to the data already written, without rerunning ns-3) qoslab under
+F&J RED with a smaller ``mean_pkt_size`` on every RED queue: qoslab decays RED's average
+over an idle queue by elapsed time only, in mean-sized packet times, where ns-2/ns-3
+also take one averaging step (with a queue of 0) at each arrival, so a queue that forced
+drops keep empty holds qoslab's average above ``max_th`` far longer; a smaller mean
+packet size makes qoslab's idle decay faster.
 
     python validation/ns3_p2_baseline.py [--ns3-venv /work/ns3venv] [--seconds 500]
-        [--rates 1000,1500,2000] [--seeds 3] [--table-only]
+        [--rates 1000,1500,2000] [--seeds 3] [--table-only | --probe]
 
 Needs the ns3 wheel in a separate venv (``pip install --no-deps ns3==3.44.post0``); the
 peer program is compiled into validation/ns3/build/ on first use.
@@ -35,6 +41,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SRC = ROOT / "validation" / "ns3" / "p2_dumbbell.cc"
 BIN = ROOT / "validation" / "ns3" / "build" / "p2_dumbbell"
 OUT = ROOT / "validation" / "data" / "p2-ns3-baseline.json"
+#: ``--probe``: qoslab's mean packet sizes [bytes] for RED's idle decay.
+PROBE_SIZES = [100, 20]
 #: RED readings: name → (ns-3 flags, qoslab overrides of every RED queue).
 REDS = {
     "F&J RED (qoslab's reading)": (["--wait=0", "--gentle=0"], {}),
@@ -129,12 +137,29 @@ def measure_all(a: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def probe(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with qoslab's rows under each RED at each of :data:`PROBE_SIZES` added
+    (the same rates, seeds and length as the data's runs)."""
+    rates = sorted({r["cbr_kbps"] for r in data["rows"]})
+    seeds = sorted({r["seed"] for r in data["rows"]})
+    rows = [r for r in data["rows"] if not r["sim"].startswith("qoslab, mean_pkt_size")]
+    for red, (_, ov) in REDS.items():
+        for size, rate, s in ((n, r, k) for n in PROBE_SIZES for r in rates for k in seeds):
+            q = qoslab_run(rate, s, {**ov, "mean_pkt_size": size}, 0, data["seconds"])
+            rows.append({"sim": f"qoslab, mean_pkt_size {size}", "red": red, "cbr_kbps": rate,
+                         "seed": s, "tcp_kbps": q["tcp_goodput_bps"] / 1e3,
+                         "cbr_goodput_kbps": q["cbr_goodput_bps"] / 1e3,
+                         "timeouts": None, "wall_s": None})  # fmt: skip
+    return {**data, "rows": rows, "probe": "python validation/ns3_p2_baseline.py --probe"}
+
+
 def table(data: dict[str, Any]) -> str:
     """The markdown table: TCP goodput [kb/s], mean (min–max) over seeds, per RED
     reading, simulator and CBR rate; the paper's ≈ 400 kb/s for reference."""
     rows = data["rows"]
     rates = sorted({r["cbr_kbps"] for r in rows})
     sims = ["ns-3.44", "qoslab", "qoslab (framing 2)"]
+    sims += [f"qoslab, mean_pkt_size {n}" for n in PROBE_SIZES]
     head = "| RED | simulator | " + " | ".join(f"{r:g} kb/s CBR" for r in rates) + " |"
     out = [head, "|---|---|" + "---|" * len(rates)]
     for red in REDS:
@@ -144,7 +169,8 @@ def table(data: dict[str, Any]) -> str:
                 v = [r["tcp_kbps"] for r in rows
                      if r["red"] == red and r["sim"] == sim and r["cbr_kbps"] == rate]  # fmt: skip
                 cells.append(f"{statistics.mean(v):.0f} ({min(v):.0f}–{max(v):.0f})" if v else "")
-            out.append(f"| {red} | {sim} | " + " | ".join(cells) + " |")
+            if any(cells):
+                out.append(f"| {red} | {sim} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -155,8 +181,11 @@ def main() -> None:
     ap.add_argument("--rates", default="1000,1500,2000")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--table-only", action="store_true", help="print the committed data's table")
+    ap.add_argument("--probe", action="store_true", help="add qoslab's idle-decay probe rows")
     a = ap.parse_args()
-    if not a.table_only:
+    if a.probe:
+        OUT.write_text(json.dumps(probe(json.loads(OUT.read_text())), indent=1) + "\n")
+    elif not a.table_only:
         build(a.ns3_venv)
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(json.dumps(measure_all(a), indent=1) + "\n")
