@@ -4,8 +4,10 @@ qualitative claims on single runs (each 200 s run takes about 0.1 s)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import qoslab
@@ -27,8 +29,9 @@ def test_committed_scenarios_match_the_generator():
 
 
 def test_explanations_link_to_existing_doc_anchors():
+    # P0 has no explanation left: Fig. 5's, LRU's and p0-mix's were withdrawn (none
+    # had a run that removes its cause and lands in the band).
     exps = [v for v in vars(p0).values() if isinstance(v, Explanation)]
-    assert len(exps) >= 2
     for e in exps:
         doc, anchor = e.doc.split("#")
         assert f'<a id="{anchor}"></a>' in (ROOT / doc).read_text(), e.doc
@@ -157,8 +160,141 @@ def test_bucket_depth_matters_only_where_tokens_can_be_lost():
 
 def test_aggregate_fair_readings_and_twins_are_named_once():
     assert [r.name for r in p0.AF_RTT_READINGS] == ["srtt", "min"]
-    assert sum(r.headline for r in p0.AF_RTT_READINGS + p0.DEPTH_READINGS) == 2
+    assert [r.name for r in p0.AF_RTT_AV_READINGS] == ["srtt mean", "base mean"]
+    heads = p0.AF_RTT_READINGS + p0.AF_RTT_AV_READINGS + p0.DEPTH_READINGS
+    assert sum(r.headline for r in heads) == 3
+    sc = p0.mix_scenario("aggregate_fair", 1, 60.0, queue=50)
+    assert sc["flow"][0]["tcp"]["cc"]["rtt_av"] == "650ms"
+    assert (
+        p0.mix_scenario("aggregate_fair", 1, 60.0, queue=10)["flow"][0]["tcp"]["cc"]["rtt_av"]
+        == "400ms"
+    )
+    assert (
+        p0.mix_scenario("aggregate_fair_base", 1, 60.0)["flow"][0]["tcp"]["cc"]["rtt_av"]
+        == "312.5ms"
+    )
     sc = p0.mix_scenario("aggregate_fair_min", 1, 60.0)
     assert sc["flow"][0]["tcp"]["cc"]["rtt"] == "min"
     assert "rtt" not in p0.mix_scenario("aggregate_fair", 1, 60.0)["flow"][0]["tcp"]["cc"]
     assert 90.0 < p0.NO_SHARING_PCT < 91.0  # (3 · 20 000 + 12 500) / 80 000
+
+
+# --------------------------------------------------------------------------- issue-59 rules
+# Each rule below is checked on P0's committed full-mode data and, where it needs a
+# counter-example, on a synthetic per-seed summary that the old comparison let through.
+
+
+def _data() -> dict:
+    return json.loads((ROOT / "docs/papers/data/p0-full.json").read_text())
+
+
+def _band(c: dict) -> tuple[float, float]:
+    lo = c.get("at_least")
+    hi = c.get("at_most")
+    if c.get("paper") is not None:
+        tol = max(c.get("atol") or 0.0, abs(c["paper"]) * (c.get("rtol") or 0.0))
+        lo, hi = c["paper"] - tol, c["paper"] + tol
+    return (-math.inf if lo is None else lo, math.inf if hi is None else hi)
+
+
+def _distance(x: float, band: tuple[float, float]) -> float:
+    return max(band[0] - x, x - band[1], 0.0)
+
+
+def test_no_explanation_whose_counterfactual_moves_away():
+    # Rule: an explanation is a prediction; a counterfactual that lands further from the
+    # band than our value refutes it, and the explanation must go (the old LRU one gave
+    # 0.9999 against 0.95 ± 0.03 with ours at 0.992).
+    for name, e in _data()["experiments"].items():
+        for c in e["comparisons"]:
+            cf = (c.get("explanation") or {}).get("counterfactual") or {}
+            if cf.get("value") is None or c.get("ours") is None:
+                continue
+            band = _band(c)
+            assert _distance(cf["value"], band) <= _distance(c["ours"], band), (name, c)
+
+
+def _summ(rows: dict[str, dict[str, list[float]]]) -> pl.DataFrame:
+    out = []
+    for stem, cols in rows.items():
+        n = len(next(iter(cols.values())))
+        for k in range(n):
+            r = {"scenario": stem, "seed": k + 1, "jain": 1.0, "total_pct": 100.0,
+                 "compliant_pct": 80.0, "timer_events": 0}  # fmt: skip
+            r.update({c: v[k] for c, v in cols.items()})
+            out.append(r)
+    return pl.DataFrame(out)
+
+
+def test_logical_partitions_twin_switches_off_the_partitions_only():
+    # Rule: the twin switches off the named mechanism and nothing else. The logical
+    # partitions' twin is §4.2.2's common bucket in FCFS order; the sequential scan also
+    # drops the fair order, and passed although a fair common bucket is as fair.
+    head = next(iter(p0.F10_TWINS))
+    assert head == "f7-fcfs" and p0.ROWS[head][1] == {**p0._common("fcfs_first")}
+    logical, twin = p0.ROWS["f10-equal"][1], p0.ROWS[head][1]
+    assert {k for k in {*logical, *twin} if logical.get(k) != twin.get(k)} == {"sharing", "order"}
+    abl = [a for a in _data()["experiments"]["p0-f10"]["ablations"]
+           if a["mechanism"].startswith("logical partitions")]  # fmt: skip
+    assert len(abl) == 1 and "FCFS" in abl[0]["twin"], abl
+    # A fair common bucket without partitions (FCFS as fair as logical partitions, the
+    # sequential scan unfair): the headline ablation must not find an effect there.
+    ten = [0.0] * 10
+    s = _summ({"f10-equal": {"jain": [0.99 + x for x in ten]},
+               "f10-unequal": {"jain": [0.99 + x for x in ten]},
+               "f5-unequal": {"total_pct": [89.0 + x for x in ten]},
+               "f7-fcfs": {"jain": [0.985 + 0.001 * k for k in range(10)]},
+               "f7-lru": {"jain": [0.985 + x for x in ten]},
+               "f7-sequential": {"jain": [0.4 + 0.001 * k for k in range(10)]},
+               "f3-equal": {"jain": [0.7 + 0.002 * k for k in range(10)]}})  # fmt: skip
+    _, ablations = p0._f10_outcome(s)
+    assert ablations[0].verdict == "outside"
+
+
+def test_fig11_claim_is_the_papers_order_judged_seed_paired():
+    # Rule: a claim is the paper's, quoted. §4.2.3 compares logical partitions with
+    # individual rate control only; "logical >= 0.97 x common" was ours, and its slack let
+    # the reversed order (logical 2 % below common in every seed) through.
+    ten = range(10)
+    s = _summ({"f11-unequal": {"compliant_pct": [98.0 + 0.1 * k for k in ten],
+                               "total_pct": [120.0 + 0.1 * k for k in ten]},
+               "f8-unequal": {"compliant_pct": [100.0 + 0.1 * k for k in ten]},
+               "f6-unequal": {"compliant_pct": [80.0 + 0.2 * k for k in ten],
+                              "total_pct": [140.0 + 0.1 * k for k in ten]}})  # fmt: skip
+    comps = p0._f11_comparisons(s)
+    judged = [c for c in comps if c.verdict != "info"]
+    assert all(c.claim == ">" and c.n == 10 and "individual rate control" in c.quantity
+               for c in judged)  # fmt: skip
+    assert not any(c.verdict == "within" for c in comps if "common" in c.quantity)
+    by = {c.quantity.split(" throughput")[0]: c.verdict for c in judged}
+    assert by == {"total (compliant and non-compliant)": "outside", "compliant": "within"}
+    stored = _data()["experiments"]["p0-f11"]["comparisons"]
+    assert not any("slack" in (c.get("against") or "") for c in stored)
+
+
+def test_fig5_total_has_no_explanation_and_no_link_assignment_gives_87():
+    # Rule: an explanation no run confirms is withdrawn. Fig. 5's said the paper's three
+    # link speeds lose 13 %; every assignment of them to the four clients misses 87 ± 2.
+    e = _data()["experiments"]["p0-f5"]
+    total = next(c for c in e["comparisons"] if c["quantity"] == "unequal: total")
+    assert not total.get("explanation")
+    t = e["tables"]["assignments"]
+    totals = [dict(zip(t["columns"], r, strict=True))["total_pct"] for r in t["rows"]]
+    assert len(totals) == len(p0.link_assignments()) == 36
+    assert all(abs(x - 87.0) > p0.PCT_ATOL for x in totals)
+
+
+def test_mix_rtt_av_is_the_mean_of_the_rtts_that_scale_the_increase():
+    # Rule: the headline reading is argued from the text: §5's rtt_av is the mean of the
+    # same rtt_i (smoothed RTTs) that scale the increase, not the mean base RTT (312.5 ms,
+    # about half of them with the 50-packet queue).
+    e = _data()["experiments"]["p0-mix"]
+    t = e["tables"]["mix"]
+    rows = [dict(zip(t["columns"], r, strict=True)) for r in t["rows"]]
+    for r in rows:
+        if r["cc"] == "aggregate_fair":
+            assert abs(p0.MIX_RTT_AV[r["queue"]] / r["srtt_mean"] - 1) <= 0.1, r
+    assert abs(p0.RTT_AV / next(r["srtt_mean"] for r in rows if r["queue"] == 50
+                                and r["cc"] == "aggregate_fair") - 1) > 0.1  # fmt: skip
+    cal = e["calibrations"]
+    assert len(cal) == 1 and len(cal[0]["values"]) >= 4
