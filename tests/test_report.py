@@ -263,7 +263,7 @@ def test_report_reproduction_counts_verdicts(repro):
     counts = re.search(r'<table class="verdicts" id="verdict-counts">(.*?)</table>', html, re.S)
     assert counts
     row = re.search(r"<th class=\"l\">comparisons</th>(.*?)</tr>", counts.group(1), re.S)
-    assert [_text(c) for c in _cells(row.group(0))] == ["1", "1", "0", "1", "—", "0"]
+    assert [_text(c) for c in _cells(row.group(0))] == ["1", "1", "0", "1", "0", "—", "0"]
     # The counts are links to the list of that verdict; a zero is no link.
     assert '<a href="report-outside-explained.html">1</a>' in row.group(0)
     assert '<a href="report-outside.html">1</a>' in row.group(0)
@@ -500,7 +500,7 @@ def test_index_natural_order_filters_and_budgets(repro_pages):
     assert rows == ["x0-f3", "x0-f10", "x1-t1", "x2-f1"]  # x0-f3 before x0-f10
     # A row's counts link into its page (the first row of that verdict).
     f3 = re.search(r'<tr class="v-outside" id="x0-f3">(.*?)</tr>', html, re.S).group(1)
-    assert [_text(c) for c in _cells(f3)][4:] == ["0", "1", "0", "1", "0"]
+    assert [_text(c) for c in _cells(f3)][4:] == ["0", "1", "0", "1", "0", "0"]
     assert "P0 Fig. 3" in f3
     assert '<a href="x0-f3/report.html#c0">1</a>' in f3  # outside-explained: the 1st row
     assert '<a href="x0-f3/report.html#c1">1</a>' in f3  # outside: the 2nd

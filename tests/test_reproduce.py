@@ -395,6 +395,7 @@ def test_status_and_summary_count_verdicts(registry, tmp_path):
         "outside-explained": 0,
         "tie": 0,
         "outside": 1,
+        "not-judged": 0,
         "info": 0,
     }
     assert idx["summary"]["ok"] is False

@@ -676,13 +676,15 @@ def summary_line(summ: dict) -> str:
         f"{st.get('tie', 0)} tie, {st['outside']} outside, {st['failed']} failed; "
         f"comparisons: {cv['within']} within, {cv['outside-explained']} outside-explained "
         f"(counterfactual confirmed), {cv.get('tie', 0)} tie, {cv['outside']} outside, "
-        f"{cv['info']} without reference"
+        f"{cv.get('not-judged', 0)} not judged in quick mode, {cv['info']} without reference"
     )
     if any(ab.values()):
         line += (
             f"; ablations: {ab.get('within', 0)} within (the effect falls without its "
             f"mechanism), {ab.get('tie', 0)} tie, {ab.get('outside', 0)} outside"
         )
+        if ab.get("not-judged"):
+            line += f", {ab['not-judged']} not judged in quick mode"
     return line
 
 

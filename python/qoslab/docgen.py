@@ -207,7 +207,7 @@ def _comparisons(
         if match and match not in c["quantity"]:
             continue
         ref = c.get("reference") or "—"
-        verdict = c.get("verdict", "info")
+        verdict = _verdict_text(c)
         cf = (c.get("explanation") or {}).get("counterfactual")
         if cf and verdict in ("outside-explained", "outside"):
             from qoslab.reproduce import counterfactual_outcome
@@ -219,6 +219,15 @@ def _comparisons(
                      *([c.get("note") or "—"] if with_notes else [])])  # fmt: skip
     head = ["quantity", "ours", "compared with", "verdict"]
     return md_table([*head, "note"] if with_notes else head, rows)
+
+
+def _verdict_text(c: dict[str, Any]) -> str:
+    """A stored item's verdict as a page shows it: ``not-judged`` is written out with what
+    the claim needs ("not judged in quick mode (needs seeds 1–10)")."""
+    from qoslab.reproduce import NOT_JUDGED, not_judged_text
+
+    v = c.get("verdict", "info")
+    return not_judged_text(c.get("needs") or "?") if v == NOT_JUDGED else v
 
 
 def _notes_on(notes: str) -> bool:
@@ -270,7 +279,7 @@ def _ablations(
             rows.append([
                 name, a["claim"], a["mechanism"], a["twin"],
                 f"{fmt(a['effect_with'])}{unit}", f"{fmt(a['effect_without'])}{unit}",
-                f"{fall} (≥ {fmt(a['falls_by'], 3)})", a["verdict"],
+                f"{fall} (≥ {fmt(a['falls_by'], 3)})", _verdict_text(a),
                 *([a.get("note") or "—"] if with_notes else []),
             ])  # fmt: skip
     if not rows:
@@ -296,7 +305,7 @@ def _readings(
             label = f"{r['knob']} = {r['reading']}" + (" (headline)" if r["headline"] else "")
             for c in r["comparisons"]:
                 rows.append([name, c["quantity"], label, _value_unit(c),
-                             c.get("reference") or "—", c.get("verdict", "info")])  # fmt: skip
+                             c.get("reference") or "—", _verdict_text(c)])  # fmt: skip
     if not rows:
         return "(no readings in the data)\n"
     return md_table(["experiment", "claim", "reading", "ours", "compared with", "verdict"], rows)
@@ -312,7 +321,7 @@ def _calibrations(data: dict[str, Any], experiment: str = "", prefix: str = "", 
                 chosen = " (chosen)" if v == cal["chosen"] else ""
                 for c in cs:
                     rows.append([name, f"{cal['parameter']} = {v}{chosen}", c["quantity"],
-                                 _value_unit(c), c.get("verdict", "info")])  # fmt: skip
+                                 _value_unit(c), _verdict_text(c)])  # fmt: skip
     if not rows:
         return "(no calibrations in the data)\n"
     return md_table(["experiment", "parameter", "claim", "ours", "verdict"], rows)

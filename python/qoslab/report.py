@@ -474,7 +474,7 @@ def _calibration_rows(cals: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 #: Verdicts an index counts per experiment, in its columns' order.
-INDEX_VERDICTS = ("within", "outside-explained", "tie", "outside", "failed")
+INDEX_VERDICTS = ("within", "outside-explained", "tie", "outside", "not-judged", "failed")
 
 #: Rows of an experiment's raw tables shown on its page (all rows are in the Parquet file).
 PREVIEW_ROWS = 12

@@ -79,6 +79,12 @@ also states, beside its comparisons:
   did in the runs judged (``Comparison(acted=(what, amount))``, e.g. packets the
   regulators dropped); when it did nothing the claim is vacuous and ``outside``, never
   ``within``: a count of the mechanism being *set up* (regulators installed) is no guard.
+- **Quick mode may judge less, never differently.** A comparison or ablation whose quick
+  verdict differed from full mode's declares what judging it needs
+  (``Comparison(needs="seeds 1–10")``, ``Ablation(needs=…)``); in quick mode it is
+  ``not-judged`` ("not judged in quick mode"), neither within nor outside, whatever its
+  value, and the summary counts it. Where a claim is cheap, quick mode runs what it needs
+  instead (and the comparison declares nothing).
 """
 
 from __future__ import annotations
@@ -102,6 +108,7 @@ from qoslab.tables import t_quantile
 
 __all__ = [
     "FIGURES",
+    "NOT_JUDGED",
     "REGISTRY",
     "STATUSES",
     "VERDICTS",
@@ -123,6 +130,8 @@ __all__ = [
     "discover",
     "experiment_status",
     "figure",
+    "mark_mode",
+    "not_judged_text",
     "paired_interval",
     "register",
     "run_experiments",
@@ -132,9 +141,20 @@ __all__ = [
 ]
 
 
-VERDICTS = ("within", "outside-explained", "tie", "outside", "info")
+VERDICTS = ("within", "outside-explained", "tie", "outside", "not-judged", "info")
 """Every verdict a comparison can get, best first (``tie``: a claimed strict order whose
-seed-paired interval straddles zero; ``info``: nothing to compare against)."""
+seed-paired interval straddles zero; ``not-judged``: not judged in quick mode, which does
+not run what the claim ``needs``; ``info``: nothing to compare against)."""
+
+NOT_JUDGED = "not-judged"
+"""The verdict of a comparison or ablation in a mode that does not give it what it
+``needs`` (seeds, duration, points): "not judged in quick mode", neither within nor
+outside, whatever its value (quick mode may judge less, never differently)."""
+
+
+def not_judged_text(needs: str) -> str:
+    """How a comparison that was not judged says so beside its reference."""
+    return f"not judged in quick mode (needs {needs})"
 
 
 Values = Sequence[float] | Mapping[Any, float]
@@ -316,6 +336,18 @@ class Comparison:
     #: have failed through the mechanism: it is ``vacuous``, judged ``outside`` whatever
     #: ``ours`` is, and its reference says so.
     acted: tuple[str, float] | None = None
+    #: What judging this claim needs that quick mode does not run (e.g. "seeds 1–10",
+    #: "the 750 kb/s point", "300 s runs"): found by running it both ways, where quick
+    #: mode's verdict differed from full mode's. Empty: quick mode judges it as full does.
+    needs: str = ""
+    #: Set by :func:`run_experiments`: whether the run that produced ``ours`` was in quick
+    #: mode. With ``needs`` it makes the verdict ``not-judged``.
+    quick: bool = False
+
+    @property
+    def judged(self) -> bool:
+        """False when the run lacks what the claim ``needs`` (quick mode): ``not-judged``."""
+        return not (self.quick and self.needs)
 
     @classmethod
     def order(
@@ -330,6 +362,7 @@ class Comparison:
         note: str = "",
         a_name: str = "A",
         b_name: str = "B",
+        needs: str = "",
     ) -> Comparison:
         """The claim "A < B" (``claim="<"``) or "A > B" over per-seed values: ``ours`` is the
         mean of A − B; ``within`` when its 95 % interval (seed-paired by default) excludes
@@ -342,7 +375,7 @@ class Comparison:
             lo, hi = -math.inf, math.inf
         return cls(
             quantity, m, unit=unit, note=note, claim=claim, ci=(lo, hi), n=n,
-            a_name=a_name, b_name=b_name,
+            a_name=a_name, b_name=b_name, needs=needs,
         )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -447,10 +480,13 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """``within``, ``outside-explained``, ``tie``, ``outside`` or ``info`` (see the
-        class and :meth:`order`); ``outside`` when :attr:`vacuous`."""
+        """``within``, ``outside-explained``, ``tie``, ``outside``, ``not-judged`` or
+        ``info`` (see the class and :meth:`order`); ``outside`` when :attr:`vacuous`,
+        ``not-judged`` when the run lacks what the claim ``needs``."""
         if self.kind == "none":
             return "info"
+        if not self.judged:
+            return NOT_JUDGED
         if self.vacuous:
             return "outside"
         if self.kind == "order":
@@ -486,10 +522,11 @@ class Comparison:
             return ""
         if k == "order":
             lo, hi = self.ci  # type: ignore[misc]
-            return (
+            ref = (
                 f"{self.a_name} {self.claim} {self.b_name} (95 % CI of the paired difference "
                 f"over {self.n} seeds: {_num(lo)} … {_num(hi)})"
             )
+            return ref if self.judged else f"{ref}; {not_judged_text(self.needs)}"
         if k == "value":
             ref = _num(self.paper)  # type: ignore[arg-type]
         elif k == "interval":
@@ -513,6 +550,8 @@ class Comparison:
         if self.vacuous:
             what, n = self.acted  # type: ignore[misc]
             ref += f"; vacuous: {what} = {_num(float(n))}"
+        if not self.judged:
+            ref += f"; {not_judged_text(self.needs)}"
         return ref
 
     def to_dict(self) -> dict[str, Any]:
@@ -537,6 +576,8 @@ class Comparison:
         }
         if self.acted is not None:
             d.update(acted=[self.acted[0], float(self.acted[1])], vacuous=self.vacuous)
+        if self.needs:
+            d.update(needs=self.needs, judged=self.judged)
         if self.kind == "order":
             d.update(
                 claim=self.claim, ci=list(self.ci or ()), n=self.n,
@@ -618,6 +659,15 @@ class Ablation:
     #: The least effect with the mechanism that counts as an effect at all (in the
     #: effect's unit); an effect at or below it makes the claim outside, whatever the twin.
     min_effect: float = 0.0
+    #: As :attr:`Comparison.needs`: what judging this claim needs that quick mode does
+    #: not run; ``quick`` is set by :func:`run_experiments`.
+    needs: str = ""
+    quick: bool = False
+
+    @property
+    def judged(self) -> bool:
+        """False when the run lacks what the claim ``needs`` (quick mode): ``not-judged``."""
+        return not (self.quick and self.needs)
 
     def __post_init__(self) -> None:
         if not 0 < self.falls_by <= 1:
@@ -661,7 +711,10 @@ class Ablation:
 
     @property
     def verdict(self) -> str:
-        """``within`` (the effect falls as claimed), ``tie`` or ``outside`` (see the class)."""
+        """``within`` (the effect falls as claimed), ``tie`` or ``outside`` (see the class);
+        ``not-judged`` when the run lacks what the claim ``needs``."""
+        if not self.judged:
+            return NOT_JUDGED
         return ablation_verdict(self.fall, self.effect_without, self.falls_by, self.fall_ci)
 
     def to_dict(self) -> dict[str, Any]:
@@ -683,6 +736,7 @@ class Ablation:
             "note": self.note,
             "min_effect": self.min_effect,
             "verdict": self.verdict,
+            **({"needs": self.needs, "judged": self.judged} if self.needs else {}),
         }
 
 
@@ -785,8 +839,11 @@ def stored_verdict(c: Mapping[str, Any]) -> str:
     """A stored comparison's or ablation's verdict under today's rules: an
     ``outside-explained`` whose explanation was not confirmed by a counterfactual (data
     written before explanations were tested) is ``outside``; an ablation is judged again
-    from its stored fall and interval (:func:`ablation_verdict`)."""
+    from its stored fall and interval (:func:`ablation_verdict`); one stored as not judged
+    (its run lacked what it ``needs``) stays ``not-judged``."""
     v = c.get("verdict", "info")
+    if c.get("judged") is False and v != "info":
+        return NOT_JUDGED
     if c.get("vacuous") and v != "info":  # a claim whose mechanism never acted
         return "outside"
     if v == "outside-explained" and (c.get("explanation") or {}).get("confirmed") is not True:
@@ -1238,6 +1295,20 @@ class Context:
         return outcome
 
 
+def mark_mode(outcome: Outcome, quick: bool) -> None:
+    """Tells every comparison and ablation of ``outcome`` (readings' and calibrations'
+    included) whether its run was in quick mode, so that one whose claim ``needs`` what
+    quick mode does not run is ``not-judged`` there."""
+    items: list[Comparison | Ablation] = [*outcome.comparisons, *outcome.ablations]
+    for r in outcome.readings:
+        items += r.comparisons
+    for cal in outcome.calibrations:
+        for cs in cal.comparisons:
+            items += cs
+    for c in items:
+        c.quick = quick
+
+
 def run_experiments(
     names: list[str] | None,
     out: str | Path,
@@ -1283,6 +1354,7 @@ def run_experiments(
         log(f"reproduce {name}: {exp.title}")
         try:
             outcome = exp.fn(ctx) or Outcome()
+            mark_mode(outcome, q)
             for tname, df in outcome.tables.items():
                 df.write_parquet(ctx.out / f"table-{tname}.parquet")
             entry.update(

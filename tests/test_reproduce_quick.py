@@ -1,0 +1,112 @@
+"""Quick mode may judge less, never differently (issue 59): a comparison or ablation that
+declares what it ``needs`` is ``not-judged`` in quick mode, neither within nor outside,
+and the console's summary line, the report and docgen say so."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import report_text
+from qoslab import docgen, reproduce
+from qoslab.cli import summary_line
+from qoslab.report import write_report
+from qoslab.reproduce import (
+    Ablation,
+    Comparison,
+    Outcome,
+    count_verdicts,
+    register,
+    run_experiments,
+    stored_verdict,
+)
+
+
+@pytest.fixture
+def registry():
+    saved = dict(reproduce.REGISTRY)
+    yield reproduce.REGISTRY
+    reproduce.REGISTRY.clear()
+    reproduce.REGISTRY.update(saved)
+
+
+def test_a_comparison_that_needs_full_mode_is_not_judged_in_quick_mode():
+    c = Comparison("ratio at 750 kb/s", 0.0, at_least=0.5, needs="the 750 kb/s point")
+    assert c.verdict == "outside"  # full mode (quick is false by default): judged
+    c.quick = True
+    assert c.verdict == "not-judged" and not c.judged
+    assert "not judged in quick mode (needs the 750 kb/s point)" in c.reference
+    d = c.to_dict()
+    assert d["judged"] is False and d["needs"] == "the 750 kb/s point"
+    assert stored_verdict(d) == "not-judged" and count_verdicts([d])["not-judged"] == 1
+    # a claim that declares nothing is judged in quick mode as in full mode
+    plain = Comparison("ratio", 0.0, at_least=0.5, quick=True)
+    assert plain.verdict == "outside"
+    # info rows stay info; orders and ablations can be not judged too
+    assert Comparison("x", 1.0, needs="seeds", quick=True).verdict == "info"
+    o = Comparison.order("o", [1, 2, 3], [2, 3, 4], needs="seeds 1–10")
+    assert o.verdict == "within"
+    o.quick = True
+    assert o.verdict == "not-judged" and "not judged in quick mode" in o.reference
+    a = Ablation("c", "m", "t", "q", 1.0, 0.9, needs="seeds 1–3")
+    assert a.verdict == "outside"
+    a.quick = True
+    assert a.verdict == "not-judged" and a.to_dict()["judged"] is False
+
+
+def _flipper(ctx):
+    """A claim whose value crosses its bound between modes (quick: 0.7, full: 0.9) and
+    one that does not."""
+    v = 0.7 if ctx.quick else 0.9
+    return Outcome(
+        comparisons=[
+            Comparison("flips", v, at_least=0.8, needs="seeds 1–3"),
+            Comparison("steady", 1.0, at_least=0.8),
+        ],
+        ablations=[
+            Ablation("claim", "m", "t", "q", 1.0, 0.9 if ctx.quick else 0.1, needs="seeds 1–3")
+        ],
+        readings=[
+            reproduce.ReadingResult(
+                reproduce.Reading("k", "a", headline=True, argued='"a"'),
+                [Comparison("r", v, at_least=0.8, needs="300 s")],
+            ),
+            reproduce.ReadingResult(reproduce.Reading("k", "b"), [Comparison("r", 1.0)]),
+        ],
+        calibrations=[
+            reproduce.Calibration(
+                "p",
+                1,
+                "not given",
+                [0, 1, 2, 3],
+                [[Comparison("c", v, at_least=0.8, needs="300 s")] for _ in range(4)],
+            )
+        ],
+    )
+
+
+def test_the_framework_marks_quick_runs_and_every_layer_shows_not_judged(registry, tmp_path):
+    register("t-flip", title="flips")(_flipper)
+    full = run_experiments(["t-flip"], tmp_path / "full", log=lambda s: None)
+    quick = run_experiments(["t-flip"], tmp_path / "quick", quick=True, log=lambda s: None)
+    ef, eq = full["experiments"][0], quick["experiments"][0]
+    assert [c["verdict"] for c in ef["comparisons"]] == ["within", "within"]
+    assert [c["verdict"] for c in eq["comparisons"]] == ["not-judged", "within"]
+    assert eq["ablations"][0]["verdict"] == "not-judged"
+    assert ef["ablations"][0]["verdict"] == "within"
+    assert eq["readings"][0]["comparisons"][0]["verdict"] == "not-judged"
+    assert eq["calibrations"][0]["comparisons"][1][0]["verdict"] == "not-judged"
+    assert eq["verdict"] == "within"  # not judged is no miss
+    s = quick["summary"]
+    assert s["comparisons"]["not-judged"] == 1 and s["ablations"]["not-judged"] == 1 and s["ok"]
+    line = summary_line(s)
+    assert "1 not judged in quick mode" in line
+    html = report_text(write_report(tmp_path / "quick"))
+    assert "not judged in quick mode" in html
+    out = docgen.export(tmp_path / "quick", tmp_path / "d.json")
+    data = json.loads(out.read_text())
+    table = docgen.RENDERERS["comparisons"](data, experiment="t-flip")
+    assert "| flips |" in table and "not judged in quick mode (needs seeds 1–3)" in table
+    assert "not judged in quick mode" in docgen.RENDERERS["ablations"](data, prefix="t-")
+    assert "not judged in quick mode" in docgen.RENDERERS["calibrations"](data, prefix="t-")
