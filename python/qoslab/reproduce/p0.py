@@ -894,6 +894,7 @@ MIX_READING_CC: dict[str, Any] = {
     **{f"aggregate_fair_{round(v * 1000)}ms": {"kind": "aggregate_fair", "rtt_av": _ms(v)}
        for v in MIX_CAL_RTT_AV if v not in (RTT_AV, MIX_RTT_AV[50])},
 }  # fmt: skip
+#: The RTT that scales the aggregate-fair increase (§5), run side by side in ``p0-mix``.
 AF_RTT_READINGS = [
     Reading("aggregate_fair rtt", "srtt", "the increase scaled by the smoothed RTT, queueing "
             "included", headline=True,
@@ -903,6 +904,7 @@ AF_RTT_READINGS = [
     Reading("aggregate_fair rtt", "min", "rtt_i the smallest RTT sample (the base RTT, "
             "rtt = \"min\") and rtt_av the mean base RTT, 312.5 ms"),
 ]  # fmt: skip
+#: The aggregate's rtt_av (§5), run side by side in ``p0-mix`` at both queues.
 AF_RTT_AV_READINGS = [
     Reading("aggregate_fair rtt_av", "srtt mean", "rtt_av the mean smoothed RTT of the long "
             "connections (650 ms with the 50-packet queue, 400 ms with the 10-packet one)",
