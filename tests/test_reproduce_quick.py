@@ -110,3 +110,56 @@ def test_the_framework_marks_quick_runs_and_every_layer_shows_not_judged(registr
     assert "| flips |" in table and "not judged in quick mode (needs seeds 1–3)" in table
     assert "not judged in quick mode" in docgen.RENDERERS["ablations"](data, prefix="t-")
     assert "not judged in quick mode" in docgen.RENDERERS["calibrations"](data, prefix="t-")
+
+
+#: Verdicts that judge: a flip between two of them is what quick mode must never show.
+JUDGING = {"within", "outside", "outside-explained"}
+
+
+def _judged_items(e: dict) -> dict[tuple[str, str], str]:
+    out = {}
+    for c in e.get("comparisons") or []:
+        out["c", c["quantity"]] = c["verdict"]
+    for a in e.get("ablations") or []:
+        out["a", a["claim"]] = a["verdict"]
+    for r in e.get("readings") or []:
+        for c in r["comparisons"]:
+            out[f"r {r['knob']}={r['reading']}", c["quantity"]] = c["verdict"]
+    for k in e.get("calibrations") or []:
+        for v, cs in zip(k["values"], k["comparisons"], strict=True):
+            for c in cs:
+                out[f"k {k['parameter']}={v}", c["quantity"]] = c["verdict"]
+    return out
+
+
+def flips(quick: dict, full: dict) -> list[str]:
+    """Items judged one way in quick mode and the other in full mode (a quick ``tie``
+    where full mode decides counts too: quick mode may judge less, never differently)."""
+    out = []
+    for key, qv in _judged_items(quick).items():
+        fv = _judged_items(full).get(key)
+        if fv is None or qv == "not-judged" or qv == "info":
+            continue
+        if qv != fv and ({qv, fv} <= JUDGING | {"tie"}):
+            out.append(f"{key}: quick {qv}, full {fv}")
+    return out
+
+
+def test_flips_finds_a_quick_verdict_that_differs():
+    q = {"comparisons": [{"quantity": "a", "verdict": "outside"},
+                         {"quantity": "b", "verdict": "not-judged"}]}  # fmt: skip
+    f = {"comparisons": [{"quantity": "a", "verdict": "within"},
+                         {"quantity": "b", "verdict": "outside"}]}  # fmt: skip
+    assert flips(q, f) == ["('c', 'a'): quick outside, full within"]
+
+
+@pytest.mark.parametrize("name", ["p3-t2", "p4-f3a"])
+def test_cheap_experiments_judge_the_same_in_quick_and_full_mode(name, tmp_path):
+    """p3-t2 (quick: 4 runs per conditioner; its 'all data' means and orders flipped
+    before they declared needs=) and p4-f3a (its 512 KB striping ratio read 0.761 in
+    quick mode against 0.880 before quick mode ran what full mode runs), both ways."""
+    q = run_experiments([name], tmp_path / "q", quick=True, log=lambda s: None)
+    f = run_experiments([name], tmp_path / "f", log=lambda s: None)
+    eq, ef = q["experiments"][0], f["experiments"][0]
+    assert eq["status"] == ef["status"] == "done"
+    assert flips(eq, ef) == []

@@ -1154,7 +1154,8 @@ def f6(ctx: Context) -> Outcome:
                    against="'no significant difference in the goodput of the other flows'"),
         Comparison("without ERUF in R4: TCP goodput, lowest ÷ highest over reverse rates",
                    ratio(float(no_r4_tcp.min()), float(no_r4_tcp.max())), unit="×",  # type: ignore[arg-type]
-                   at_least=0.9, against="'no significant impact of source quenches'"),
+                   at_least=0.9, against="'no significant impact of source quenches'",
+                   needs="every reverse CBR rate (quick mode runs fewer)"),
         Comparison("ERUF in all routers, reverse CBR at 2 Mb/s: share of its drops at its edge",
                    share[True], at_least=0.5,
                    against="quenches from R4 'result in regulation of the backward flow'"),

@@ -257,7 +257,7 @@ def t2(ctx: Context) -> Outcome:
                        explanation=concurrent(stem, "first_mean")),
             Comparison(f"{LABELS[stem]}: mean response time, all data",
                        _get(t, "ns2", stem, "all_mean"), paper=a, unit="s", rtol=0.5,
-                       explanation=concurrent(stem, "all_mean")),
+                       explanation=concurrent(stem, "all_mean"), needs="20 runs per conditioner"),
         ]  # fmt: skip
 
     def order(load: str, what: str, stem: str, col: str, why: str) -> Comparison:
@@ -268,7 +268,8 @@ def t2(ctx: Context) -> Outcome:
                                   & (pl.col("conditioner") == c))[col].to_list()  # fmt: skip
         return Comparison.order(f"{what}: {LABELS[stem]} < {LABELS[best]}, {col}", pick(stem),
                                 pick(best), claim="<", unit="s", a_name=LABELS[stem],
-                                b_name=LABELS[best], note=why)  # fmt: skip
+                                b_name=LABELS[best], note=why,
+                                needs="20 runs per conditioner")  # fmt: skip
 
     for load, what in [("ns2", "ns-2 session timing"), ("concurrent", "concurrent sessions")]:
         comps += [
