@@ -479,13 +479,14 @@ def f2_experiment(ctx: Context) -> Outcome:
     per_seed, t = _ratio_sweep(ctx, "f2", weights, seeds, duration)
     comps = _scaling_comparisons(t, weights, "2a")
 
-    def timeouts(w: int) -> Comparison:
+    def timeouts(w: int, needs: str = "") -> Comparison:
         return Comparison(
             f"WAIMD: f0's timeouts per 100 s at w = {w}",
             _pick(t, "f0_timeouts_100s", method="waimd", w=w),
             paper=8.0,
             rtol=0.5,
             note="Fig. 2(b) does not state its weight; w = 10 taken (§3.1)",
+            needs=needs,
         )
 
     comps.append(timeouts(F2B_W))
@@ -495,7 +496,7 @@ def f2_experiment(ctx: Context) -> Outcome:
         Calibration(
             "Fig. 2(b)'s WAIMD weight w", F2B_W,
             "the paper does not state it; §3.1 says WAIMD \"does not scale beyond a weight "
-            "of even 10\"", cal_w, [[timeouts(w)] for w in cal_w],
+            "of even 10\"", cal_w, [[timeouts(w, F2_EXTRA_NEEDS)] for w in cal_w],
         ),
     ]  # fmt: skip
     buffers_cal, buffers_t = _stripe_buffer_calibration(ctx, t, seeds, duration)
@@ -515,12 +516,17 @@ def f2_experiment(ctx: Context) -> Outcome:
 STRIPE_BUFFERS_KB = [BUFFER_KB, 256, 1024, 20_000]
 #: The weights of Fig. 2(a)'s "near the ideal" claims.
 SMALL_WEIGHTS = [2, 5, 10]
+#: What Fig. 2(a)'s calibrations and writer readings need to be judged: at one seed of
+#: 100 s three of them read the other way (write until block at w = 2, the timeouts at
+#: w = 5, striping with 256 KB at w = 5), so quick mode does not judge them.
+F2_EXTRA_NEEDS = "3 seeds of 300 s"
 
 
-def _near_ideal(method: str, w: int, value: float, what: str = "") -> Comparison:
-    """Fig. 2(a)'s claim "near the ideal for w ≤ 10": ratio ÷ w within 1 ± 0.2."""
-    return Comparison(f"{LABELS[method]}: ratio ÷ w at w = {w}{what}", value, unit="×",
-                      paper=1.0, atol=0.2,
+def _near_ideal(method: str, w: int, value: float) -> Comparison:
+    """Fig. 2(a)'s claim "near the ideal for w ≤ 10": ratio ÷ w within 1 ± 0.2 (as
+    :func:`_scaling_comparisons`), judged in full mode only (:data:`F2_EXTRA_NEEDS`)."""
+    return Comparison(f"{LABELS[method]}: ratio ÷ w at w = {w}", value, unit="×",
+                      paper=1.0, atol=0.2, needs=F2_EXTRA_NEEDS,
                       note="the ideal's 20 % band for w ≤ 10 (paper Fig. 2a)")  # fmt: skip
 
 
