@@ -273,3 +273,25 @@ def test_waimd_has_no_receive_buffer_limit_in_fig_2a_and_6():
         assert "rcv_buffer" not in p4.specs()[rel]["flow"][0]["tcp"]
     assert "rcv_buffer" not in p4.weight_overrides("waimd", 10)
     assert "flow.f0.tcp.rcv_buffer" in p4.bandwidth_overrides("waimd", 10, 20)
+
+
+def test_fig6_claims_that_flipped_in_quick_mode_need_full_mode():
+    import polars as pl
+
+    from qoslab.reproduce import Comparison
+
+    rows = [{"method": m, "w": w, "ratio": float(w), "ratio_over_w": 1.0}
+            for m in p4.METHODS for w in p4.WEIGHTS]  # fmt: skip
+    comps = p4._scaling_comparisons(pl.DataFrame(rows), p4.WEIGHTS, "6a")
+    comps.append(Comparison("6(b) WAIMD ÷ striping relative std-dev at w = 20", 1.3, at_least=1))
+    p4._f6_needs(comps, 20)
+    marked = [c.quantity for c in comps if c.needs]
+    assert marked == [
+        "WAIMD: ratio ÷ w at w = 2",
+        "6(b) WAIMD ÷ striping relative std-dev at w = 20",
+    ]
+    for c in comps:
+        c.quick = True
+    assert [c.verdict for c in comps if c.needs] == ["not-judged", "not-judged"]
+    with pytest.raises(ValueError, match="no comparison named"):
+        p4._f6_needs(comps[:3], 20)
