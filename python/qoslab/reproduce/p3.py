@@ -18,8 +18,10 @@ from the senders too (their smoothed RTT, queueing included) to show what that c
 Above the target a packet is DP0 with probability 1 − p, as P3's text says (``dp0 =
 "text"``); ``rtt-fig1`` is the basic marker with Fig. 1's (1 − p)² instead;
 ``rtt-rto-literal`` is RTT-RTO with the literal reading of §III's own-ratio rule
-(``rto_rule = "min_rtt_and_rto"``), the other reading of §III's rule. Small-window
-protection follows P3's text, every packet of a micro-flow with cwnd < k DP0 and the
+(``rto_rule = "min_rtt_and_rto"``), the other reading of §III's rule; the RTT-RTO
+scenarios name ``rto_rule = "min_rtt_aggregate"`` (the headline reading), since the
+library's default is the continuous ``"capped"`` rule (docs/queues-and-conditioners.md).
+Small-window protection follows P3's text, every packet of a micro-flow with cwnd < k DP0 and the
 protected bytes paid back by later packets (``protect_bound = "none"``, the headline
 reading); ``standard-sw-cir`` and ``rtt-sw-cir`` hold the aggregate's DP0 rate to its
 CIR instead (``protect_bound = "cir"``), the other reading of §VI. Each
@@ -74,9 +76,9 @@ MARKERS: dict[str, dict[str, Any]] = {
         "protect_bound": "none",
     },
     "rtt": {"scheme": "rtt"},
-    "rtt-rto": {"scheme": "rtt_rto"},
+    "rtt-rto": {"scheme": "rtt_rto", "rto_rule": "min_rtt_aggregate"},
     "rtt-sw": {"scheme": "rtt", "small_window": 3, "protect_bound": "none"},
-    "rtt-rto-srtt": {"scheme": "rtt_rto", "rtt": "oracle"},
+    "rtt-rto-srtt": {"scheme": "rtt_rto", "rto_rule": "min_rtt_aggregate", "rtt": "oracle"},
     "rtt-fig1": {"scheme": "rtt", "dp0": "figure"},
     "rtt-rto-literal": {"scheme": "rtt_rto", "rto_rule": "min_rtt_and_rto"},
     "rtt-sw-cir": {"scheme": "rtt", "small_window": 3, "protect_bound": "cir"},

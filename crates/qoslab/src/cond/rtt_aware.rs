@@ -13,13 +13,29 @@
 //!   The aggregate holding both minima would get q = 1 (every out-of-profile packet DP2);
 //!   P3 §III marks it "based on the ratio of its own RTT and RTO" instead: q = RTT/RTO of
 //!   the aggregate itself. Which aggregate gets its own ratio is `rto_rule` ([`RtoRule`]):
-//!   `min_rtt_aggregate` (default) the one holding the minimum RTT, whatever its RTO —
-//!   P3 §III gives the rule's reason as "Otherwise, the right hand side of (9) may become
-//!   1 and all packets of the flow with minimum RTT will be marked as DP2", a harm to the
-//!   minimum-RTT flow; `min_rtt_and_rto` only the one holding both minima, read literally,
-//!   which has a cliff: with its RTO a little above another aggregate's, q jumps from
-//!   RTT/RTO to minRTO/RTO ≈ 1. The basic `rtt` scheme keeps q = 1 for the minimum-RTT
-//!   aggregate, which is the behaviour P3 §III says this rule avoids.
+//!   `min_rtt_aggregate` (the P3 reproduction's headline) the one holding the minimum
+//!   RTT, whatever its RTO — P3 §III gives the rule's reason as "Otherwise, the right
+//!   hand side of (9) may become 1 and all packets of the flow with minimum RTT will be
+//!   marked as DP2", a harm to the minimum-RTT flow; `min_rtt_and_rto` only the one
+//!   holding both minima, read literally, which has a cliff: with its RTO a little above
+//!   another aggregate's, q jumps from RTT/RTO to minRTO/RTO ≈ 1. The basic `rtt` scheme
+//!   keeps q = 1 for the minimum-RTT aggregate, which is the behaviour P3 §III says this
+//!   rule avoids.
+//!
+//!   Both of the paper's readings are discontinuous along the RTT axis: the minimum-RTT
+//!   aggregate gets q = RTT/RTO ≈ 0.1 while one a hair slower gets Fig. 1's
+//!   q ≈ (minRTT/RTT)² ≈ 1, so a 5 % RTT difference between two aggregates decides a
+//!   ≈ 4 × goodput split, and the faster one wins: the RTT bias P3 sets out to mitigate.
+//!   `capped` (the library default) gives every aggregate q = min(Fig. 1's q,
+//!   minRTT/minRTO): the exception's own ratio, taken from the group's minima, becomes a
+//!   ceiling for the whole group. It is continuous in every aggregate's RTT and RTO (a
+//!   minimum of continuous functions), never marks a longer-RTT aggregate harder than a
+//!   shorter one with the same RTO (Fig. 1's q falls with RTT, the ceiling is shared),
+//!   keeps P3 §III's promise (no aggregate's out-of-profile packets all DP2), and equals
+//!   the paper's rule wherever Fig. 1's q is below the ceiling and for an aggregate
+//!   holding both minima — e.g. P3 Fig. 4's 20 ms aggregate beside 100–200 ms ones.
+//!   Aggregates within about √(minRTO/minRTT) of the minimum RTT (≈ 3 × at 20 ms and
+//!   200 ms) share the ceiling instead of Fig. 1's steep (minRTT/RTT)².
 //!
 //! Small-window protection (`small_window = k`, Feroz et al., P3 §III "SW"): a TCP
 //! packet whose micro-flow has cwnd < k segments is DP0. With `rtt` this is P3's
@@ -90,9 +106,13 @@ pub enum Dp0Rule {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RtoRule {
-    /// The aggregate holding the minimum RTT (as last published to the group): q =
-    /// RTT/RTO, continuous in its RTO.
+    /// Every aggregate: q = min(Fig. 1's q, minRTT/minRTO over the group), continuous in
+    /// every RTT and RTO (module doc); the library default.
     #[default]
+    Capped,
+    /// The aggregate holding the minimum RTT (as last published to the group): q =
+    /// RTT/RTO, continuous in its RTO, discontinuous in the RTTs (P3 §III as the P3
+    /// reproduction reads it).
     MinRttAggregate,
     /// Only an aggregate whose Fig. 1 q reaches 1 (both minima): q jumps from RTT/RTO to
     /// minRTO/RTO when its RTO rises past another aggregate's.
@@ -199,8 +219,8 @@ pub struct RttAwareConfig {
     /// Bound on small-window protection: `"cir"` (default, DP0 rate ≤ CIR) or `"none"`.
     #[serde(default)]
     pub protect_bound: ProtectBound,
-    /// Which `rtt_rto` aggregate uses its own RTT/RTO: `"min_rtt_aggregate"` (default)
-    /// or `"min_rtt_and_rto"` (P3 §III; module doc).
+    /// How `rtt_rto` keeps the minimum-RTT aggregate off q = 1: `"capped"` (default,
+    /// continuous), `"min_rtt_aggregate"` or `"min_rtt_and_rto"` (P3 §III; module doc).
     #[serde(default)]
     pub rto_rule: RtoRule,
     /// The aggregate's RTT: `"oracle"` (default), `"passive"` or a duration.
@@ -594,6 +614,10 @@ pub struct RttAware {
     minima: Option<(u64, u64)>,
     /// What this marker published at the last exchange (with the minima read then).
     published: Option<(u64, u64)>,
+    /// Whether it held the group's minimum RTT at the last exchange, and how many
+    /// exchanges changed that (where the paper's own-ratio exception jumps).
+    holder: Option<bool>,
+    holder_changes: u32,
     /// TSW estimate of the bytes leaving DP0 (the protection bound).
     dp0_est: TswEstimator,
     /// Bytes owed as DP1 and as DP2 by protected packets.
@@ -632,6 +656,8 @@ impl RttAware {
             next_exchange: SimTime::ZERO,
             minima: None,
             published: None,
+            holder: None,
+            holder_changes: 0,
             dp0_est: TswEstimator::new(cfg.window, Rate::from_bps(0)),
             owed: [0; 2],
             counts: RttAwareCounts::default(),
@@ -686,6 +712,16 @@ impl RttAware {
         self.minima
     }
 
+    /// The RTT and RTO [µs] it published at its last exchange, once it has.
+    pub fn published(&self) -> Option<(u64, u64)> {
+        self.published
+    }
+
+    /// How many exchanges changed whether it held its group's minimum RTT.
+    pub fn holder_changes(&self) -> u32 {
+        self.holder_changes
+    }
+
     /// The aggregate's RTT and RTO [µs] as the marker sees them now.
     pub fn aggregate(&self) -> Option<(u64, u64)> {
         let m = self.oracle.mean();
@@ -714,8 +750,13 @@ impl RttAware {
             Scheme::RttRto => r * (min_rto as f64 / rto.max(1) as f64),
             _ => r,
         };
+        if self.cfg.scheme == Scheme::RttRto && self.cfg.rto_rule == RtoRule::Capped {
+            // The group's own-ratio ceiling (module doc).
+            return q.min(min_rtt as f64 / min_rto.max(1) as f64).min(1.0);
+        }
         let own = self.cfg.scheme == Scheme::RttRto
             && match self.cfg.rto_rule {
+                RtoRule::Capped => false,
                 // The minimum-RTT aggregate, judged by what it published with the minima
                 // it read (its RTT may have moved since).
                 RtoRule::MinRttAggregate => match (self.minima, self.published) {
@@ -742,6 +783,13 @@ impl RttAware {
                 let mine = self.aggregate();
                 self.minima = ex.publish(*i, mine);
                 self.published = mine;
+                if let (Some((m, _)), Some((me, _))) = (self.minima, mine) {
+                    let h = me <= m;
+                    if self.holder.is_some_and(|x| x != h) {
+                        self.holder_changes += 1;
+                    }
+                    self.holder = Some(h);
+                }
                 self.next_exchange = now + self.cfg.exchange;
             }
         }
@@ -838,6 +886,91 @@ impl Conditioner for RttAware {
         }
         Action::Pass
     }
+}
+
+/// The paper's own-ratio exception is "near its jump" when the minimum-RTT aggregate's
+/// q (its own RTT/RTO) is below the next aggregate's Fig. 1 q by more than this factor:
+/// the exception then marks the faster aggregate less, inverting Fig. 1's order
+/// by that much, and a small RTT change that swaps the two swaps the inversion.
+pub const NEAR_JUMP: f64 = 2.0;
+
+/// A warning per exchange group of `rtt_rto` markers under one of the paper's own-ratio
+/// rules (`rto_rule = "min_rtt_aggregate"` or `"min_rtt_and_rto"`) whose aggregates sat
+/// near the rule's jump at the end of the run ([`NEAR_JUMP`], from the RTTs and RTOs last
+/// published), or whose minimum-RTT aggregate changed during the run. There q jumps between
+/// RTT/RTO ≈ 0.1 and Fig. 1's (minRTT/RTT)²·(minRTO/RTO) ≈ 1, so a small RTT change
+/// decides which aggregate is marked harder (module doc; `"capped"` has no jump).
+pub fn rto_rule_warnings(w: &crate::world::World) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let hooks = w
+        .nodes
+        .iter()
+        .flat_map(|n| [&n.host_egress, &n.ingress])
+        .chain(w.ifaces.iter().flat_map(|f| [&f.egress, &f.ingress]));
+    /// A group's rule, the (RTT, RTO) its markers last published, their holder changes.
+    type Group = (RtoRule, Vec<(u64, u64)>, u32);
+    let mut groups: BTreeMap<&str, Group> = BTreeMap::new();
+    for h in hooks {
+        for s in h.chain.stages() {
+            let super::AnyConditioner::RttAware(m) = s else {
+                continue;
+            };
+            let (c, Some(g)) = (m.config(), m.group()) else {
+                continue;
+            };
+            if c.scheme != Scheme::RttRto || c.rto_rule == RtoRule::Capped {
+                continue;
+            }
+            let e = groups.entry(g).or_insert((c.rto_rule, Vec::new(), 0));
+            e.1.extend(m.published());
+            e.2 += m.holder_changes();
+        }
+    }
+    let mut out = Vec::new();
+    for (g, (rule, mut rtts, changes)) in groups {
+        rtts.sort_unstable();
+        let min_rto = rtts.iter().map(|p| p.1).min().unwrap_or(1).max(1) as f64;
+        let f = |v: u64| v.max(1) as f64;
+        // The minimum-RTT aggregate's own ratio against the next one's Fig. 1 q.
+        let (own, next) = match rtts.as_slice() {
+            [a, b, ..] => (
+                f(a.0) / f(a.1),
+                (f(a.0) / f(b.0)).powi(2) * min_rto / f(b.1),
+            ),
+            _ => (1.0, 0.0),
+        };
+        let close = next > NEAR_JUMP * own;
+        if !close && changes == 0 {
+            continue;
+        }
+        let rule = serde_json::to_value(rule).ok();
+        let rule = rule.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
+        let near = if close {
+            format!(
+                "the {:.1} ms aggregate gets q = {own:.3} (its own RTT/RTO) while the {:.1} ms \
+                 one gets {next:.3} (Fig. 1), more than {NEAR_JUMP} × as much",
+                rtts[0].0 as f64 / 1e3,
+                rtts[1].0 as f64 / 1e3,
+            )
+        } else {
+            String::new()
+        };
+        let moved = if changes > 0 {
+            format!(
+                "{}the minimum-RTT aggregate changed {changes} times during the run",
+                if close { "; " } else { "" }
+            )
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "rtt_aware group `{g}`: rto_rule = \"{rule}\" (P3 §III's own-ratio exception) near \
+             its jump: {near}{moved}. A small RTT change that made the other aggregate the \
+             fastest would swap the two q's, so it decides which one is marked harder; rto_rule = \"capped\" (the \
+             default) is continuous"
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -1029,10 +1162,11 @@ mod tests {
     fn the_minimum_rtt_aggregate_keeps_its_own_ratio_across_another_aggregates_rto() {
         // The 20 ms aggregate holds the minimum RTT; the other's RTO is 200 ms. At RTO
         // 190 ms it holds both minima (q = 20/190); at 210 ms it no longer holds the
-        // minimum RTO. The default rule keeps q = own RTT/RTO = 20/210: q moves by 0.01.
+        // minimum RTO. The min_rtt_aggregate rule keeps q = own RTT/RTO = 20/210: q moves by 0.01.
         // Today's literal rule (both minima) jumps to (20/20)²·(200/210) = 0.95.
-        let mut lo = beside_200ms(20, 190, "");
-        let mut hi = beside_200ms(20, 210, "");
+        let paper = "rto_rule = \"min_rtt_aggregate\"";
+        let mut lo = beside_200ms(20, 190, paper);
+        let mut hi = beside_200ms(20, 210, paper);
         let f_lo = fractions(&mut lo, 4e6, 100_000, 10);
         let f_hi = fractions(&mut hi, 4e6, 100_000, 10);
         assert!((lo.q() - 20.0 / 190.0).abs() < 1e-9, "{}", lo.q());
@@ -1057,11 +1191,90 @@ mod tests {
         let other = ex.join();
         ex.publish(other, Some((20_000, 200_000)));
         let c =
-            "scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0\nrtt = \"100ms\"\nrto = \"210ms\"";
+            "scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0\nrtt = \"100ms\"\nrto = \"210ms\"\nrto_rule = \"min_rtt_aggregate\"";
         let mut m = RttAware::new(cfg(c), RngStream::from_seed(1));
         m.join(ex);
         m.meter(SimTime::ZERO, &seg(1, 1000, 5, 100, 210));
         assert!((m.q() - 0.04 * 200.0 / 210.0).abs() < 1e-9, "{}", m.q());
+    }
+
+    /// q of an `rtt_rto` marker with fixed RTT and RTO [µs] under `rule`, in a group where
+    /// another aggregate published `other` (RTT, RTO) [µs].
+    fn q_beside(rtt: u64, rto: u64, other: (u64, u64), rule: &str) -> f64 {
+        let ex = Arc::new(Exchange::default());
+        let o = ex.join();
+        ex.publish(o, Some(other));
+        let c = format!(
+            "scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = 0\nrtt = \"{}us\"\nrto = \"{}us\"\nrto_rule = \"{rule}\"",
+            rtt, rto
+        );
+        let mut m = RttAware::new(cfg(&c), RngStream::from_seed(3));
+        m.join(ex);
+        m.meter(SimTime::ZERO, &seg(1, 1000, 5, 20, 200));
+        m.q()
+    }
+
+    #[test]
+    fn the_capped_rule_has_no_cliff_along_the_rtt_axis() {
+        // One aggregate at 20 ms / 200 ms, the other's RTT swept 10–40 ms in 0.1 ms steps
+        // (RTO 200 ms). The paper's rule jumps where the two RTTs cross (q of the swept one
+        // from 0.1 to ≈ 1); the capped rule moves q by at most the step's share of the
+        // ceiling, and never gives the slower aggregate the larger q.
+        let other = (20_000, 200_000);
+        let (mut prev, mut prev_paper) = (None::<f64>, None::<f64>);
+        let mut paper_jump = 0.0f64;
+        for i in 100..=400u64 {
+            let rtt = i * 100;
+            let q = q_beside(rtt, 200_000, other, "capped");
+            let p = q_beside(rtt, 200_000, other, "min_rtt_aggregate");
+            if let Some(v) = prev {
+                assert!(
+                    (q - v).abs() <= 0.1 * 100.0 / 20_000.0 + 1e-12,
+                    "{rtt} µs: {v} → {q}"
+                );
+            }
+            if let Some(v) = prev_paper {
+                paper_jump = paper_jump.max((p - v).abs());
+            }
+            // The other aggregate's q in the same group, seen from its side.
+            let q_other = q_beside(20_000, 200_000, (rtt, 200_000), "capped");
+            if rtt > 20_000 {
+                assert!(
+                    q <= q_other + 1e-12,
+                    "{rtt} µs: slower {q} > faster {q_other}"
+                );
+            } else {
+                assert!(
+                    q >= q_other - 1e-12,
+                    "{rtt} µs: faster {q} < slower {q_other}"
+                );
+            }
+            (prev, prev_paper) = (Some(q), Some(p));
+        }
+        assert!(paper_jump > 0.8, "the paper's rule's jump: {paper_jump}");
+    }
+
+    #[test]
+    fn the_capped_rule_is_the_papers_away_from_the_jump() {
+        // P3 Fig. 4's 100 and 200 ms aggregates beside the 20 ms one, RTOs 300 / 450 / 200
+        // ms: Fig. 1's q is below the ceiling 20/200, so both rules give it; the 20 ms
+        // aggregate (both minima) gets its own RTT/RTO under both.
+        for (rtt, rto) in [(100_000, 300_000), (200_000, 450_000)] {
+            let c = q_beside(rtt, rto, (20_000, 200_000), "capped");
+            let p = q_beside(rtt, rto, (20_000, 200_000), "min_rtt_aggregate");
+            assert!((c - p).abs() < 1e-12, "{rtt}: {c} vs {p}");
+        }
+        let c = q_beside(20_000, 200_000, (100_000, 300_000), "capped");
+        let p = q_beside(20_000, 200_000, (100_000, 300_000), "min_rtt_aggregate");
+        assert!(
+            (c - 0.1).abs() < 1e-12 && (p - 0.1).abs() < 1e-12,
+            "{c} {p}"
+        );
+        // Near the minimum they differ: 21 ms beside 20 ms gets the ceiling, not 0.91.
+        let c = q_beside(21_000, 200_000, (20_000, 200_000), "capped");
+        let p = q_beside(21_000, 200_000, (20_000, 200_000), "min_rtt_aggregate");
+        assert!((c - 0.1).abs() < 1e-12, "{c}");
+        assert!((p - (20.0f64 / 21.0).powi(2)).abs() < 1e-12, "{p}");
     }
 
     #[test]
@@ -1074,7 +1287,7 @@ mod tests {
         let other = ex.join();
         ex.publish(other, Some((100_000, 200_000)));
         let mut m = RttAware::new(
-            cfg("scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = \"1s\""),
+            cfg("scheme = \"rtt_rto\"\ncir = \"2Mbps\"\nexchange = \"1s\"\nrto_rule = \"min_rtt_aggregate\""),
             RngStream::from_seed(1),
         );
         m.join(ex);
@@ -1414,11 +1627,7 @@ mod tests {
         let d = cfg("cir = 1000");
         assert_eq!(
             (d.rto_rule, d.protect_bound, d.min_window),
-            (
-                RtoRule::MinRttAggregate,
-                ProtectBound::Cir,
-                Dur::from_secs(10)
-            )
+            (RtoRule::Capped, ProtectBound::Cir, Dur::from_secs(10))
         );
         let e = toml::from_str::<RttAwareConfig>("cir = 1000\nrto_rule = \"min\"").unwrap_err();
         assert!(e.to_string().contains("min_rtt_aggregate"), "{e}");

@@ -510,7 +510,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
 
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
-    s.insert("warnings".into(), json!(w.warnings));
+    let mut warnings = w.warnings.clone();
+    warnings.extend(crate::cond::rtt_aware::rto_rule_warnings(w));
+    s.insert("warnings".into(), json!(warnings));
     s.insert("seed".into(), json!(seed));
     s.insert("duration".into(), json!(w.end.as_secs_f64()));
     s.insert("warmup".into(), json!(w.warmup.as_secs_f64()));
