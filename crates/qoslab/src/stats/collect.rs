@@ -511,6 +511,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
     let mut warnings = w.warnings.clone();
+    warnings.extend(super::eruf::eruf_warnings(w));
     warnings.extend(crate::cond::rtt_aware::rto_rule_warnings(w));
     s.insert("warnings".into(), json!(warnings));
     s.insert("seed".into(), json!(seed));

@@ -87,3 +87,36 @@ pub fn eruf_table(w: &World) -> Option<Table> {
     t.push("policed_bytes", i(&|e| e.counters().policed_bytes));
     Some(t)
 }
+
+/// A warning per ERUF stage whose regulators were installed but never policed a packet:
+/// each regrew to the link rate and was removed (P2 §3's additive increase of one
+/// packet per `rtt`) faster than the quenches brought it down, typically because the
+/// stage sits on a link much faster than the bottleneck. The ERUF promise (regulate
+/// unresponsive flows at the edge) then silently does not hold.
+pub fn eruf_warnings(w: &World) -> Vec<String> {
+    let hooks = w
+        .nodes
+        .iter()
+        .map(|n| (&n.name, &n.ingress))
+        .chain(w.ifaces.iter().map(|f| (&f.name, &f.egress)));
+    let mut out = Vec::new();
+    for (place, h) in hooks {
+        for s in h.chain.stages() {
+            if let AnyConditioner::Eruf(e) = s {
+                let c = e.counters();
+                if c.installed > 0 && c.policed == 0 {
+                    out.push(format!(
+                        "eruf at {place}: {} regulators installed on source quenches, none \
+                         policed a packet: they regrow to link_rate = {} bit/s (one packet \
+                         per rtt = {} s) faster than the quenches halve them; set `link_rate` \
+                         to the bottleneck's rate and `rtt` to the flows' RTT",
+                        c.installed,
+                        e.link_rate().bps(),
+                        e.rtt().as_secs_f64()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}

@@ -727,7 +727,10 @@ fn the_window_regrows_after_a_timeout_while_ece_is_echoed() {
             .map(|(_, c)| *c)
             .max()
             .unwrap();
-        assert!(regrown >= 4 * MSS, "{v:?}: cwnd after the timeout {regrown}");
+        assert!(
+            regrown >= 4 * MSS,
+            "{v:?}: cwnd after the timeout {regrown}"
+        );
         assert_eq!(p.ecn_reductions, 0);
     }
 }
@@ -736,7 +739,13 @@ fn the_window_regrows_after_a_timeout_while_ece_is_echoed() {
 fn cwr_of(out: &[TcpHeader]) -> Vec<(u64, bool, bool)> {
     out.iter()
         .filter(|h| h.len > 0)
-        .map(|h| (h.seq / MSS as u64, h.retransmit, h.flags & tcp_flags::CWR != 0))
+        .map(|h| {
+            (
+                h.seq / MSS as u64,
+                h.retransmit,
+                h.flags & tcp_flags::CWR != 0,
+            )
+        })
         .collect()
 }
 
@@ -766,7 +775,10 @@ fn a_timeout_and_a_fast_retransmit_send_cwr_on_the_next_new_segment() {
         }
         assert_eq!(sent[0], (0, true, false), "ecn {ecn}: the fast retransmit");
         assert_eq!(sent[1], (3, false, ecn), "ecn {ecn}: the first new segment");
-        assert!(sent[2..].iter().all(|x| !x.2), "ecn {ecn}: CWR once: {sent:?}");
+        assert!(
+            sent[2..].iter().all(|x| !x.2),
+            "ecn {ecn}: CWR once: {sent:?}"
+        );
         // Timeout: nothing comes back; the timer resends segment 0, then everything
         // is acknowledged and new data flows.
         let mut s = TcpSender::new(&c, None);
@@ -775,12 +787,27 @@ fn a_timeout_and_a_fast_retransmit_send_cwr_on_the_next_new_segment() {
         let rto = s.next_timer().unwrap();
         out.clear();
         s.on_timer(rto, &mut out);
-        assert_eq!(cwr_of(&out), [(0, true, false)], "ecn {ecn}: the timeout's resend");
+        assert_eq!(
+            cwr_of(&out),
+            [(0, true, false)],
+            "ecn {ecn}: the timeout's resend"
+        );
         out.clear();
-        s.on_ack(rto + Dur::from_millis(100), &ack_hdr(3 * MSS as u64, None), &mut out);
+        s.on_ack(
+            rto + Dur::from_millis(100),
+            &ack_hdr(3 * MSS as u64, None),
+            &mut out,
+        );
         let sent = cwr_of(&out);
-        assert_eq!(sent[0], (3, false, ecn), "ecn {ecn}: after the timeout {sent:?}");
-        assert!(sent[1..].iter().all(|x| !x.2), "ecn {ecn}: CWR once: {sent:?}");
+        assert_eq!(
+            sent[0],
+            (3, false, ecn),
+            "ecn {ecn}: after the timeout {sent:?}"
+        );
+        assert!(
+            sent[1..].iter().all(|x| !x.2),
+            "ecn {ecn}: CWR once: {sent:?}"
+        );
     }
 }
 
