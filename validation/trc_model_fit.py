@@ -37,7 +37,7 @@ against the RTT): no step fixes that, they keep 6.5.
     python3 validation/trc_model_fit.py --measure newreno-flight-lt-nodelack [--ecn]
         # runs the grid for that TCP → validation/data/trc-models/<name>[-ecn].csv
     python3 validation/trc_model_fit.py
-        # refits every committed data file → crates/qoslab/src/cond/trc/fitted.rs and
+        # refits every committed data file → crates/qoslab/src/cond/trc/models/*.toml and
         # docs/validation/trc-models.md (+ .svg); no simulation
 
 Runs are niced and use one worker process unless ``--workers N`` is given.
@@ -63,22 +63,33 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from qoslab.trc import (
+    KNOT_TOL,
+    RTT_OPERATING_MIN,
+    SPREAD_TOL,
+    data_per_cycle,
+    first_w,
+    fit_with_knots,
+    model_text,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "validation" / "data" / "trc-models"
-RUST = ROOT / "crates" / "qoslab" / "src" / "cond" / "trc" / "fitted.rs"
+MODELS = ROOT / "crates" / "qoslab" / "src" / "cond" / "trc" / "models"
 DOC = ROOT / "docs" / "validation" / "trc-models.md"
 
 #: Every W_max the TRC can pick up to 20.5 (where limited transmit makes the cycle
 #: uneven), then sparser: the line holds there.
 W_GRID = [6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 20.5, 30.5, 50.5, 100.5, 200.5]
 RTT_GRID = [0.05, 0.2, 0.8]  # total RTT [s]
-#: A grid point becomes a knot when the line under-predicts its goodput by more than this.
-KNOT_TOL = 0.02
-#: The paper's model error (§4.3): a W_max whose cycles spread by more has no one law.
-SPREAD_TOL = 0.03
-#: RTT*_min with the TRC's default RTT_dev and gput_error (eq. 5): no TRC flow runs at a
-#: shorter RTT unless its operator lowers ``rtt_min``.
-RTT_OPERATING_MIN = 0.2
+#: The configurations measured with the TRC's recovery lead on (the others were measured
+#: before it existed, Fig. 1 as printed): their model files say so, and a flow whose TRC
+#: runs the lead the other way is refused the model.
+LEAD_FITTED = {
+    "newreno-flight-lt-nodelack", "sack-flight-lt-delack", "sack-flight-lt-nodelack",
+    "sack-flight-nolt-delack", "sack-flight-nolt-nodelack", "sack-pipe-lt-delack",
+    "sack-pipe-lt-nodelack", "sack-pipe-nolt-delack", "sack-pipe-nolt-nodelack",
+}  # fmt: skip
 MSS = 1460
 #: Linux senders measured in live mode (``linux-CC``: the hosts' TCP with that congestion
 #: control and Linux's defaults: SACK, delayed ACKs, timestamps, so 1448-byte segments
@@ -141,10 +152,6 @@ def mss_of(name: str) -> int:
 def rtt_net(mss: int) -> float:
     """RTT_net [s] of the fit's dumbbell, as the scenario builder computes it."""
     return 0.003 + 3 * 8 * (mss + 40 + 40) / 200e6
-
-
-def data_per_cycle(w: float) -> float:
-    return 0.375 * w * w + 1.25 * w - 2.0
 
 
 def scenario(name: str, w_max: float, rtt_trc: float, duration: float, ecn: bool) -> dict:
@@ -290,78 +297,6 @@ def read_data(path: Path) -> tuple[list[str], list[dict]]:
     return cmds, rows
 
 
-def fit(rows: list[dict]) -> tuple[float, float, float]:
-    """Least-squares intercept a_ls and slope b, and the conservative intercept
-    a = max(T − b·W): with it every measured cycle is at most as long as the model's, so
-    every flow gets at least the predicted goodput, the property the paper asked of its
-    model ("achieves at least the rate that's estimated by the model", §4.3)."""
-    xs = [r["w_max"] for r in rows]
-    ys = [r["cycle_rtts"] for r in rows]
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
-        (x - mx) ** 2 for x in xs
-    )
-    a = max(y - b * x for x, y in zip(xs, ys, strict=True))
-    return my - b * mx, a, b
-
-
-def rounded(a: float, b: float) -> tuple[float, float]:
-    """The constants as committed: 4 decimals, the intercept rounded up (so the model
-    stays conservative)."""
-    return math.ceil(a * 1e4) / 1e4, round(b, 4)
-
-
-def fit_with_knots(rows: list[dict]) -> tuple[float, float, float, list[tuple[float, float]]]:
-    """(a_ls, a, b, knots): the line fitted (as :func:`fit`) to the grid points it
-    describes within KNOT_TOL. While some W_max's longest measured cycle is more than
-    KNOT_TOL shorter than the line's, the W_max whose points set the conservative intercept
-    becomes a knot and the line is refitted without it. A knot's T is its longest
-    measured cycle (rounded up); the knots list runs from the first knot to the grid
-    point after the last one, points between them taking the line's value."""
-    ws = sorted({r["w_max"] for r in rows})
-    knot_ws: set[float] = set()
-    while True:
-        rest = [r for r in rows if r["w_max"] not in knot_ws]
-        a_ls, a, b = fit(rest)
-        a, b = rounded(a, b)
-        # the line against each W_max's longest cycle (the RTTs' spread at one W_max is
-        # no shape a knot could fix)
-        longest_rest = {r["w_max"]: max(x["cycle_rtts"] for x in rest if x["w_max"] == r["w_max"])
-                        for r in rest}  # fmt: skip
-        if all((a + b * w) / t <= 1 + KNOT_TOL for w, t in longest_rest.items()):
-            break
-        top = max(rest, key=lambda r: r["cycle_rtts"] - b * r["w_max"])
-        knot_ws.add(top["w_max"])
-    if not knot_ws:
-        return a_ls, a, b, []
-    longest = {w: max(r["cycle_rtts"] for r in rows if r["w_max"] == w) for w in ws}
-    first, last = ws.index(min(knot_ws)), ws.index(max(knot_ws))
-    out = []
-    for w in ws[first : last + 2]:
-        t = longest[w] if w in knot_ws else a + b * w
-        out.append((w, math.ceil(t * 1e4) / 1e4))
-    return a_ls, a, b, out
-
-
-def spread(rows: list[dict], w: float) -> float:
-    """Longest over shortest cycle measured at ``w`` over the fit RTTs the TRC runs at
-    (≥ RTT_OPERATING_MIN), minus 1."""
-    ts = [r["cycle_rtts"] for r in rows
-          if r["w_max"] == w and r["rtt"] >= RTT_OPERATING_MIN - 1e-9]  # fmt: skip
-    return max(ts) / min(ts) - 1
-
-
-def first_w(rows: list[dict]) -> float:
-    """The smallest W_max the law describes: the grid's first (6.5, §4.3), or the next
-    one when the cycles at the first spread by more than SPREAD_TOL and those at the
-    next do not (an undetermined small-window cycle, not an RTT-dependent one)."""
-    ws = sorted({r["w_max"] for r in rows})
-    if len(ws) > 1 and spread(rows, ws[0]) > SPREAD_TOL >= spread(rows, ws[1]):
-        return ws[1]
-    return ws[0]
-
-
 def cycle(w: float, a: float, b: float, k: list[tuple[float, float]]) -> float:
     """The engine's ``CycleTime::cycle``."""
     if k and k[0][0] <= w <= k[-1][0]:
@@ -394,44 +329,25 @@ def fits() -> dict[str, dict[str, dict]]:
     return {n: out[n] for n in sorted(out, key=key.__getitem__)}
 
 
-def rust_source(models: dict[str, dict[str, dict]]) -> str:
-    lines = [
-        "//! Generated by `python3 validation/trc_model_fit.py` from the committed fit data",
-        "//! (`validation/data/trc-models/*.csv`); do not edit by hand.",
-        "",
-        "use super::model::{CycleTime, FittedModel};",
-        "",
-        "/// Every fitted TRC model (P1 eq. 1 per TCP configuration), qoslab's default TCP",
-        "/// first.",
-        "pub static FITTED_MODELS: &[FittedModel] = &[",
-    ]
+def model_files(models: dict[str, dict[str, dict]]) -> dict[Path, str]:
+    """The engine's built-in model files (``MODELS/<name>.toml``, read by
+    ``cond::trc::model``) of every configuration fitted with drops: the TCP settings its
+    runs had, whether they ran with the recovery lead, the laws and the measured points."""
+    out = {}
     for name, m in models.items():
         if "drop" not in m:
             continue
-        lines += ["    FittedModel {", f'        name: "{name}",']
-        for mode in ("drop", "ecn"):
-            if mode not in m:
-                lines.append("        ecn: None,")
-                continue
-            f = m[mode]
-            ks = ", ".join(f"({w!r}, {t!r})" for w, t in f["knots"])
-            law = (
-                f"CycleTime {{ w_first: {f['w_first']!r}, a: {f['a']!r}, b: {f['b']!r}, "
-                f"knots: &[{ks}] }}"
-            )
-            lines.append(f"        {mode}: {law if mode == 'drop' else f'Some({law})'},")
-        lines.append("    },")
-    lines += ["];", ""]
-    return rustfmt("\n".join(lines))
-
-
-def rustfmt(src: str) -> str:
-    """``src`` as ``cargo fmt`` leaves it (so the committed file stays formatted)."""
-    import subprocess
-
-    out = subprocess.run(["rustfmt", "--edition", "2021"], input=src, capture_output=True,
-                         text=True, check=True)  # fmt: skip
-    return out.stdout
+        live = LIVE_CC.get(name)
+        tcp = tcp_settings(name) if live else {**tcp_settings(name), "max_window": 5000,
+                                               "initial_window": 1}  # fmt: skip
+        cmds = [c for mode in m.values() for c in mode["cmds"]]
+        text = model_text(
+            name, tcp, m, recovery_lead=name in LEAD_FITTED, live=live,
+            command=" then ".join(c.split("  (")[0] for c in cmds),
+            points={mode: f["rows"] for mode, f in m.items()},
+        )  # fmt: skip
+        out[MODELS / f"{name}.toml"] = text
+    return out
 
 
 def figure(models: dict[str, dict[str, dict]], path: Path) -> None:
@@ -608,7 +524,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="with --measure: only these W_max, merged into the data file")  # fmt: skip
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--check", action="store_true",
-                    help="exit 1 if fitted.rs differs from the committed data's fit")  # fmt: skip
+                    help="exit 1 if the built-in model files differ from the committed data's fit")  # fmt: skip
     a = ap.parse_args(argv)
     if a.measure:
         try:
@@ -618,10 +534,13 @@ def main(argv: list[str] | None = None) -> None:
         for name in a.measure:
             measure_config(name, a.ecn, a.workers, a.w)
     models = fits()
-    src = rust_source(models)
+    files = model_files(models)
     if a.check:
-        sys.exit(0 if RUST.read_text() == src else 1)
-    RUST.write_text(src)
+        same = all(p.exists() and p.read_text() == t for p, t in files.items())
+        sys.exit(0 if same and set(MODELS.glob("*.toml")) == set(files) else 1)
+    MODELS.mkdir(parents=True, exist_ok=True)
+    for p, t in files.items():
+        p.write_text(t)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(doc(models))
     figure(models, DOC.with_suffix(".svg"))

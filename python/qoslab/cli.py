@@ -805,6 +805,41 @@ def trc_table(args: tuple[str, ...]) -> None:
     trc_main(list(args))
 
 
+@cli.group(name="trc")
+def trc_group() -> None:
+    """P1's TCP Rate Controller: fit its TCP model to any TCP settings."""
+
+
+@trc_group.command(name="fit")
+@click.option("--tcp", "tcp_text", default="{}", show_default=True,
+              help="The flow's tcp table, inline TOML, e.g. '{ delayed_ack = true }'.")  # fmt: skip
+@click.option("--name", default=None, help="Model name (default from the settings).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="Model file (.toml) or folder; default the model store.")  # fmt: skip
+@click.option("--ecn", is_flag=True, help="Also fit the ECN-mode law.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def trc_fit(
+    tcp_text: str, name: str | None, out: Path | None, ecn: bool, no_progress: bool
+) -> None:
+    """Fit a TRC model for a flow with these TCP settings (a few minutes at most), store
+    it and print the line that names it on a TRC stage."""
+    import shlex
+    import tomllib
+
+    from qoslab.trc import fit
+
+    try:
+        tcp = tomllib.loads(f"tcp = {tcp_text}")["tcp"]
+    except tomllib.TOMLDecodeError as e:
+        raise click.BadParameter(f"not an inline TOML table: {e}", param_hint="--tcp") from e
+    cmd = "qoslab trc fit --tcp " + shlex.quote(tcp_text) + (" --ecn" if ecn else "")
+    try:
+        path = fit(tcp, name=name, out=out, ecn=ecn, progress=not no_progress, command=cmd)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--tcp") from e
+    click.echo(f'{path}\nname it on the TRC stage: model = "{path}"')
+
+
 @cli.command(name="list")
 def list_() -> None:
     """List registered paper experiments and the scenario files under scenarios/."""

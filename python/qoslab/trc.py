@@ -19,14 +19,17 @@ configuration of a flow's ``tcp`` settings, ``fitted_models()`` lists every fit.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from qoslab import _core
 
 __all__ = [
-    "FIG4_RATES", "cycle", "cycle_time", "fig4_table", "fitted_models", "model_name", "parameters",
+    "FIG4_RATES", "cycle", "cycle_time", "fig4_table", "fit", "fitted_models", "model_name",
+    "model_text", "parameters",
 ]  # fmt: skip
 
 
@@ -176,3 +179,308 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])
+
+
+# --- Fitting a model (P1 §4.1: eq. 1 fitted to the TCP the TRC controls) -----------------
+
+#: Every W_max the TRC can pick up to 20.5 (where limited transmit makes the cycle
+#: uneven), then sparser: the line holds there.
+FIT_W_GRID = (6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 20.5, 30.5, 50.5, 100.5, 200.5)
+#: Total RTTs [s] of a fit: from RTT*_min (200 ms with the TRC's defaults, eq. 5), where
+#: every TRC with default operator settings runs, up to 800 ms.
+FIT_RTT_GRID = (0.2, 0.4, 0.8)
+#: A grid point becomes a knot when the line under-predicts its goodput by more than this.
+KNOT_TOL = 0.02
+#: The paper's model error (§4.3): a W_max whose cycles spread by more has no one law.
+SPREAD_TOL = 0.03
+#: RTT*_min with the TRC's default RTT_dev and gput_error (eq. 5): no TRC flow runs at a
+#: shorter RTT unless its operator lowers ``rtt_min``.
+RTT_OPERATING_MIN = 0.2
+#: Version of the model file format (``format`` in a model file).
+MODEL_FORMAT = 1
+
+
+def data_per_cycle(w: float) -> float:
+    """Packets per cycle, 1/p (eq. 2)."""
+    return 0.375 * w * w + 1.25 * w - 2.0
+
+
+def line_fit(rows: list[dict]) -> tuple[float, float, float]:
+    """Least-squares intercept a_ls and slope b of the cycle time against W_max, and the
+    conservative intercept a = max(T − b·W): with it every measured cycle is at most as
+    long as the model's, so every flow gets at least the predicted goodput, the property
+    the paper asked of its model ("achieves at least the rate that's estimated by the
+    model", §4.3)."""
+    xs = [r["w_max"] for r in rows]
+    ys = [r["cycle_rtts"] for r in rows]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    a = max(y - b * x for x, y in zip(xs, ys, strict=True))
+    return my - b * mx, a, b
+
+
+def rounded(a: float, b: float) -> tuple[float, float]:
+    """The constants as stored: 4 decimals, the intercept rounded up (so the model stays
+    conservative)."""
+    return math.ceil(a * 1e4) / 1e4, round(b, 4)
+
+
+def fit_with_knots(rows: list[dict]) -> tuple[float, float, float, list[tuple[float, float]]]:
+    """(a_ls, a, b, knots): the line fitted (as :func:`line_fit`) to the grid points it
+    describes within KNOT_TOL. While some W_max's longest measured cycle is more than
+    KNOT_TOL shorter than the line's, the W_max whose points set the conservative intercept
+    becomes a knot and the line is refitted without it. A knot's T is its longest
+    measured cycle (rounded up); the knots list runs from the first knot to the grid
+    point after the last one, points between them taking the line's value."""
+    ws = sorted({r["w_max"] for r in rows})
+    knot_ws: set[float] = set()
+    while True:
+        rest = [r for r in rows if r["w_max"] not in knot_ws]
+        a_ls, a, b = line_fit(rest)
+        a, b = rounded(a, b)
+        # the line against each W_max's longest cycle (the RTTs' spread at one W_max is
+        # no shape a knot could fix)
+        longest_rest = {r["w_max"]: max(x["cycle_rtts"] for x in rest if x["w_max"] == r["w_max"])
+                        for r in rest}  # fmt: skip
+        if all((a + b * w) / t <= 1 + KNOT_TOL for w, t in longest_rest.items()):
+            break
+        top = max(rest, key=lambda r: r["cycle_rtts"] - b * r["w_max"])
+        knot_ws.add(top["w_max"])
+    if not knot_ws:
+        return a_ls, a, b, []
+    longest = {w: max(r["cycle_rtts"] for r in rows if r["w_max"] == w) for w in ws}
+    first, last = ws.index(min(knot_ws)), ws.index(max(knot_ws))
+    out = []
+    for w in ws[first : last + 2]:
+        t = longest[w] if w in knot_ws else a + b * w
+        out.append((w, math.ceil(t * 1e4) / 1e4))
+    return a_ls, a, b, out
+
+
+def spread(rows: list[dict], w: float) -> float:
+    """Longest over shortest cycle measured at ``w`` over the fit RTTs the TRC runs at
+    (≥ RTT_OPERATING_MIN), minus 1."""
+    ts = [r["cycle_rtts"] for r in rows
+          if r["w_max"] == w and r["rtt"] >= RTT_OPERATING_MIN - 1e-9]  # fmt: skip
+    return max(ts) / min(ts) - 1
+
+
+def first_w(rows: list[dict]) -> float:
+    """The smallest W_max the law describes: the grid's first (6.5, §4.3), or the next
+    one when the cycles at the first spread by more than SPREAD_TOL and those at the
+    next do not (an undetermined small-window cycle, not an RTT-dependent one)."""
+    ws = sorted({r["w_max"] for r in rows})
+    if len(ws) > 1 and spread(rows, ws[0]) > SPREAD_TOL >= spread(rows, ws[1]):
+        return ws[1]
+    return ws[0]
+
+
+def fit_law(rows: list[dict]) -> dict[str, Any]:
+    """The cycle-time law of one mode's measurements: ``w_first``, ``a_ls``, ``a``,
+    ``b``, ``knots`` (:func:`first_w`, :func:`fit_with_knots`)."""
+    w1 = first_w(rows)
+    a_ls, a, b, k = fit_with_knots([r for r in rows if r["w_max"] >= w1])
+    return {"w_first": w1, "a_ls": a_ls, "a": a, "b": b, "knots": k}
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"a model file holds finite numbers only, found {v}")
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"cannot write {type(v).__name__} to a model file")
+
+
+def model_text(
+    name: str,
+    tcp: Mapping[str, Any],
+    laws: Mapping[str, Mapping[str, Any]],
+    *,
+    recovery_lead: bool,
+    command: str,
+    live: str | None = None,
+    points: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> str:
+    """A TRC model file (TOML): the TCP configuration it was fitted on (``[tcp]``, the
+    settings the fit's flow had; absent keys were qoslab's defaults), whether the fit ran
+    with the recovery lead, the laws (``[drop]``, optionally ``[ecn]``: ``w_first``,
+    ``a``, ``b``, ``knots``) and, per mode, the measured points ``[w_max, rtt, cycle]``.
+    Floats are written with ``repr``, so the engine reads back exactly these doubles."""
+    lines = [
+        "# A TRC model: P1 eq. 1's cycle time fitted to one TCP configuration",
+        f"# (docs/queues-and-conditioners.md#trc-models). Made by: {command}",
+        f"format = {MODEL_FORMAT}",
+        f"name = {_toml_value(name)}",
+        f"command = {_toml_value(command)}",
+        f"recovery_lead = {_toml_value(recovery_lead)}",
+    ]
+    if live:
+        lines.append(f"live = {_toml_value(live)}")
+    lines += ["", "[tcp]"] + [f"{k} = {_toml_value(v)}" for k, v in tcp.items()]
+    for mode in ("drop", "ecn"):
+        if mode not in laws:
+            continue
+        f = laws[mode]
+        lines += ["", f"[{mode}]"]
+        lines += [f"{k} = {_toml_value(f[k])}" for k in ("w_first", "a", "b")]
+        lines.append(f"knots = {_toml_value([list(k) for k in f['knots']])}")
+        pts = (points or {}).get(mode)
+        if pts:
+            lines.append("# measured: [W_max, RTT [s], time per cycle [RTTs]]")
+            lines.append("points = [")
+            lines += [f"  {_toml_value([r['w_max'], r['rtt'], r['cycle_rtts']])}," for r in pts]
+            lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def _fit_scenario(tcp: Mapping[str, Any], w_max: float, rtt: float, ecn: bool) -> dict:
+    """One fit run: a flow with ``tcp`` (window cap 5000) over a 200 Mb/s dumbbell
+    (0.5 ms links) through a TRC with fixed W_max and total RTT ``rtt`` (the TRC's own
+    drop pattern), as ``validation/trc_model_fit.py`` runs the built-in models."""
+    mss = int(tcp.get("mss", 1460))
+    rtt_net = 0.003 + 3 * 8 * (mss + 40 + 40) / 200e6
+    duration = max(120.0, 75 * (2.5 + w_max / 2) * rtt)
+    q = {"kind": "droptail", "limit": 2000}
+    link = [{"a": a, "b": b, "rate": "200Mbps", "delay": "0.5ms", "queue": q}
+            for a, b in (("s", "r0"), ("r0", "r1"), ("r1", "d"))]  # fmt: skip
+    stage = {"kind": "trc", "flow": "f", "w_max": w_max, "rtt_trc": rtt - rtt_net, "ecn": ecn}
+    return {
+        "name": f"trc-fit-w{w_max}-rtt{rtt:g}",
+        "duration": duration,
+        "warmup": duration / 5,
+        "node": [
+            {"name": "s"},
+            {"name": "r0", "kind": "router"},
+            {"name": "r1", "kind": "router"},
+            {"name": "d"},
+        ],  # fmt: skip
+        "link": link,
+        "flow": [{"name": "f", "from": "s", "to": "d", "tcp": {**tcp, "ecn": ecn}}],
+        "conditioner": [{"at": "s", "stages": [stage]}],
+        "record": {"interval": duration},
+    }
+
+
+def _measure(tcp: Mapping[str, Any], w_max: float, rtt: float, ecn: bool) -> dict:
+    import qoslab
+
+    res = qoslab.run(_fit_scenario(tcp, w_max, rtt, ecn))
+    trc = res.table("trc")
+    g = res.flows.row(0, named=True)["goodput_bps"]
+    rtt_used = trc["rtt"][0]
+    w_avg = g * rtt_used / (int(tcp.get("mss", 1460)) * 8)
+    return {"w_max": w_max, "rtt": rtt_used, "goodput": g, "w_avg": w_avg,
+            "cycle_rtts": data_per_cycle(w_max) / w_avg}  # fmt: skip
+
+
+def fit(
+    tcp: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    out: str | Path | None = None,
+    ecn: bool = False,
+    w_grid: Sequence[float] = FIT_W_GRID,
+    rtt_grid: Sequence[float] = FIT_RTT_GRID,
+    rtt_dev: float = 0.010,
+    progress: bool = True,
+    command: str | None = None,
+) -> Path:
+    """Fits a TRC model (P1 eq. 1's cycle time, §4.1) for a flow with ``tcp`` settings
+    (a scenario's ``tcp`` table; ``None``: qoslab's defaults), stores it as a model file
+    and returns its path. A scenario names it on the TRC: ``model = "<path>"`` (or the
+    name alone when it is in the model store).
+
+    One flow with those settings (window cap 5000) through a TRC with fixed W_max and
+    RTT, for every W_max of ``w_grid`` at every total RTT of ``rtt_grid`` [s]; the cycle
+    is T = (1/p)/W_avg; the law T = a + b·W_max with b by least squares and a the
+    largest residual (the model never promises more than the flow got), knots where the
+    line misses by more than 2 % (:func:`fit_law`). With drops the fit's TRC runs the
+    recovery lead when the TCP's clock granularity is at most ``rtt_dev`` (the TRC's
+    default), so its model serves TRCs with that lead; with ``ecn`` the model gets the
+    drop law and the ECN law (both measured).
+
+    Args:
+      name: the model's name (default: its TCP's configuration name plus the keys set).
+      out: the file (a ``.toml`` path) or folder; default the model store
+        (``$QOSLAB_TRC_MODELS``, else ``~/.local/share/qoslab/trc-models``).
+      progress: show a progress bar on stderr.
+
+    Raises:
+      ValueError: bad TCP settings.
+    """
+    import os
+    import time
+
+    from qoslab._core import trc_model_name
+
+    tcp = {**(tcp or {}), "max_window": 5000}
+    tcp.pop("ecn", None)
+    base = trc_model_name(json.dumps(tcp))
+    extra = [k for k in ("byte_counting", "delack_timeout", "initial_window", "granularity")
+             if k in tcp]  # fmt: skip
+    name = name or "-".join([base] + [f"{k}{tcp[k]}".replace("_", "") for k in extra])
+    dest = Path(out) if out is not None else _store()
+    if dest.suffix != ".toml":
+        dest = dest / f"{name}.toml"
+    gran = _dur_s(tcp.get("granularity", "10ms"))
+    lead = gran <= rtt_dev
+    modes = [False, True] if ecn else [False]
+    jobs = [(m, w, r) for m in modes for r in rtt_grid for w in w_grid]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), unit="run", desc=f"trc fit {name}", file=sys.stderr)
+    rows: dict[str, list[dict]] = {"drop": [], "ecn": []}
+    t0 = time.perf_counter()
+    for m, w, r in jobs:
+        rows["ecn" if m else "drop"].append(_measure(tcp, w, r, m))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
+    cmd = command or f"qoslab.trc.fit({dict(tcp)!r}, ecn={ecn})"
+    cmd += f"  ({len(jobs)} runs, {time.perf_counter() - t0:.0f} s)"
+    text = model_text(name, tcp, laws, recovery_lead=lead, command=cmd,
+                      points={k: v for k, v in rows.items() if v})  # fmt: skip
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".toml.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, dest)
+    return dest
+
+
+def _store() -> Path:
+    """The model store (the engine's ``model_store``)."""
+    import os
+
+    for k, sub in (("QOSLAB_TRC_MODELS", ""), ("XDG_DATA_HOME", "qoslab/trc-models")):
+        v = os.environ.get(k)
+        if v:
+            return Path(v) / sub if sub else Path(v)
+    return Path.home() / ".local/share/qoslab/trc-models"
+
+
+def _dur_s(v: Any) -> float:
+    """A duration as a scenario writes it ("10ms", "1s", seconds) [s]."""
+    if isinstance(v, (int, float)):
+        return float(v)
+    s = str(v).strip()
+    for unit, f in (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
+        if s.endswith(unit):
+            return float(s[: -len(unit)]) * f
+    return float(s)

@@ -4,7 +4,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use qoslab::cond::trc::default_lead;
-use qoslab::cond::trc::model::{self, Branch, TcpModel, TrcInputs, FITTED_MODELS};
+use qoslab::cond::trc::model::{self, Branch, TcpModel, TrcInputs};
 use qoslab::tcp::TcpConfig;
 use qoslab::time::Dur;
 
@@ -41,7 +41,8 @@ pub fn trc_parameters<'py>(
     };
     let tcp = cfg.model_name();
     let m = parse_model(model);
-    let law = m.law(&tcp, ecn).map_err(PyValueError::new_err)?;
+    let lead_on = recovery_lead.is_none().then_some(lead > 0.0);
+    let law = m.law(&cfg, lead_on, ecn).map_err(PyValueError::new_err)?;
     let inputs = TrcInputs {
         rate,
         mss,
@@ -122,9 +123,7 @@ pub fn trc_model_name(tcp: Option<&str>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (model, ecn = false, tcp = None))]
 pub fn trc_cycle_time(model: &str, ecn: bool, tcp: Option<&str>) -> PyResult<(f64, f64)> {
-    let c = parse_model(model)
-        .law(&tcp_name(tcp)?, ecn)
-        .map_err(PyValueError::new_err)?;
+    let c = law_for(model, ecn, tcp)?;
     Ok((c.a, c.b))
 }
 
@@ -136,18 +135,26 @@ type Law = (f64, f64, Vec<(f64, f64)>, f64);
 #[pyfunction]
 pub fn trc_fitted_models() -> Vec<(String, Law, Option<Law>)> {
     let law = |c: model::CycleTime| (c.a, c.b, c.knots.to_vec(), c.w_first);
-    FITTED_MODELS
+    model::builtin_models()
         .iter()
         .map(|m| (m.name.to_string(), law(m.drop), m.ecn.map(law)))
         .collect()
+}
+
+/// The law of `model` for TCP settings given as JSON, with the TRC's default recovery
+/// lead (RTT_dev 10 ms).
+fn law_for(model: &str, ecn: bool, tcp: Option<&str>) -> PyResult<model::CycleTime> {
+    let cfg = tcp_config(tcp)?;
+    let lead = default_lead(Dur::from_millis(10), cfg.granularity) > Dur::ZERO;
+    parse_model(model)
+        .law(&cfg, Some(lead), ecn)
+        .map_err(PyValueError::new_err)
 }
 
 /// Time per cycle [RTTs] of a model at `w_max`, for TCP settings given as JSON.
 #[pyfunction]
 #[pyo3(signature = (model, w_max, ecn = false, tcp = None))]
 pub fn trc_cycle(model: &str, w_max: f64, ecn: bool, tcp: Option<&str>) -> PyResult<f64> {
-    let c = parse_model(model)
-        .law(&tcp_name(tcp)?, ecn)
-        .map_err(PyValueError::new_err)?;
+    let c = law_for(model, ecn, tcp)?;
     Ok(c.cycle(w_max))
 }

@@ -128,9 +128,8 @@ pub fn bind(
     let rtt = t
         .rtt_net
         .unwrap_or_else(|| rtt_net(w, &fwd, &back, tcp.mss));
-    let tcp_name = tcp.model_name();
     let params = t
-        .parameters(tcp.mss, &tcp_name, rtt, t.lead(tcp.granularity))
+        .parameters(tcp, rtt, t.lead(tcp.granularity))
         .map_err(|e| {
             let msg = if e.key == "model" {
                 format!("flow {:?}: {}", t.flow, e.message)
@@ -156,7 +155,7 @@ pub fn bind(
     t.binding = Some(TrcBinding {
         flow: FlowId(fi as u32),
         mss: tcp.mss,
-        tcp: tcp_name,
+        tcp: tcp.clone(),
         granularity: tcp.granularity,
         rtt_net: rtt,
     });

@@ -271,14 +271,21 @@ fn each_trc_uses_the_model_fitted_to_its_flows_tcp() {
     }
     let (p0, p1) = (t[0].setup().params, t[1].setup().params);
     assert_ne!(p0.rtt, p1.rtt, "the two TCPs must get different delays");
-    // A named model overrides the flow's TCP.
+    // A named model fitted to another TCP is refused, naming the key and the fit.
     let named = text.replacen(
         "rate = \"100kbps\" }]\n",
         "rate = \"100kbps\", model = \"sack-window-nolt-nodelack\" }]\n",
         2,
     );
-    let w = scenario::build(&parse(&named)).unwrap();
-    assert_eq!(trcs(&w)[1].setup().params, p0);
+    let e = scenario::build(&parse(&named)).unwrap_err();
+    assert_eq!(e.key, "conditioner[1].stages[0].model", "{e}");
+    assert!(e.message.contains("flow \"f1\""), "{e}");
+    assert!(
+        e.message
+            .contains("tcp.variant = sack (this flow: newreno)"),
+        "{e}"
+    );
+    assert!(e.message.contains("`qoslab trc fit --tcp '{}'`"), "{e}");
 }
 
 #[test]
@@ -290,12 +297,17 @@ fn a_flow_whose_tcp_has_no_fitted_model_is_an_error_naming_the_nearest() {
     let e = scenario::build(&parse(&text)).unwrap_err();
     assert_eq!(e.key, "conditioner[1].stages[0].model", "{e}");
     assert!(e.message.contains("flow \"f1\""), "{e}");
-    assert!(e.message.contains("sack-window-nolt-nodelack-prr"), "{e}");
     assert!(
         e.message
-            .contains("nearest fitted configuration is \"sack-window-nolt-nodelack\""),
+            .contains("the nearest, \"sack-window-nolt-nodelack\""),
         "{e}"
     );
+    assert!(
+        e.message
+            .contains("tcp.recovery = rfc6675 (this flow: prr)"),
+        "{e}"
+    );
+    assert!(e.message.contains("qoslab trc fit --tcp '{ variant = \"sack\", halve = \"window\", limited_transmit = false, recovery = \"prr\" }'"), "{e}");
     // model = "paper" needs no fit.
     let paper = text.replacen(
         "rate = \"100kbps\" }]",

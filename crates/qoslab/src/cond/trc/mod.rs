@@ -41,7 +41,6 @@
 //! the serialisation of one full data packet and one ACK on every hop) unless the file
 //! gives `rtt_net`.
 
-mod fitted;
 pub mod model;
 
 use std::collections::VecDeque;
@@ -52,6 +51,7 @@ use super::{Action, Conditioner};
 use crate::config::ScenarioError;
 use crate::drop::DropCause;
 use crate::packet::{Ecn, FlowId, Packet};
+use crate::tcp::TcpConfig;
 use crate::time::{Dur, Rate, SimTime};
 use model::{TcpModel, TrcInputs, TrcParams};
 
@@ -92,8 +92,10 @@ pub struct TrcConfig {
     /// Mark CE instead of dropping (E = 0); the flow must be ECN-capable.
     #[serde(default)]
     pub ecn: bool,
-    /// `"fitted"` (default: the model fitted to the flow's TCP settings), `"paper"`
-    /// (eqs. 1–4 as published) or the name of a fitted model ([`model::TcpModel`]).
+    /// `"fitted"` (default: the built-in model fitted to the flow's TCP settings),
+    /// `"paper"` (eqs. 1–4 as published), or a fitted model: a built-in one's name, a
+    /// model file's path or a name stored by `qoslab trc fit` ([`model::TcpModel`]); a
+    /// model fitted to other TCP settings is refused ([`model::mismatches`]).
     #[serde(default)]
     pub model: TcpModel,
     /// Control slow start as in Fig. 5 (default true).
@@ -140,8 +142,8 @@ pub struct TrcBinding {
     pub flow: FlowId,
     /// Payload bytes per segment of the flow.
     pub mss: u32,
-    /// The flow's TCP configuration ([`crate::tcp::TcpConfig::model_name`]).
-    pub tcp: String,
+    /// The flow's TCP settings (the model must match them, [`model::mismatches`]).
+    pub tcp: TcpConfig,
     /// The flow's RTO clock granularity G (`tcp.granularity`).
     pub granularity: Dur,
     /// RTT of the path without the TRC [ns]: `rtt_net` from the file, or computed.
@@ -214,21 +216,32 @@ impl TrcConfig {
             .unwrap_or(default_lead(self.rtt_dev, granularity))
     }
 
-    /// The parameters for a flow with `mss` and TCP configuration `tcp`
-    /// ([`crate::tcp::TcpConfig::model_name`]) over a path of `rtt_net`, keeping at
-    /// least `lead` of delay for the recovery lead (drop mode; see [`model::parameters`]).
+    /// Whether the TRC runs the recovery lead by default for a TCP with RTO clock
+    /// granularity `granularity`, for the model comparison (`None`: `recovery_lead` is
+    /// set explicitly, the operator's choice, not compared).
+    pub fn default_lead_on(&self, granularity: Dur) -> Option<bool> {
+        match self.recovery_lead {
+            Some(_) => None,
+            None => Some(default_lead(self.rtt_dev, granularity) > Dur::ZERO),
+        }
+    }
+
+    /// The parameters for a flow with TCP settings `tcp` over a path of `rtt_net`,
+    /// keeping at least `lead` of delay for the recovery lead (drop mode; see
+    /// [`model::parameters`]). A model error is at key `model`.
     pub fn parameters(
         &self,
-        mss: u32,
-        tcp: &str,
+        tcp: &TcpConfig,
         rtt_net: Dur,
         lead: Dur,
     ) -> Result<TrcParams, ScenarioError> {
+        let mss = tcp.mss;
+        let lead_on = self.default_lead_on(tcp.granularity);
         let rtt_net = rtt_net.as_secs_f64();
         if let (Some(w), Some(d)) = (self.w_max, self.rtt_trc) {
             // Fixed W_max and RTT_TRC (model fits): the prediction is informative only,
             // so a TCP without a fitted model gets the paper's law.
-            let law = match self.model.law(tcp, self.ecn) {
+            let law = match self.model.law(tcp, lead_on, self.ecn) {
                 Ok(l) => l,
                 Err(m) if matches!(self.model, TcpModel::Named(_)) => return Err(err("model", m)),
                 Err(_) => model::PAPER,
@@ -242,7 +255,10 @@ impl TrcConfig {
                 self.ecn,
             ));
         }
-        let law = self.model.law(tcp, self.ecn).map_err(|m| err("model", m))?;
+        let law = self
+            .model
+            .law(tcp, lead_on, self.ecn)
+            .map_err(|m| err("model", m))?;
         let rate = self.rate.expect("validated: rate or w_max + rtt_trc");
         model::parameters(&TrcInputs {
             rate: rate.bps() as f64,
@@ -268,7 +284,7 @@ impl TrcConfig {
             )
         })?;
         let lead = self.lead(b.granularity);
-        let params = self.parameters(b.mss, &b.tcp, b.rtt_net, lead)?;
+        let params = self.parameters(&b.tcp, b.rtt_net, lead)?;
         Ok(Trc::new(
             TrcSetup {
                 flow: b.flow,
@@ -700,7 +716,7 @@ mod tests {
             c.binding = Some(TrcBinding {
                 flow: FlowId(0),
                 mss: 1460,
-                tcp: "newreno-flight-lt-nodelack".into(),
+                tcp: TcpConfig::default(),
                 granularity: Dur::from_millis(10),
                 rtt_net,
             });
@@ -713,10 +729,27 @@ mod tests {
         );
         // G = 10 ms above RTT_dev = 4 ms: no lead; RTT_dev = 20 ms: a 20 ms lead.
         assert_eq!(
-            bind(cfg("rtt_dev = \"4ms\""), Dur::from_millis(3))
-                .setup()
-                .lead,
+            bind(
+                cfg("rtt_dev = \"4ms\"\nmodel = \"paper\""),
+                Dur::from_millis(3)
+            )
+            .setup()
+            .lead,
             Dur::ZERO
+        );
+        // … and the default TCP's model, fitted with the lead on, is refused then.
+        let mut c = cfg("rtt_dev = \"4ms\"");
+        c.binding = Some(TrcBinding {
+            flow: FlowId(0),
+            mss: 1460,
+            tcp: TcpConfig::default(),
+            granularity: Dur::from_millis(10),
+            rtt_net: Dur::from_millis(3),
+        });
+        let e = c.build().unwrap_err();
+        assert!(
+            e.key == "model" && e.message.contains("tcp.granularity"),
+            "{e:?}"
         );
         assert_eq!(
             bind(cfg("rtt_dev = \"20ms\""), Dur::from_millis(3))

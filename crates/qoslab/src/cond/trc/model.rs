@@ -13,14 +13,24 @@
 //!
 //! Eq. 2 is what the TRC enforces (it drops every 1/p + E packets), so both models
 //! share it; they differ in eq. 1, the cycle time. The "fitted" models have `a`, `b`
-//! fitted to qoslab's own TCP, one per TCP configuration ([`FITTED_MODELS`], generated
-//! by `validation/trc_model_fit.py` from the data in `validation/data/trc-models/`,
-//! tables in `docs/validation/trc-models.md`), as the paper fitted eq. 1 to ns-2's SACK
-//! TCP (§4.1); a TRC uses the model of the TCP of the flow it controls.
+//! fitted to qoslab's own TCP, one per TCP configuration, as the paper fitted eq. 1 to
+//! ns-2's SACK TCP (§4.1). A model is a data file (TOML, [`parse_model`]) that records
+//! the TCP settings it was fitted on: built in ([`builtin_models`], `models/*.toml`,
+//! made by `validation/trc_model_fit.py` from `validation/data/trc-models/`, tables in
+//! `docs/validation/trc-models.md`) or fitted by a user (`qoslab trc fit`) and named by
+//! path. A TRC uses a model only if its flow's TCP matches it on every key that changes
+//! the cycle ([`mismatches`]); otherwise it refuses, naming the key and the fit command.
 //!
 //! Units: rates in bit/s of goodput (payload), times in seconds, MSS in payload bytes.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
 use serde::{Deserialize, Serialize};
+
+use crate::tcp::{Halve, TcpConfig, Variant};
+use crate::time::Dur;
 
 /// Smallest W_max the TRC uses: the paper's rule "even number + 0.5", starting at 6.5
 /// (§4.3: W_max ≥ 5 so that three duplicate ACKs can arrive after a drop).
@@ -33,19 +43,20 @@ pub const W_MAX_LIMIT: f64 = 100_000.5;
 
 /// Which cycle-time law (eq. 1) predicts goodput.
 ///
-/// In a scenario: `model = "fitted"` (default: the fitted model of the controlled flow's
-/// own TCP settings, [`crate::tcp::TcpConfig::model_name`]), `"paper"` (eq. 1 as
-/// published), or the name of one fitted model (e.g. `"sack-window-nolt-nodelack"`),
-/// whatever the flow's TCP.
+/// In a scenario: `model = "fitted"` (default: the built-in model fitted to the
+/// controlled flow's TCP settings), `"paper"` (eq. 1 as published), or one fitted model:
+/// a built-in one's name (e.g. `"sack-window-nolt-nodelack"`), a model file's path, or a
+/// name `qoslab trc fit` stored ([`load_named`]); it must match the flow's TCP.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TcpModel {
     /// The paper's eq. 1, fitted to ns-2's SACK TCP: time per cycle = 5/2 + W_max/2.
     Paper,
-    /// The model fitted to the controlled flow's TCP configuration ([`FITTED_MODELS`]).
+    /// The built-in model fitted to the controlled flow's TCP settings
+    /// ([`builtin_models`], [`mismatches`]).
     #[default]
     Fitted,
-    /// One fitted model by name, whatever the flow's TCP.
+    /// One fitted model by name or path (it must match the flow's TCP).
     #[serde(untagged)]
     Named(String),
 }
@@ -95,17 +106,31 @@ pub const PAPER: CycleTime = CycleTime {
     knots: &[],
 };
 
-/// Eq. 1 fitted to one TCP configuration by `validation/trc_model_fit.py` with the TRC's
-/// own drop pattern: slope by least squares, intercept the largest residual (so the
-/// model never promises more than the measured flows got, the property P1 §4.3 asks).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Eq. 1 fitted to one TCP configuration (`qoslab trc fit`, or for the built-in models
+/// `validation/trc_model_fit.py`) with the TRC's own drop pattern: slope by least
+/// squares, intercept the largest residual (so the model never promises more than the
+/// measured flows got, the property P1 §4.3 asks). Read from a model file
+/// ([`parse_model`]): built in (`models/*.toml` beside this file) or named by path.
+#[derive(Clone, Debug, PartialEq)]
 pub struct FittedModel {
-    /// The TCP configuration, as [`crate::tcp::TcpConfig::model_name`] writes it.
+    /// The model's name (a built-in one's is its TCP configuration,
+    /// [`crate::tcp::TcpConfig::model_name`]).
     pub name: &'static str,
+    /// The TCP configuration the model was fitted on (keys absent from the file are
+    /// qoslab's defaults).
+    pub tcp: TcpConfig,
+    /// Whether the fit ran with the TRC's recovery lead (its default for a TCP whose
+    /// RTO clock granularity is at most RTT_dev, `super::default_lead`).
+    pub lead: bool,
+    /// A Linux sender measured in live mode (its congestion control): the flow's
+    /// simulated `tcp` keys do not describe it, so they are not compared.
+    pub live: Option<&'static str>,
     /// The law with drops (E = 1).
     pub drop: CycleTime,
     /// The law with CE marks (E = 0); `None`: not fitted in ECN mode.
     pub ecn: Option<CycleTime>,
+    /// Where the model came from: `built-in` or the file's path.
+    pub source: &'static str,
 }
 
 impl FittedModel {
@@ -119,58 +144,439 @@ impl FittedModel {
     }
 }
 
-pub use super::fitted::FITTED_MODELS;
+/// Version of the model file format this engine reads.
+pub const MODEL_FORMAT: u32 = 1;
 
-/// The fitted model of the TCP configuration `name`.
-pub fn fitted_model(name: &str) -> Option<&'static FittedModel> {
-    FITTED_MODELS.iter().find(|m| m.name == name)
+/// A law as a model file writes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LawFile {
+    w_first: f64,
+    a: f64,
+    b: f64,
+    #[serde(default)]
+    knots: Vec<(f64, f64)>,
+    /// The fit's measurements [W_max, RTT, cycle]: provenance, not read.
+    #[serde(default)]
+    #[allow(dead_code)]
+    points: Vec<(f64, f64, f64)>,
 }
 
-/// The fitted model (with an ECN fit if `ecn`) closest to configuration `name`: fewest
-/// differing settings (variant, halve, limited transmit, delayed ACK, extras), the
-/// first in [`FITTED_MODELS`] (defaults first) on a tie.
-pub fn nearest_model(name: &str, ecn: bool) -> Option<&'static FittedModel> {
-    let parts: Vec<&str> = name.split('-').collect();
-    let dist = |m: &FittedModel| {
-        let q: Vec<&str> = m.name.split('-').collect();
-        let n = parts.len().max(q.len());
-        (0..n).filter(|&i| parts.get(i) != q.get(i)).count()
+/// A model file (TOML), as `qoslab.trc.model_text` writes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelFile {
+    format: u32,
+    name: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    command: String,
+    recovery_lead: bool,
+    #[serde(default)]
+    live: Option<String>,
+    #[serde(default)]
+    tcp: TcpConfig,
+    drop: LawFile,
+    #[serde(default)]
+    ecn: Option<LawFile>,
+}
+
+fn leak_str(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+impl LawFile {
+    fn law(self, mode: &str) -> Result<CycleTime, String> {
+        let ok = |v: f64| v.is_finite();
+        if !(ok(self.w_first) && self.w_first >= 5.0) {
+            return Err(format!("[{mode}] w_first must be at least 5 (P1 §4.3)"));
+        }
+        if !(ok(self.a) && ok(self.b) && self.b > 0.0) {
+            return Err(format!("[{mode}] a and b must be finite, b > 0"));
+        }
+        if !self.knots.windows(2).all(|k| k[0].0 < k[1].0)
+            || !self.knots.iter().all(|k| ok(k.0) && ok(k.1) && k.1 > 0.0)
+        {
+            return Err(format!(
+                "[{mode}] knots must be (W_max, cycle > 0) pairs, W_max increasing"
+            ));
+        }
+        let law = CycleTime {
+            w_first: self.w_first,
+            a: self.a,
+            b: self.b,
+            knots: Box::leak(self.knots.into_boxed_slice()),
+        };
+        if law.cycle(law.w_first) <= 0.0 {
+            return Err(format!("[{mode}] the cycle at w_first must be positive"));
+        }
+        Ok(law)
+    }
+}
+
+/// Parses a model file's text; `source` says where it came from (kept in the model).
+/// The model lives for the rest of the process (models are few and small).
+pub fn parse_model(text: &str, source: &str) -> Result<FittedModel, String> {
+    let f: ModelFile = toml::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+    if f.format != MODEL_FORMAT {
+        return Err(format!(
+            "{source}: model file format {} (this qoslab reads {MODEL_FORMAT})",
+            f.format
+        ));
+    }
+    let drop = f.drop.law("drop").map_err(|e| format!("{source}: {e}"))?;
+    let ecn = match f.ecn {
+        Some(l) => Some(l.law("ecn").map_err(|e| format!("{source}: {e}"))?),
+        None => None,
     };
-    FITTED_MODELS
+    Ok(FittedModel {
+        name: leak_str(f.name),
+        tcp: f.tcp,
+        lead: f.recovery_lead,
+        live: f.live.map(leak_str),
+        drop,
+        ecn,
+        source: leak_str(source.to_string()),
+    })
+}
+
+/// The built-in model files, qoslab's default TCP first, then the P1 scenarios' TCP
+/// (the nearest-model search prefers earlier entries on a tie).
+const BUILTIN: &[&str] = &[
+    include_str!("models/newreno-flight-lt-nodelack.toml"),
+    include_str!("models/sack-flight-lt-nodelack.toml"),
+    include_str!("models/sack-window-nolt-nodelack.toml"),
+    include_str!("models/linux-cubic.toml"),
+    include_str!("models/linux-reno.toml"),
+    include_str!("models/newreno-flight-lt-delack.toml"),
+    include_str!("models/newreno-flight-nolt-delack.toml"),
+    include_str!("models/newreno-flight-nolt-nodelack.toml"),
+    include_str!("models/newreno-window-lt-delack.toml"),
+    include_str!("models/newreno-window-lt-nodelack.toml"),
+    include_str!("models/newreno-window-nolt-delack.toml"),
+    include_str!("models/newreno-window-nolt-nodelack.toml"),
+    include_str!("models/sack-flight-lt-delack.toml"),
+    include_str!("models/sack-flight-nolt-delack.toml"),
+    include_str!("models/sack-flight-nolt-nodelack.toml"),
+    include_str!("models/sack-pipe-lt-delack.toml"),
+    include_str!("models/sack-pipe-lt-nodelack.toml"),
+    include_str!("models/sack-pipe-nolt-delack.toml"),
+    include_str!("models/sack-pipe-nolt-nodelack.toml"),
+    include_str!("models/sack-window-lt-nodelack.toml"),
+];
+
+/// Every built-in model, in [`BUILTIN`]'s order.
+pub fn builtin_models() -> &'static [FittedModel] {
+    static MODELS: OnceLock<Vec<FittedModel>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        BUILTIN
+            .iter()
+            .map(|t| parse_model(t, "built-in").expect("built-in TRC model files parse"))
+            .collect()
+    })
+}
+
+/// The built-in model named `name`.
+pub fn fitted_model(name: &str) -> Option<&'static FittedModel> {
+    builtin_models().iter().find(|m| m.name == name)
+}
+
+/// The built-in models' names (with an ECN fit if `ecn`), comma-separated.
+fn builtin_names(ecn: bool) -> String {
+    let v: Vec<&str> = builtin_models()
         .iter()
         .filter(|m| m.law(ecn).is_some())
-        .min_by_key(|m| dist(m))
+        .map(|m| m.name)
+        .collect();
+    v.join(", ")
+}
+
+/// Folder of models stored by `qoslab trc fit` without a path: `$QOSLAB_TRC_MODELS`, else
+/// `$XDG_DATA_HOME/qoslab/trc-models`, else `~/.local/share/qoslab/trc-models`.
+pub fn model_store() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("QOSLAB_TRC_MODELS")
+        .or_else(|| env("XDG_DATA_HOME").map(|d| d.join("qoslab").join("trc-models")))
+        .or_else(|| env("HOME").map(|h| h.join(".local/share/qoslab/trc-models")))
+}
+
+/// Reads the model a scenario names that is not built in: a path (with a `/` or ending
+/// in `.toml`, relative to the working directory), or a name stored in
+/// [`model_store`]. Each file's model is read once per process and content.
+pub fn load_named(name: &str) -> Result<&'static FittedModel, String> {
+    type Cache = Mutex<HashMap<(PathBuf, String), &'static FittedModel>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let path = if name.contains('/') || name.ends_with(".toml") {
+        PathBuf::from(name)
+    } else {
+        match model_store() {
+            Some(d) => d.join(format!("{name}.toml")),
+            None => return Err(format!("no model store to find {name:?} in")),
+        }
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "no TRC model {name:?}: not built in ({}), and {} cannot be read ({e})",
+            builtin_names(false),
+            path.display()
+        )
+    })?;
+    let key = (path.clone(), text);
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = cache.get(&key) {
+        return Ok(m);
+    }
+    let m: &'static FittedModel =
+        Box::leak(Box::new(parse_model(&key.1, &path.display().to_string())?));
+    cache.insert(key, m);
+    Ok(m)
+}
+
+/// One TCP setting where a flow differs from what a model was fitted on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The key in the flow's `tcp` table (`granularity` for the recovery lead).
+    pub key: &'static str,
+    /// The model's value, as a scenario writes it.
+    pub model: String,
+    /// The flow's value.
+    pub flow: String,
+}
+
+fn variant_name(v: Variant) -> &'static str {
+    match v {
+        Variant::Tahoe => "tahoe",
+        Variant::Reno => "reno",
+        Variant::NewReno => "newreno",
+        Variant::Sack => "sack",
+    }
+}
+
+/// What ssthresh halves, as it acts (`pipe` is SACK's alone; other variants halve the
+/// flight).
+fn halve_name(t: &TcpConfig) -> &'static str {
+    match (t.halve, t.variant) {
+        (Halve::Pipe, Variant::Sack) => "pipe",
+        (Halve::Flight | Halve::Pipe, _) => "flight",
+        (Halve::Window, _) => "window",
+    }
+}
+
+/// The TCP keys that change a TRC cycle, where `flow` differs from `model`'s fit.
+/// Compared: variant, halve, limited transmit, recovery (PRR), congestion control,
+/// byte counting, delayed ACKs, and with delayed ACKs their timer and the initial window
+/// (the ACK clock's phase, hence the cycle, follows the start: 13 % longer at W_max
+/// 10.5, 800 ms with 10 segments than with 1; without delayed ACKs within 0.2 %), and in
+/// drop mode the recovery lead where the model ran it and the flow's TRC does not
+/// (`lead`: whether it runs one by default; `None`: set explicitly by `recovery_lead`,
+/// the operator's choice, not compared). Not
+/// compared, measured not to move the cycle by more than 0.3 %: MSS, window cap, RTO
+/// bounds and estimator, SACK blocks.
+pub fn mismatches(
+    model: &FittedModel,
+    flow: &TcpConfig,
+    lead: Option<bool>,
+    ecn: bool,
+) -> Vec<Mismatch> {
+    let m = &model.tcp;
+    let mut out = Vec::new();
+    let mut cmp = |key: &'static str, a: String, b: String| {
+        if a != b {
+            out.push(Mismatch {
+                key,
+                model: a,
+                flow: b,
+            });
+        }
+    };
+    let lower = |x: &dyn std::fmt::Debug| format!("{x:?}").to_lowercase();
+    cmp(
+        "variant",
+        variant_name(m.variant).into(),
+        variant_name(flow.variant).into(),
+    );
+    cmp("halve", halve_name(m).into(), halve_name(flow).into());
+    cmp(
+        "limited_transmit",
+        m.limited_transmit().to_string(),
+        flow.limited_transmit().to_string(),
+    );
+    cmp("recovery", lower(&m.recovery), lower(&flow.recovery));
+    cmp("cc", format!("{:?}", m.cc), format!("{:?}", flow.cc));
+    cmp(
+        "byte_counting",
+        m.byte_counting.to_string(),
+        flow.byte_counting.to_string(),
+    );
+    cmp(
+        "delayed_ack",
+        m.delayed_ack.to_string(),
+        flow.delayed_ack.to_string(),
+    );
+    if m.delayed_ack && flow.delayed_ack {
+        cmp(
+            "delack_timeout",
+            format!("\"{}\"", m.delack_timeout),
+            format!("\"{}\"", flow.delack_timeout),
+        );
+        cmp(
+            "initial_window",
+            m.initial_window.to_string(),
+            flow.initial_window.to_string(),
+        );
+    }
+    // The lead only in the direction that costs goodput: a model measured with it, a
+    // flow without (its RTO can then fire on queueing jitter within RTT_dev, a cycle
+    // the model never saw). A model measured without the lead on a flow with it sees a
+    // cycle shorter by the lead's ~15 ms: ≤ 1 % more goodput from RTT*_min = 200 ms on.
+    if let (false, Some(l)) = (ecn, lead) {
+        if model.lead && !l {
+            let say = |on: bool, g: Dur| {
+                format!("\"{g}\" (recovery lead {})", if on { "on" } else { "off" })
+            };
+            out.push(Mismatch {
+                key: "granularity",
+                model: say(model.lead, m.granularity),
+                flow: say(l, flow.granularity),
+            });
+        }
+    }
+    out
+}
+
+/// The `qoslab trc fit` command that fits a model for `flow`'s TCP: the cycle keys (and
+/// the clock granularity, which decides the recovery lead) that differ from qoslab's
+/// defaults, as an inline TOML table (a congestion control other than Reno is not
+/// written: add the flow's `cc` table).
+pub fn fit_command(flow: &TcpConfig, ecn: bool) -> String {
+    let d = TcpConfig::default();
+    let mut keys: Vec<String> = Vec::new();
+    if flow.variant != d.variant {
+        keys.push(format!("variant = \"{}\"", variant_name(flow.variant)));
+    }
+    if halve_name(flow) != halve_name(&d) {
+        keys.push(format!("halve = \"{}\"", halve_name(flow)));
+    }
+    if flow.limited_transmit.is_some() {
+        keys.push(format!("limited_transmit = {}", flow.limited_transmit()));
+    }
+    if flow.recovery != d.recovery {
+        keys.push(format!(
+            "recovery = \"{}\"",
+            format!("{:?}", flow.recovery).to_lowercase()
+        ));
+    }
+    if flow.byte_counting {
+        keys.push("byte_counting = true".into());
+    }
+    if flow.delayed_ack {
+        keys.push("delayed_ack = true".into());
+        if flow.delack_timeout != d.delack_timeout {
+            keys.push(format!("delack_timeout = \"{}\"", flow.delack_timeout));
+        }
+    }
+    if flow.initial_window != d.initial_window {
+        keys.push(format!("initial_window = {}", flow.initial_window));
+    }
+    if flow.granularity != d.granularity {
+        keys.push(format!("granularity = \"{}\"", flow.granularity));
+    }
+    let table = if keys.is_empty() {
+        "{}".to_string()
+    } else {
+        format!("{{ {} }}", keys.join(", "))
+    };
+    format!(
+        "qoslab trc fit --tcp '{table}'{}",
+        if ecn { " --ecn" } else { "" }
+    )
+}
+
+/// The mismatches as a sentence: `tcp.KEY = model's value (this flow: flow's value)`.
+fn describe(mm: &[Mismatch]) -> String {
+    mm.iter()
+        .map(|x| format!("tcp.{} = {} (this flow: {})", x.key, x.model, x.flow))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl TcpModel {
-    /// The cycle-time law for a flow whose TCP configuration is `tcp` (its
-    /// [`crate::tcp::TcpConfig::model_name`]), with drops or (`ecn`) marks. Errors
-    /// (as text) when that configuration, or the named model, has no fit for the mode;
-    /// the text names the nearest fitted configuration.
-    pub fn law(&self, tcp: &str, ecn: bool) -> Result<CycleTime, String> {
+    /// The cycle-time law for a flow with TCP settings `tcp`, with drops or (`ecn`)
+    /// marks; `lead`: whether the flow's TRC runs the recovery lead by default (`None`:
+    /// `recovery_lead` set explicitly, not compared). `"fitted"` takes the first
+    /// built-in model whose TCP matches on every key that changes the cycle
+    /// ([`mismatches`]); a named model must match too (live models excepted). Errors
+    /// (as text) name the first differing keys and the `qoslab trc fit` command that
+    /// fits a model for the flow.
+    pub fn law(&self, tcp: &TcpConfig, lead: Option<bool>, ecn: bool) -> Result<CycleTime, String> {
         let mode = if ecn { "ECN marks" } else { "drops" };
-        let name = match self {
-            TcpModel::Paper => return Ok(PAPER),
-            TcpModel::Fitted => tcp,
-            TcpModel::Named(n) => n.as_str(),
-        };
-        if let Some(l) = fitted_model(name).and_then(|m| m.law(ecn)) {
-            return Ok(l);
+        let fit = fit_command(tcp, ecn);
+        match self {
+            TcpModel::Paper => Ok(PAPER),
+            TcpModel::Fitted => {
+                let cands: Vec<&FittedModel> = builtin_models()
+                    .iter()
+                    .filter(|m| m.live.is_none() && m.law(ecn).is_some())
+                    .collect();
+                // Nearest: fewest differing keys, a main key (not a delayed-ACK detail or
+                // the lead) counting double, so a model with the flow's delayed ACKs wins.
+                let count = |m: &FittedModel| {
+                    let mm = mismatches(m, tcp, lead, ecn);
+                    let minor = ["delack_timeout", "initial_window", "granularity"];
+                    mm.iter()
+                        .map(|x| if minor.contains(&x.key) { 1 } else { 2 })
+                        .sum::<usize>()
+                };
+                if let Some(m) = cands.iter().find(|m| count(m) == 0) {
+                    return Ok(m.law(ecn).expect("filtered"));
+                }
+                let near = cands.iter().min_by_key(|m| count(m));
+                let why = match near {
+                    Some(m) => format!(
+                        "the nearest, {:?}, was fitted with {}",
+                        m.name,
+                        describe(&mismatches(m, tcp, lead, ecn))
+                    ),
+                    None => "none is fitted in this mode".into(),
+                };
+                Err(format!(
+                    "no built-in TRC model is fitted to this TCP with {mode}: {why}; fit \
+                     one with `{fit}` and name the file it writes on this TRC (model = \
+                     \"PATH\"), or use model = \"paper\" (eq. 1 as published)"
+                ))
+            }
+            TcpModel::Named(n) => {
+                let m = match fitted_model(n) {
+                    Some(m) => m,
+                    None => load_named(n)?,
+                };
+                let law = m.law(ecn).ok_or_else(|| {
+                    format!(
+                        "TRC model {n:?} ({}) has no fit with {mode}; fit one with `{fit}`",
+                        m.source
+                    )
+                })?;
+                if m.live.is_none() {
+                    let mm = mismatches(m, tcp, lead, ecn);
+                    if !mm.is_empty() {
+                        return Err(format!(
+                            "TRC model {n:?} ({}) was fitted with {}: its cycle is not this \
+                             flow's; fit one for this TCP with `{fit}` and name that file here",
+                            m.source,
+                            describe(&mm)
+                        ));
+                    }
+                }
+                Ok(law)
+            }
         }
-        let near = nearest_model(name, ecn).map_or("none", |m| m.name);
-        Err(match self {
-            TcpModel::Named(_) => format!(
-                "no fitted TRC model {name:?} with {mode}; the nearest fitted one is \
-                 {near:?} (fitted: {})",
-                fitted_names(ecn)
-            ),
-            _ => format!(
-                "the TRC has no model fitted to this TCP ({name}) with {mode}: the nearest \
-                 fitted configuration is {near:?}; give the flow that TCP, name a model \
-                 (model = {near:?} or \"paper\"), or fit one with \
-                 `python3 validation/trc_model_fit.py --tcp {name}`"
-            ),
-        })
     }
 
     /// Name as written in scenario files.
@@ -181,16 +587,6 @@ impl TcpModel {
             TcpModel::Named(n) => n,
         }
     }
-}
-
-/// The fitted configurations (with an ECN fit if `ecn`), comma-separated.
-fn fitted_names(ecn: bool) -> String {
-    let v: Vec<&str> = FITTED_MODELS
-        .iter()
-        .filter(|m| m.law(ecn).is_some())
-        .map(|m| m.name)
-        .collect();
-    v.join(", ")
 }
 
 /// Packets delivered per cycle, 1/p (eq. 2).
@@ -592,9 +988,7 @@ mod tests {
 
     #[test]
     fn every_request_meets_its_target_and_w_max_is_even_plus_half() {
-        let fitted = TcpModel::Fitted
-            .law("sack-window-nolt-nodelack", false)
-            .unwrap();
+        let fitted = fitted_model("sack-window-nolt-nodelack").unwrap().drop;
         for law in [PAPER, fitted] {
             for &r in &[
                 50e3, 100e3, 250e3, 500e3, 750e3, 1e6, 2.5e6, 5e6, 10e6, 100e6,
@@ -614,40 +1008,49 @@ mod tests {
         }
     }
 
+    /// The TCP a built-in model was fitted on, as a flow would write it.
+    fn tcp_of(name: &str) -> TcpConfig {
+        fitted_model(name).unwrap().tcp.clone()
+    }
+
     #[test]
     fn each_tcp_configuration_gets_its_own_fitted_model() {
-        assert!(
-            FITTED_MODELS.len() >= 2,
-            "at least the default and the P1 TCP"
-        );
-        for m in FITTED_MODELS {
+        let models = builtin_models();
+        assert!(models.len() >= 2, "at least the default and the P1 TCP");
+        for m in models.iter().filter(|m| m.live.is_none()) {
+            let lead = Some(m.lead);
+            // "fitted" finds the model of the TCP it was fitted on (or one fitted to the
+            // same cycle keys: newreno-window/-flight with delayed ACKs hold one law).
+            let got = TcpModel::Fitted.law(&m.tcp, lead, false).unwrap();
+            assert_eq!(got, m.drop, "{}", m.name);
             assert_eq!(
-                TcpModel::Fitted.law(m.name, false),
-                Ok(m.drop),
-                "{}",
-                m.name
-            );
-            assert_eq!(
-                TcpModel::Named(m.name.into()).law("other", false),
+                TcpModel::Named(m.name.into()).law(&m.tcp, lead, false),
                 Ok(m.drop)
             );
             if let Some(e) = m.ecn {
-                assert_eq!(TcpModel::Fitted.law(m.name, true), Ok(e), "{}", m.name);
+                assert_eq!(
+                    TcpModel::Fitted.law(&m.tcp, lead, true),
+                    Ok(e),
+                    "{}",
+                    m.name
+                );
             }
             // The paper's law whatever the TCP.
-            assert_eq!(TcpModel::Paper.law(m.name, false), Ok(PAPER));
+            assert_eq!(TcpModel::Paper.law(&m.tcp, lead, false), Ok(PAPER));
         }
         // Names are unique, and different configurations really differ.
-        let mut names: Vec<&str> = FITTED_MODELS.iter().map(|m| m.name).collect();
+        let mut names: Vec<&str> = models.iter().map(|m| m.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), FITTED_MODELS.len());
-        assert!(FITTED_MODELS
-            .iter()
-            .any(|m| m.drop != FITTED_MODELS[0].drop));
+        assert_eq!(names.len(), models.len());
+        assert!(models.iter().any(|m| m.drop != models[0].drop));
         // The P1 scenarios' TCP keeps the fit the P1 tables were made with.
         let p1 = fitted_model("sack-window-nolt-nodelack").unwrap();
         assert!(close(p1.drop.a, 2.4085, 1e-3) && close(p1.drop.b, 0.4997, 1e-3));
+        // Every file in models/ is built in.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cond/trc/models");
+        let files = std::fs::read_dir(dir).unwrap().count();
+        assert_eq!(files, BUILTIN.len());
     }
 
     #[test]
@@ -700,20 +1103,84 @@ mod tests {
     }
 
     #[test]
-    fn a_tcp_without_a_fit_names_the_nearest_configuration() {
-        // PRR recovery on the P1 TCP: one setting away from it.
-        let e = TcpModel::Fitted
-            .law("sack-window-nolt-nodelack-prr", false)
-            .unwrap_err();
-        assert!(e.contains("\"sack-window-nolt-nodelack\""), "{e}");
-        assert!(e.contains("sack-window-nolt-nodelack-prr"), "{e}");
-        assert_eq!(
-            nearest_model("sack-window-nolt-nodelack-prr", false).map(|m| m.name),
-            Some("sack-window-nolt-nodelack")
+    fn a_tcp_without_a_fit_is_refused_naming_the_key_and_the_fit_command() {
+        // Linux-like NewReno: delayed ACKs and byte counting. The delayed-ACK model was
+        // fitted without byte counting (and without the lead): refused, not used.
+        let linux = TcpConfig {
+            delayed_ack: true,
+            byte_counting: true,
+            ..TcpConfig::default()
+        };
+        let e = TcpModel::Fitted.law(&linux, Some(true), false).unwrap_err();
+        assert!(
+            e.contains("tcp.byte_counting = false (this flow: true)"),
+            "{e}"
         );
+        assert!(
+            e.contains("`qoslab trc fit --tcp '{ byte_counting = true, delayed_ack = true }'`"),
+            "{e}"
+        );
+        assert!(!e.contains("trc_model_fit"), "{e}");
+        // A delayed-ACK timer of 40 ms against the model's 200 ms.
+        let mut t = tcp_of("sack-window-nolt-nodelack");
+        t.delayed_ack = true;
+        t.delack_timeout = Dur::from_millis(40);
+        let e = TcpModel::Named("sack-flight-lt-delack".into())
+            .law(&t, Some(true), false)
+            .unwrap_err();
+        assert!(
+            e.contains("tcp.delack_timeout = \"200ms\" (this flow: \"40ms\")"),
+            "{e}"
+        );
+        assert!(e.contains("delack_timeout = \"40ms\""), "{e}");
+        // The recovery lead: the default TCP's model ran with it; a 100 ms clock (above
+        // RTT_dev) turns it off, and the model is refused; the other way is accepted.
+        let mut t = tcp_of("newreno-flight-lt-nodelack");
+        t.granularity = Dur::from_millis(100);
+        let e = TcpModel::Fitted.law(&t, Some(false), false).unwrap_err();
+        assert!(
+            e.contains("tcp.granularity = \"10ms\" (recovery lead on)"),
+            "{e}"
+        );
+        assert!(e.contains("granularity = \"100ms\""), "{e}");
+        assert!(TcpModel::Fitted.law(&t, Some(false), true).is_ok()); // ECN: no lead
+        let t = tcp_of("sack-window-nolt-nodelack");
+        assert!(TcpModel::Fitted.law(&t, Some(true), false).is_ok());
+        // An explicit recovery_lead is not compared; ECN mode has no lead.
+        assert!(TcpModel::Fitted.law(&t, None, false).is_ok());
+        // The initial window counts with delayed ACKs only.
+        let mut t = tcp_of("newreno-flight-lt-nodelack");
+        t.initial_window = 10;
+        assert!(TcpModel::Fitted.law(&t, Some(true), false).is_ok());
+        let mut t = tcp_of("sack-flight-lt-delack");
+        t.initial_window = 10;
+        let e = TcpModel::Fitted.law(&t, Some(true), false).unwrap_err();
+        assert!(e.contains("tcp.initial_window = 1 (this flow: 10)"), "{e}");
+        // MSS and the window cap are not compared.
+        let mut t = tcp_of("newreno-flight-lt-nodelack");
+        t.mss = 536;
+        t.max_window = 64;
+        assert!(TcpModel::Fitted.law(&t, Some(true), false).is_ok());
         // An unknown model name is refused, not replaced.
-        let e = TcpModel::Named("vegas".into()).law("sack-window-nolt-nodelack", false);
-        assert!(e.unwrap_err().contains("no fitted TRC model \"vegas\""));
+        let e = TcpModel::Named("vegas".into()).law(&t, Some(true), false);
+        assert!(e.unwrap_err().contains("no TRC model \"vegas\""));
+    }
+
+    #[test]
+    fn a_model_file_round_trips_and_bad_files_are_refused() {
+        let text = "format = 1\nname = \"x\"\nrecovery_lead = true\n[tcp]\ndelayed_ack = true\n\
+                    [drop]\nw_first = 6.5\na = 2.3314\nb = 0.5004\nknots = [[6.5, 7.0], [8.5, 6.6]]\n";
+        let m = parse_model(text, "t.toml").unwrap();
+        assert_eq!(
+            (m.drop.a, m.drop.b, m.drop.knots.len()),
+            (2.3314, 0.5004, 2)
+        );
+        assert!(m.tcp.delayed_ack && m.lead && m.ecn.is_none());
+        assert!(parse_model(&text.replace("format = 1", "format = 2"), "t").is_err());
+        assert!(parse_model(&text.replace("b = 0.5004", "b = -1.0"), "t").is_err());
+        assert!(parse_model(&text.replace("w_first = 6.5", "w_first = 2.5"), "t").is_err());
+        assert!(parse_model(&text.replace("[tcp]", "[tcp]\nbyte_countin = true"), "t").is_err());
+        assert!(parse_model(&text.replace("[8.5, 6.6]", "[5.5, 6.6]"), "t").is_err());
     }
 
     #[test]
