@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import os
 import sys
 import time
@@ -64,9 +63,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from qoslab.trc import (
-    KNOT_TOL,
     RTT_OPERATING_MIN,
-    SPREAD_TOL,
     data_per_cycle,
     first_w,
     fit_with_knots,
@@ -524,7 +521,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="with --measure: only these W_max, merged into the data file")  # fmt: skip
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--check", action="store_true",
-                    help="exit 1 if the built-in model files differ from the committed data's fit")  # fmt: skip
+                    help="exit 1 if the model files differ from the data's fit")  # fmt: skip
     a = ap.parse_args(argv)
     if a.measure:
         try:

@@ -824,6 +824,7 @@ def trc_fit(
     """Fit a TRC model for a flow with these TCP settings (a few minutes at most), store
     it and print the line that names it on a TRC stage."""
     import shlex
+
     import tomllib
 
     from qoslab.trc import fit

@@ -366,7 +366,7 @@ def _fit_scenario(tcp: Mapping[str, Any], w_max: float, rtt: float, ecn: bool) -
             {"name": "r0", "kind": "router"},
             {"name": "r1", "kind": "router"},
             {"name": "d"},
-        ],  # fmt: skip
+        ],
         "link": link,
         "flow": [{"name": "f", "from": "s", "to": "d", "tcp": {**tcp, "ecn": ecn}}],
         "conditioner": [{"at": "s", "stages": [stage]}],
