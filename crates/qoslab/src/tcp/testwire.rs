@@ -209,11 +209,6 @@ impl Wire {
         &self.path.loss
     }
 
-    /// ACKs with ECE the receiver sent after `t`.
-    pub fn rcv_acks_with_ece_after(&self, t: SimTime) -> usize {
-        self.ece_log.iter().filter(|&&e| e > t).count()
-    }
-
     /// Runs until `until` whatever happens.
     pub fn run_all(&mut self, until: SimTime) {
         while let Some((now, ev)) = self.q.pop_until(until) {
