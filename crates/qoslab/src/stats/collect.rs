@@ -512,7 +512,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     s.insert("name".into(), json!(name));
     let mut warnings = w.warnings.clone();
     warnings.extend(super::eruf::eruf_warnings(w));
-    warnings.extend(crate::cond::rtt_aware::rto_rule_warnings(w));
+    warnings.extend(super::rtt_markers::rto_rule_warnings(w));
     s.insert("warnings".into(), json!(warnings));
     s.insert("seed".into(), json!(seed));
     s.insert("duration".into(), json!(w.end.as_secs_f64()));
