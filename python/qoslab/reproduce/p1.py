@@ -656,7 +656,7 @@ def _rtt_dev_command(rel: str) -> str:
     )
 
 
-#: What P1's extremes over runs and cells need to be judged (issue 59): quick mode runs
+#: What P1's extremes over runs and cells need to be judged: quick mode runs
 #: fewer seeds and cells, and its largest ECN/drops gap, most network drops in one run and
 #: worst achieved/requested were within where full mode's were not (p1-quick.json against
 #: p1-full.json, quick vs full: T1 50 Mb/s 0.006 vs 0.011; T2 0 vs 26 and 15 drops; T2's

@@ -666,7 +666,7 @@ def f3a_experiment(ctx: Context) -> Outcome:
     kbs = F3A_BUFFERS_KB
     # Quick mode runs what full mode runs (3 seeds of 300 s, about 30 s of CPU): at one
     # seed of 100 s striping's ratio ÷ w with 512 KB read 0.761 (outside) where full
-    # mode gives 0.880 (within), so a quick verdict would have differed (issue 59).
+    # mode gives 0.880 (within), so a quick verdict would have differed.
     duration = "300s"
     per_seed = _method_sweep(
         ctx, "f2", "buffer_kb", kbs, lambda m, kb: buffer_overrides(m, kb, W3),
@@ -1074,7 +1074,7 @@ def f6_experiment(ctx: Context) -> Outcome:
 
 
 #: Fig. 6's claims whose quick verdict (one seed of 100 s) differed from full mode's
-#: (issue 59): WAIMD at w = 2 read 1.05 (within) against 1.25, the 6(b) WAIMD ÷ striping
+#: WAIMD at w = 2 read 1.05 (within) against 1.25, the 6(b) WAIMD ÷ striping
 #: spread 0.72 (outside) against 1.28. The 3 × 600 s they need cost about 10 min of CPU.
 F6_QUICK_FLIPS = (
     "WAIMD: ratio ÷ w at w = 2",
