@@ -125,6 +125,8 @@ __all__ = [
     "Saved",
     "SkipExperiment",
     "ablation_verdict",
+    "config_changes",
+    "contradiction",
     "count_verdicts",
     "counterfactual_outcome",
     "discover",
@@ -343,6 +345,18 @@ class Comparison:
     #: Set by :func:`run_experiments`: whether the run that produced ``ours`` was in quick
     #: mode. With ``needs`` it makes the verdict ``not-judged``.
     quick: bool = False
+    #: A claim taken from a sentence of the paper that the paper's own numbers contradict
+    #: (e.g. its table gives the other order): what they give instead. Such a claim is
+    #: shown, never judged (``info``), and its reference says so; :meth:`order` sets it
+    #: from the paper's own values of A and B (``paper_ab``).
+    contradicted: str = ""
+    #: The calibrated parameter (a :class:`Calibration`'s ``parameter``) that ``ours``
+    #: rests on: the :class:`Outcome` refuses the comparison unless a calibration of that
+    #: parameter shows this claim at each of its values, and the reference counts them.
+    calibrated: str = ""
+    #: Set by :class:`Outcome`: this claim at each value of its calibration, (value, claim).
+    shown_at: list[tuple[str, Comparison]] | None = field(default=None, repr=False,
+                                                          compare=False)  # fmt: skip
 
     @property
     def judged(self) -> bool:
@@ -363,11 +377,16 @@ class Comparison:
         a_name: str = "A",
         b_name: str = "B",
         needs: str = "",
+        paper_ab: tuple[float, float] | None = None,
+        paper_source: str = "the paper's table",
+        calibrated: str = "",
     ) -> Comparison:
         """The claim "A < B" (``claim="<"``) or "A > B" over per-seed values: ``ours`` is the
         mean of A − B; ``within`` when its 95 % interval (seed-paired by default) excludes
         zero on the claimed side, ``outside`` when it excludes zero on the other side, and
-        ``tie`` when it straddles zero."""
+        ``tie`` when it straddles zero. ``paper_ab``: the paper's own values of A and B
+        where it prints them (``paper_source``, e.g. "Table I"); when they do not stand in
+        the claimed order the claim is :attr:`contradicted` (shown, not judged)."""
         if claim not in ("<", ">"):
             raise ValueError(f"comparison {quantity!r}: claim must be '<' or '>', not {claim!r}")
         m, lo, hi, n = paired_interval(a, b, paired=paired)
@@ -375,7 +394,8 @@ class Comparison:
             lo, hi = -math.inf, math.inf
         return cls(
             quantity, m, unit=unit, note=note, claim=claim, ci=(lo, hi), n=n,
-            a_name=a_name, b_name=b_name, needs=needs,
+            a_name=a_name, b_name=b_name, needs=needs, calibrated=calibrated,
+            contradicted=contradiction(claim, paper_ab, a_name, b_name, paper_source),
         )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -483,7 +503,7 @@ class Comparison:
         """``within``, ``outside-explained``, ``tie``, ``outside``, ``not-judged`` or
         ``info`` (see the class and :meth:`order`); ``outside`` when :attr:`vacuous`,
         ``not-judged`` when the run lacks what the claim ``needs``."""
-        if self.kind == "none":
+        if self.kind == "none" or self.contradicted:
             return "info"
         if not self.judged:
             return NOT_JUDGED
@@ -526,7 +546,7 @@ class Comparison:
                 f"{self.a_name} {self.claim} {self.b_name} (95 % CI of the paired difference "
                 f"over {self.n} seeds: {_num(lo)} … {_num(hi)})"
             )
-            return ref if self.judged else f"{ref}; {not_judged_text(self.needs)}"
+            return self._qualified(ref)
         if k == "value":
             ref = _num(self.paper)  # type: ignore[arg-type]
         elif k == "interval":
@@ -550,6 +570,20 @@ class Comparison:
         if self.vacuous:
             what, n = self.acted  # type: ignore[misc]
             ref += f"; vacuous: {what} = {_num(float(n))}"
+        return self._qualified(ref)
+
+    def _qualified(self, ref: str) -> str:
+        """``ref`` with what qualifies it: a contradicted claim, a calibrated parameter it
+        rests on (within at how many of the values shown), not judged in quick mode."""
+        if self.contradicted:
+            ref += f"; the paper's text only, not judged: {self.contradicted}"
+        if self.calibrated:
+            ref += f"; rests on the calibrated {self.calibrated}"
+            vs = [c.verdict for _, c in self.shown_at or []]
+            if vs and not self.contradicted:
+                skipped = vs.count(NOT_JUDGED)
+                ref += f" (within at {vs.count('within')} of its {len(vs)} values shown"
+                ref += f"; {skipped} not judged in quick mode)" if skipped else ")"
         if not self.judged:
             ref += f"; {not_judged_text(self.needs)}"
         return ref
@@ -578,6 +612,12 @@ class Comparison:
             d.update(acted=[self.acted[0], float(self.acted[1])], vacuous=self.vacuous)
         if self.needs:
             d.update(needs=self.needs, judged=self.judged)
+        if self.contradicted:
+            d["contradicted"] = self.contradicted
+        if self.calibrated:
+            d["calibrated"] = self.calibrated
+            if self.shown_at:
+                d["calibration_verdicts"] = [[v, c.verdict] for v, c in self.shown_at]
         if self.kind == "order":
             d.update(
                 claim=self.claim, ci=list(self.ci or ()), n=self.n,
@@ -595,6 +635,25 @@ class Comparison:
                 "moved": None if not cf or cf.value is None else cf.value != self.ours,
             }
         return d
+
+
+def contradiction(
+    claim: str,
+    paper_ab: tuple[float, float] | None,
+    a_name: str = "A",
+    b_name: str = "B",
+    source: str = "the paper's table",
+) -> str:
+    """What the paper's own values of A and B (``paper_ab``, from ``source``) say against
+    the order ``claim`` ("<" or ">") taken from its text, or "" when they agree (or are
+    not given): a claim its own numbers contradict is shown, never judged."""
+    if paper_ab is None:
+        return ""
+    a, b = (float(x) for x in paper_ab)
+    if (a < b) if claim == "<" else (a > b):
+        return ""
+    return (f"{source} gives {a_name} {_num(a)}, {b_name} {_num(b)}, not {a_name} {claim} "
+            f"{b_name}")  # fmt: skip
 
 
 def _fall_ci(
@@ -663,6 +722,13 @@ class Ablation:
     #: not run; ``quick`` is set by :func:`run_experiments`.
     needs: str = ""
     quick: bool = False
+    #: What the twin's configuration changes against the run with the mechanism, key →
+    #: (value with, value in the twin), None for a key not set (:func:`config_changes` of
+    #: the two configurations); given with ``mechanism_off``.
+    twin_changes: Mapping[str, tuple[Any, Any]] | None = None
+    #: What switching the named ``mechanism`` off changes, in the same form: the twin
+    #: must change exactly this, nothing more (it is refused otherwise).
+    mechanism_off: Mapping[str, tuple[Any, Any]] | None = None
 
     @property
     def judged(self) -> bool:
@@ -672,6 +738,22 @@ class Ablation:
     def __post_init__(self) -> None:
         if not 0 < self.falls_by <= 1:
             raise ValueError(f"ablation {self.claim!r}: falls_by must be in (0, 1]")
+        if (self.twin_changes is None) != (self.mechanism_off is None):
+            raise ValueError(
+                f"ablation {self.claim!r}: give twin_changes (what the twin changes) and "
+                "mechanism_off (what switching the mechanism off changes) together"
+            )
+        if self.twin_changes is not None and self.mechanism_off is not None:
+            twin = {k: tuple(v) for k, v in self.twin_changes.items()}
+            off = {k: tuple(v) for k, v in self.mechanism_off.items()}
+            more = {k: v for k, v in twin.items() if off.get(k) != v}
+            less = sorted(k for k in off if k not in twin)
+            if more or less:
+                raise ValueError(
+                    f"ablation {self.claim!r}: the twin ({self.twin}) must switch off "
+                    f"{self.mechanism!r} and nothing else ({off}); it also changes {more}"
+                    + (f" and leaves {less} as they are" if less else "")
+                )
         if (self.with_seeds is None) != (self.without_seeds is None):
             raise ValueError(f"ablation {self.claim!r}: give per-seed values for both or neither")
         self.effect_with = float(self.effect_with)
@@ -737,7 +819,33 @@ class Ablation:
             "min_effect": self.min_effect,
             "verdict": self.verdict,
             **({"needs": self.needs, "judged": self.judged} if self.needs else {}),
+            **self._changes_dict(),
         }
+
+    def _changes_dict(self) -> dict[str, Any]:
+        """``twin_changes`` as stored (when given)."""
+        if self.twin_changes is None:
+            return {}
+        return {"twin_changes": {k: list(v) for k, v in self.twin_changes.items()}}
+
+
+def config_changes(with_cfg: Mapping[str, Any], twin_cfg: Mapping[str, Any],
+                   prefix: str = "") -> dict[str, tuple[Any, Any]]:  # fmt: skip
+    """What ``twin_cfg`` changes against ``with_cfg`` (nested mappings and lists, e.g.
+    scenario or marker dicts): dotted key (list items by index) → (value in ``with_cfg``,
+    value in ``twin_cfg``), None for a key one of them does not set; an ablation's
+    ``twin_changes``."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for k in sorted({*with_cfg, *twin_cfg}, key=str):
+        a, b = with_cfg.get(k), twin_cfg.get(k)
+        key = f"{prefix}{k}"
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            a, b = dict(enumerate(a)), dict(enumerate(b))
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            out |= config_changes(a, b, f"{key}.")
+        elif a != b:
+            out[key] = (a, b)
+    return out
 
 
 @dataclass(frozen=True)
@@ -965,6 +1073,22 @@ class Outcome:
                 raise ValueError(
                     f"readings of {knob!r}: exactly one headline reading, found {sorted(heads)}"
                 )
+        cals = {c.parameter: c for c in self.calibrations}
+        for c in [*self.comparisons, *(x for r in self.readings for x in r.comparisons)]:
+            if not c.calibrated:
+                continue
+            cal = cals.get(c.calibrated)
+            shown = cal and [
+                (str(v), next((x for x in cs if x.quantity == c.quantity), None))
+                for v, cs in zip(cal.values, cal.comparisons, strict=True)
+            ]
+            if not shown or any(x is None for _, x in shown):
+                raise ValueError(
+                    f"comparison {c.quantity!r} rests on the calibrated {c.calibrated!r}: "
+                    "show it at four or more values of the parameter (a Calibration of "
+                    f"{c.calibrated!r} holding this claim at each value)"
+                )
+            c.shown_at = shown  # type: ignore[assignment]
 
 
 @dataclass
