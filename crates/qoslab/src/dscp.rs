@@ -173,6 +173,10 @@ pub struct DscpMapEntry {
     pub colour: Option<ColourName>,
 }
 
+/// Index of colour "none" in per-colour drop counts: a packet whose codepoint carries
+/// no drop precedence (best effort, EF, class selectors).
+pub const NO_PRECEDENCE: usize = 3;
+
 /// The drop precedence of each of the 64 codepoints: what queues and colour-aware
 /// meters read (copied into every conditioner chain of a node).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +206,10 @@ pub struct DscpTable {
     pub colours: DscpColours,
     /// Class name per codepoint.
     pub classes: Vec<String>,
+    /// The codepoints that carry a drop precedence: the AF codepoints and any the
+    /// scenario gave a colour. Drops of the others (best effort, EF, class selectors)
+    /// are counted as colour "none", never as green.
+    pub precedence: DscpSet,
 }
 
 impl Default for DscpTable {
@@ -244,14 +252,19 @@ impl DscpTable {
     pub fn rfc() -> Self {
         let mut colours = [Colour::Green; 64];
         let mut classes = Vec::with_capacity(64);
+        let mut precedence = 0u64;
         for d in 0..64u8 {
             let (c, dp) = rfc_entry(d);
             colours[d as usize] = dp;
             classes.push(c);
+            if is_af(d) {
+                precedence |= 1u64 << d;
+            }
         }
         DscpTable {
             colours: DscpColours(colours),
             classes,
+            precedence: DscpSet(precedence),
         }
     }
 
@@ -271,6 +284,7 @@ impl DscpTable {
             }
             if let Some(c) = e.colour {
                 t.colours.0[e.dscp as usize] = c.into();
+                t.precedence.0 |= 1u64 << e.dscp;
             }
         }
         Ok(t)
@@ -280,6 +294,18 @@ impl DscpTable {
     #[inline]
     pub fn colour(&self, dscp: u8) -> Colour {
         self.colours.of(dscp)
+    }
+
+    /// The index of `dscp`'s drop precedence in a per-colour count: green 0, yellow 1,
+    /// red 2, and 3 ("none") for a codepoint without one (see
+    /// [`DscpTable::precedence`]).
+    #[inline]
+    pub fn drop_colour_index(&self, dscp: u8) -> usize {
+        if self.precedence.contains(dscp & 63) {
+            self.colour(dscp).index()
+        } else {
+            NO_PRECEDENCE
+        }
     }
 
     /// The class name of `dscp`.
@@ -361,6 +387,15 @@ mod tests {
             t.class_set("af1").iter().collect::<Vec<_>>(),
             vec![10, 12, 14]
         );
+        // Only AF codepoints carry a drop precedence: best effort, EF and the class
+        // selectors count as colour "none", never as green.
+        assert_eq!(t.precedence.iter().count(), 12);
+        for d in [0u8, 1, 8, 11, 40, 46] {
+            assert_eq!(t.drop_colour_index(d), NO_PRECEDENCE, "{d}");
+        }
+        for (d, k) in [(10u8, 0), (20, 1), (38, 2)] {
+            assert_eq!(t.drop_colour_index(d), k, "{d}");
+        }
         // The markers' default codepoints (AF11/12/13) give back the colour they were
         // marked (cond::action's tests check it through `Codepoints` itself).
         for (dscp, c) in [(10, Colour::Green), (12, Colour::Yellow), (14, Colour::Red)] {
@@ -382,6 +417,19 @@ mod tests {
         assert_eq!(t.class(12), "AF1");
         assert_eq!(t.class(46), "voice");
         assert_eq!(t.colour(10), Colour::Green);
+        // A colour given to a codepoint without one makes its drops that colour; a
+        // class alone does not.
+        assert_eq!(t.drop_colour_index(12), 2);
+        assert_eq!(t.drop_colour_index(46), NO_PRECEDENCE);
+        let g: Vec<DscpMapEntry> = vec![DscpMapEntry {
+            dscp: 0,
+            class: None,
+            colour: Some(ColourName::Green),
+        }];
+        assert_eq!(
+            DscpTable::with_overrides(&g).unwrap().drop_colour_index(0),
+            0
+        );
         let bad = [DscpMapEntry {
             dscp: 64,
             class: None,

@@ -157,8 +157,10 @@ pub struct IfaceCounters {
     pub ecn_marked: u64,
     /// Drops by cause (queue drops, and random loss on the link).
     pub drops: DropCounters,
-    /// Queue drops by the drop precedence the queue saw (green, yellow, red).
-    pub dropped_by_colour: [u64; 3],
+    /// Queue drops by the drop precedence the node's DSCP table gives the packet
+    /// (green, yellow, red), and of packets whose codepoint has none (best effort, EF,
+    /// class selectors) as the fourth, "none" (queues treat those as green).
+    pub dropped_by_colour: [u64; 4],
     /// Queue drops of in-profile (marked) and out-of-profile (unmarked) packets, the
     /// distinction ERED decides by (P0 §4.1): [unmarked, marked].
     pub dropped_by_profile: [u64; 2],
@@ -174,7 +176,7 @@ impl IfaceCounters {
             departed_bytes: self.departed_bytes - earlier.departed_bytes,
             ecn_marked: self.ecn_marked - earlier.ecn_marked,
             drops: self.drops.since(&earlier.drops),
-            dropped_by_colour: [0, 1, 2]
+            dropped_by_colour: [0, 1, 2, 3]
                 .map(|k| self.dropped_by_colour[k] - earlier.dropped_by_colour[k]),
             dropped_by_profile: [0, 1]
                 .map(|k| self.dropped_by_profile[k] - earlier.dropped_by_profile[k]),

@@ -267,6 +267,7 @@ impl SchedConfig {
             active: VecDeque::new(),
             vtime: 0.0,
             occ: Occupancy::default(),
+            table: ctx.table.clone(),
         })
     }
 }
@@ -287,8 +288,8 @@ pub struct ClassCounters {
     /// Bytes dropped.
     pub dropped_bytes: u64,
     /// Packets dropped per drop precedence (green, yellow, red) as the node's DSCP
-    /// table gave it.
-    pub dropped_by_colour: [u64; 3],
+    /// table gave it, and (fourth, "none") those whose codepoint has none.
+    pub dropped_by_colour: [u64; 4],
 }
 
 impl ClassCounters {
@@ -301,7 +302,7 @@ impl ClassCounters {
             departed_bytes: self.departed_bytes - e.departed_bytes,
             dropped: self.dropped - e.dropped,
             dropped_bytes: self.dropped_bytes - e.dropped_bytes,
-            dropped_by_colour: [0, 1, 2]
+            dropped_by_colour: [0, 1, 2, 3]
                 .map(|k| self.dropped_by_colour[k] - e.dropped_by_colour[k]),
         }
     }
@@ -349,6 +350,8 @@ pub struct Sched {
     /// WFQ: the virtual time (tag of the packet last chosen).
     vtime: f64,
     occ: Occupancy,
+    /// The node's DSCP table: the drop precedence of each counted drop.
+    table: crate::dscp::DscpTable,
 }
 
 impl Sched {
@@ -437,6 +440,7 @@ impl Queue for Sched {
             .iter()
             .position(|c| c.takes(&pkt))
             .unwrap_or(self.classes.len() - 1);
+        let dp = self.table.drop_colour_index(pkt.dscp);
         let c = &mut self.classes[i];
         c.counters.arrived += 1;
         c.counters.arrived_bytes += pkt.size as u64;
@@ -445,7 +449,7 @@ impl Queue for Sched {
             if !b.has(pkt.size) {
                 c.counters.dropped += 1;
                 c.counters.dropped_bytes += pkt.size as u64;
-                c.counters.dropped_by_colour[pkt.colour.index()] += 1;
+                c.counters.dropped_by_colour[dp] += 1;
                 return drops.push(pkt, DropCause::Policed);
             }
             b.take(pkt.size);
@@ -456,7 +460,7 @@ impl Queue for Sched {
         for (p, _) in &drops.dropped[dropped_before..] {
             c.counters.dropped += 1;
             c.counters.dropped_bytes += p.size as u64;
-            c.counters.dropped_by_colour[p.colour.index()] += 1;
+            c.counters.dropped_by_colour[self.table.drop_colour_index(p.dscp)] += 1;
         }
         if c.queue.occupancy().packets == before {
             return; // dropped (class queues are FIFOs: they drop only the arrival)

@@ -513,6 +513,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     let mut warnings = w.warnings.clone();
     warnings.extend(super::eruf::eruf_warnings(w));
     warnings.extend(super::rtt_markers::rto_rule_warnings(w));
+    warnings.extend(super::silent::silent_flows_warning(w));
     s.insert("warnings".into(), json!(warnings));
     s.insert("seed".into(), json!(seed));
     s.insert("duration".into(), json!(w.end.as_secs_f64()));
@@ -526,6 +527,15 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     r
 }
+
+/// The per-colour drop columns of `colour_drops` and `classes`, in the order of
+/// [`crate::net::IfaceCounters::dropped_by_colour`].
+const DROP_COLOUR_COLUMNS: [&str; 4] = [
+    "dropped_green",
+    "dropped_yellow",
+    "dropped_red",
+    "dropped_none",
+];
 
 /// Queue drops by drop precedence (after the warm-up) at each interface whose queue
 /// tells colours apart (RIO-C/D, WRED, ERED, per-class queues); `None` if none does.
@@ -548,10 +558,9 @@ fn colour_drops_table(w: &World) -> Option<Table> {
     }
     let mut t = Table::default();
     t.push("iface", names(rows.iter().map(|r| r.0).collect()));
-    for (k, col) in ["dropped_green", "dropped_yellow", "dropped_red"]
-        .into_iter()
-        .enumerate()
-    {
+    // Green, yellow, red: the drop precedence of an AF codepoint; none: a codepoint
+    // without one (best effort, EF, class selectors), never counted as green.
+    for (k, col) in DROP_COLOUR_COLUMNS.into_iter().enumerate() {
         t.push(
             col,
             Column::Int(
@@ -611,9 +620,9 @@ fn classes_table(w: &World) -> Option<Table> {
     t.push("departed_bytes", int(&|c| c.departed_bytes));
     t.push("dropped", int(&|c| c.dropped));
     t.push("dropped_bytes", int(&|c| c.dropped_bytes));
-    t.push("dropped_green", int(&|c| c.dropped_by_colour[0]));
-    t.push("dropped_yellow", int(&|c| c.dropped_by_colour[1]));
-    t.push("dropped_red", int(&|c| c.dropped_by_colour[2]));
+    for (k, col) in DROP_COLOUR_COLUMNS.into_iter().enumerate() {
+        t.push(col, int(&|c| c.dropped_by_colour[k]));
+    }
     Some(t)
 }
 

@@ -212,10 +212,11 @@ impl World {
     fn count_queue_drops(&mut self, now: SimTime, iface: IfaceId) {
         let mut drops = std::mem::take(&mut self.drops);
         let f = &mut self.ifaces[iface.0 as usize];
+        let table = &self.nodes[f.node.0 as usize].dscp;
         f.counters.ecn_marked += drops.ecn_marked as u64;
         for (p, cause) in &drops.dropped {
             f.counters.drops.add(*cause, p.size);
-            f.counters.dropped_by_colour[p.colour.index()] += 1;
+            f.counters.dropped_by_colour[table.drop_colour_index(p.dscp)] += 1;
             f.counters.dropped_by_profile[p.in_profile as usize] += 1;
         }
         for (p, _) in &drops.dropped {

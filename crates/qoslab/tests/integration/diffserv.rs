@@ -247,6 +247,7 @@ fn classes_table_counts_per_class_and_drops_by_colour() {
         col("dropped_green")[0] + col("dropped_yellow")[0] + col("dropped_red")[0],
         drp[0]
     );
+    assert_eq!(col("dropped_none")[0], 0, "AF codepoints all have a colour");
     // Runs without per-class queues have no such table.
     let plain = dumbbell(
         1,
@@ -297,6 +298,29 @@ fn worked_example_separates_ef_af_and_be() {
     let (drp, green) = (int("classes", "dropped"), int("classes", "dropped_green"));
     assert_eq!(drp[0], 0);
     assert_eq!((green[1], green[2]), (0, 0));
+    // Best effort (DSCP 0, unmetered) loses packets, all of them counted as colour
+    // "none", never as green (queues treat it as green; the counts do not); so is the
+    // interface's total in `colour_drops`.
+    let (class, none) = (
+        r.tables["classes"].get("class").unwrap(),
+        int("classes", "dropped_none"),
+    );
+    assert_eq!(class.str_at(3), Some("be"));
+    assert!(drp[3] > 10, "best effort drops {}", drp[3]);
+    assert_eq!((green[3], none[3]), (0, drp[3]));
+    assert_eq!(none[..3], [0, 0, 0]);
+    let cd = &r.tables["colour_drops"];
+    let k = (0..cd.rows())
+        .find(|&i| {
+            cd.get("iface").unwrap().str_at(i)
+                == r.tables["classes"].get("iface").unwrap().str_at(3)
+        })
+        .unwrap();
+    assert_eq!(int("colour_drops", "dropped_none")[k], drp[3]);
+    assert_eq!(
+        int("colour_drops", "dropped_green")[k],
+        green.iter().take(4).sum::<i64>()
+    );
     // WFQ 3 : 2 : 1 over what EF leaves: AF1 > AF2 > BE in goodput.
     let g = float("flows", "goodput_bps");
     let (af1, af2, be) = (g[1] + g[2], g[3] + g[4], g[5] + g[6]);

@@ -23,12 +23,17 @@ fn ered_drops_are_counted_marked_and_unmarked_and_compliant_traffic_is_delivered
         ints(&r, "colour_drops", "dropped_marked"),
         ints(&r, "colour_drops", "dropped_unmarked"),
     );
-    let total: Vec<i64> = ["dropped_green", "dropped_yellow", "dropped_red"]
-        .iter()
-        .map(|c| ints(&r, "colour_drops", c))
-        .fold(vec![0; m.len()], |a, b| {
-            a.iter().zip(&b).map(|(x, y)| x + y).collect()
-        });
+    let total: Vec<i64> = [
+        "dropped_green",
+        "dropped_yellow",
+        "dropped_red",
+        "dropped_none",
+    ]
+    .iter()
+    .map(|c| ints(&r, "colour_drops", c))
+    .fold(vec![0; m.len()], |a, b| {
+        a.iter().zip(&b).map(|(x, y)| x + y).collect()
+    });
     for i in 0..m.len() {
         assert_eq!(
             m[i] + u[i],
@@ -38,13 +43,18 @@ fn ered_drops_are_counted_marked_and_unmarked_and_compliant_traffic_is_delivered
     }
     assert!(m.iter().sum::<i64>() > 0, "marked packets dropped: {m:?}");
     assert!(u.iter().sum::<i64>() > 0, "unmarked packets dropped: {u:?}");
-    // Unmarked packets keep the default colour: the colour columns call every drop
-    // green, so the colour alone cannot tell marked from unmarked.
+    // Police-and-mark sets the in-profile mark, not the DSCP: every drop is of a
+    // best-effort codepoint, colour "none" (never green), so the colour alone cannot
+    // tell marked from unmarked.
+    assert_eq!(
+        ints(&r, "colour_drops", "dropped_none").iter().sum::<i64>(),
+        total.iter().sum::<i64>()
+    );
     assert_eq!(
         ints(&r, "colour_drops", "dropped_green")
             .iter()
             .sum::<i64>(),
-        total.iter().sum::<i64>()
+        0
     );
     // Marked bytes delivered fall short of marked bytes sent by the marked drops
     // (and what is in flight at the end): at most what was sent, never more.
