@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import qoslab
@@ -112,3 +113,94 @@ def test_paired_ablation_takes_an_effect_within_its_own_noise_as_no_effect():
     # One seed (quick mode): judged by its values, no interval.
     one = p3.paired_ablation([1.0], [0.0], **kw)
     assert one.ci is None and one.min_effect == 0 and one.verdict == "within"
+
+
+# --------------------------------------------------------------------------- referee pass
+
+
+def _f4_raw(stems: dict[str, tuple[float, float]]) -> pl.DataFrame:
+    """measure()'s rows for each stem (F1, F2 throughput at every F2 RTT ≥ 50 ms), 5 seeds."""
+    rows = []
+    for stem, (f1, f2) in stems.items():
+        for r in (0.05, 0.1, 0.2):
+            for seed in range(1, 6):
+                for agg, v in (("F1", f1), ("F2", f2)):
+                    rows.append({"conditioner": stem, "f2_rtt": r, "seed": seed,
+                                 "aggregate": agg, "mbps": v + 0.01 * seed * (agg == "F1"),
+                                 "timeouts": 0, "mean_cwnd_bytes": 1.0, "drop_ratio": 0.1,
+                                 "dp0_cir": 1.0, "dp2_out": 0.5})  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+F4_STEMS = {"rtt": (1.9, 7.5), "rtt-fig1": (1.5, 8.0), "rtt-rto": (4.5, 4.9),
+            "rtt-sw": (5.2, 4.4), "rtt-rto-srtt": (4.1, 5.3), "rtt-rto-literal": (4.5, 5.0),
+            "rtt-rto-capped": (4.5, 4.9), "standard": (4.7, 4.5),
+            "rtt-sw-cir": (1.9, 7.6)}  # fmt: skip
+
+
+def test_fig4_dp0_rule_is_a_reading_argued_from_the_text_not_chosen_by_the_numbers():
+    # Rule 4: the old comparison "|ours − paper| with Fig. 1's (1 − p)² above with the
+    # text's 1 − p" chose the text's rule because it lands nearer the paper's 2.3 Mb/s.
+    comps, readings, _ = p3.f4_judged(_f4_raw(F4_STEMS))
+    assert not any("ours − paper" in c.quantity for c in comps)
+    dp0 = [r for r in readings if r.reading.knob == "dp0"]
+    assert [(r.reading.name, r.reading.headline) for r in dp0] == [("text", True),
+                                                                   ("figure", False)]  # fmt: skip
+    assert "with probability (measuredRate − targetRate)/measuredRate" in dp0[0].reading.argued
+    assert "2.3" not in dp0[0].reading.argued and "7.52" not in dp0[0].reading.argued
+    # The same claims under both readings, side by side.
+    tails = [[c.quantity.split(", F2 RTT")[1] for c in r.comparisons] for r in dp0]
+    assert tails[0] == tails[1] and len(tails[0]) == 3
+    assert [c.paper for c in dp0[1].comparisons][:2] == [2.3, 7.52]
+
+
+def test_fig4_rtt_rto_twin_is_rtt_rto_without_its_rto_term():
+    # The old twin was the standard TSW3CM (no RTT awareness at all): with the standard
+    # marker as even as RTT-RTO it said the RTO term did nothing.
+    _, _, abl = p3.f4_judged(_f4_raw(F4_STEMS))
+    rto = next(a for a in abl if a.claim.startswith("RTT-RTO"))
+    assert rto.twin_changes == p3.RTO_TERM_OFF and rto.effect_without == 0.0
+    assert rto.verdict == "within"  # RTT-RTO's imbalance is below basic's on every seed
+
+
+def _f6_per(jains: dict[tuple[str, str], list[float]]) -> pl.DataFrame:
+    """Per-seed rows whose five aggregates give each (topology, conditioner) about the
+    share pattern ``jains`` names: [long mbps, short mbps]."""
+    rows = []
+    for (topo, stem), (lo, sh) in jains.items():
+        for seed in range(1, 6):
+            for agg in p3.MD_FLOWS:
+                v = (lo if agg in ("F1", "F2") else sh) + 0.01 * seed
+                rows.append({"topology": topo, "conditioner": stem, "seed": seed,
+                             "aggregate": agg, "rtt_ms": 1000 * p3.md_rtt(agg), "mbps": v,
+                             "timeouts": 0, "dp0_cir": 1.0})  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def test_fig6_counterfactual_measures_the_comparisons_own_quantity():
+    # "RTT-RTO is the fairest" is decided against the basic marker in the headline
+    # topology; the old counterfactual recomputed the fairest other marker in the middle
+    # topology (RTT-SW there) and so measured RTT-RTO − RTT-SW, another quantity.
+    shares = {"standard": (2.0, 4.0), "rtt": (1.8, 5.0), "rtt-rto": (1.3, 6.0),
+              "rtt-sw": (1.7, 6.0), "rtt-sw-cir": (1.8, 5.0)}  # fmt: skip
+    middle = {"standard": (3.0, 3.2), "rtt": (4.2, 1.0), "rtt-rto": (3.2, 3.1),
+              "rtt-sw": (3.1, 3.3)}  # fmt: skip
+    per = _f6_per({("all", s): v for s, v in shares.items()}
+                  | {("middle", s): v for s, v in middle.items()})  # fmt: skip
+    _, out = p3.f6_judged(per)
+    fair = next(c for c in out.comparisons if c.quantity.startswith("RTT-RTO: Jain"))
+    assert fair.b_name == "basic RTT"
+
+    def jain(stem: str) -> float:
+        lo, sh = middle[stem]
+        return p3._jain([lo, lo, sh, sh, sh])
+
+    cf = fair.explanation.counterfactual.value
+    assert abs(cf - (jain("rtt-rto") - jain("rtt"))) < 0.01
+    assert abs(cf - (jain("rtt-rto") - jain("rtt-sw"))) > 0.05
+    mid = next(r for r in out.readings if r.reading.name == "only the middle link congested")
+    assert any(c.quantity == fair.quantity and c.ours == cf for c in mid.comparisons)
+    twins = {a.claim: a.twin_changes for a in out.ablations}
+    assert twins["RTT-RTO marking makes the five aggregates' shares the fairest"] == (
+        p3.RTO_TERM_OFF
+    )

@@ -49,6 +49,7 @@ from qoslab.reproduce import (
     ReadingResult,
     RunJob,
     Saved,
+    config_changes,
     figure,
     paired_interval,
     register,
@@ -105,6 +106,36 @@ LABELS = {
 }
 #: The override that sets F2's RTT: the delay of link 1 (n2–e2).
 F2_DELAY_KEY = "link.1.delay"
+
+#: What switching off RTT-RTO's RTO term changes in the marker's keys: Fig. 1's
+#: q = (minRTT/RTT)²·(minRTO/RTO) loses its factor minRTO/RTO, and with it the own-ratio
+#: exception of §III (the minimum-RTT aggregate marked by its own RTT/RTO), the only
+#: other use of the RTO: the engine uses the RTO under ``scheme = "rtt_rto"`` only, so
+#: ``"rtt"`` is RTT-RTO without its RTO term, the RTT-aware rule RTT-RTO extends, and
+#: ``rto_rule`` (which exception) is unset with it.
+RTO_TERM_OFF = {"scheme": ("rtt_rto", "rtt"), "rto_rule": ("min_rtt_aggregate", None)}
+#: What switching off small-window protection changes: ``small_window`` unset (no
+#: protection) and with it the bound of protection.
+SW_OFF = {"small_window": (3, None), "protect_bound": ("none", None)}
+#: What replacing the basic RTT-aware marking by the standard TSW3CM changes: the scheme,
+#: and the PIR TSW3CM's three colours need.
+BASIC_OFF = {"scheme": ("rtt", "standard"), "pir": (None, "3Mbps")}
+#: Each marker stem's mechanism, as an ablation names it, and what switching it off changes.
+MECHANISMS_OFF: dict[str, dict[str, tuple[Any, Any]]] = {
+    "rtt-rto": RTO_TERM_OFF,
+    "rtt-sw": SW_OFF,
+    "rtt": BASIC_OFF,
+}
+
+
+def twin_of(stem: str, twin_stem: str) -> dict[str, Any]:
+    """An ablation's ``twin_changes`` and ``mechanism_off`` for the marker ``stem`` and the
+    twin run ``twin_stem``: the framework refuses the twin unless it switches off
+    ``stem``'s mechanism (:data:`MECHANISMS_OFF`) and nothing else."""
+    return {
+        "twin_changes": config_changes(MARKERS[stem], MARKERS[twin_stem]),
+        "mechanism_off": MECHANISMS_OFF[stem],
+    }
 
 
 def _ms(d: float) -> str:
@@ -601,25 +632,50 @@ def f4(ctx: Context) -> Outcome:
         "rtt-sw-cir",
     ]
     raw = pl.concat([measure(ctx, s) for s in stems])
-    t, by_seed = _per_rtt(raw), _by_seed(raw)
-    basic_f1, basic_f2 = _at(t, "rtt", 0.1, "f1_mbps"), _at(t, "rtt", 0.1, "f2_mbps")
-    comps = [
-        Comparison("basic RTT-aware, F2 RTT 100 ms: F1", basic_f1, paper=2.3, unit="Mb/s",
-                   rtol=0.3),
-        Comparison("basic RTT-aware, F2 RTT 100 ms: F2", basic_f2, paper=7.52, unit="Mb/s",
-                   rtol=0.3),
-        Comparison("basic RTT-aware, F2 RTT 100 ms: F2 / F1", basic_f2 / basic_f1, unit="×",
-                   at_least=1.5, against="the long-RTT aggregate takes the excess"),
+    comps, readings, ablations = f4_judged(raw)
+    return Outcome(
+        comparisons=comps,
+        tables={"throughput": _per_rtt(raw), "rtt-scan": rtt_scan(ctx)},
+        readings=readings,
+        ablations=ablations,
+    )
+
+
+#: P3 §III's sentence on the DP0 share above the target, the one the ``dp0`` readings are
+#: argued from (docs/papers/p3.md: "Fig. 1 against the text").
+DP0_RULE = (
+    '§III: "If measured rate is beyond the target rate of a flow, the packet is marked as '
+    "DP1 or DP2 with probability (measuredRate − targetRate)/measuredRate. [...] We follow "
+    'the same steps as in [5] to derive the marking probabilities." (a packet is DP0 with '
+    "probability 1 − p, so the DP0 rate is measured × (1 − p) = the target the marker is "
+    "given; Fig. 1's (1 − p)² would hold DP0 to target²/measured, below its own target)"
+)
+DP0_TEXT = Reading(knob="dp0", name="text", headline=True,
+                   text="above the target a packet is DP0 with probability 1 − p (the text)",
+                   argued=DP0_RULE)  # fmt: skip
+DP0_FIGURE = Reading(
+    knob="dp0", name="figure", text="above the target DP0 with probability (1 − p)² (Fig. 1)"
+)
+
+
+def basic_claims(t: pl.DataFrame, stem: str = "rtt") -> list[Comparison]:
+    """The basic marker's Fig. 4 values at F2 RTT 100 ms (``stem``: its scenario, ``rtt``
+    or the Fig. 1 reading ``rtt-fig1``) against the paper's 2.3 and 7.52 Mb/s."""
+    f1, f2 = _at(t, stem, 0.1, "f1_mbps"), _at(t, stem, 0.1, "f2_mbps")
+    lab = "basic RTT-aware" if stem == "rtt" else LABELS[stem]
+    return [
+        Comparison(f"{lab}, F2 RTT 100 ms: F1", f1, paper=2.3, unit="Mb/s", rtol=0.3),
+        Comparison(f"{lab}, F2 RTT 100 ms: F2", f2, paper=7.52, unit="Mb/s", rtol=0.3),
+        Comparison(f"{lab}, F2 RTT 100 ms: F2 / F1", f2 / f1, unit="×", at_least=1.5,
+                   against="the long-RTT aggregate takes the excess"),
     ]  # fmt: skip
-    comps.append(
-        order(
-            "basic, F1 at 100 ms: |ours − paper| with Fig. 1's (1 − p)² above with the text's "
-            "1 − p",
-            [abs(x - 2.3) for x in _seeds_of(by_seed, "rtt-fig1", "f1_mbps", at=0.1)],
-            [abs(x - 2.3) for x in _seeds_of(by_seed, "rtt", "f1_mbps", at=0.1)],
-            claim=">", unit="Mb/s", a_name="(1 − p)²", b_name="1 − p",
-            note="the text's rule is the closer reading")
-    )  # fmt: skip
+
+
+def f4_judged(raw: pl.DataFrame) -> tuple[list[Comparison], list[ReadingResult], list[Ablation]]:
+    """Fig. 4's comparisons, readings and ablations from :func:`measure`'s rows of every
+    conditioner it runs."""
+    t, by_seed = _per_rtt(raw), _by_seed(raw)
+    comps = basic_claims(t)
 
     def mitigates(s: str) -> Comparison:
         return Comparison(
@@ -676,7 +732,17 @@ def f4(ctx: Context) -> Outcome:
     src_srtt = Reading(
         knob="F4 RTT source", name="smoothed", text="the senders' smoothed RTT, queueing included"
     )
+    comps.append(
+        Comparison(
+            "standard (TSW3CM, blind to RTT): imbalance |F1−F2|/(F1+F2) ÷ basic's, F2 RTT ≥ 50 ms",
+            _gap(t, "standard") / _gap(t, "rtt"),
+            unit="×",
+            note="context for RTT-RTO's ablation: how even a marker without RTT awareness is",
+        )
+    )
     readings = [
+        ReadingResult(DP0_TEXT, basic_claims(t)),
+        ReadingResult(DP0_FIGURE, basic_claims(t, "rtt-fig1")),
         ReadingResult(BOUND_NONE, [mitigates("rtt-sw"), f1_at_100("rtt-sw"), profile("rtt-sw")]),
         ReadingResult(
             BOUND_CIR, [mitigates("rtt-sw-cir"), f1_at_100("rtt-sw-cir"), profile("rtt-sw-cir")]
@@ -698,13 +764,17 @@ def f4(ctx: Context) -> Outcome:
     ablations = [
         paired_ablation(
             minus(gap_b, _gap_seeds(by_seed, "rtt-rto", common)),
-            minus(gap_b, _gap_seeds(by_seed, "standard", common)),
+            minus(gap_b, gap_b),
             claim="RTT-RTO marking mitigates the basic marker's RTT bias",
-            mechanism="RTT-RTO marker",
-            twin="marker → standard (TSW3CM)",
+            mechanism="RTO term (minRTO/RTO in q)",
+            twin="RTO term off (basic RTT-aware)",
             quantity="basic's imbalance − this marker's, F2 RTT ≥ 50 ms",
             falls_by=0.5,
             command="qoslab reproduce p3-f4",
+            note="the twin is the basic marker itself (RTT-RTO without its RTO term), so "
+            "its effect is 0 by definition and the ablation is the seed-paired order "
+            "against it",
+            **twin_of("rtt-rto", "rtt"),
         ),
         paired_ablation(
             minus(gap_b, _gap_seeds(by_seed, "rtt-sw", common)),
@@ -717,14 +787,10 @@ def f4(ctx: Context) -> Outcome:
             command="qoslab reproduce p3-f4",
             note="the twin is the basic marker itself, so its effect is 0 by definition "
             "and the ablation is the seed-paired order against it",
+            **twin_of("rtt-sw", "rtt"),
         ),
     ]
-    return Outcome(
-        comparisons=comps,
-        tables={"throughput": t, "rtt-scan": rtt_scan(ctx)},
-        readings=readings,
-        ablations=ablations,
-    )
+    return comps, readings, ablations
 
 
 #: F2 RTTs of the RTT scan near F1's 20 ms [s], on and off a 5 ms grid.
@@ -823,6 +889,17 @@ def f6(ctx: Context) -> Outcome:
                          "timeouts": int(g["timeouts"].sum()),
                          "dp0_cir": dp0})  # fmt: skip
     per = pl.DataFrame(rows)
+    t, out = f6_judged(per)
+    out.tables = {"aggregates": t}
+    return out
+
+
+def f6_judged(per: pl.DataFrame) -> tuple[pl.DataFrame, Outcome]:
+    """Fig. 6's table (mean over seeds) and its comparisons, readings and ablations from
+    per-seed rows (topology, conditioner, seed, aggregate, rtt_ms, mbps, timeouts,
+    dp0_cir). "RTT-RTO is the fairest" is judged against the fairest other RTT-aware
+    marker of the headline topology, and against that same marker under every other
+    topology, so that its counterfactual measures the comparison's own quantity."""
     t = (
         per.group_by(["topology", "conditioner", "aggregate"], maintain_order=True)
         .agg(pl.col("rtt_ms").first(), pl.col("mbps").mean(), pl.col("timeouts").mean(),
@@ -858,8 +935,11 @@ def f6(ctx: Context) -> Outcome:
                        rtol=0.05, against="the flow profile must still be preserved (paper §VI)"),
         ]  # fmt: skip
 
+    # The fairest other RTT-aware marker in the headline topology: the one "RTT-RTO is the
+    # fairest" is decided against, in every topology.
+    best = max(["rtt", "rtt-sw"], key=lambda s: mean(jain("all", s)))
+
     def claims(topo: str) -> list[Comparison]:
-        best = max(["rtt", "rtt-sw"], key=lambda s: mean(jain(topo, s)))
         std_f3 = mean(thr(topo, "standard", ["F3"])) / mean(thr(topo, "standard", long))
         return [
             order("basic RTT-aware: long (F1, F2) above short (F3–F5) aggregates",
@@ -901,8 +981,8 @@ def f6(ctx: Context) -> Outcome:
         text="R1–R2 and R3–R4 at 100 Mb/s (not the caption's 10 Mb/s)",
     )
     # The ablation twins of the marker claims (headline topology; every twin is a run
-    # above: the standard marker, or RTT-SW without protection, which is the basic one).
-    best = max(["rtt", "rtt-sw"], key=lambda s: mean(jain("all", s)))
+    # above: the standard marker for the basic one, the basic marker for RTT-SW without
+    # protection and for RTT-RTO without its RTO term).
     cmd = "qoslab reproduce p3-f6"
     ablations = [
         paired_ablation(
@@ -914,7 +994,8 @@ def f6(ctx: Context) -> Outcome:
             twin="marker → standard (TSW3CM)", quantity="mean of F1, F2 − mean of F3–F5",
             unit="Mb/s", falls_by=1.0, command=cmd,
             note="§V.C: with the standard conditioner F3 obtains far more than F1 and F2, "
-                 "so without the RTT-aware marking the long aggregates' lead vanishes"),
+                 "so without the RTT-aware marking the long aggregates' lead vanishes",
+            **twin_of("rtt", "standard")),
         paired_ablation(
             minus(thr("all", "rtt-sw", short), thr("all", "rtt-sw", long)),
             minus(thr("all", "rtt", short), thr("all", "rtt", long)),
@@ -924,20 +1005,22 @@ def f6(ctx: Context) -> Outcome:
             twin="protection off (basic RTT-aware)", quantity="mean of F3–F5 − mean of F1, F2",
             unit="Mb/s", falls_by=1.0, command=cmd,
             note="§V.C: with the basic marker F1 and F2 obtain much higher bandwidth than "
-                 "the short aggregates, so without protection the short ones' lead vanishes"),
+                 "the short aggregates, so without protection the short ones' lead vanishes",
+            **twin_of("rtt-sw", "rtt")),
         paired_ablation(
             minus(jain("all", "rtt-rto"), jain("all", best)),
-            minus(jain("all", "standard"), jain("all", best)),
+            minus(jain("all", "rtt"), jain("all", best)),
             claim="RTT-RTO marking makes the five aggregates' shares the fairest",
-            mechanism="RTT-RTO marker", twin="marker → standard (TSW3CM)",
+            mechanism="RTO term (minRTO/RTO in q)", twin="RTO term off (basic RTT-aware)",
             quantity=f"Jain index over the five aggregates − {LABELS[best]}'s",
             falls_by=0.5, command=cmd,
-            note="§V.C: RTT-RTO is fair where the standard conditioner lets F3 take many "
-                 "times what F1 and F2 get; half the gain must go with the marker"),
+            note="§V.C: RTT-RTO is fair where the basic marker gives F1 and F2 much more; "
+                 "half the gain must go with the RTO term"
+                 + (" (the twin is that marker: 0 by definition)" if best == "rtt" else ""),
+            **twin_of("rtt-rto", "rtt")),
     ]  # fmt: skip
-    return Outcome(
+    return t, Outcome(
         comparisons=head,
-        tables={"aggregates": t},
         ablations=ablations,
         readings=[
             ReadingResult(all_links, head[:4]),

@@ -338,7 +338,8 @@ def ablations(t: pl.DataFrame, s: pl.DataFrame) -> list[Ablation]:
                     p3.minus(pick(ref, col), pick(neutral, col)),
                     claim=f"{what}: {claim}", mechanism=mech, twin=twin,
                     quantity=f"{LABELS[ref]}'s {col} − the marker's", unit="s", falls_by=0.5,
-                    command="qoslab reproduce p3-t2", note=why + same)
+                    command="qoslab reproduce p3-t2", note=why + same,
+                    **p3.twin_of(stem, neutral))
             )  # fmt: skip
     return out
 
