@@ -69,12 +69,18 @@ also states, beside its comparisons:
   difference lies below zero, ``outside`` when it lies above, and a ``tie`` otherwise.
 - **Ablation twins.** An :class:`Ablation` states a claim "mechanism M causes effect E",
   the effect with M and in a twin run without M; the claim is ``within`` only when the
-  effect falls by the stated fraction (``falls_by``) without M.
+  effect falls by the stated fraction (``falls_by``) without M. With ``twin_changes``
+  (:func:`config_changes` of the two runs' configurations) and ``mechanism_off`` the
+  twin is refused unless it switches off M and nothing else.
 - **Open readings side by side.** Where the paper leaves a choice open, each reasonable
   :class:`Reading` of it is run (:class:`ReadingResult`); exactly one per knob is the
   headline, argued from the paper's text (``argued``), never from the numbers.
 - **Calibrated parameters shown.** A parameter the paper does not give and qoslab chose
-  comes with the verdicts at four or more of its values (:class:`Calibration`).
+  comes with the verdicts at four or more of its values (:class:`Calibration`); a
+  comparison that rests on it says so (``calibrated=``) and the :class:`Outcome` refuses
+  it unless a calibration of that parameter shows it.
+- **The paper's table before its text.** An order its text claims and its own numbers
+  give the other way (``Comparison.order(paper_ab=(a, b))``) is shown, not judged.
 - **Vacuous guards.** A claim that needs its mechanism to act states what the mechanism
   did in the runs judged (``Comparison(acted=(what, amount))``, e.g. packets the
   regulators dropped); when it did nothing the claim is vacuous and ``outside``, never
