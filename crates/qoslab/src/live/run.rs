@@ -212,6 +212,48 @@ struct TunIo {
     flow_dst: Vec<NodeId>,
 }
 
+impl TunIo {
+    /// The datapath over `hosts` (their TUN devices), with `flow_dst` the destination
+    /// host of each of the scenario's flows.
+    fn new(
+        hosts: Vec<HostIo>,
+        host_of_node: Vec<Option<usize>>,
+        map: FlowMap,
+        mut flow_dst: Vec<NodeId>,
+        pcap: Option<LivePcap>,
+        spin_ns: u64,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> TunIo {
+        let nflows = flow_dst.len();
+        flow_dst.push(NodeId(u32::MAX));
+        TunIo {
+            pollfds: hosts
+                .iter()
+                .map(|h| libc::pollfd {
+                    fd: h.fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect(),
+            hosts,
+            host_of_node,
+            map,
+            ring: vec![(u64::MAX, Vec::new()); RING],
+            next_uid: 0,
+            buf: vec![0; 65_536],
+            ring_lost: 0,
+            ce_delivered: vec![0; nflows + 1],
+            ece_acks: vec![0; nflows + 1],
+            write_late: Lateness::default(),
+            pcap,
+            clock_now: None,
+            spin_ns,
+            stop,
+            flow_dst,
+        }
+    }
+}
+
 impl WallIo for TunIo {
     fn wait(&mut self, clock: &WallClock, until: SimTime) {
         self.clock_now = Some(*clock);
@@ -230,7 +272,7 @@ impl WallIo for TunIo {
         }
     }
 
-    fn read(&mut self, now: SimTime, into: &mut Vec<Packet>) {
+    fn read(&mut self, clock: &WallClock, into: &mut Vec<Packet>) {
         for h in 0..self.hosts.len() {
             // A bounded batch per host per round, so one busy host cannot starve events.
             for _ in 0..64 {
@@ -239,6 +281,8 @@ impl WallIo for TunIo {
                     Ok(Some(n)) => n,
                     _ => break,
                 };
+                // Stamped as it is read: the time it enters the network.
+                let now = clock.now();
                 let host = &mut self.hosts[h];
                 host.rx += 1;
                 let b = &self.buf[..n];
@@ -540,39 +584,22 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         warnings
             .push("live: SCHED_FIFO not permitted; the datapath runs at normal priority".into());
     }
-    let mut flow_dst: Vec<NodeId> = w.flows.iter().map(|f| f.dst).collect();
-    flow_dst.push(NodeId(u32::MAX));
-    let mut io = TunIo {
-        pollfds: io_hosts
-            .iter()
-            .map(|h| libc::pollfd {
-                fd: h.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect(),
-        hosts: io_hosts,
+    let pcap = match live.pcap {
+        true => Some(LivePcap::open(
+            &work.join("pcap").join("datapath.pcap"),
+            live.pcap_snaplen,
+        )?),
+        false => None,
+    };
+    let mut io = TunIo::new(
+        io_hosts,
         host_of_node,
         map,
-        ring: vec![(u64::MAX, Vec::new()); RING],
-        next_uid: 0,
-        buf: vec![0; 65_536],
-        ring_lost: 0,
-        ce_delivered: vec![0; nflows + 1],
-        ece_acks: vec![0; nflows + 1],
-        write_late: Lateness::default(),
-        pcap: match live.pcap {
-            true => Some(LivePcap::open(
-                &work.join("pcap").join("datapath.pcap"),
-                live.pcap_snaplen,
-            )?),
-            false => None,
-        },
-        clock_now: None,
-        spin_ns: live.spin.as_nanos(),
-        stop: opts.interrupt.clone(),
-        flow_dst,
-    };
+        w.flows.iter().map(|f| f.dst).collect(),
+        pcap,
+        live.spin.as_nanos(),
+        opts.interrupt.clone(),
+    );
     for a in &mut agents {
         let _ = a.stdin.write_all(b"go\n");
         let _ = a.stdin.flush();
@@ -1107,5 +1134,136 @@ mod tests {
         assert_eq!(owner_pid("qlab12-4a"), None);
         assert_eq!(owner_pid("other123-4"), None);
         assert_eq!(owner_pid("myqlab1-1"), None);
+    }
+
+    /// A non-blocking datagram socket pair: one end stands for a host's TUN device, the
+    /// other for the host's kernel writing to and reading from it.
+    fn socket_pair() -> (OwnedFd, OwnedFd) {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: socketpair writes two descriptors into `fds`.
+        let r = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        assert_eq!(r, 0, "socketpair: {}", std::io::Error::last_os_error());
+        // SAFETY: fresh descriptors we own.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    /// A UDP/IPv4 packet from `src` to `dst` with 100 payload bytes.
+    fn udp_packet(src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+        let total = 20 + 8 + 100;
+        let mut b = vec![0u8; total];
+        b[0] = 0x45;
+        b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        b[8] = 64;
+        b[9] = PROTO_UDP;
+        b[12..16].copy_from_slice(&src);
+        b[16..20].copy_from_slice(&dst);
+        let c = ipv4::header_checksum(&b);
+        b[10..12].copy_from_slice(&c.to_be_bytes());
+        b[20..22].copy_from_slice(&4000u16.to_be_bytes());
+        b[22..24].copy_from_slice(&5000u16.to_be_bytes());
+        b[24..26].copy_from_slice(&108u16.to_be_bytes());
+        b
+    }
+
+    /// The TUN datapath with a busy event loop: the first delivery takes 50 ms (as a
+    /// loaded machine's events can), and the host sends its second packet as it starts.
+    struct BusyLoop {
+        io: TunIo,
+        host_a: OwnedFd,
+        first: Vec<u8>,
+        second: Vec<u8>,
+        sent_first: bool,
+        /// (delivery time, the packet's `created`) of each delivered packet.
+        delivered: Vec<(SimTime, SimTime)>,
+    }
+
+    impl WallIo for BusyLoop {
+        fn wait(&mut self, clock: &WallClock, until: SimTime) {
+            self.io.wait(clock, until);
+        }
+        fn read(&mut self, clock: &WallClock, into: &mut Vec<Packet>) {
+            if !self.sent_first {
+                self.sent_first = true;
+                assert!(sys::write_packet(self.host_a.as_raw_fd(), &self.first));
+            }
+            self.io.read(clock, into);
+        }
+        fn deliver(&mut self, now: SimTime, pkt: &Packet) {
+            self.io.deliver(now, pkt);
+            self.delivered.push((now, pkt.created));
+            if self.delivered.len() == 1 {
+                assert!(sys::write_packet(self.host_a.as_raw_fd(), &self.second));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    #[test]
+    fn a_packet_enters_the_network_when_it_is_read_not_when_the_loop_began() {
+        // a — b, 10 ms one way. The second packet waits in a's device while the loop is
+        // busy for 50 ms: it must cross the link after it was read, so it reaches b at
+        // least 50 + 10 ms after the first (stamped at the loop's start, it would arrive
+        // 10 ms after the first, before the datapath had even seen it).
+        let text = "duration = \"0.3s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+                    [[link]]\na = \"a\"\nb = \"b\"\nrate = \"100Mbps\"\ndelay = \"10ms\"\n";
+        let sc = crate::scenario::parse(text, crate::scenario::Format::Toml).unwrap();
+        let mut w = crate::scenario::build(&sc).unwrap();
+        let hosts = [NodeId(0), NodeId(1)];
+        let node_ifaces: Vec<Vec<crate::net::IfaceId>> =
+            w.nodes.iter().map(|n| n.ifaces.clone()).collect();
+        w.routes = crate::net::Routes::compute(w.nodes.len(), &w.ifaces, &node_ifaces, &hosts);
+        let (addr_a, addr_b) = (w.nodes[0].addr, w.nodes[1].addr);
+        let (dev_a, host_a) = socket_pair();
+        let (dev_b, _host_b) = socket_pair();
+        let io_hosts: Vec<HostIo> = [(NodeId(0), dev_a), (NodeId(1), dev_b)]
+            .into_iter()
+            .map(|(node, fd)| HostIo {
+                node,
+                fd,
+                rx: 0,
+                tx: 0,
+                tx_failed: 0,
+                rejected: 0,
+            })
+            .collect();
+        let map = FlowMap::new([(addr_a, NodeId(0)), (addr_b, NodeId(1))], FlowId(0));
+        let io = TunIo::new(
+            io_hosts,
+            vec![Some(0), Some(1)],
+            map,
+            Vec::new(),
+            None,
+            0,
+            None,
+        );
+        let mut busy = BusyLoop {
+            io,
+            host_a,
+            first: udp_packet(addr_a, addr_b),
+            second: udp_packet(addr_a, addr_b),
+            sent_first: false,
+            delivered: Vec::new(),
+        };
+        w.run_wall(&mut busy, true).unwrap();
+        let d = &busy.delivered;
+        assert_eq!(d.len(), 2, "{d:?}");
+        let ms = Dur::from_millis;
+        // Each packet crossed the link after it was read …
+        assert!(
+            d[0].0 >= d[0].1 + ms(10) && d[1].0 >= d[1].1 + ms(10),
+            "{d:?}"
+        );
+        // … and the second was read after the busy 50 ms, not before them.
+        assert!(d[1].1 >= d[0].0 + ms(50), "{d:?}");
+        assert!(d[1].0 >= d[0].0 + ms(60), "{d:?}");
+        assert_eq!(busy.io.hosts[1].tx, 2);
     }
 }

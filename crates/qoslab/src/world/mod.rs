@@ -407,16 +407,7 @@ impl World {
         let mut inbox = Vec::new();
         loop {
             let t = clock.now();
-            while let Some((at, ev)) = self.q.pop_until(t.min(self.end)) {
-                let late = clock.now().saturating_since(at);
-                let w = self.wall.as_deref_mut().expect("wall state set above");
-                match ev {
-                    Event::Arrive { iface } => w.by_iface[iface.0 as usize].record(late),
-                    _ => w.other.record(late),
-                }
-                self.handle(at, ev);
-                self.flush_wall(io);
-            }
+            self.run_due(&clock, t.min(self.end), io);
             if t >= self.end {
                 return Ok(());
             }
@@ -426,8 +417,18 @@ impl World {
             if stop {
                 return Err(RunError::Interrupted(t.as_secs_f64()));
             }
-            io.read(t, &mut inbox);
+            // Each packet enters the network at the time it was read (its `created`),
+            // not at `t`: under load the events above can take milliseconds, and a
+            // packet stamped with the loop's start would cross its links that much early
+            // (an RTT below the path's). The events due before it run first.
+            io.read(&clock, &mut inbox);
+            inbox.sort_by_key(|p| p.created);
             for pkt in inbox.drain(..) {
+                let at = pkt.created;
+                if at >= self.end {
+                    continue; // read after the end: the run does not carry it
+                }
+                self.run_due(&clock, at, io);
                 self.wall.as_deref_mut().expect("wall state").injected += 1;
                 if external {
                     self.count_external_send(&pkt);
@@ -436,16 +437,31 @@ impl World {
                     let from_source =
                         (self.flows.get(pkt.flow.0 as usize)).is_some_and(|f| f.src == pkt.src);
                     if from_source && matches!(&pkt.hdr, Header::Tcp(h) if h.len > 0) {
-                        self.qos_send(t, pkt);
+                        self.qos_send(at, pkt);
                         self.flush_wall(io);
                         continue;
                     }
                 }
-                self.send_from_host(t, pkt);
+                self.send_from_host(at, pkt);
                 self.flush_wall(io);
             }
             let next = self.q.peek_time().unwrap_or(SimTime::NEVER).min(self.end);
             io.wait(&clock, next);
+        }
+    }
+
+    /// Runs every event due by `until`, each at its scheduled time, recording how late
+    /// (on `clock`) it ran and handing delivered packets to `io`.
+    fn run_due(&mut self, clock: &WallClock, until: SimTime, io: &mut dyn WallIo) {
+        while let Some((at, ev)) = self.q.pop_until(until) {
+            let late = clock.now().saturating_since(at);
+            let w = self.wall.as_deref_mut().expect("wall state set above");
+            match ev {
+                Event::Arrive { iface } => w.by_iface[iface.0 as usize].record(late),
+                _ => w.other.record(late),
+            }
+            self.handle(at, ev);
+            self.flush_wall(io);
         }
     }
 
@@ -590,8 +606,9 @@ pub trait WallIo {
     /// Blocks until `until` on `clock` or until input is ready, whichever is first.
     fn wait(&mut self, clock: &WallClock, until: SimTime);
     /// Appends the packets that arrived since the last call (each with its `src` host
-    /// and flow set) to `into`; `now` is the time they enter the network.
-    fn read(&mut self, now: SimTime, into: &mut Vec<Packet>);
+    /// and flow set) to `into`, each with `created` set to the time on `clock` it was
+    /// read: the time it enters the network.
+    fn read(&mut self, clock: &WallClock, into: &mut Vec<Packet>);
     /// Takes a packet the network delivered to its destination host (`pkt.dst`) at `now`.
     fn deliver(&mut self, now: SimTime, pkt: &Packet);
     /// True when the run should stop early (a signal).

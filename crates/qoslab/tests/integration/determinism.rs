@@ -64,7 +64,12 @@ impl qoslab::world::WallIo for SleepOnly {
             ));
         }
     }
-    fn read(&mut self, _now: qoslab::time::SimTime, _into: &mut Vec<qoslab::packet::Packet>) {}
+    fn read(
+        &mut self,
+        _clock: &qoslab::engine::WallClock,
+        _into: &mut Vec<qoslab::packet::Packet>,
+    ) {
+    }
     fn deliver(&mut self, _now: qoslab::time::SimTime, _pkt: &qoslab::packet::Packet) {
         panic!("nothing is external in this run");
     }
