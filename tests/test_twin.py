@@ -162,3 +162,102 @@ def test_pcap_goodput_counts_bytes_made_in_order_in_the_window(tmp_path):
     assert g == {(1024, 5001): pytest.approx(200 * 8 / 2.5)}
     assert pcap_goodput(path, 1.5, 2.9)[(1024, 5001)] == 0.0
     assert pcap_goodput(path, 0.0, 6.0)[(1024, 5001)] == pytest.approx(400 * 8 / 6.0)
+
+
+def _live_and_sim():
+    live = pl.DataFrame(
+        {
+            "name": ["t", "u"],
+            "goodput_bps": [8e6, 0.9e6],
+            "drops": [3, 0],
+            "retransmits": [5, 0],
+            "linux_cc": ["cubic", ""],
+        }
+    )
+    sim = pl.DataFrame(
+        {
+            "name": ["t", "u"],
+            "goodput_bps": [8.5e6, 1e6],
+            "drops": [2, 0],
+            "retransmits_whole_run": [4, 0],
+        }
+    )
+    return live, sim
+
+
+def test_twin_diff_only_where_both_ran_the_same_congestion_control():
+    # Live ran CUBIC, the twin Reno: the TCP row and the total are not comparable (no
+    # number); the UDP row, which no congestion control drives, still is.
+    live, sim = _live_and_sim()
+    table, s = twin_table({**SCEN, "live": {"cc": "cubic"}}, live, sim)
+    t, u, tot = table.iter_rows(named=True)
+    assert (t["live_cc"], t["twin_cc"], t["comparable"], t["diff"]) == (
+        "cubic",
+        "reno",
+        False,
+        None,
+    )
+    assert u["comparable"] and u["diff"] == pytest.approx(1e6 * 472 / 500 / 0.9e6 - 1)
+    assert tot["comparable"] is False and tot["diff"] is None
+    assert s["twin_total_diff"] is None and s["twin_comparable"] is False
+    # The socket's own congestion control decides, [live] cc only when it is missing.
+    table, s = twin_table(SCEN, live.with_columns(pl.lit("reno").alias("linux_cc")), sim)
+    assert table["comparable"].to_list() == [True, True, True]
+    assert s["twin_comparable"] and s["twin_total_diff"] == pytest.approx(table["diff"][2])
+    table, _ = twin_table({**SCEN, "live": {"cc": "bbr"}}, live.drop("linux_cc"), sim)
+    assert table["diff"][0] is None and table["live_cc"][0] == "bbr"
+
+
+def test_twin_text_shows_the_difference_at_80_columns():
+    from qoslab.twin import twin_text
+
+    live, sim = _live_and_sim()
+    live = live.with_columns(pl.Series("name", ["a-very-long-flow-name-of-forty-chars-x", "u"]))
+    sim = sim.with_columns(pl.Series("name", ["a-very-long-flow-name-of-forty-chars-x", "u"]))
+    scen = {**SCEN, "flow": [{**SCEN["flow"][0], "name": live["name"][0]}, SCEN["flow"][1]]}
+    table, _ = twin_table({**scen, "live": {"cc": "cubic"}}, live, sim)
+    text = twin_text(table)
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), text
+    assert "diff" in lines[0].split() and "…" not in lines[0]
+    assert "not comparable" in lines[1] and lines[1].startswith("a-very-long-f…")  # name cut
+    assert f"{1e6 * 472 / 500 / 0.9e6 - 1:+.1%}" in lines[2]
+    assert "not comparable" in lines[3] and lines[3].startswith("(total)")
+    # Comparable rows show the difference as a percentage.
+    table, _ = twin_table(scen, live.with_columns(pl.lit("reno").alias("linux_cc")), sim)
+    assert f"{8.5e6 * 1448 / 1460 / 8e6 - 1:+.1%}" in twin_text(table).splitlines()[1]
+
+
+def test_twin_series_pairs_live_and_twin_per_interval_and_draws_them():
+    from qoslab.twin import twin_figure, twin_series
+
+    flows = pl.DataFrame({"flow": [0, 1], "name": ["t", "u"]})
+    # Live: cumulative bytes read by the sinks; the twin: its series (cum_bytes).
+    live = pl.DataFrame(
+        {
+            "flow": [0, 0, 0, 1, 1, 1],
+            "t": [0.5, 1.0, 1.5] * 2,
+            "goodput_bytes": [0, 500_000, 1_000_000, 0, 50_000, 100_000],
+        }
+    )
+    sim = pl.DataFrame(
+        {
+            "flow": [0, 0, 0, 1, 1, 1],
+            "t": [0.5, 1.0, 1.5] * 2,
+            "cum_bytes": [0, 584_000, 1_168_000, 0, 50_000, 100_000],
+        }
+    )
+    ts = twin_series(SCEN, flows, live, flows, sim)
+    assert ts.columns == ["flow", "t", "live_bps", "sim_bps"]
+    t = ts.filter(pl.col("flow") == "t")
+    assert t["t"].to_list() == [1.0, 1.5]
+    assert t["live_bps"].to_list() == pytest.approx([8e6, 8e6])
+    # The twin's TCP at Linux's payload per packet, its UDP at the datagram's payload.
+    assert t["sim_bps"].to_list() == pytest.approx([584_000 * 8 / 0.5 * 1448 / 1460] * 2)
+    u = ts.filter(pl.col("flow") == "u")
+    assert u["sim_bps"].to_list() == pytest.approx([0.8e6 * 472 / 500] * 2)
+    fig = twin_figure(ts)
+    assert len(fig.axes) == 2
+    labels = [ln.get_label() for ln in fig.axes[0].get_lines()]
+    assert labels == ["live", "twin"]
+    assert twin_figure(ts.clear()) is None

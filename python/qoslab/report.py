@@ -121,7 +121,8 @@ def _summary_items(d: dict[str, Any]) -> list[tuple[str, str]]:
 def expected_figures(r: Any) -> list[str]:
     """The figure slugs a run report draws for a loaded run ``r``: the topology (with
     its scenario), goodput per interval and cumulative (with a ``series``), sender
-    state per traced flow, queue length per recorded queue, drops by place and cause."""
+    state per traced flow, queue length per recorded queue, drops by place and cause,
+    and a live run's goodput against its simulated twin's (with a ``twin_series``)."""
     out = ["topology"] if r.scenario else []
     if "series" in r.tables and not r.series.is_empty():
         out += ["goodput", "cumulative"]
@@ -139,6 +140,8 @@ def expected_figures(r: Any) -> list[str]:
         out.append("colour-averages")
     if "drops" in r.tables and not r.tables["drops"].is_empty():
         out.append("drops")
+    if "twin_series" in r.tables and not r.tables["twin_series"].is_empty():
+        out.append("twin")
     return out
 
 
@@ -180,6 +183,15 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         "drops",
         "drops by place and cause",
     )
+    twin = r.tables.get("twin_series")
+    if twin is not None:
+        from qoslab.twin import twin_figure
+
+        f += figs.add_all(
+            twin_figure(twin, f"{title}: goodput per flow, live against its simulated twin"),
+            "twin",
+            "live against the simulated twin",
+        )
     tables = [
         (name, _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir()))
         for name in ("flows", "drops", "queues")

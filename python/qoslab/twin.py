@@ -29,7 +29,9 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
   hosts' largest socket buffer (Linux keeps about half of it for overhead) in segments.
 
 Not reproduced: CUBIC and BBR (the twin runs Reno and says so), quick-ACK mode,
-TSO/pacing, RACK-TLP loss detection.
+TSO/pacing, RACK-TLP loss detection. A TCP flow whose live sender ran another congestion
+control than the twin's Reno is not comparable: its ``diff`` (and the total's) is left
+empty, ``comparable`` is false, and :func:`twin_text` shows "not comparable".
 """
 
 from __future__ import annotations
@@ -41,14 +43,27 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-__all__ = ["jain", "pcap_goodput", "twin_data", "twin_table", "twin_tcp"]
+__all__ = [
+    "TWIN_CC",
+    "jain",
+    "pcap_goodput",
+    "twin_data",
+    "twin_figure",
+    "twin_series",
+    "twin_table",
+    "twin_tcp",
+    "twin_text",
+]
 
 #: Linux's payload bytes per 1500-byte packet, with and without TCP timestamps.
 LINUX_PAYLOAD = {True: 1448, False: 1460}
 #: The twin's MSS: qoslab puts 40 bytes of headers on it, so its packets are 1500 bytes.
 TWIN_MSS = 1460
+#: The congestion control the twin's TCP runs (qoslab's Reno AIMD).
+TWIN_CC = "reno"
 _BYTES = re.compile(r"^\s*([0-9.]+)\s*([kKMG]?i?B?)\s*$")
 _UNIT = {"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9}
 _UNIT.update({"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3})
@@ -134,11 +149,15 @@ def twin_table(
     ``live_bps`` is the live sink's goodput; ``sim_bps`` the twin's, at the live run's
     application payload per packet (TCP: × 1448/1460 with timestamps; UDP, CBR or Pareto
     on/off: the datagram less 28 bytes of headers), so the two count the same bytes;
-    ``diff`` = sim / live − 1.
+    ``diff`` = sim / live − 1, only where the two ran the same congestion control
+    (``comparable``: UDP flows, and TCP flows whose live sender ran Reno, as the twin
+    does; ``live_cc`` is the live socket's, ``twin_cc`` the twin's); elsewhere it is
+    null, and so is the total's unless every flow is comparable.
     Drops count after the warm-up (the datapath's and the simulator's queues);
     retransmits over the whole run (the live sender's ``TCP_INFO`` total).
     """
     live_cfg = dict(data.get("live") or {})
+    default_cc = str(live_cfg.get("cc", "reno"))
     payload = LINUX_PAYLOAD[bool(live_cfg.get("timestamps", True))]
     specs = {f.get("name"): f for f in data.get("flow") or [] if isinstance(f, dict)}
     sim = {r["name"]: r for r in sim_flows.iter_rows(named=True)}
@@ -156,13 +175,19 @@ def twin_table(
             kind = "tcp"
         live_bps = float(r.get("goodput_bps") or 0.0)
         sim_bps = float(s["goodput_bps"]) * scale if s is not None else float("nan")
+        live_cc = "" if kind == "udp" else str(r.get("linux_cc") or default_cc)
+        twin_cc = "" if kind == "udp" else TWIN_CC
+        comparable = live_cc == twin_cc
         rows.append(
             {
                 "flow": name,
                 "kind": kind,
+                "live_cc": live_cc,
+                "twin_cc": twin_cc,
+                "comparable": comparable,
                 "live_bps": live_bps,
                 "sim_bps": sim_bps,
-                "diff": sim_bps / live_bps - 1 if live_bps > 0 else float("nan"),
+                "diff": _diff(sim_bps, live_bps) if comparable else None,
                 "live_drops": int(r.get("drops") or 0),
                 "sim_drops": int(s["drops"]) if s is not None else None,
                 "live_retransmits": r.get("retransmits"),
@@ -174,13 +199,17 @@ def twin_table(
         )
     lt = sum(x["live_bps"] for x in rows)
     st = sum(x["sim_bps"] for x in rows)
+    all_comparable = all(x["comparable"] for x in rows)
     rows.append(
         {
             "flow": "(total)",
             "kind": "",
+            "live_cc": "",
+            "twin_cc": "",
+            "comparable": all_comparable,
             "live_bps": lt,
             "sim_bps": st,
-            "diff": st / lt - 1 if lt > 0 else float("nan"),
+            "diff": _diff(st, lt) if all_comparable else None,
             "live_drops": sum(x["live_drops"] for x in rows),
             "sim_drops": sum(x["sim_drops"] or 0 for x in rows),
             "live_retransmits": None,
@@ -195,6 +224,9 @@ def twin_table(
         schema={
             "flow": pl.String,
             "kind": pl.String,
+            "live_cc": pl.String,
+            "twin_cc": pl.String,
+            "comparable": pl.Boolean,
             "live_bps": pl.Float64,
             "sim_bps": pl.Float64,
             "diff": pl.Float64,
@@ -208,11 +240,133 @@ def twin_table(
     summary = {
         "twin_total_live_bps": lt,
         "twin_total_sim_bps": st,
-        "twin_total_diff": st / lt - 1 if lt > 0 else float("nan"),
+        "twin_total_diff": _diff(st, lt) if all_comparable else None,
+        "twin_comparable": all_comparable,
         "twin_jain_live": jain([x["live_bps"] for x in per]),
         "twin_jain_sim": jain([x["sim_bps"] for x in per]),
     }
     return table, summary
+
+
+def _diff(sim: float, live: float) -> float:
+    return sim / live - 1 if live > 0 else float("nan")
+
+
+def _diff_text(v: Any) -> str:
+    if v is None:
+        return "not comparable"
+    return "nan" if math.isnan(v) else f"{v:+.1%}"
+
+
+def twin_text(table: pl.DataFrame, width: int = 80) -> str:
+    """The ``twin`` table as text no wider than ``width`` columns, the difference next to
+    the two goodputs: ``diff`` as a percentage, or "not comparable" where the live and
+    simulated senders ran different congestion controls."""
+    head = ("flow", "live Mb/s", "twin Mb/s", "diff", "drops live/twin", "retx live/twin")
+    fixed = 9 + 9 + 14 + 15 + 14 + 5  # the other columns and the spaces between
+    name_w = max(4, min(max((len(f) for f in table["flow"]), default=4), width - fixed))
+
+    def cut(name: str) -> str:
+        return name if len(name) <= name_w else name[: name_w - 1] + "…"
+
+    def pair(a: Any, b: Any) -> str:
+        return f"{'-' if a is None else a}/{'-' if b is None else b}"
+
+    lines = [
+        f"{head[0]:<{name_w}} {head[1]:>9} {head[2]:>9} {head[3]:>14} {head[4]:>15} {head[5]:>14}"
+    ]
+    for r in table.iter_rows(named=True):
+        lines.append(
+            f"{cut(r['flow']):<{name_w}} {r['live_bps'] / 1e6:>9.3f} {r['sim_bps'] / 1e6:>9.3f} "
+            f"{_diff_text(r['diff']):>14} {pair(r['live_drops'], r['sim_drops']):>15} "
+            f"{pair(r['live_retransmits'], r['sim_retransmits']):>14}"
+        )
+    return "\n".join(lines)
+
+
+def _interval_rates(series: pl.DataFrame, names: dict[int, str], scale: dict[str, float]):
+    """(flow name, t, b/s over the interval ending at t) from a cumulative series."""
+    cum = "cum_bytes" if "cum_bytes" in series.columns else "goodput_bytes"
+    out = []
+    for (f,), g in series.sort("t").group_by("flow", maintain_order=True):
+        name = names.get(f, str(f)) if not isinstance(f, str) else f
+        prev_t, prev_b = None, None
+        for t, b in zip(g["t"].to_list(), g[cum].to_list(), strict=True):
+            if prev_t is not None and t > prev_t:
+                out.append((name, t, (b - prev_b) * 8 / (t - prev_t) * scale.get(name, 1.0)))
+            prev_t, prev_b = t, b
+    return out
+
+
+def twin_series(
+    data: Mapping[str, Any],
+    live_flows: pl.DataFrame,
+    live_series: pl.DataFrame,
+    sim_flows: pl.DataFrame,
+    sim_series: pl.DataFrame,
+) -> pl.DataFrame:
+    """Goodput per flow and recording interval of a live run and its twin side by side
+    (the ``twin_series`` table): ``flow`` (name), ``t`` (end of the interval [s]),
+    ``live_bps`` and ``sim_bps`` (the twin's at the live run's payload per packet, as in
+    :func:`twin_table`), null where one of the two has no sample at ``t``."""
+    payload = LINUX_PAYLOAD[bool(dict(data.get("live") or {}).get("timestamps", True))]
+    specs = {f.get("name"): f for f in data.get("flow") or [] if isinstance(f, dict)}
+
+    def names(flows: pl.DataFrame) -> dict[int, str]:
+        if {"flow", "name"} <= set(flows.columns):
+            return dict(zip(flows["flow"].to_list(), flows["name"].to_list(), strict=True))
+        return {}
+
+    sim_scale = {}
+    for name, spec in specs.items():
+        udp = spec.get("cbr") or spec.get("pareto")
+        sim_scale[name] = (
+            _udp_payload_share(udp.get("size", 1000)) if udp is not None else payload / TWIN_MSS
+        )
+    schema = {"flow": pl.String, "t": pl.Float64}
+    live = pl.DataFrame(
+        _interval_rates(live_series, names(live_flows), {}),
+        schema={**schema, "live_bps": pl.Float64},
+        orient="row",
+    )
+    sim = pl.DataFrame(
+        _interval_rates(sim_series, names(sim_flows), sim_scale),
+        schema={**schema, "sim_bps": pl.Float64},
+        orient="row",
+    )
+    # Both sample at record.interval from 0: round the times so they meet.
+    live = live.with_columns(pl.col("t").round(6))
+    sim = sim.with_columns(pl.col("t").round(6))
+    return live.join(sim, on=["flow", "t"], how="full", coalesce=True).sort(["flow", "t"])
+
+
+def twin_figure(series: pl.DataFrame, title: str = "") -> Any:
+    """Goodput per flow over time, live (solid) against its twin (dashed), one panel per
+    flow (at most 8: the busiest live flows); ``None`` without samples."""
+    if series.is_empty():
+        return None
+    from qoslab.plot import new_figure
+
+    totals = (
+        series.group_by("flow")
+        .agg(pl.col("live_bps").fill_null(0).sum())
+        .sort(["live_bps", "flow"], descending=[True, False])
+    )
+    flows = totals["flow"].to_list()[:8]
+    fig, axes = new_figure(7.0, 1.8 + 1.6 * len(flows), len(flows), 1, sharex=True)
+    axes = list(np.atleast_1d(axes))
+    for ax, name in zip(axes, sorted(flows), strict=True):
+        g = series.filter(pl.col("flow") == name).sort("t")
+        ax.step(g["t"], g["live_bps"] / 1e6, where="pre", label="live")
+        ax.step(g["t"], g["sim_bps"] / 1e6, where="pre", ls="--", label="twin")
+        ax.set_ylabel(f"{name}\n[Mb/s]")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc="lower right")
+    axes[-1].set_xlabel("time [s] (end of interval)")
+    shown = "" if len(flows) == series["flow"].n_unique() else f" (the {len(flows)} busiest)"
+    fig.suptitle((title or "Goodput per flow: live against its simulated twin") + shown)
+    return fig
 
 
 def _pcap_records(path: Any) -> Any:
