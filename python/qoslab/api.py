@@ -171,13 +171,16 @@ def run_resolved(
 
 def add_twin(res: Result, data: Mapping[str, Any], seed: int) -> Result:
     """Runs the simulated twin of the live run ``res`` (scenario ``data``, ``seed``) and
-    adds the ``twin`` table, the ``twin_*`` summary entries and ``res.twin``."""
-    from qoslab.twin import twin_data, twin_table
+    adds the ``twin`` and ``twin_series`` tables, the ``twin_*`` summary entries and
+    ``res.twin``."""
+    from qoslab.twin import twin_data, twin_series, twin_table
 
     tdata, notes = twin_data(data)
     sim = run(tdata, seed=seed)
     table, summary = twin_table(data, res.flows, sim.flows)
     res.tables["twin"] = table
+    if "series" in res.tables and "series" in sim.tables:
+        res.tables["twin_series"] = twin_series(data, res.flows, res.series, sim.flows, sim.series)
     res.summary.update(summary)
     res.summary["twin_wall_s"] = sim.summary.get("wall_s")
     if notes:
@@ -242,14 +245,20 @@ def live(
     data = dict(sc.data)
     data["seed"] = seed
     agent = [sys.executable, "-m", "qoslab.live_agent"]
+    from qoslab import live_leftovers
+    from qoslab.live_checks import ignored_tcp_warnings
+
+    swept = live_leftovers.sweep()  # what killed runs left (the engine's sweep finds none)
     tmp = None
     if work_dir is None:
-        tmp = tempfile.mkdtemp(prefix="qoslab-live-")
+        tmp = tempfile.mkdtemp(prefix=live_leftovers.TMP_PREFIX)
+        live_leftovers.owner_marker(tmp)
         work_dir = tmp
     t0 = time.perf_counter()
     kept = None
     try:
-        raw = _core.live(to_json(data), agent, "json", int(seed), str(work_dir))
+        with live_leftovers.registered([tmp] if tmp is not None else []):
+            raw = _core.live(to_json(data), agent, "json", int(seed), str(work_dir))
         pcap = Path(work_dir) / "pcap"
         if tmp is not None and pcap.is_dir():
             # `[live] pcap`: kept as long as the result (Result.save copies it to pcap/).
@@ -266,6 +275,10 @@ def live(
         res.pcap_dir = pcap
         if kept is not None:
             res.pcap_cleanup = weakref.finalize(res, shutil.rmtree, kept, True)
+    res.summary["warnings"] = list(res.summary.get("warnings") or []) + ignored_tcp_warnings(data)
+    res.summary["live_swept"] = len(swept["namespaces"]) + int(res.summary.get("live_swept") or 0)
+    res.summary["live_swept_namespaces"] = swept["namespaces"]
+    res.summary["live_swept_staging"] = swept["staging"]
     res.summary["call_s"] = time.perf_counter() - t0
     res.summary["seed"] = int(seed)
     res.summary["scenario_hash"] = run_key(data, seed)
