@@ -353,6 +353,25 @@ def run(
     click.echo(f"results: {dest}")
 
 
+def _stop_on_signals() -> list[int]:
+    """Makes SIGINT and SIGTERM stop a live run (its agents and namespaces removed) and
+    returns the list the signal's number is put in. SIGINT is handled even when it came
+    in ignored (a background job of a shell without job control), so ``kill -INT`` stops
+    a background run as Ctrl-C stops a foreground one."""
+    import signal
+
+    got: list[int] = []
+
+    def _stop(signum: int, frame: Any) -> None:
+        if not got:
+            got.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    return got
+
+
 @cli.command()
 @click.argument("scenario", type=click.Path(path_type=Path))
 @_set_opt
@@ -376,6 +395,9 @@ def live(
     """Run SCENARIO live: real Linux TCP/UDP in network namespaces through qoslab's own
     links, queues and conditioners (needs root and /dev/net/tun; exit 2 without them).
     """
+    import signal
+    import time
+
     from qoslab.api import check_data, live_unavailable
     from qoslab.api import live as live_
     from qoslab.scenario import load
@@ -387,29 +409,50 @@ def live(
         remove_stage,
         safe_name,
         save_run,
+        undo_prepare,
     )
-    from qoslab.sweep import install_sigterm_handler
 
     problem = live_unavailable()
     if problem:
         click.echo(f"error: {problem}", err=True)
         sys.exit(2)
-    install_sigterm_handler()
+    from qoslab import live_leftovers
+
+    t0 = time.monotonic()
+    stopped_by = _stop_on_signals()
     sc = load(scenario).with_overrides(_overrides(sets))
     name = safe_name(sc.name, file=sc.file)
     dest = out if out is not None else Path("results") / f"{name}-live"
     check_data(sc, sc.data)
+    swept = live_leftovers.sweep()
+    for line in live_leftovers.sweep_text(swept):
+        click.echo(line, err=True)
+    created = not os.path.lexists(dest)
     prepare_output(dest, "run")
     try:
         stage = new_stage(dest / OWN, "run")
     except OSError as e:
         raise os_error(dest, e) from None
     try:
-        res = live_(sc, None, seed, work_dir=stage / "live", twin=twin)
+        with live_leftovers.registered([stage]):
+            res = live_(sc, None, seed, work_dir=stage / "live", twin=twin)
+        for k in ("namespaces", "staging"):
+            res.summary[f"live_swept_{k}"] = swept[k] + res.summary.get(f"live_swept_{k}", [])
+        res.summary["live_swept"] = len(res.summary["live_swept_namespaces"])
         save_run(dest, res, stage=stage)
     except BaseException:
         if stage.exists():
             remove_stage(stage)
+        if stopped_by:
+            if created:
+                undo_prepare(dest, remove_dest=True)
+            sig = signal.Signals(stopped_by[0]).name
+            click.echo(
+                f"{sc.name} (live): stopped by {sig} after {time.monotonic() - t0:.1f} s; "
+                "its agents and namespaces are removed and no results were saved",
+                err=True,
+            )
+            sys.exit(128 + stopped_by[0])
         raise
     s = res.summary
     verdict = "timing OK" if s.get("live_timing_ok") else "TIMING OUT OF BOUNDS"
@@ -424,14 +467,18 @@ def live(
     with __import__("polars").Config(tbl_rows=50, tbl_hide_dataframe_shape=True):
         click.echo(flows.select(cols))
         if twin:
+            from qoslab.twin import twin_text
+
             s = res.summary
+            d = s.get("twin_total_diff")
+            diff = "not comparable: another congestion control" if d is None else f"{d:+.1%}"
             click.echo(
                 "simulated twin (Linux-like TCP; goodput at Linux's payload per packet): "
                 f"total {s['twin_total_sim_bps'] / 1e6:.3f} vs live "
-                f"{s['twin_total_live_bps'] / 1e6:.3f} Mb/s ({s['twin_total_diff']:+.1%}), "
+                f"{s['twin_total_live_bps'] / 1e6:.3f} Mb/s ({diff}), "
                 f"Jain {s['twin_jain_sim']:.3f} vs {s['twin_jain_live']:.3f}"
             )
-            click.echo(res.table("twin"))
+            click.echo(twin_text(res.table("twin")))
             for n in s.get("twin_notes") or []:
                 click.echo(f"note: {n}", err=True)
     click.echo(f"results: {dest}")
