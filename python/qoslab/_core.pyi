@@ -62,8 +62,9 @@ def run(
       ValueError: ``format`` is neither ``"json"`` nor ``"toml"``.
     """
 
-def check(scenario: str, format: Literal["json", "toml"] = "json") -> None:
-    """Parse and validate ``scenario`` without running it; raises :class:`ScenarioError`."""
+def check(scenario: str, format: Literal["json", "toml"] = "json") -> list[str]:
+    """Parse and validate ``scenario`` without running it; raises :class:`ScenarioError`.
+    Returns the warnings known before a run (a rate without its unit, …)."""
 
 def live(
     scenario: str,

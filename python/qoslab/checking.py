@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from qoslab import _core
 from qoslab.api import ScenarioLike, check_data
-from qoslab.scenario import Scenario, check_seed, load
+from qoslab.scenario import Scenario, check_seed, expand_flow_groups, load, to_json
 from qoslab.store import safe_name
 from qoslab.sweep import SweepSpec, plan
 
-__all__ = ["check"]
+__all__ = ["check", "check_warnings"]
 
 
 def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) -> Scenario:
@@ -36,3 +37,11 @@ def check(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None) ->
     if sc.sweep is not None:
         plan(sc, SweepSpec.from_scenario(sc))
     return sc
+
+
+def check_warnings(sc: Scenario) -> list[str]:
+    """The warnings the engine gives the (valid, checked) scenario ``sc`` before a run:
+    a rate below 1 kb/s (a number without a unit is bit/s), a link delay as long as the
+    run, …; the same lines a run puts into its summary's ``warnings``."""
+    found = _core.check(to_json(expand_flow_groups(sc.data, sc.file)[0]), "json")
+    return [str(w) for w in found or []]

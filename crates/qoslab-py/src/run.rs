@@ -231,12 +231,13 @@ pub fn live_sweep() -> Vec<String> {
     }
 }
 
-/// Parses and validates a scenario without running it.
+/// Parses and validates a scenario without running it; returns the warnings known
+/// before a run.
 #[pyfunction]
 #[pyo3(signature = (scenario, format = "json"))]
-pub fn check(py: Python<'_>, scenario: &str, format: &str) -> PyResult<()> {
+pub fn check(py: Python<'_>, scenario: &str, format: &str) -> PyResult<Vec<String>> {
     let fmt = parse_format(format)?;
-    guarded(py, "the check", || qoslab::check_str(scenario, fmt))
+    guarded(py, "the check", || qoslab::check_warnings(scenario, fmt))
 }
 
 /// The engine's version.

@@ -147,3 +147,10 @@ pub fn check_str(text: &str, format: Format) -> Result<(), Error> {
     scenario::build(&sc)?;
     Ok(())
 }
+
+/// Parses and validates a scenario without running it; returns the warnings known
+/// before a run (a rate without its unit, a delay as long as the run, …).
+pub fn check_warnings(text: &str, format: Format) -> Result<Vec<String>, Error> {
+    let sc = scenario::parse(text, format)?;
+    Ok(scenario::build(&sc)?.warnings)
+}

@@ -717,6 +717,7 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
     link_exchanges(w);
     w.warnings = trc::admit(&trcs, w, sc)?;
     w.warnings.extend(multcp_warnings(sc));
+    w.warnings.extend(super::plausible::warnings(sc));
     Ok(())
 }
 

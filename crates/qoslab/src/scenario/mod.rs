@@ -7,6 +7,7 @@
 mod build;
 mod eruf;
 mod model;
+mod plausible;
 mod qosmgr;
 mod trc;
 

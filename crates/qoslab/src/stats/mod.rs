@@ -8,6 +8,7 @@ pub mod fairness;
 mod ptcp;
 mod qosmgr;
 mod rtt_markers;
+mod silent;
 mod stripe;
 mod table;
 mod trc;
