@@ -211,6 +211,69 @@ def _seeds(text: str | None) -> int | list[Any] | None:
     return v
 
 
+def _warn(lines: list[str], file: str | None) -> None:
+    """Each warning on standard error, naming the scenario file it is about."""
+    where = f"{file}: " if file else ""
+    for w in lines:
+        click.echo(f"warning: {where}{w}", err=True)
+
+
+def _count(f: Any) -> int:
+    c = f.get("count", 1) if isinstance(f, dict) else 1
+    return c if isinstance(c, int) and not isinstance(c, bool) else 1
+
+
+def _flow_count(data: dict[str, Any]) -> str:
+    """``4 flows``, or with flow groups ``4 flow entries (40 flows)``."""
+    entries = data.get("flow", []) or []
+    n = sum(_count(f) for f in entries)
+    if n == len(entries):
+        return f"{n} flow{'s' if n != 1 else ''}"
+    return f"{len(entries)} flow entr{'ies' if len(entries) != 1 else 'y'} ({n} flows)"
+
+
+#: The keys that say what a flow's source is, in the order a flow table shows them.
+_FLOW_KINDS = ("cbr", "pareto", "web", "telnet", "stripe", "ptcp", "tcp")
+
+
+def _flow_entries(data: dict[str, Any]):
+    """The scenario's ``[[flow]]`` entries as a table: name, group, flows (copies),
+    kind, src, dst, dscp."""
+    import polars as pl
+
+    rows = []
+    for f in data.get("flow", []) or []:
+        if not isinstance(f, dict):
+            continue
+        n = _count(f)
+        name = str(f.get("name", ""))
+        rows.append(
+            {
+                "name": name if n == 1 else f"{name}-1…{name}-{n}",
+                "group": str(f.get("group", name if n > 1 else "")),
+                "flows": n,
+                "kind": next((k for k in _FLOW_KINDS if k in f), "?"),
+                "src": str(f.get("from", "")),
+                "dst": str(f.get("to", "")),
+                "dscp": str(f.get("dscp", 0)),
+            }
+        )
+    df = pl.DataFrame(rows) if rows else pl.DataFrame()
+    if not df.is_empty() and not (df["group"] != "").any():
+        df = df.drop("group")
+    return df
+
+
+def _echo_table(df: Any, rows: int = 50) -> None:
+    """A polars table as `qoslab run` prints its flows (nothing for an empty one)."""
+    import polars as pl
+
+    if df is None or df.is_empty():
+        return
+    with pl.Config(tbl_rows=rows, tbl_hide_dataframe_shape=True, fmt_str_lengths=40):
+        click.echo(df)
+
+
 _set_opt = click.option(
     "--set",
     "sets",
@@ -235,15 +298,19 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 @click.argument("scenario", type=click.Path(path_type=Path))
 @_set_opt
 def check(scenario: Path, sets: tuple[str, ...]) -> None:
-    """Validate SCENARIO without running it."""
+    """Validate SCENARIO without running it; print its flows by entry and group, and the
+    warnings a run would give before it starts (a rate without its unit, …)."""
     from qoslab.checking import check as check_
+    from qoslab.checking import check_warnings
 
     sc = check_(scenario, _overrides(sets))
     d = sc.data
     click.echo(
         f"ok: {scenario} is valid ({len(d.get('node', []))} nodes, "
-        f"{len(d.get('link', []))} links, {len(d.get('flow', []))} flows)"
+        f"{len(d.get('link', []))} links, {_flow_count(d)})"
     )
+    _echo_table(_flow_entries(d))
+    _warn(check_warnings(sc), sc.file)
     if sc.sweep is not None:
         from qoslab.sweep import SweepSpec
 
@@ -290,9 +357,8 @@ def run(
     replaced); qoslab never writes over other files. SIGTERM ends it as Ctrl-C does:
     nothing is left behind in the folder's staging area.
     """
-    from qoslab.api import check_data
     from qoslab.api import run as run_
-    from qoslab.scenario import load
+    from qoslab.checking import check as check_
     from qoslab.store import (
         OWN,
         new_stage,
@@ -306,10 +372,18 @@ def run(
     from qoslab.sweep import install_sigterm_handler
 
     install_sigterm_handler()
-    sc = load(scenario).with_overrides(_overrides(sets))
-    name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
+    # The whole file, [sweep] table included, as `check` does: a scenario that cannot
+    # run leaves no results folder behind.
+    sc = check_(scenario, _overrides(sets))
+    name = safe_name(sc.name, file=sc.file)
     dest = out if out is not None else Path("results") / name
-    check_data(sc, sc.data)  # a scenario that cannot run leaves no results folder behind
+    if sc.sweep is not None:
+        click.echo(
+            f"note: {scenario} has a [sweep] table; `qoslab run` runs one point (the "
+            f"scenario's own values, seed {seed if seed is not None else sc.seed}), not the "
+            f"sweep: `qoslab sweep {scenario}` runs the grid",
+            err=True,
+        )
     created = not os.path.lexists(dest)
     try:
         was_empty = created or (dest.is_dir() and not any(dest.iterdir()))
@@ -335,8 +409,7 @@ def run(
         f"{sc.name}: seed {s.get('seed')}, {s.get('events', '?')} events, "
         f"{s.get('wall_s', 0):.3f}s wall"
     )
-    for w in s.get("warnings") or []:
-        click.echo(f"warning: {w}", err=True)
+    _warn(s.get("warnings") or [], sc.file)
     flows = res.flows
     cols = [c for c in ("name", "kind", "src", "dst", "goodput_bps", "drops") if c in flows.columns]
     if cols:
@@ -533,6 +606,12 @@ def live(
     help="Stop a run after this much wall-clock time (a failed run; default no limit).",
 )
 @click.option("--report", is_flag=True, help="Also write report.html in the sweep directory.")
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Remove the runs in the folder that this plan does not hold (an earlier, different "
+    "sweep into it; only the files qoslab wrote). Without it they are kept, and counted.",
+)
 def sweep(
     scenario: Path,
     sets,
@@ -545,12 +624,16 @@ def sweep(
     no_progress,
     max_wall,
     report,
+    prune,
 ) -> None:
     """Run SCENARIO over a grid of parameters and seeds (resumable).
 
     Cases: --case NAME KEY=VALUE … (repeatable) names settings that change together,
     e.g. --case fast flow.a.cbr.rate=2Mbps flow.b.cbr.rate=1Mbps --case slow …; each
-    case is crossed with the grid and the seeds, its name is the case column."""
+    case is crossed with the grid and the seeds, its name is the case column.
+
+    Interrupted (Ctrl-C), it says how many runs are kept: the same command resumes."""
+    from qoslab.checking import check_warnings
     from qoslab.scenario import load
     from qoslab.store import safe_name
     from qoslab.sweep import install_sigterm_handler, run_sweep
@@ -558,6 +641,7 @@ def sweep(
     install_sigterm_handler()
     sc = load(scenario)
     name = safe_name(sc.name, file=sc.file)  # refused even with -o, as `check` does
+    base = sc.with_overrides(_overrides(sets))
     res = run_sweep(
         sc,
         out if out is not None else Path("results") / f"{name}-sweep",
@@ -570,8 +654,12 @@ def sweep(
         progress=not no_progress,
         log=lambda m: click.echo(m, err=True),
         max_wall=max_wall,
+        prune=prune,
     )
     click.echo(res.line())
+    click.echo(f"flows: {_flow_count(base.data)}")
+    _echo_summary(res.out)
+    _warn(check_warnings(base), sc.file)
     for f in res.failures[:5]:
         click.echo(
             f"  failed {f['key']} seed={f['seed']} {f['params']}: {f['error_type']}: {f['error']}"
@@ -582,6 +670,26 @@ def sweep(
         click.echo(f"report: {write_report(res.out)}")
     if res.failed:
         sys.exit(1)
+
+
+def _echo_summary(out: Path) -> None:
+    """A sweep's goodput per flow group and per DiffServ class (mean and 95 % interval
+    across seeds, per grid point), as `qoslab run` prints its flows; per flow when the
+    scenario has neither groups nor classes."""
+    import polars as pl
+
+    tables = [("summary_groups", "group"), ("summary_classes", "class")]
+    found = [(t, k) for t, k in tables if (out / f"{t}.parquet").is_file()]
+    if not found and (out / "summary.parquet").is_file():
+        found = [("summary", "flow")]
+    for table, key in found:
+        df = pl.read_parquet(out / f"{table}.parquet")
+        # The grid point, the group (class, flow) and seeds, then goodput and share.
+        lead = [c for c in df.columns if c != "n" and not c.endswith(("_mean", "_std", "_ci95"))]
+        metrics = ("goodput_bps_mean", "goodput_bps_ci95", "share_mean")
+        cols = [*lead, *[c for c in ("n", *metrics) if c in df.columns]]
+        click.echo(f"goodput by {key} ({table}):")
+        _echo_table(df.select(cols))
 
 
 @cli.command()

@@ -42,6 +42,7 @@ __all__ = [
     "load",
     "output_kind",
     "prepare_output",
+    "remove_run",
     "safe_name",
     "save_run",
     "verify_run",
@@ -645,6 +646,24 @@ def _owned_files(d: Path) -> set[str]:
             files |= {f.relative_to(d).as_posix() for f in (d / "pcap").rglob("*") if f.is_file()}
         return {f for f in files if _safe_rel(f)}
     return set()
+
+
+def remove_run(d: Path) -> bool:
+    """Removes the run in the folder ``d``: only the files qoslab wrote there (its
+    manifest lists them), then the folders they leave empty; anything else stays.
+    True if ``d`` is gone."""
+    d = Path(d)
+    owned = sorted(_owned_files(d), key=lambda r: r != MANIFEST)  # the manifest first
+    parents: set[Path] = set()
+    for rel in owned:
+        (d / rel).unlink(missing_ok=True)
+        parents.update(p for p in (d / rel).parents if p != d and d in p.parents)
+    if not owned:
+        return False
+    for sub in [*sorted(parents, key=lambda p: -len(p.parts)), d]:
+        with contextlib.suppress(OSError):
+            sub.rmdir()  # only if empty
+    return not d.exists()
 
 
 def save_run(

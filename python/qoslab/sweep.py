@@ -77,6 +77,7 @@ from qoslab.store import (
     pid_alive,
     prepare_output,
     proc_start,
+    remove_run,
     remove_stage,
     verify_run,
     write_run,
@@ -906,6 +907,7 @@ def run_sweep(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     max_wall: float | None = None,
+    prune: bool = False,
 ) -> SweepOutcome:
     """Runs every (grid point × seed) of ``scenario`` into the folder ``out``.
 
@@ -926,6 +928,12 @@ def run_sweep(
       log: where warnings go (one line each; default: standard error).
       max_wall: stop each run after this many seconds of wall-clock time (it is
         recorded as failed, the sweep goes on); default no limit.
+      prune: remove the runs in ``out`` that this plan does not hold (an earlier,
+        different sweep into the same folder); only the files qoslab wrote. Without it
+        they are kept, and a warning counts them.
+
+    Interrupted (Ctrl-C, SIGTERM), it logs how many runs are kept and that running the
+    same sweep again resumes it, then raises.
 
     Raises:
       ScenarioError: the scenario, the grid (any key or value) or the seeds are not valid;
@@ -946,10 +954,51 @@ def run_sweep(
         raise OutputError(f"out must be a folder path, found {out!r}")
     out = prepare_output(Path(out), "sweep")
     with sweep_lock(out, log):
-        return _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall)
+        return _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall, prune)
 
 
-def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall) -> SweepOutcome:
+def _orphans(out: Path, tasks: list[RunTask], log: Callable[[str], None], prune: bool) -> None:
+    """Runs (and failure records) in ``out`` that the plan ``tasks`` does not hold: an
+    earlier, different sweep into the same folder. Removed with ``prune`` (the files
+    qoslab wrote only), else kept and counted in a warning: the summary and the catalog
+    cover this plan's runs only."""
+    keys = {t.key for t in tasks}
+    runs = sorted(
+        p
+        for p in (out / "runs").iterdir()
+        if p.is_dir() and p.name not in keys and (is_complete(p) or (p / "summary.json").is_file())
+    )
+    failed = sorted(
+        p for p in (out / "failed").glob("*.json") if p.is_file() and p.stem not in keys
+    )
+    if not runs and not failed:
+        return
+    if not prune:
+        n = len(runs)
+        also = f" and {len(failed)} failure record(s)" if failed else ""
+        log(
+            f"warning: {out} holds {n} run{'s' if n != 1 else ''}{also} not in this plan "
+            "(kept; the summary and the catalog cover this plan only; --prune removes them)"
+        )
+        return
+    left = [p for p in runs if not remove_run(p)]
+    for p in failed:
+        p.unlink(missing_ok=True)
+    log(
+        f"pruned {len(runs) - len(left)} run(s) and {len(failed)} failure record(s) not in "
+        f"this plan from {out}"
+        + (
+            f"; kept {len(left)} folder(s) holding files qoslab did not write: "
+            f"{_some([f'runs/{p.name}' for p in left])}"
+            if left
+            else ""
+        )
+    )
+
+
+def _run_locked(
+    sc, spec, tasks, out, workers, ray, progress, log, t0, wall, prune=False
+) -> SweepOutcome:
     runs_dir, failed_dir = out / "runs", out / "failed"
     try:
         runs_dir.mkdir(exist_ok=True)
@@ -973,6 +1022,10 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall) -> 
             ),
             out / OWN,
         )
+    except OSError as e:
+        raise os_error(out, e) from None
+    try:
+        _orphans(out, tasks, log, prune)
     except OSError as e:
         raise os_error(out, e) from None
     todo, damaged, stale = _classify(out, tasks)
@@ -999,7 +1052,7 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall) -> 
 
         bar = tqdm(total=len(tasks), initial=skipped, unit="run", desc=sc.name, file=sys.stderr)
     pool: _InlinePool | _LocalPool | _RayPool | None = None
-    abort = True
+    abort, interrupted = True, False
     try:
         if todo:
             if ray:
@@ -1026,11 +1079,17 @@ def _run_locked(sc, spec, tasks, out, workers, ray, progress, log, t0, wall) -> 
                     bar.update(1)
                     bar.set_postfix(done=skipped + done, failed=len(failures), refresh=False)
         abort = False
+    except (KeyboardInterrupt, SystemExit):
+        interrupted = True
+        raise
     finally:
         if pool is not None:
             pool.close(abort)
         if bar is not None:
             bar.close()
+        if interrupted:
+            kept = len(_finished(out, tasks))
+            log(f"interrupted: {kept}/{len(tasks)} runs kept in {out}; rerun to resume")
     summary = summarise(out, tasks)
     build_catalog(out, tasks)
     return SweepOutcome(
