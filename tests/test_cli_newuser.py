@@ -149,7 +149,7 @@ def test_run_rejects_a_bad_sweep_table_as_check_does(tmp_path, table, key, words
 
 
 def test_run_says_it_runs_one_point_not_the_sweep(tmp_path):
-    p = _slow(tmp_path, rate='"10Mbps"', extra='[sweep]\nseeds = 3\n')
+    p = _slow(tmp_path, rate='"10Mbps"', extra="[sweep]\nseeds = 3\n")
     r = cli("run", p, "-o", tmp_path / "out", check=True)
     assert "runs one point" in r.stderr and f"qoslab sweep {p}" in r.stderr, r.stderr
     p2 = _slow(tmp_path, rate='"10Mbps"')

@@ -31,7 +31,14 @@ def test_a_second_different_sweep_counts_the_old_runs_and_prune_removes_them(sma
     # A file the user put into an old run's folder stays, with its folder.
     (out / "runs" / first[0] / "notes.txt").write_text("mine")
     p = cli(
-        "sweep", small, "--grid", "link.2.rate=3Mbps", "-o", out, "--no-progress", "--prune",
+        "sweep",
+        small,
+        "--grid",
+        "link.2.rate=3Mbps",
+        "-o",
+        out,
+        "--no-progress",
+        "--prune",
         check=True,
     )
     assert "pruned 1 run(s)" in p.stderr and f"runs/{first[0]}" in p.stderr, p.stderr
@@ -64,8 +71,20 @@ def test_ctrl_c_says_how_many_runs_are_kept_and_how_to_resume(tmp_path):
     sc.write_text(small_text(duration="150s"))
     out = tmp_path / "sw"
     p = subprocess.Popen(
-        [sys.executable, "-m", "qoslab", "sweep", str(sc), "--seeds", "40", "-j", "1",
-         "-o", str(out), "--no-progress"],
+        [
+            sys.executable,
+            "-m",
+            "qoslab",
+            "sweep",
+            str(sc),
+            "--seeds",
+            "40",
+            "-j",
+            "1",
+            "-o",
+            str(out),
+            "--no-progress",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -692,31 +692,81 @@ def _echo_summary(out: Path) -> None:
         _echo_table(df.select(cols))
 
 
+def _sql_hint(query: str, error: str) -> str:
+    """What to do about a failed catalog query, or ``""``: a column named by an SQL
+    reserved word (``case``, ``group``) written bare, or a run's files missing."""
+    import re
+
+    from qoslab.sweep import SQL_ALIASES
+
+    if "No files found" in error:
+        return (
+            " (a run's files are missing from the sweep folder: running the same sweep "
+            "again redoes damaged runs)"
+        )
+    if "syntax error" not in error.lower() and "parser error" not in error.lower():
+        return ""
+    bare = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", " ", query)  # no quoted text
+    words = [w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", bare)]
+    found = []
+    for i, w in enumerate(words):
+        after = words[i + 1 : i + 3]
+        if w not in SQL_ALIASES or w in found:
+            continue
+        if (w == "group" and after[:1] == ["by"]) or (w == "case" and "when" in after):
+            continue  # GROUP BY, CASE … WHEN: the keywords themselves
+        found.append(w)
+    if not found:
+        return ""
+    quoted = " and ".join(f'"{w}"' for w in found)
+    plain = " and ".join(SQL_ALIASES[w] for w in found)
+    are = "are SQL reserved words" if len(found) > 1 else "is an SQL reserved word"
+    return (
+        f" (hint: {' and '.join(found)} {are}; as column names write them in double "
+        f"quotes, {quoted}, or use {plain})"
+    )
+
+
 @cli.command()
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.argument("query")
+@click.argument("query", required=False)
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (every row), for other tools.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines (every row).")
 @click.option("--all", "all_rows", is_flag=True, help="Print every row and column as a table.")
-def sql(directory: Path, query: str, as_csv: bool, as_json: bool, all_rows: bool) -> None:
+@click.option(
+    "--shell", is_flag=True, help="Open the catalog in DuckDB's own client (as qoslab duckdb)."
+)
+def sql(
+    directory: Path, query: str | None, as_csv: bool, as_json: bool, all_rows: bool, shell: bool
+) -> None:
     """Run an SQL QUERY over the catalog of the sweep folder DIRECTORY (tables runs,
     summary and the summary_* tables; flows, series, drops, queues, queue_samples,
-    traces, colours, … with run, seed and the swept parameters as columns).
+    traces, colours, … with run, seed and the swept parameters as columns; a swept
+    value with a unit has a numeric companion, link.0.rate_bps or …_s, to sort by).
 
     As a table (the first 100 rows unless --all) followed by the row count, or every
-    row as CSV (--csv) or JSON lines (--json)."""
+    row as CSV (--csv) or JSON lines (--json). The columns case and group are SQL
+    reserved words: write "case" and "group" (double quotes) or case_name and
+    flow_group."""
     import duckdb
     import polars as pl
 
     from qoslab.sweep import open_catalog
 
+    if shell:
+        if query is not None:
+            raise click.UsageError("--shell opens the client; give no QUERY with it")
+        _duckdb_shell(directory)
+    if query is None:
+        raise click.UsageError("missing the QUERY (or --shell to open the DuckDB client)")
     if as_csv and as_json:
         raise QoslabError("give one of --csv and --json")
     con = open_catalog(directory)
     try:
         df = pl.from_arrow(con.sql(query).to_arrow_table())
     except duckdb.Error as e:
-        raise QoslabError(f"the query failed: {str(e).strip()}") from None
+        msg = str(e).strip()
+        raise QoslabError(f"the query failed: {msg}{_sql_hint(query, msg)}") from None
     finally:
         con.close()
     assert isinstance(df, pl.DataFrame)
@@ -739,6 +789,44 @@ def sql(directory: Path, query: str, as_csv: bool, as_json: bool, all_rows: bool
         click.echo(df)
     more = "" if all_rows or df.height <= 100 else " (the first 100 shown; --all for every row)"
     click.echo(f"{df.height} row{'s' if df.height != 1 else ''}{more}")
+
+
+def _duckdb_shell(directory: Path) -> None:
+    """Replaces this process with DuckDB's command-line client on the catalog of the
+    sweep folder ``directory``, read-only, with the runs' files found from anywhere."""
+    import shutil
+
+    from qoslab.sweep import open_catalog
+
+    open_catalog(directory).close()  # a sweep folder, with its catalog (or the error)
+    here = Path(sys.executable).parent / "duckdb"
+    exe = str(here) if here.is_file() else shutil.which("duckdb")
+    if exe is None:
+        raise QoslabError(
+            "DuckDB's command-line client (duckdb) is not installed: `pip install "
+            f"duckdb-cli`, or query with `qoslab sql {directory} QUERY`"
+        )
+    folder = str(directory.resolve()).replace("'", "''")
+    sys.stdout.flush()
+    os.execv(
+        exe,
+        [
+            exe,
+            "-readonly",
+            "-cmd",
+            f"SET file_search_path = '{folder}'",
+            str(directory / "catalog.duckdb"),
+        ],
+    )
+
+
+@cli.command(name="duckdb")
+@click.argument("directory", type=click.Path(path_type=Path))
+def duckdb_(directory: Path) -> None:
+    """Open the catalog of the sweep folder DIRECTORY in DuckDB's own client, read-only,
+    from any folder (the catalog names the runs' files relative to the sweep folder,
+    which a plain `duckdb DIR/catalog.duckdb` opened elsewhere does not find)."""
+    _duckdb_shell(directory)
 
 
 @cli.command()

@@ -1415,7 +1415,8 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
             f = json.loads((out / "failed" / f"{t.key}.json").read_text())
             row.update(status="failed", error=f"{f.get('error_type')}: {f.get('error')}")
         rows.append(row)
-    runs = pl.DataFrame(rows, infer_schema_length=None)
+    _number_companions(rows, tasks)
+    runs = with_sql_aliases(pl.DataFrame(rows, infer_schema_length=None))
     (out / OWN).mkdir(exist_ok=True)
     tmp = out / OWN / f"catalog.duckdb.{os.getpid()}-{uuid.uuid4().hex[:8]}"
     con = duckdb.connect(":memory:")
@@ -1429,7 +1430,9 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
         con.execute("SET file_search_path = ?", [str(out)])
         con.register("runs_df", runs.to_arrow())
         con.execute("CREATE TABLE runs AS SELECT * FROM runs_df")
-        params = "".join(f', r."{k}"' for k in _param_columns(tasks))
+        # The grid point (with the numeric companions and plain-named aliases).
+        lead = [c for c in runs.columns if c not in ("run", "seed", *_RUN_COLUMNS)]
+        params = "".join(f', r."{k}"' for k in lead)
         for name in names:
             # Views over the runs' Parquet files, not copies: a sweep of long runs with
             # queue sampling holds tens of millions of rows, and copying them all into
@@ -1442,14 +1445,24 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
             if not files:
                 continue
             lst = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            # A reserved-word column of the runs' own tables (flows.group) gets its
+            # alias too, when the first file has it (then the union of all has it).
+            first = pl.read_parquet_schema(out / files[0])
+            aliases = "".join(
+                f', t."{old}" AS {new}'
+                for old, new in SQL_ALIASES.items()
+                if old in first and new not in first and new not in lead
+            )
             con.execute(
-                f'CREATE VIEW "{name}" AS SELECT r.run, r.seed{params}, t.* EXCLUDE (filename) '
+                f'CREATE VIEW "{name}" AS SELECT r.run, r.seed{params}, t.* EXCLUDE (filename)'
+                f"{aliases} "
                 f"FROM read_parquet([{lst}], union_by_name = true, filename = true) t "
                 "JOIN runs r ON r.run = regexp_extract(t.filename, '(^|/)runs/([^/]+)/[^/]+$', 2)"
             )
         for table in ("summary", *EXTRA_SUMMARIES):
             if (out / f"{table}.parquet").is_file():
-                con.register("summary_df", pl.read_parquet(out / f"{table}.parquet").to_arrow())
+                df = with_sql_aliases(pl.read_parquet(out / f"{table}.parquet"))
+                con.register("summary_df", df.to_arrow())
                 con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM summary_df')
                 con.unregister("summary_df")
     finally:
@@ -1460,6 +1473,42 @@ def build_catalog(out: str | Path, tasks: list[RunTask] | None = None) -> Path:
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
     return out / "catalog.duckdb"
+
+
+#: The columns of the catalog's ``runs`` table that describe a run, not its grid point.
+_RUN_COLUMNS = ("status", "error", "events", "wall_s", "host", "ray_node")
+
+#: Catalog columns named by SQL reserved words (``SELECT case, group …`` does not
+#: parse), each with a plain-named copy beside it in every table and view that has it.
+SQL_ALIASES = {"case": "case_name", "group": "flow_group"}
+
+
+def with_sql_aliases(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with a copy of each column named by an SQL reserved word under its plain
+    name (:data:`SQL_ALIASES`) right after it, unless that name is taken."""
+    cols = list(df.columns)
+    for old, new in SQL_ALIASES.items():
+        if old in df.columns and new not in df.columns:
+            df = df.with_columns(pl.col(old).alias(new))
+            cols.insert(cols.index(old) + 1, new)
+    return df.select(cols)
+
+
+def _number_companions(rows: list[dict[str, Any]], tasks: list[RunTask]) -> None:
+    """Fills the numeric companion of a swept value given as a plain number (a rate in
+    bit/s, a time in seconds) where other values of the same key carry a unit, so that
+    every run of the catalog has one: ``link.2.rate`` = 500000 beside ``"1Mbps"``."""
+    names: dict[str, str] = {}
+    for row, t in zip(rows, tasks, strict=True):
+        for k in t.labels:
+            for suffix in ("_bps", "_s", "_bytes"):
+                if f"{k}{suffix}" in row:
+                    names.setdefault(k, f"{k}{suffix}")
+    for row, t in zip(rows, tasks, strict=True):
+        for k, name in names.items():
+            v = t.labels.get(k)
+            if name not in row and isinstance(v, (int, float)) and not isinstance(v, bool):
+                row[name] = float(v)
 
 
 def query(out: str | Path, sql: str) -> pl.DataFrame:

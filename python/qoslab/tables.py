@@ -99,7 +99,7 @@ def t_quantile(p: float, df: float) -> float:
 _RATE = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _SIZE = {"b": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024.0, "mib": 1024.0**2}
-_NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ]+)\s*$")
+_NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]+)\s*$")
 
 
 def _split(v: str) -> tuple[float, str] | None:
@@ -107,10 +107,22 @@ def _split(v: str) -> tuple[float, str] | None:
     return (float(m.group(1)), m.group(2)) if m else None
 
 
+def _rate_unit(unit: str) -> float | None:
+    """Bit/s per ``unit``, as the engine reads rates: a decimal prefix (k/K, m/M, g/G)
+    then ``bps``, ``b/s`` or ``bit/s`` (bits) or ``Bps``, ``B/s``, ``byte/s`` (bytes,
+    × 8); ``None`` if ``unit`` is no rate unit."""
+    prefix, base = (unit[0], unit[1:]) if len(unit) > 1 and unit[0] in "kKmMgG" else ("", unit)
+    bits = {"bps": 1.0, "b/s": 1.0, "bit/s": 1.0, "Bps": 8.0, "B/s": 8.0, "byte/s": 8.0}
+    if base not in bits:
+        return None
+    return {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}[prefix.lower()] * bits[base]
+
+
 def numeric_companions(params: Mapping[str, Any]) -> dict[str, float]:
     """For each swept parameter given as a string with a unit, its value as a number in
     base units under a companion name: ``"link.2.rate": "2Mbps"`` →
-    ``{"link.2.rate_bps": 2e6}``, ``"1.5ms"`` → ``…_s: 0.0015``, ``"3KB"`` →
+    ``{"link.2.rate_bps": 2e6}`` (``"1.5Mb/s"``, ``"2MBps"`` = 16e6 bit/s: units as
+    the engine reads them), ``"1.5ms"`` → ``…_s: 0.0015``, ``"3KB"`` →
     ``…_bytes: 3000``. Parameters that are numbers already, or not a quantity, get none."""
     out: dict[str, float] = {}
     for k, v in params.items():
@@ -120,30 +132,46 @@ def numeric_companions(params: Mapping[str, Any]) -> dict[str, float]:
         if sp is None:
             continue
         x, unit = sp[0], sp[1].lower()
-        if unit in _RATE:
-            out[f"{k}_bps"] = x * _RATE[unit]
-        elif unit in _TIME:
-            out[f"{k}_s"] = x * _TIME[unit]
+        if _rate_unit(sp[1]) is not None:
+            out[f"{k}_bps"] = x * (_rate_unit(sp[1]) or 1.0)
+        elif unit in _TIME or unit == "min":
+            out[f"{k}_s"] = x * _TIME.get(unit, 60.0)
         elif unit in _SIZE and sp[1] not in ("b",):  # "b" alone is bytes in our units
             out[f"{k}_bytes"] = x * _SIZE[unit]
     return out
 
 
+def _is_number(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return v is not None and not isinstance(v, bool)
+
+
 def with_numeric_companions(df: Any, params: list[str]) -> Any:
     """The polars DataFrame ``df`` with a numeric companion column (see
     :func:`numeric_companions`) after each column of ``params`` whose every value is a
-    quantity with a unit of one kind; other columns are left alone."""
+    quantity with a unit of one kind, or a plain number beside such values (in the base
+    unit); other columns are left alone."""
     import polars as pl
 
     cols = list(df.columns)
     for p in params:
         if p not in df.columns or df[p].dtype != pl.String:
             continue
-        comps = [numeric_companions({p: v}) for v in df[p].to_list()]
+        values = df[p].to_list()
+        comps = [numeric_companions({p: v}) for v in values]
         names = {next(iter(c)) for c in comps if c}
-        if len(names) != 1 or any(not c for c in comps):
+        if len(names) != 1:
             continue
         name = names.pop()
+        # A plain number among values with units is in the base unit (bit/s, s, bytes).
+        for i, v in enumerate(values):
+            if not comps[i] and _is_number(v):
+                comps[i] = {name: float(v)}
+        if any(not c for c in comps):
+            continue
         if name in df.columns:
             continue
         df = df.with_columns(pl.Series(name, [c[name] for c in comps], dtype=pl.Float64))
