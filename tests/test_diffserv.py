@@ -36,14 +36,15 @@ def test_worked_example_colours_and_goodput_per_class(tmp_path):
         assert g.filter(g["class"] == cls)["goodput_bps"].item() == want
     # The terminal summary and the report show the per-class sums.
     assert "goodput by class:" in p.stdout and "AF2" in p.stdout
-    # Drops by colour at the class-queue bottleneck add up to its queue drops.
+    # Drops by colour at the class-queue bottleneck (none: best effort's, no drop
+    # precedence) add up to its queue drops.
     cd, q = r.colour_drops, r.queues
     row = cd.filter(cd["iface"] == "r1->r2")
-    total = row["dropped_green"] + row["dropped_yellow"] + row["dropped_red"]
+    total = row["dropped_green"] + row["dropped_yellow"] + row["dropped_red"] + row["dropped_none"]
     assert total.item() == q.filter(q["iface"] == "r1->r2")["dropped"].item()
     html = (out / "report.html").read_text()
-    assert "<h3>goodput by class</h3>" in html and "<h3>colours</h3>" in html
-    assert "<h3>colour_drops</h3>" in html
+    assert ">goodput by class</h3>" in html and ">colours</h3>" in html
+    assert ">colour_drops</h3>" in html
     # The report draws the topology with the trTCMs at r1's input interfaces.
     assert 'srcset="figures/topology.svg"' in html
     svg = (out / "figures" / "topology.svg").read_text()

@@ -29,27 +29,50 @@ def env():
     )
 
 
-def table(df: Any, max_rows: int = 50, source: str = "", href: str = "") -> dict[str, Any]:
+def table(
+    df: Any, max_rows: int = 50, source: str = "", href: str = "", pm: bool = False
+) -> dict[str, Any]:
     """A polars DataFrame as a table for the templates: header (name, unit, text?) and
     at most ``max_rows`` formatted rows; ``more`` rows left out, all of them in
-    ``source`` (a file's name, linked by ``href`` when the page can reach it)."""
+    ``source`` (a file's name, linked by ``href`` when the page can reach it). With
+    ``pm``, a summary's ``X_mean`` and ``X_ci95`` are shown as one column ``X`` of
+    "mean ± CI" (its ``X_std`` left out; every column is in the file)."""
     if df is None or df.is_empty():
         return {"header": [], "rows": [], "more": 0, "source": source, "href": href}
+    pairs = _pm_pairs(df.columns) if pm else {}
+    hidden = {c for m, ci in pairs.items() for c in (ci, m.removesuffix("_mean") + "_std")}
+    cols = [c for c in df.columns if c not in hidden]
     header = [
         {
-            "name": c,
+            "name": c.removesuffix("_mean") if c in pairs else c,
             "unit": column_unit(c) if df[c].dtype.is_numeric() else "",
             "text": not df[c].dtype.is_numeric(),
         }
-        for c in df.columns
+        for c in cols
     ]
-    rows = [{"cells": [fmt_cell(v) for v in r], "cls": ""} for r in df.head(max_rows).iter_rows()]
+    rows = []
+    for r in df.head(max_rows).iter_rows(named=True):
+        cells = [
+            f"{fmt_cell(r[c])} ± {fmt_cell(r[pairs[c]], 2)}" if c in pairs else fmt_cell(r[c])
+            for c in cols
+        ]
+        rows.append({"cells": cells, "cls": ""})
     return {
         "header": header,
         "rows": rows,
         "more": max(0, df.height - max_rows),
         "source": source,
         "href": href,
+    }
+
+
+def _pm_pairs(columns: list[str]) -> dict[str, str]:
+    """``{X_mean: X_ci95}`` for every mean that has its interval among ``columns``."""
+    have = set(columns)
+    return {
+        c: c.removesuffix("_mean") + "_ci95"
+        for c in columns
+        if c.endswith("_mean") and c.removesuffix("_mean") + "_ci95" in have
     }
 
 

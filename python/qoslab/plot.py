@@ -23,11 +23,13 @@ from matplotlib.figure import Figure
 __all__ = [
     "QFigure",
     "colour_averages_vs_param",
+    "colour_bars",
     "cum_throughput",
     "cwnd_traces",
     "drops_by_place",
     "flow_names",
     "goodput_over_time",
+    "goodput_over_time_by_group",
     "goodput_vs_param",
     "new_figure",
     "overlay_paper",
@@ -594,6 +596,110 @@ def colour_averages_vs_param(
         title=title or f"RED average per colour vs {param_name(param)}",
         styles=styles,
     )
+
+
+#: Bar colours of the drop precedences (``none``: no precedence, e.g. best effort).
+COLOUR_HUES = {"green": "tab:green", "yellow": "goldenrod", "red": "tab:red", "none": "0.6"}
+
+
+def colour_bars(
+    summary: pl.DataFrame,
+    prefix: str,
+    suffix: str,
+    bars: Sequence[str],
+    params: Sequence[str] = (),
+    title: str = "",
+    ylabel: str = "packets",
+    max_facets: int = 12,
+) -> Figure | None:
+    """Stacked bars of a sweep summary's per-colour means (``{prefix}{colour}{suffix}_mean``
+    for the colours of :data:`COLOUR_HUES` it has, e.g. ``dropped_green_mean``): one bar
+    per case and value of the ``bars`` columns (a meter's place, a queue's interface and
+    class), each colour its drop precedence's colour (grey: ``none``), the bar's total
+    with the 95 % interval of the summed column when the summary has it
+    (``{prefix.rstrip('_')}{suffix}_ci95``, e.g. ``dropped_ci95``); one panel per value
+    of the other ``params`` (the swept grid). ``None`` when it has no such columns."""
+    colours = [c for c in COLOUR_HUES if f"{prefix}{c}{suffix}_mean" in summary.columns]
+    bars = [b for b in bars if b in summary.columns]
+    if summary.is_empty() or not colours or not bars:
+        return None
+    params = [p for p in params if p in summary.columns]
+    inner = [p for p in params if p == "case"] + bars
+    facets = [p for p in params if p != "case"]
+    combos = list(dict.fromkeys(summary.select(facets).rows())) if facets else [()]
+    shown = combos[:max_facets]
+    ncols = 1 if len(shown) == 1 else 2 if len(shown) <= 4 else 3
+    nrows = math.ceil(len(shown) / ncols)
+    labels = list(dict.fromkeys(summary.select(inner).rows()))
+    width = max(6.0, min(16.0, 0.45 * len(labels) * ncols + 2))
+    fig, axes = new_figure(width, 1.5 + 3 * nrows, nrows, ncols, sharey=True)
+    flat = list(axes.flat) if hasattr(axes, "flat") else [axes]
+    total_ci = f"{prefix.rstrip('_')}{suffix}_ci95"
+    for ax, combo in zip(flat, shown, strict=False):
+        sub = summary
+        for k, v in zip(facets, combo, strict=True):
+            sub = sub.filter(pl.col(k) == v)
+        rows = {tuple(r[k] for k in inner): r for r in sub.iter_rows(named=True)}
+        xs = range(len(labels))
+        bottom = [0.0] * len(labels)
+        for c in colours:
+            col = f"{prefix}{c}{suffix}_mean"
+            ys = [float(rows.get(lab, {}).get(col) or 0.0) for lab in labels]
+            ax.bar(xs, ys, bottom=bottom, color=COLOUR_HUES[c], label=c, edgecolor="0.3", lw=0.5)
+            bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+        if total_ci in sub.columns:
+            err = [float(rows.get(lab, {}).get(total_ci) or 0.0) for lab in labels]
+            ax.errorbar(xs, bottom, yerr=err, fmt="none", ecolor="0.1", capsize=3)
+        ax.set_xticks(list(xs), ["\n".join(str(v) for v in lab if v != "") for lab in labels],
+                      fontsize="small")  # fmt: skip
+        if ax in flat[::ncols]:
+            ax.set_ylabel(ylabel)
+        if combo:
+            text = ", ".join(f"{param_name(k)} = {v}" for k, v in zip(facets, combo, strict=True))
+            ax.set_title(textwrap.fill(text, 45 if ncols > 1 else 90), fontsize="medium")
+        ax.grid(alpha=0.3, axis="y")
+    handles, names = flat[0].get_legend_handles_labels()
+    fig.legend(handles[::-1], names[::-1], loc="outside right upper", fontsize="small")
+    for ax in flat[len(shown) :]:
+        ax.set_visible(False)
+    more = f" (first {max_facets} of {len(combos)} settings)" if len(combos) > max_facets else ""
+    fig.suptitle((title or "per colour (mean, 95 % CI of the total)") + more)
+    return fig
+
+
+def goodput_over_time_by_group(
+    series: pl.DataFrame, flows: pl.DataFrame | None, title: str = ""
+) -> Figure | None:
+    """Goodput of each flow group (its flows' goodput summed) in each recording interval
+    of a run's ``series`` table, in Mb/s; ``None`` without groups."""
+    if series.is_empty() or not {"t", "goodput_bps"} <= set(series.columns):
+        return None
+    if "group" not in series.columns:
+        if flows is None or not {"flow", "group"} <= set(flows.columns) or "flow" not in series:
+            return None
+        series = series.join(flows.select("flow", "group"), on="flow", how="left")
+    g = (
+        series.filter(pl.col("group").is_not_null() & (pl.col("group") != ""))
+        .group_by(["group", "t"], maintain_order=True)
+        .agg(pl.col("goodput_bps").sum())
+        .sort("t")
+    )
+    if g.is_empty():
+        return None
+    fig, ax = new_figure()
+    n = 0
+    for i, (key, sub) in enumerate(g.group_by("group", maintain_order=True)):
+        st = series_style(i)
+        ax.step(sub["t"], sub["goodput_bps"] / 1e6, where="pre", label=str(key[0]),
+                color=st["color"], ls=st["ls"])  # fmt: skip
+        n += 1
+    ax.set_xlabel("time [s] (end of interval)")
+    ax.set_ylabel("goodput [Mb/s]")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or "Goodput per flow group and interval")
+    ax.grid(alpha=0.3)
+    _legend(ax, n)
+    return fig
 
 
 # --------------------------------------------------------------------------- papers

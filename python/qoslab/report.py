@@ -63,7 +63,8 @@ class _Figures:
         svg, png = plot.save_figure(fig, self.dir / slug)
         self.written += [svg, png]
         page = self.page_dir()
-        return {"title": title, "alt": title, "svg": _rel(svg, page), "png": _rel(png, page)}
+        return {"title": title, "alt": title, "svg": _rel(svg, page), "png": _rel(png, page),
+                "id": f"fig-{slug}"}  # fmt: skip
 
     def page_dir(self) -> Path:
         """The folder of the page that shows these figures."""
@@ -94,15 +95,35 @@ def _fig_title(fig: Any) -> str:
 
 
 def _table(
-    df: pl.DataFrame | None, max_rows: int = 50, source: str = "", page: Path | None = None
+    df: pl.DataFrame | None,
+    max_rows: int = 50,
+    source: str = "",
+    page: Path | None = None,
+    pm: bool = False,
 ) -> dict[str, Any]:
     """A table for the template (:func:`qoslab.pages.table`); ``source`` a Parquet file
-    holding all rows, linked relative to the page's folder ``page`` when given."""
+    holding all rows, linked relative to the page's folder ``page`` when given; with
+    ``pm`` each mean beside its 95 % interval ("mean ± CI")."""
     href = (
         _rel(Path(source), page) if source and page is not None and Path(source).is_file() else ""
     )
     name = Path(source).name if source and href else source
-    return table(df, max_rows, name, href)
+    return table(df, max_rows, name, href, pm=pm)
+
+
+#: Most flows a run report draws one goodput curve each for when the flows have groups;
+#: above it the report draws one curve per group.
+MAX_FLOW_LINES = 12
+
+
+def _grouped(flows: pl.DataFrame | None) -> bool:
+    """True when a run's flows have groups and are too many to draw one by one."""
+    return (
+        flows is not None
+        and "group" in flows.columns
+        and flows.height > MAX_FLOW_LINES
+        and flows.filter(pl.col("group") != "").height > 0
+    )
 
 
 def _summary_items(d: dict[str, Any]) -> list[tuple[str, str]]:
@@ -125,7 +146,11 @@ def expected_figures(r: Any) -> list[str]:
     and a live run's goodput against its simulated twin's (with a ``twin_series``)."""
     out = ["topology"] if r.scenario else []
     if "series" in r.tables and not r.series.is_empty():
-        out += ["goodput", "cumulative"]
+        flows = r.tables.get("flows")
+        if flows is not None and "group" in flows.columns and (flows["group"] != "").any():
+            out.append("group-goodput")
+        if not _grouped(flows):
+            out += ["goodput", "cumulative"]
     traces = r.tables.get("traces")
     if traces is not None and not traces.is_empty():
         names = plot.flow_names(r.tables.get("flows"))
@@ -154,15 +179,23 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         f += figs.add_all(topology.draw(r.scenario), "topology", "topology")
     series = r.tables.get("series", pl.DataFrame())
     f += figs.add_all(
-        plot.goodput_over_time(series, f"{title}: goodput per flow and interval", flows),
-        "goodput",
-        "goodput per interval",
+        plot.goodput_over_time_by_group(
+            series, flows, f"{title}: goodput per flow group and interval"
+        ),
+        "group-goodput",
+        "goodput per group and interval",
     )
-    f += figs.add_all(
-        plot.cum_throughput(series, f"{title}: data delivered per flow", flows),
-        "cumulative",
-        "cumulative goodput",
-    )
+    if not _grouped(flows):  # 40 flows of four groups: the groups' curves say it
+        f += figs.add_all(
+            plot.goodput_over_time(series, f"{title}: goodput per flow and interval", flows),
+            "goodput",
+            "goodput per interval",
+        )
+        f += figs.add_all(
+            plot.cum_throughput(series, f"{title}: data delivered per flow", flows),
+            "cumulative",
+            "cumulative goodput",
+        )
     traces = r.tables.get("traces")
     if traces is not None and not traces.is_empty():
         for fig in plot.sender_state(traces, f"{title}: sender state of {{flow}}", flows):
@@ -192,7 +225,11 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
             "twin",
             "live against the simulated twin",
         )
-    tables = [
+    tables = []
+    groups = r.by_group()
+    if not groups.is_empty():
+        tables.append(("goodput per flow group", _table(groups, source="flows.parquet")))
+    tables += [
         (name, _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir()))
         for name in ("flows", "drops", "queues")
         if name in r.tables
@@ -214,6 +251,7 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
         if name in r.tables
     ]
     return {
+        "anchor": f"{figs.prefix}run-",
         "live": _live_verdict(r.summary),
         "title": title,
         "seed": r.summary.get("seed"),
@@ -299,6 +337,7 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
     # the columns that say a grid point: the case (with [sweep.cases]), then the grid keys
     params = (["case"] if spec["spec"].get("cases") else []) + list(grid)
     ctx: dict[str, Any] = {
+        "anchor": figs.prefix,
         "name": spec.get("name"),
         "path": str(d),
         "n_runs": len(tasks),
@@ -339,7 +378,8 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
             others = [p for p in params if p != param]
             fig = plot.goodput_vs_param(summary, param, others=others, references=references)
             ctx["figures"] += figs.add_all(fig, f"goodput-vs-{param}", f"goodput vs {param}")
-        ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet", figs.page_dir())
+        _rtt_sweep(summary, params, figs, ctx)
+        ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet", figs.page_dir(), pm=True)
     failed = runs.filter(pl.col("status") == "failed")
     if failed.height:
         ctx["failed"] = _table(failed)
@@ -354,9 +394,47 @@ _DIFFSERV_TABLES = {
     "summary_groups": "Per flow group: goodput, share, drops, retransmissions",
     "summary_classes": "Per DiffServ class: goodput, share, drops, retransmissions",
     "summary_colours": "Packets of each colour per meter",
-    "summary_colour_drops": "Queue drops per colour",
+    "summary_colour_drops": "Queue drops per colour and class (none: no drop precedence)",
     "summary_colour_averages": "Per-colour RED averages of the sampled RIO/WRED queues",
 }
+
+
+#: The stacked colour figures of the DiffServ summaries: column prefix and suffix of
+#: the colours, the columns naming a bar, and the figure's title.
+_COLOUR_BARS = {
+    "summary_colours": (
+        "", "_pkts", ["place", "stage"],
+        "Packets of each colour per meter and case (mean, 95 % CI of the total)",
+    ),
+    "summary_colour_drops": (
+        "dropped_", "", ["iface", "class"],
+        "Queue drops per class and colour and case (mean, 95 % CI of the total)",
+    ),
+}  # fmt: skip
+
+
+def _rtt_sweep(summary: pl.DataFrame, params: list[str], figs: _Figures, ctx: dict) -> None:
+    """Goodput against the added round-trip delay per flow group (the per-flow summary's
+    ``flow_group`` and ``extra_delay``): a table, and a figure with one line per group
+    and one panel per grid point. Nothing when the flows have no groups."""
+    from qoslab.studies import FLOW_GROUP, rtt_by_group
+
+    t = rtt_by_group(summary, params)
+    if t.is_empty():
+        return
+    title = "Goodput against RTT per flow group (mean ± 95 % CI across seeds)"
+    ctx["tables"].append((title, _table(t, 100, "summary.parquet", pm=True)))
+    if "extra_delay_mean" not in t.columns or t["extra_delay_mean"].n_unique() < 2:
+        return
+    lines = t.with_columns((pl.col("extra_delay_mean") * 1e3).alias("rtt_ms"))
+    lines = lines.drop("name").rename({FLOW_GROUP: "name"})
+    # one line per group, its flows in order of their added delay; a panel per grid point
+    fig = plot.goodput_vs_param(
+        lines, "rtt_ms", others=[p for p in params if p in lines.columns],
+        xlabel="added round-trip delay (extra_delay) [ms]", ylabel="goodput per flow",
+        title="Goodput per flow against its added RTT, per group (mean, 95 % CI)",
+    )  # fmt: skip
+    ctx["figures"] += figs.add_all(fig, "goodput-vs-rtt", "goodput against RTT per group")
 
 
 def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, Any]) -> None:
@@ -368,11 +446,14 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
         if not f.is_file():
             continue
         df = with_numeric_companions(pl.read_parquet(f), params)
-        shown = df.select([c for c in df.columns if not c.endswith("_std")])
         ctx["tables"].append(
-            (f"{title} (mean and 95 % CI across seeds)", _table(shown, 100, str(f)))
+            (f"{title} (mean ± 95 % CI across seeds)", _table(df, 100, str(f), pm=True))
         )
         swept = [p for p in params if p != "case"] or params
+        if name in _COLOUR_BARS:
+            prefix, suffix, bars, what = _COLOUR_BARS[name]
+            fig = plot.colour_bars(df, prefix, suffix, bars, params, title=what)
+            ctx["figures"] += figs.add_all(fig, f"{name.removeprefix('summary_')}-bars", what)
         if name == "summary_colour_averages":
             for param in swept:
                 others = [p for p in params if p != param]

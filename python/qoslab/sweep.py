@@ -102,8 +102,10 @@ __all__ = [
 #: (the Python library and the ``duckdb`` command-line client alike).
 CATALOG_STORAGE = "v1.0.0"
 
-#: Metrics of the ``flows`` table summarised across seeds.
-SUMMARY_METRICS = ("goodput_bps", "goodput_bytes", "bytes_sent", "drops")
+#: Metrics of the ``flows`` table summarised across seeds: with them the flow's added
+#: round-trip delay ``extra_delay`` and its smoothed RTT ``srtt`` at the end [s], for
+#: goodput against RTT; the summary also names each flow's group (``flow_group``).
+SUMMARY_METRICS = ("goodput_bps", "goodput_bytes", "bytes_sent", "drops", "extra_delay", "srtt")
 
 
 @dataclass
@@ -1221,6 +1223,10 @@ def summarise(out: str | Path, tasks: list[RunTask] | None = None) -> pl.DataFra
     by = [c for c in by if c in flows.columns]
     metrics = [m for m in SUMMARY_METRICS if m in flows.columns]
     aggs: list[pl.Expr] = [pl.len().alias("n")]
+    if "group" in flows.columns:
+        from qoslab.studies import FLOW_GROUP
+
+        aggs.append(pl.col("group").first().alias(FLOW_GROUP))
     for m in metrics:
         aggs += [
             pl.col(m).cast(pl.Float64).mean().alias(f"{m}_mean"),
@@ -1288,11 +1294,13 @@ GROUP_DELAY_METRICS = ("delay_mean", "delay_p50", "delay_p95", "delay_p99", "del
 def _diffserv_summaries(
     out: Path, tasks: list[RunTask], flows: pl.DataFrame, params: list[str]
 ) -> dict[str, pl.DataFrame | None]:
-    """Across seeds, per grid point: goodput, share, drops and retransmissions per flow
-    group (``count``/``group`` flows; with ``record.delays`` also the group's one-way
-    packet delay: mean, p50, p95, p99, max) and per DiffServ class; packets of each
-    colour per meter; queue drops of each colour per interface; the per-colour RED
-    averages of sampled RIO/WRED queues."""
+    """Across seeds, per grid point: goodput, share, drops, retransmissions and Jain's
+    fairness index per flow group (``count``/``group`` flows; with ``record.delays``
+    also the group's one-way packet delay: mean, p50, p95, p99, max) and per DiffServ
+    class; packets of each colour per meter; queue drops of each colour (``none``: no
+    drop precedence, best effort among them) per interface and class; the per-colour
+    RED averages of sampled RIO/WRED queues."""
+    from qoslab.studies import DROP_COLOURS, class_colour_drops, group_fairness
     from qoslab.tables import with_numeric_companions
 
     res: dict[str, pl.DataFrame | None] = dict.fromkeys(EXTRA_SUMMARIES)
@@ -1314,6 +1322,10 @@ def _diffserv_summaries(
     if "group" in flows.columns:
         g = per_run(flows.filter(pl.col("group") != ""), ["group"], list(sums))
         metrics = [*sums, "share"]
+        jain = group_fairness(flows, ["run"])
+        if not jain.is_empty():
+            g = g.join(jain, on=["run", "group"], how="left", maintain_order="left")
+            metrics.append("jain")
         hist = gather(out, "delay_histogram", tasks)
         if not hist.is_empty():
             # Per run, the percentiles of all the group's packets together; then the
@@ -1337,11 +1349,12 @@ def _diffserv_summaries(
             (pl.col("green_pkts") / pl.sum_horizontal(pk)).alias("green_fraction")
         )
         res["summary_colours"] = finish(c, key, [*pk, "green_fraction"])
-    drops = gather(out, "colour_drops", tasks)
-    dk = ["dropped_green", "dropped_yellow", "dropped_red"]
-    if not drops.is_empty() and set(dk) <= set(drops.columns):
-        key = [k for k in ("iface", "class") if k in drops.columns]
-        res["summary_colour_drops"] = finish(per_run(drops, key, dk), key, dk)
+    drops = class_colour_drops(
+        gather(out, "classes", tasks), gather(out, "colour_drops", tasks), ["run", *params]
+    )
+    if not drops.is_empty():
+        dk = [*(f"dropped_{c}" for c in DROP_COLOURS), "dropped"]
+        res["summary_colour_drops"] = finish(drops, ["iface", "class"], dk)
     res["summary_colour_averages"] = _colour_averages(out, tasks, params, finish)
     return res
 

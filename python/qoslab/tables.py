@@ -224,6 +224,21 @@ _NAMED = {
     "rtt_dev": "s",
     "g0": "bit/s",
     "max_kbps": "kb/s",
+    # the ``delays`` table's per-flow one-way delay statistics
+    "mean": "s",
+    "p50": "s",
+    "p95": "s",
+    "p99": "s",
+    "max": "s",
+    "jitter": "s",
+    "upper": "s",
+    "extra_delay": "s",
+    # fractions of a whole and indices in [0, 1]
+    "share": "0–1",
+    "green_fraction": "0–1",
+    "utilisation": "0–1",
+    "jain": "0–1",
+    "n": "runs",
 }
 
 
@@ -231,8 +246,15 @@ def column_unit(name: str) -> str:
     """The unit of a result column from its name (``goodput_bps_mean`` → ``bit/s``,
     ``t`` → ``s``, ``link.2.rate_bps`` → ``bit/s``, ``srtt`` → ``s``), or ``""``."""
     base = re.sub(r"_(mean|std|ci95|min|max)$", "", name)
+    if base.endswith("_per_s"):  # a rate: the unit of what is counted, per second
+        inner = column_unit(base.removesuffix("_per_s"))
+        return f"{inner}/s" if inner else "1/s"
     if base in _NAMED:
         return _NAMED[base]
+    if re.match(r"^dropped($|_)", base) and not base.endswith("_bytes"):
+        return "packets"
+    if re.match(r"^delay_(mean|p\d+|max|min)$", base):
+        return "s"
     for rx, unit in _UNITS:
         if rx.search(name):
             return unit
