@@ -151,10 +151,17 @@ fn law_for(model: &str, ecn: bool, tcp: Option<&str>) -> PyResult<model::CycleTi
         .map_err(PyValueError::new_err)
 }
 
-/// Time per cycle [RTTs] of a model at `w_max`, for TCP settings given as JSON.
+/// Time per cycle [RTTs] of a model at `w_max` (and total RTT `rtt` [s], for a law
+/// measured per RTT; `None`: its smallest RTT), for TCP settings given as JSON.
 #[pyfunction]
-#[pyo3(signature = (model, w_max, ecn = false, tcp = None))]
-pub fn trc_cycle(model: &str, w_max: f64, ecn: bool, tcp: Option<&str>) -> PyResult<f64> {
+#[pyo3(signature = (model, w_max, ecn = false, tcp = None, rtt = None))]
+pub fn trc_cycle(
+    model: &str,
+    w_max: f64,
+    ecn: bool,
+    tcp: Option<&str>,
+    rtt: Option<f64>,
+) -> PyResult<f64> {
     let c = law_for(model, ecn, tcp)?;
-    Ok(c.cycle(w_max))
+    Ok(c.cycle_at(w_max, rtt.unwrap_or(0.0)))
 }

@@ -35,6 +35,8 @@ pub struct Placed {
     pub w_max: f64,
     /// Interfaces of the flow's forward path.
     pub path: Vec<IfaceId>,
+    /// Where the model cannot promise the request ([`TrcConfig::model_warning`]).
+    pub warning: Option<String>,
 }
 
 /// Interfaces from `src` to `dst` along the static routes.
@@ -152,6 +154,7 @@ pub fn bind(
             ),
         ));
     }
+    let warning = t.model_warning(tcp, &params);
     t.binding = Some(TrcBinding {
         flow: FlowId(fi as u32),
         mss: tcp.mss,
@@ -165,6 +168,7 @@ pub fn bind(
         rho: t.rho,
         w_max: params.w_max,
         path: fwd,
+        warning,
     })
 }
 
@@ -263,7 +267,7 @@ pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>,
             }
         }
     }
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = placed.iter().filter_map(|p| p.warning.clone()).collect();
     for k in 0..n {
         if !core[k] {
             continue;

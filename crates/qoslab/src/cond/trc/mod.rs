@@ -274,6 +274,34 @@ impl TrcConfig {
         .map_err(|m| err("rate", m))
     }
 
+    /// A warning when the TRC's model cannot promise P1's 3 % at the parameters `p` it
+    /// chose for a flow with `tcp` ([`model::CycleTime::uncertainty`]): the request may
+    /// be missed by the jump it names.
+    pub fn model_warning(&self, tcp: &TcpConfig, p: &TrcParams) -> Option<String> {
+        if self.w_max.is_some() {
+            return None;
+        }
+        if self.ecn && tcp.delayed_ack {
+            // Measured (docs/queues-and-conditioners.md#trc-models): at one W_max and
+            // total RTT the cycle takes one of two lengths by the ACK timer's phase
+            // (15.5 or 14.5 RTTs at W_max 22.5, 219 ms, as the access delay changes).
+            return Some(format!(
+                "TRC for flow {:?}: in ECN mode a TCP with delayed ACKs has two cycle                  lengths at one W_max and RTT (by the ACK timer's phase, up to 7 % apart),                  so the model cannot promise the request within P1's 3 %; drops                  (ecn = false) do not have this",
+                self.flow
+            ));
+        }
+        let law = self
+            .model
+            .law(tcp, self.default_lead_on(tcp.granularity), self.ecn)
+            .ok()?;
+        law.uncertainty(p.w_max, p.rtt).map(|why| {
+            format!(
+                "TRC for flow {:?}: {why}; the model cannot promise the request within                  P1's 3 % there (a request or RTT_dev a little different moves the RTT                  off this stretch)",
+                self.flow
+            )
+        })
+    }
+
     /// Builds the conditioner; the stage must have been bound to its flow.
     pub fn build(&self) -> Result<Trc, ScenarioError> {
         self.validate()?;

@@ -78,6 +78,11 @@ pub struct CycleTime {
     pub b: f64,
     /// (W_max, cycle time [RTTs]) points, W_max increasing; empty: the line throughout.
     pub knots: &'static [(f64, f64)],
+    /// The cycle measured per total RTT, for a TCP whose cycle (in RTTs) depends on the
+    /// RTT by more than the model error of §4.3 (delayed ACKs: the timer is a fixed time,
+    /// not a fraction of the RTT): (RTT [s], [(W_max, cycle [RTTs])]), RTT increasing.
+    /// Empty: the cycle does not depend on the RTT ([`CycleTime::cycle`]).
+    pub by_rtt: &'static [(f64, &'static [(f64, f64)])],
 }
 
 impl CycleTime {
@@ -96,7 +101,109 @@ impl CycleTime {
         }
         self.a + self.b * w_max
     }
+
+    /// Where a law measured per RTT cannot promise P1's 3 % at (`w_max`, `rtt`): the
+    /// measured cycles at the two RTTs around `rtt` differ by more than 3 % (the cycle
+    /// jumps somewhere between them, with delayed ACKs where the ACK timer's phase in the
+    /// round changes), or `rtt` lies outside the measured RTTs. `None` for a law that is
+    /// one line, and where the neighbours agree.
+    pub fn uncertainty(&self, w_max: f64, rtt: f64) -> Option<String> {
+        let t = self.by_rtt;
+        if t.is_empty() {
+            return None;
+        }
+        let (lo, hi) = (t[0].0, t[t.len() - 1].0);
+        if rtt < lo * (1.0 - 1e-9) || rtt > hi * (1.0 + 1e-9) {
+            return Some(format!(
+                "its RTT {:.0} ms lies outside the RTTs the model was measured at                  ({:.0}–{:.0} ms)",
+                rtt * 1e3,
+                lo * 1e3,
+                hi * 1e3
+            ));
+        }
+        let (r0, r1, c0, c1) = self.around(w_max, rtt);
+        let jump = (c1 / c0 - 1.0).abs();
+        (jump > JUMP_TOL).then(|| {
+            format!(
+                "its TCP's cycle at W_max {w_max} is {c0:.2} RTTs at {:.0} ms and {c1:.2} at                  {:.0} ms ({:.0} % apart), and its RTT {:.0} ms lies between",
+                r0 * 1e3,
+                r1 * 1e3,
+                jump * 100.0,
+                rtt * 1e3
+            )
+        })
+    }
+
+    /// The measured RTTs around `rtt` and the cycles there at `w_max` (a law measured
+    /// per RTT, `rtt` within its RTTs).
+    fn around(&self, w_max: f64, rtt: f64) -> (f64, f64, f64, f64) {
+        let t = self.by_rtt;
+        let i = t.partition_point(|r| r.0 <= rtt).clamp(1, t.len() - 1);
+        let only = |k: usize| CycleTime {
+            by_rtt: &t[k..=k],
+            ..*self
+        };
+        let (r0, r1) = (t[i - 1].0, t[i].0);
+        (
+            r0,
+            r1,
+            only(i - 1).cycle_at(w_max, r0),
+            only(i).cycle_at(w_max, r1),
+        )
+    }
+
+    /// Whether the cycle of a law measured per RTT jumps by more than [`JUMP_TOL`]
+    /// between the measured RTTs around `rtt` (within its RTTs) at `w_max`.
+    pub fn jumps(&self, w_max: f64, rtt: f64) -> bool {
+        let t = self.by_rtt;
+        if t.len() < 2 || rtt < t[0].0 || rtt > t[t.len() - 1].0 {
+            return false;
+        }
+        let (_, _, c0, c1) = self.around(w_max, rtt);
+        (c1 / c0 - 1.0).abs() > JUMP_TOL
+    }
+
+    /// Time per cycle [RTTs] at `w_max` and total RTT `rtt` [s]: [`CycleTime::cycle`]
+    /// unless the law is measured per RTT (`by_rtt`); then interpolated linearly in
+    /// W_max within each measured RTT (beyond its largest W_max along the law's slope
+    /// `b`, below its smallest the smallest's), and linearly in log RTT between them
+    /// (outside the measured RTTs, the nearest one's).
+    pub fn cycle_at(&self, w_max: f64, rtt: f64) -> f64 {
+        let t = self.by_rtt;
+        if t.is_empty() {
+            return self.cycle(w_max);
+        }
+        let at = |pts: &[(f64, f64)]| -> f64 {
+            let (first, last) = (pts[0], pts[pts.len() - 1]);
+            if w_max <= first.0 {
+                return first.1;
+            }
+            if w_max >= last.0 {
+                return last.1 + self.b * (w_max - last.0);
+            }
+            let i = pts
+                .partition_point(|p| p.0 <= w_max)
+                .clamp(1, pts.len() - 1);
+            let ((w0, t0), (w1, t1)) = (pts[i - 1], pts[i]);
+            t0 + (t1 - t0) * (w_max - w0) / (w1 - w0)
+        };
+        let (lo, hi) = (t[0], t[t.len() - 1]);
+        if rtt <= lo.0 || rtt.is_nan() {
+            return at(lo.1);
+        }
+        if rtt >= hi.0 {
+            return at(hi.1);
+        }
+        let i = t.partition_point(|r| r.0 <= rtt).clamp(1, t.len() - 1);
+        let ((r0, p0), (r1, p1)) = (t[i - 1], t[i]);
+        let f = (rtt.ln() - r0.ln()) / (r1.ln() - r0.ln());
+        at(p0) + (at(p1) - at(p0)) * f
+    }
 }
+
+/// The model error P1 §4.3 allows (3 %): a law measured per RTT whose cycle jumps by
+/// more between two neighbouring RTTs cannot promise the request there.
+pub const JUMP_TOL: f64 = 0.03;
 
 /// The paper's eq. 1.
 pub const PAPER: CycleTime = CycleTime {
@@ -104,6 +211,7 @@ pub const PAPER: CycleTime = CycleTime {
     a: 2.5,
     b: 0.5,
     knots: &[],
+    by_rtt: &[],
 };
 
 /// Eq. 1 fitted to one TCP configuration (`qoslab trc fit`, or for the built-in models
@@ -156,10 +264,13 @@ struct LawFile {
     b: f64,
     #[serde(default)]
     knots: Vec<(f64, f64)>,
-    /// The fit's measurements [W_max, RTT, cycle]: provenance, not read.
+    /// The fit's measurements [W_max, RTT, cycle]: provenance, and the law itself when
+    /// `by_rtt` is set.
     #[serde(default)]
-    #[allow(dead_code)]
     points: Vec<(f64, f64, f64)>,
+    /// The law is the measured points per RTT ([`CycleTime::cycle_at`]), not the line.
+    #[serde(default)]
+    by_rtt: bool,
 }
 
 /// A model file (TOML), as `qoslab.trc.model_text` writes it.
@@ -201,17 +312,61 @@ impl LawFile {
                 "[{mode}] knots must be (W_max, cycle > 0) pairs, W_max increasing"
             ));
         }
+        let by_rtt = if self.by_rtt {
+            per_rtt(&self.points, mode)?
+        } else {
+            Vec::new()
+        };
+        let by_rtt: Vec<(f64, &'static [(f64, f64)])> = by_rtt
+            .into_iter()
+            .map(|(r, pts)| (r, &*Box::leak(pts.into_boxed_slice())))
+            .collect();
         let law = CycleTime {
             w_first: self.w_first,
             a: self.a,
             b: self.b,
             knots: Box::leak(self.knots.into_boxed_slice()),
+            by_rtt: Box::leak(by_rtt.into_boxed_slice()),
         };
         if law.cycle(law.w_first) <= 0.0 {
             return Err(format!("[{mode}] the cycle at w_first must be positive"));
         }
         Ok(law)
     }
+}
+
+/// One measured RTT [s] and its (W_max, cycle [RTTs]) points.
+type RttPoints = (f64, Vec<(f64, f64)>);
+
+/// The `points` of a law measured per RTT, grouped by RTT (to 0.1 ms), each sorted by
+/// W_max; RTTs increasing. Errors if a point is not finite and positive, an RTT has
+/// two points at one W_max or fewer than two points.
+fn per_rtt(points: &[(f64, f64, f64)], mode: &str) -> Result<Vec<RttPoints>, String> {
+    if points.is_empty() {
+        return Err(format!("[{mode}] by_rtt = true needs the measured points"));
+    }
+    let mut out: Vec<RttPoints> = Vec::new();
+    for &(w, r, t) in points {
+        if !(w.is_finite() && r.is_finite() && t.is_finite() && w > 0.0 && r > 0.0 && t > 0.0) {
+            return Err(format!(
+                "[{mode}] points must be [W_max > 0, RTT > 0, cycle > 0]"
+            ));
+        }
+        match out.iter_mut().find(|(x, _)| (x - r).abs() < 1e-4) {
+            Some((_, v)) => v.push((w, t)),
+            None => out.push((r, vec![(w, t)])),
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (r, v) in &mut out {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if v.len() < 2 || v.windows(2).any(|k| k[0].0 == k[1].0) {
+            return Err(format!(
+                "[{mode}] the points at RTT {r} s need two or more distinct W_max"
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Parses a model file's text; `source` says where it came from (kept in the model).
@@ -599,15 +754,36 @@ pub fn drop_probability(w_max: f64) -> f64 {
     1.0 / data_per_cycle(w_max)
 }
 
-/// Average window [packets] (eq. 3) under the given cycle-time law.
+/// Average window [packets] (eq. 3) under the given cycle-time law (at the smallest
+/// measured RTT for a law measured per RTT; [`w_avg_at`] for a given RTT).
 pub fn w_avg(w_max: f64, law: CycleTime) -> f64 {
-    data_per_cycle(w_max) / law.cycle(w_max)
+    data_per_cycle(w_max) / law.cycle_at(w_max, 0.0)
+}
+
+/// Average window [packets] (eq. 3) at total RTT `rtt` [s] ([`CycleTime::cycle_at`]).
+pub fn w_avg_at(w_max: f64, rtt: f64, law: CycleTime) -> f64 {
+    data_per_cycle(w_max) / law.cycle_at(w_max, rtt)
 }
 
 /// Goodput [bit/s] of a flow with maximum window `w_max` and round-trip time `rtt` [s]
 /// (eq. 4) under the cycle-time law `law`.
 pub fn goodput(w_max: f64, rtt: f64, mss: u32, law: CycleTime) -> f64 {
-    w_avg(w_max, law) * mss as f64 * 8.0 / rtt
+    w_avg_at(w_max, rtt, law) * mss as f64 * 8.0 / rtt
+}
+
+/// The RTT [s] at which a flow with `w_max` gets `target` [bit/s]: RTT = W_avg(W_max,
+/// RTT)·MSS/target, from `start` by fixed-point steps (the cycle moves by a few per cent
+/// over a doubling of the RTT, so the steps contract quickly).
+fn rtt_for(w_max: f64, target: f64, bits: f64, law: CycleTime, start: f64) -> f64 {
+    let mut rtt = start;
+    for _ in 0..100 {
+        let next = w_avg_at(w_max, rtt, law) * bits / target;
+        if (next - rtt).abs() <= 1e-12 * rtt.max(1e-9) {
+            return next;
+        }
+        rtt = next;
+    }
+    rtt
 }
 
 /// What the operator configures once per network (Fig. 3) and per request (Fig. 2).
@@ -726,7 +902,7 @@ pub fn fixed_parameters(
         p,
         e,
         drop_every: 1.0 / p + e,
-        w_avg: w_avg(w_max, law),
+        w_avg: w_avg_at(w_max, rtt, law),
         rtt,
         rtt_trc,
         predicted,
@@ -810,13 +986,13 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
     let law = inp.law;
     let bits = inp.mss as f64 * 8.0;
     let first = law.w_first;
-    let rtt_req = w_avg(first, law) * bits / target;
+    let rtt_req = rtt_for(first, target, bits, law, rtt_min);
     let (w_max, rtt, branch) = if rtt_req > rtt_min {
         (first, rtt_req, Branch::Delay)
     } else {
         let need = target * rtt_min / bits; // W_avg needed at RTT = RTT_min
         let mut w = first;
-        while w_avg(w, law) < need {
+        while w_avg_at(w, rtt_min, law) < need {
             w += W_MAX_STEP;
             if w > W_MAX_LIMIT {
                 return Err(format!(
@@ -824,8 +1000,23 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
                 ));
             }
         }
-        (w, w_avg(w, law) * bits / target, Branch::RttMin)
+        (w, rtt_for(w, target, bits, law, rtt_min), Branch::RttMin)
     };
+    // A law measured per RTT: where its cycle jumps around the chosen RTT (delayed ACKs
+    // with the round near the ACK timer), the next W_max up (a longer RTT, as Fig. 2's
+    // larger W_max gives) is taken when the law is steady there; at most 5 steps.
+    let (mut w_max, mut rtt) = (w_max, rtt);
+    if law.jumps(w_max, rtt) {
+        let mut w = w_max;
+        for _ in 0..5 {
+            w += W_MAX_STEP;
+            let r = rtt_for(w, target, bits, law, rtt);
+            if !law.jumps(w, r) {
+                (w_max, rtt) = (w, r);
+                break;
+            }
+        }
+    }
     if !finite_pos(rtt) {
         return Err(format!("the computed RTT is not positive ({rtt})"));
     }
@@ -839,10 +1030,10 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
         p,
         e,
         drop_every: 1.0 / p + e,
-        w_avg: w_avg(w_max, law),
+        w_avg: w_avg_at(w_max, rtt, law),
         rtt,
         rtt_trc: (rtt - inp.rtt_net).max(0.0),
-        predicted: w_avg(w_max, law) * bits / rtt,
+        predicted: w_avg_at(w_max, rtt, law) * bits / rtt,
         buffer: w_max.ceil() as u32,
         branch,
     })
@@ -1085,6 +1276,77 @@ mod tests {
     }
 
     #[test]
+    fn a_law_measured_per_rtt_is_interpolated_in_w_max_and_log_rtt() {
+        const AT_200: &[(f64, f64)] = &[(6.5, 8.0), (10.5, 10.0)];
+        const AT_800: &[(f64, f64)] = &[(6.5, 6.0), (10.5, 8.0)];
+        let law = CycleTime {
+            w_first: W_MAX_FIRST,
+            a: 9.9,
+            b: 0.5,
+            knots: &[],
+            by_rtt: &[(0.2, AT_200), (0.8, AT_800)],
+        };
+        assert_eq!(law.cycle_at(6.5, 0.2), 8.0);
+        assert_eq!(law.cycle_at(8.5, 0.8), 7.0);
+        // 400 ms is half way between 200 and 800 ms in log RTT.
+        assert!(close(law.cycle_at(6.5, 0.4), 7.0, 1e-12));
+        assert!(close(law.cycle_at(8.5, 0.4), 8.0, 1e-12));
+        // Beyond the largest W_max along the slope; outside the RTTs the nearest one's.
+        assert_eq!(law.cycle_at(12.5, 0.2), 11.0);
+        assert_eq!(law.cycle_at(6.5, 1.6), 6.0);
+        assert_eq!(law.cycle_at(6.5, 0.05), 8.0);
+        assert_eq!(law.cycle_at(4.0, 0.2), 8.0);
+        // The line (a, b) is not used.
+        assert_ne!(law.cycle_at(6.5, 0.2), law.cycle(6.5));
+        // Fig. 2 with it: the RTT it picks is the one whose cycle gives the target.
+        for rate in [60e3, 150e3, 400e3, 2e6] {
+            let p = parameters(&TrcInputs {
+                law,
+                ..TrcInputs::new(rate, 1000, 0.003)
+            })
+            .unwrap();
+            let own = data_per_cycle(p.w_max) / law.cycle_at(p.w_max, p.rtt) * 8000.0 / p.rtt;
+            assert!(close(own, p.target, 1e-9), "{rate}: {own} vs {}", p.target);
+            assert!(close(p.predicted, p.target, 1e-9));
+            assert!(p.rtt >= p.rtt_min - 1e-12);
+        }
+        // 60 kb/s takes the delay branch at an RTT between the measured ones: the cycle
+        // there is neither end's.
+        let p = parameters(&TrcInputs {
+            law,
+            ..TrcInputs::new(60e3, 1000, 0.003)
+        })
+        .unwrap();
+        assert_eq!(p.branch, Branch::Delay);
+        assert!(p.rtt > 0.2 && p.rtt < 0.8, "{}", p.rtt);
+    }
+
+    #[test]
+    fn a_model_file_can_carry_a_law_per_rtt() {
+        let text = |pts: &str| {
+            format!(
+                "format = 1\nname = \"x\"\nrecovery_lead = false\n[drop]\nw_first = 6.5\n\
+                 a = 2.5\nb = 0.5\nby_rtt = true\npoints = [{pts}]\n"
+            )
+        };
+        let m = parse_model(
+            &text("[6.5, 0.2, 8.0], [10.5, 0.2, 10.0], [6.5, 0.8, 6.0], [10.5, 0.8, 8.0]"),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(m.drop.by_rtt.len(), 2);
+        assert!(close(m.drop.cycle_at(6.5, 0.4), 7.0, 1e-12));
+        // One point at an RTT is no law.
+        let e = parse_model(
+            &text("[6.5, 0.2, 8.0], [6.5, 0.8, 6.0], [8.5, 0.8, 7.0]"),
+            "t",
+        );
+        assert!(e.unwrap_err().contains("RTT 0.2 s"));
+        let e = parse_model(&text(""), "t");
+        assert!(e.unwrap_err().contains("needs the measured points"));
+    }
+
+    #[test]
     fn knots_are_interpolated_and_the_line_holds_outside_them() {
         const K: &[(f64, f64)] = &[(6.5, 7.0), (8.5, 6.6), (12.5, 8.6)];
         let law = CycleTime {
@@ -1092,6 +1354,7 @@ mod tests {
             a: 2.35,
             b: 0.5,
             knots: K,
+            by_rtt: &[],
         };
         assert_eq!(law.cycle(6.5), 7.0);
         assert_eq!(law.cycle(8.5), 6.6);
