@@ -163,6 +163,13 @@ impl CycleTime {
         (c1 / c0 - 1.0).abs() > JUMP_TOL
     }
 
+    /// Whether a law measured per RTT is measured around `rtt` and does not jump there
+    /// at `w_max` (where the TRC may move to avoid a jump).
+    pub fn steady(&self, w_max: f64, rtt: f64) -> bool {
+        let t = self.by_rtt;
+        !t.is_empty() && rtt >= t[0].0 && rtt <= t[t.len() - 1].0 && !self.jumps(w_max, rtt)
+    }
+
     /// Time per cycle [RTTs] at `w_max` and total RTT `rtt` [s]: [`CycleTime::cycle`]
     /// unless the law is measured per RTT (`by_rtt`); then interpolated linearly in
     /// W_max within each measured RTT (beyond its largest W_max along the law's slope
@@ -1011,7 +1018,7 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
         for _ in 0..5 {
             w += W_MAX_STEP;
             let r = rtt_for(w, target, bits, law, rtt);
-            if !law.jumps(w, r) {
+            if law.steady(w, r) {
                 (w_max, rtt) = (w, r);
                 break;
             }
@@ -1319,6 +1326,41 @@ mod tests {
         .unwrap();
         assert_eq!(p.branch, Branch::Delay);
         assert!(p.rtt > 0.2 && p.rtt < 0.8, "{}", p.rtt);
+    }
+
+    #[test]
+    fn the_trc_steps_over_a_jump_of_the_cycle_to_a_steady_w_max() {
+        // W_max 6.5 jumps 10 % between 200 and 300 ms; 10.5 does not.
+        const A: &[(f64, f64)] = &[(6.5, 6.0), (10.5, 8.0)];
+        const B: &[(f64, f64)] = &[(6.5, 6.6), (10.5, 8.0)];
+        let law = CycleTime {
+            w_first: W_MAX_FIRST,
+            a: 2.5,
+            b: 0.5,
+            knots: &[],
+            by_rtt: &[(0.2, A), (0.3, B), (0.8, B)],
+        };
+        assert!(law.jumps(6.5, 0.25) && !law.jumps(10.5, 0.25));
+        assert!(law.steady(10.5, 0.5) && !law.steady(10.5, 0.9) && !law.steady(6.5, 0.25));
+        assert!(law.uncertainty(6.5, 0.25).unwrap().contains("10 % apart"));
+        assert!(law
+            .uncertainty(6.5, 1.0)
+            .unwrap()
+            .contains("outside the RTTs"));
+        assert_eq!(law.uncertainty(10.5, 0.5), None);
+        // 105 kb/s: W_max 6.5 would sit at ~250 ms, on the jump; the TRC takes 8.5, at
+        // ~350 ms, between 300 and 800 ms where its cycle is steady.
+        let p = parameters(&TrcInputs {
+            law,
+            ..TrcInputs::new(105e3, 1000, 0.003)
+        })
+        .unwrap();
+        assert_eq!(p.w_max, 8.5);
+        assert!(p.rtt > 0.3 && law.steady(p.w_max, p.rtt), "{}", p.rtt);
+        assert!(close(p.predicted, p.target, 1e-9));
+        // The one-line laws never move.
+        let q = parameters(&TrcInputs::new(105e3, 1000, 0.003)).unwrap();
+        assert_eq!(q.w_max, 6.5);
     }
 
     #[test]
