@@ -63,10 +63,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from qoslab.trc import (
+    FIT_RTT_FINE,
     RTT_OPERATING_MIN,
+    cycle_at,
     data_per_cycle,
-    first_w,
-    fit_with_knots,
+    fit_law,
     model_text,
 )
 
@@ -226,9 +227,13 @@ def data_file(name: str, ecn: bool) -> Path:
     return DATA / f"{name}{'-ecn' if ecn else ''}.csv"
 
 
-def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | None = None) -> Path:
+def measure_config(
+    name: str, ecn: bool, workers: int, only_w: list[float] | None = None,
+    only_rtt: list[float] | None = None,
+) -> Path:
     """Runs the grid for one configuration and mode, writes its CSV. With ``only_w``, runs
-    just those W_max (at the grid's RTTs) and merges them into the committed file: its
+    just those W_max (at the grid's RTTs), with ``only_rtt`` just those total RTTs (at
+    the grid's W_max, or ``only_w``), and merges them into the committed file: its
     other rows and recorded commands are kept, a row at the same (W_max, RTT) replaced."""
     tcp_settings(name)  # fail early on a bad name
     live = name in LIVE_CC
@@ -238,12 +243,18 @@ def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | Non
     path = data_file(name, ecn)
     kept: list[dict] = []
     cmds: list[str] = []
-    if only_w:
+    if only_w or only_rtt:
         if not path.exists():
-            raise SystemExit(f"{path.relative_to(ROOT)}: no committed grid to add W_max to")
+            raise SystemExit(f"{path.relative_to(ROOT)}: no committed grid to add points to")
         cmds, old = read_data(path)
-        w_grid = only_w
-        kept = [r for r in old if not any(abs(r["w_max"] - w) < 1e-9 for w in only_w)]
+        w_grid = only_w or w_grid
+        rtt_grid = only_rtt or rtt_grid
+
+        def replaced(r: dict) -> bool:
+            return any(abs(r["w_max"] - w) < 1e-9 for w in w_grid) and any(
+                abs(r["rtt"] - x) < 1e-6 for x in rtt_grid)
+
+        kept = [r for r in old if not replaced(r)]
     jobs = [(name, w, r, ecn) for r in rtt_grid for w in w_grid]
     t0 = time.perf_counter()
     if workers > 1:
@@ -263,6 +274,8 @@ def measure_config(name: str, ecn: bool, workers: int, only_w: list[float] | Non
     cmd = f"python3 validation/trc_model_fit.py --measure {name}" + (" --ecn" if ecn else "")
     if only_w:
         cmd += " --w " + " ".join(f"{w:g}" for w in only_w)
+    if only_rtt:
+        cmd += " --rtt " + " ".join(f"{x:g}" for x in only_rtt)
     spin = f", [live] spin {live_spin()}" if live else ""
     cmds.append(f"{cmd}  ({len(rows)} runs, {wall:.0f} s wall, {workers} worker(s){spin})")
     rows = sorted(kept + rows, key=lambda r: (r["mode"], r["rtt"], r["w_max"]))
@@ -310,6 +323,17 @@ def predicted(
     return data_per_cycle(w) / cycle(w, a, b, k or []) * mss * 8 / rtt
 
 
+def law_cycle(f: dict, w: float, rtt: float) -> float:
+    """The fitted law's cycle [RTTs] as the engine computes it (``CycleTime::cycle_at``:
+    the line with knots, or the points per RTT for a law measured per RTT)."""
+    return cycle_at(f, w, rtt, f["rows"])
+
+
+def law_predicted(f: dict, w: float, rtt: float, mss: int) -> float:
+    """The fitted law's goodput [bit/s] at W_max ``w`` and RTT ``rtt``."""
+    return data_per_cycle(w) / law_cycle(f, w, rtt) * mss * 8 / rtt
+
+
 def fits() -> dict[str, dict[str, dict]]:
     """{name: {mode: {"a_ls", "a", "b", "rows", "cmds"}}} from every committed file,
     names in ORDER first."""
@@ -318,10 +342,7 @@ def fits() -> dict[str, dict[str, dict]]:
         cmds, rows = read_data(path)
         name = path.stem.removesuffix("-ecn")
         mode = "ecn" if path.stem.endswith("-ecn") else "drop"
-        w1 = first_w(rows)
-        a_ls, a, b, k = fit_with_knots([r for r in rows if r["w_max"] >= w1])
-        out.setdefault(name, {})[mode] = {"a_ls": a_ls, "a": a, "b": b, "rows": rows,
-                                          "cmds": cmds, "knots": k, "w_first": w1}  # fmt: skip
+        out.setdefault(name, {})[mode] = {**fit_law(rows), "rows": rows, "cmds": cmds}
     key = {n: (ORDER.index(n) if n in ORDER else len(ORDER), n) for n in out}
     return {n: out[n] for n in sorted(out, key=key.__getitem__)}
 
@@ -367,9 +388,11 @@ def figure(models: dict[str, dict[str, dict]], path: Path) -> None:
                 continue
             f, c = m[mode], f"C{i}"
             wl = [w for w in ws if w >= f["w_first"]]
-            ax.plot(wl, [data_per_cycle(w) / cycle(w, f["a"], f["b"], f["knots"]) / w for w in wl],
-                    "-", color=c, label=f"{name}: T = {f['a']:.3g} + {f['b']:.3g}·W_max"
-                    + (f" ({len(f['knots'])} knots)" if f["knots"] else ""))  # fmt: skip
+            label = (f"{name}: per RTT (at {RTT_OPERATING_MIN * 1e3:g} ms)" if f.get("by_rtt")
+                     else f"{name}: T = {f['a']:.3g} + {f['b']:.3g}·W_max"
+                     + (f" ({len(f['knots'])} knots)" if f["knots"] else ""))  # fmt: skip
+            ax.plot(wl, [data_per_cycle(w) / law_cycle(f, w, RTT_OPERATING_MIN) / w for w in wl],
+                    "-", color=c, label=label)  # fmt: skip
             ax.plot([r["w_max"] for r in f["rows"]], [r["w_avg"] / r["w_max"] for r in f["rows"]],
                     "o", color=c, fillstyle="none", markersize=4)  # fmt: skip
         ax.set_xscale("log")
@@ -394,7 +417,7 @@ def grid_verdict(name: str, f: dict) -> str:
     if not pts:
         return "—"
     ratio, worst = max(
-        (r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"], mss), i)
+        (r["goodput"] / law_predicted(f, r["w_max"], r["rtt"], mss), i)
         for i, r in enumerate(pts)
     )
     worst = pts[worst]
@@ -460,11 +483,15 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
     for name, m in models.items():
         for mode, f in m.items():
             mss = mss_of(name)
-            rat = [r["goodput"] / predicted(r["w_max"], r["rtt"], f["a"], f["b"], f["knots"], mss)
+            rat = [r["goodput"] / law_predicted(f, r["w_max"], r["rtt"], mss)
                    for r in f["rows"] if r["w_max"] >= f["w_first"]]  # fmt: skip
-            w0 = data_per_cycle(6.5) / cycle(6.5, f["a"], f["b"], f["knots"]) / 6.5
+            w0 = data_per_cycle(6.5) / law_cycle(f, 6.5, RTT_OPERATING_MIN) / 6.5
             w0s = f"{w0:.3f}" if f["w_first"] <= 6.5 else "— (not picked)"
             kn = ", ".join(f"{w:g}: {t:.3f}" for w, t in f["knots"]) or "—"
+            if f.get("by_rtt"):
+                rtts = sorted({round(r["rtt"], 3) for r in f["rows"]})
+                kn = ("per RTT: the measured points at " + ", ".join(f"{x * 1e3:g}" for x in rtts)
+                      + " ms (cycles spread by more than 3 % over the RTTs)")  # fmt: skip
             lines.append(
                 f"| `{name}` | {mode} | {f['w_first']:g} | {f['a_ls']:.4f} | {f['a']:.4f} | "
                 f"{f['b']:.4f} | {kn} | {min(rat):.4f} … {max(rat):.4f} | "
@@ -497,10 +524,8 @@ def doc(models: dict[str, dict[str, dict]]) -> str:
                 if r["w_max"] < f["w_first"]:  # not fitted: the TRC never picks it
                     res_s, rf_s = "(below w_first)", "—"
                 else:
-                    rf = r["goodput"] / predicted(
-                        r["w_max"], r["rtt"], f["a"], f["b"], f["knots"], mss
-                    )
-                    res = r["cycle_rtts"] - cycle(r["w_max"], f["a"], f["b"], f["knots"])
+                    rf = r["goodput"] / law_predicted(f, r["w_max"], r["rtt"], mss)
+                    res = r["cycle_rtts"] - law_cycle(f, r["w_max"], r["rtt"])
                     res_s, rf_s = f"{res:+.3f}", f"{rf:.4f}"
                 lines.append(
                     f"| {r['w_max']} | {r['rtt'] * 1e3:.1f} | {r['goodput'] / 1e3:.2f} | "
@@ -519,6 +544,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ecn", action="store_true", help="measure in ECN mode (E = 0)")
     ap.add_argument("--w", nargs="+", type=float, metavar="W_MAX",
                     help="with --measure: only these W_max, merged into the data file")  # fmt: skip
+    ap.add_argument("--rtt", nargs="+", type=float, metavar="SECONDS",
+                    help="with --measure: only these total RTTs, merged into the data file "
+                         f"(laws measured per RTT take {' '.join(map(str, FIT_RTT_FINE))})")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if the model files differ from the data's fit")  # fmt: skip
@@ -529,7 +557,7 @@ def main(argv: list[str] | None = None) -> None:
         except OSError:
             pass
         for name in a.measure:
-            measure_config(name, a.ecn, a.workers, a.w)
+            measure_config(name, a.ecn, a.workers, a.w, a.rtt)
     models = fits()
     files = model_files(models)
     if a.check:

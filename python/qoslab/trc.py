@@ -53,10 +53,17 @@ def fitted_models() -> dict[str, dict[str, tuple[float, float, list, float] | No
 
 
 def cycle(
-    w_max: float, model: str = "fitted", ecn: bool = False, tcp: Mapping[str, Any] | None = None
+    w_max: float,
+    model: str = "fitted",
+    ecn: bool = False,
+    tcp: Mapping[str, Any] | None = None,
+    rtt: float | None = None,
 ) -> float:
-    """The model's time per cycle [RTTs] at ``w_max`` for a flow with ``tcp`` settings."""
-    return _core.trc_cycle(model, float(w_max), bool(ecn), _tcp_json(tcp))
+    """The model's time per cycle [RTTs] at ``w_max`` (and total RTT ``rtt`` [s] for a
+    law measured per RTT, ``by_rtt``) for a flow with ``tcp`` settings."""
+    return _core.trc_cycle(
+        model, float(w_max), bool(ecn), _tcp_json(tcp), None if rtt is None else float(rtt)
+    )
 
 
 #: Requested rates of the paper's Fig. 4 [bit/s].
@@ -189,6 +196,13 @@ FIT_W_GRID = (6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 20.5, 30.5, 50.5, 100.5, 2
 #: Total RTTs [s] of a fit: from RTT*_min (200 ms with the TRC's defaults, eq. 5), where
 #: every TRC with default operator settings runs, up to 800 ms.
 FIT_RTT_GRID = (0.2, 0.4, 0.8)
+#: Total RTTs [s] added to a fit whose cycle depends on the RTT (``by_rtt``): with
+#: delayed ACKs the cycle moves most while the RTT is near the ACK timer (200 ms by
+#: default), and a TRC asked for a small rate runs at RTTs above 800 ms.
+FIT_RTT_FINE = (0.22, 0.25, 0.3, 0.35, 0.47, 0.55, 0.65, 1.0, 1.2, 1.6)
+#: W_max added to such a fit: every one the TRC picks up to 30.5 (from 6.5 in steps of
+#: 2; with delayed ACKs the cycle also depends on W_max's phase against the ACK pairs).
+FIT_W_FINE = tuple(6.5 + 2 * k for k in range(13))
 #: A grid point becomes a knot when the line under-predicts its goodput by more than this.
 KNOT_TOL = 0.02
 #: The paper's model error (§4.3): a W_max whose cycles spread by more has no one law.
@@ -196,6 +210,8 @@ SPREAD_TOL = 0.03
 #: RTT*_min with the TRC's default RTT_dev and gput_error (eq. 5): no TRC flow runs at a
 #: shorter RTT unless its operator lowers ``rtt_min``.
 RTT_OPERATING_MIN = 0.2
+#: How every model file begins (a file that does not is never overwritten by a fit).
+_MODEL_HEADER = "# A TRC model"
 #: Version of the model file format (``format`` in a model file).
 MODEL_FORMAT = 1
 
@@ -239,6 +255,13 @@ def fit_with_knots(rows: list[dict]) -> tuple[float, float, float, list[tuple[fl
     knot_ws: set[float] = set()
     while True:
         rest = [r for r in rows if r["w_max"] not in knot_ws]
+        if len({r["w_max"] for r in rest}) < 2:
+            # Every W_max but one became a knot: the line runs through the last two.
+            knot_ws.discard(max(knot_ws))
+            rest = [r for r in rows if r["w_max"] not in knot_ws]
+            a_ls, a, b = line_fit(rest)
+            a, b = rounded(a, b)
+            break
         a_ls, a, b = line_fit(rest)
         a, b = rounded(a, b)
         # the line against each W_max's longest cycle (the RTTs' spread at one W_max is
@@ -278,12 +301,65 @@ def first_w(rows: list[dict]) -> float:
     return ws[0]
 
 
+def rtt_spread(rows: list[dict], w_first: float) -> float:
+    """The largest :func:`spread` of the cycle over the RTTs a TRC runs at, over every
+    W_max from ``w_first`` on (0 with fewer than two such RTTs)."""
+    ws = sorted({r["w_max"] for r in rows if r["w_max"] >= w_first})
+    ops = {r["rtt"] for r in rows if r["rtt"] >= RTT_OPERATING_MIN - 1e-9}
+    if len({round(x, 4) for x in ops}) < 2:
+        return 0.0
+    return max(spread(rows, w) for w in ws)
+
+
 def fit_law(rows: list[dict]) -> dict[str, Any]:
     """The cycle-time law of one mode's measurements: ``w_first``, ``a_ls``, ``a``,
-    ``b``, ``knots`` (:func:`first_w`, :func:`fit_with_knots`)."""
+    ``b``, ``knots`` (:func:`first_w`, :func:`fit_with_knots`) and ``by_rtt``: true
+    when the cycle (in RTTs) at one W_max differs between the RTTs a TRC runs at by
+    more than the paper's model error (SPREAD_TOL, §4.3; delayed ACKs, whose timer is
+    a fixed time, do that): the engine then takes the law from the measured points per
+    RTT (``CycleTime::cycle_at``), since no one line in W_max holds at every RTT."""
     w1 = first_w(rows)
     a_ls, a, b, k = fit_with_knots([r for r in rows if r["w_max"] >= w1])
-    return {"w_first": w1, "a_ls": a_ls, "a": a, "b": b, "knots": k}
+    by_rtt = rtt_spread(rows, w1) > SPREAD_TOL
+    return {"w_first": w1, "a_ls": a_ls, "a": a, "b": b, "knots": k, "by_rtt": by_rtt}
+
+
+def cycle_at(law: Mapping[str, Any], w: float, rtt: float, rows: Sequence[Mapping]) -> float:
+    """The engine's ``CycleTime::cycle_at`` for a fitted ``law`` (:func:`fit_law`) whose
+    measurements are ``rows``: the line with knots, or with ``by_rtt`` the points per
+    RTT, interpolated in W_max and in log RTT."""
+    if not law.get("by_rtt"):
+        k = law["knots"]
+        if k and k[0][0] <= w <= k[-1][0]:
+            i = min(max(next((j for j, p in enumerate(k) if p[0] > w), len(k)), 1), len(k) - 1)
+            (w0, t0), (w1, t1) = k[i - 1], k[i]
+            return t0 if w1 == w0 else t0 + (t1 - t0) * (w - w0) / (w1 - w0)
+        return law["a"] + law["b"] * w
+    by: dict[float, list[tuple[float, float]]] = {}
+    for r in rows:
+        key = next((x for x in by if abs(x - r["rtt"]) < 1e-4), r["rtt"])
+        by.setdefault(key, []).append((r["w_max"], r["cycle_rtts"]))
+    rtts = sorted(by)
+
+    def at(pts: list[tuple[float, float]]) -> float:
+        pts = sorted(pts)
+        if w <= pts[0][0]:
+            return pts[0][1]
+        if w >= pts[-1][0]:
+            return pts[-1][1] + law["b"] * (w - pts[-1][0])
+        i = next(j for j, p in enumerate(pts) if p[0] > w)
+        (w0, t0), (w1, t1) = pts[i - 1], pts[i]
+        return t0 + (t1 - t0) * (w - w0) / (w1 - w0)
+
+    if rtt <= rtts[0]:
+        return at(by[rtts[0]])
+    if rtt >= rtts[-1]:
+        return at(by[rtts[-1]])
+    i = next(j for j, x in enumerate(rtts) if x > rtt)
+    r0, r1 = rtts[i - 1], rtts[i]
+    f = (math.log(rtt) - math.log(r0)) / (math.log(r1) - math.log(r0))
+    t0, t1 = at(by[r0]), at(by[r1])
+    return t0 + (t1 - t0) * f
 
 
 def _toml_value(v: Any) -> str:
@@ -320,7 +396,7 @@ def model_text(
     ``a``, ``b``, ``knots``) and, per mode, the measured points ``[w_max, rtt, cycle]``.
     Floats are written with ``repr``, so the engine reads back exactly these doubles."""
     lines = [
-        "# A TRC model: P1 eq. 1's cycle time fitted to one TCP configuration",
+        _MODEL_HEADER + ": P1 eq. 1's cycle time fitted to one TCP configuration",
         f"# (docs/queues-and-conditioners.md#trc-models). Made by: {command}",
         f"format = {MODEL_FORMAT}",
         f"name = {_toml_value(name)}",
@@ -337,6 +413,11 @@ def model_text(
         lines += ["", f"[{mode}]"]
         lines += [f"{k} = {_toml_value(f[k])}" for k in ("w_first", "a", "b")]
         lines.append(f"knots = {_toml_value([list(k) for k in f['knots']])}")
+        if f.get("by_rtt"):
+            if not (points or {}).get(mode):
+                raise ValueError(f"[{mode}] a law measured per RTT needs its points")
+            lines.append("# the cycle depends on the RTT: the law is the points per RTT")
+            lines.append("by_rtt = true")
         pts = (points or {}).get(mode)
         if pts:
             lines.append("# measured: [W_max, RTT [s], time per cycle [RTTs]]")
@@ -397,6 +478,8 @@ def fit(
     rtt_dev: float = 0.010,
     progress: bool = True,
     command: str | None = None,
+    rtt_fine: Sequence[float] = FIT_RTT_FINE,
+    w_fine: Sequence[float] = FIT_W_FINE,
 ) -> Path:
     """Fits a TRC model (P1 eq. 1's cycle time, §4.1) for a flow with ``tcp`` settings
     (a scenario's ``tcp`` table; ``None``: qoslab's defaults), stores it as a model file
@@ -410,7 +493,9 @@ def fit(
     line misses by more than 2 % (:func:`fit_law`). With drops the fit's TRC runs the
     recovery lead when the TCP's clock granularity is at most ``rtt_dev`` (the TRC's
     default), so its model serves TRCs with that lead; with ``ecn`` the model gets the
-    drop law and the ECN law (both measured).
+    drop law and the ECN law (both measured). Where the cycle at one W_max moves with
+    the RTT by more than 3 % (``by_rtt``, delayed ACKs), the fit also measures
+    ``rtt_fine`` × ``w_fine`` and the model is the measured points per RTT.
 
     Args:
       name: the model's name (default: its TCP's configuration name plus the keys set).
@@ -446,19 +531,38 @@ def fit(
         bar = tqdm(total=len(jobs), unit="run", desc=f"trc fit {name}", file=sys.stderr)
     rows: dict[str, list[dict]] = {"drop": [], "ecn": []}
     t0 = time.perf_counter()
-    for m, w, r in jobs:
-        rows["ecn" if m else "drop"].append(_measure(tcp, w, r, m))
+
+    def run(todo: list[tuple[bool, float, float]]) -> None:
+        for m, w, r in todo:
+            rows["ecn" if m else "drop"].append(_measure(tcp, w, r, m))
+            if bar is not None:
+                bar.update(1)
+
+    run(jobs)
+    laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
+    # A cycle that depends on the RTT is measured at more RTTs, then fitted again.
+    done = {(m, w, r) for m, w, r in jobs}
+    fine = [(m, w, r) for m in modes if laws["ecn" if m else "drop"]["by_rtt"]
+            for r in sorted(set(rtt_grid) | set(rtt_fine))
+            for w in sorted(set(w_grid) | set(w_fine))
+            if (m, w, r) not in done]  # fmt: skip
+    if fine:
         if bar is not None:
-            bar.update(1)
+            bar.total += len(fine)
+            bar.refresh()
+        run(fine)
+        jobs += fine
+        laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
     if bar is not None:
         bar.close()
-    laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
     cmd = command or f"qoslab.trc.fit({dict(tcp)!r}, ecn={ecn})"
     cmd += f"  ({len(jobs)} runs, {time.perf_counter() - t0:.0f} s)"
     text = model_text(name, tcp, laws, recovery_lead=lead, command=cmd,
                       points={k: v for k, v in rows.items() if v})  # fmt: skip
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".toml.tmp")
+    if dest.exists() and not dest.read_text(errors="replace").startswith(_MODEL_HEADER):
+        raise ValueError(f"{dest} exists and is not a TRC model file: not overwritten")
     tmp.write_text(text)
     os.replace(tmp, dest)
     return dest

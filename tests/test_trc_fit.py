@@ -1,0 +1,124 @@
+"""A TRC any user can fit (P1 §4.1: the model is the TCP's own): a TCP with no built-in
+model is refused with exit 2 and the exact `qoslab trc fit` command; that command fits a
+model file, and the TRC with that model meets P1's claim."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import qoslab
+from qoslab import trc
+from qoslab.invariants import TRC_BAND, trc_scenario
+
+LINUX_LIKE = {"variant": "newreno", "delayed_ack": True, "byte_counting": True,
+              "max_window": 2000}  # fmt: skip
+
+
+def _toml(sc: dict) -> str:
+    """A scenario dict as TOML (the few shapes trc_scenario writes)."""
+
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return '"' + v + '"'
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + " }"
+        return "[" + ", ".join(val(x) for x in v) + "]"
+
+    out = [f"{k} = {val(v)}" for k, v in sc.items() if not isinstance(v, (list, dict))]
+    for k, v in sc.items():
+        if isinstance(v, list):
+            for item in v:
+                out += ["", f"[[{k}]]"] + [f"{a} = {val(b)}" for a, b in item.items()]
+        elif isinstance(v, dict):
+            out += ["", f"[{k}]"] + [f"{a} = {val(b)}" for a, b in v.items()]
+    return "\n".join(out) + "\n"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "qoslab", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+@pytest.mark.parametrize("ecn", [False, True], ids=["drops", "ecn"])
+def test_refused_then_fitted_with_the_printed_command_then_within_the_claim(tmp_path, ecn):
+    sc = trc_scenario(LINUX_LIKE, 1.5e6, 20.0, ecn=ecn)
+    f = tmp_path / "linux-like.toml"
+    f.write_text(_toml(sc))
+    r = _cli("run", str(f), "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert r.returncode == 2, r.stderr[-2000:]
+    m = re.search(r"`(qoslab trc fit --tcp '[^']*'(?: --ecn)?)`", r.stderr)
+    assert m, r.stderr[-2000:]
+    cmd = m.group(1)
+    assert "byte_counting = true" in cmd and "delayed_ack = true" in cmd
+    assert cmd.endswith("--ecn") == ecn
+    # The printed command, as a user would paste it, with a file to write.
+    import shlex
+
+    argv = shlex.split(cmd)[1:] + ["-o", str(tmp_path / "m.toml"), "--no-progress"]
+    r = _cli(*argv, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    model = tmp_path / "m.toml"
+    assert model.is_file() and f'model = "{model}"' in r.stdout
+    # The model records the TCP it was fitted on.
+    text = model.read_text()
+    assert "byte_counting = true" in text and "delayed_ack = true" in text
+    sc["conditioner"][0]["stages"][0]["model"] = str(model)
+    res = qoslab.run(sc)
+    ratio = res.flows.row(0, named=True)["goodput_bps"] / 1.5e6
+    assert TRC_BAND[0] <= ratio <= TRC_BAND[1], ratio
+    # ECN mode with delayed ACKs: two cycle lengths by the ACK timer's phase, which the
+    # run says (drops have one).
+    warned = [w for w in res.summary["warnings"] if w.startswith("TRC for flow")]
+    assert bool(warned) == ecn, warned
+
+
+def test_a_model_fitted_for_one_tcp_is_refused_for_another(tmp_path):
+    path = trc.fit({"variant": "sack", "delayed_ack": True}, out=tmp_path / "s.toml",
+                   progress=False, w_grid=(6.5, 10.5, 20.5), rtt_grid=(0.2, 0.4))  # fmt: skip
+    sc = trc_scenario({"variant": "sack", "delayed_ack": True, "delack_timeout": "40ms",
+                       "max_window": 2000}, 300e3, 5.0, model=str(path))  # fmt: skip
+    with pytest.raises(qoslab.ScenarioError) as e:
+        qoslab.run(sc)
+    msg = str(e.value)
+    assert 'tcp.delack_timeout = "200ms" (this flow: "40ms")' in msg
+    assert "qoslab trc fit --tcp '{ variant = \"sack\", delayed_ack = true, " \
+           "delack_timeout = \"40ms\"" in msg  # fmt: skip
+
+
+def test_fit_never_overwrites_a_file_it_did_not_write(tmp_path):
+    mine = tmp_path / "notes.toml"
+    mine.write_text("# my notes\n")
+    with pytest.raises(ValueError, match="not a TRC model file"):
+        trc.fit({}, out=mine, progress=False, w_grid=(6.5, 10.5), rtt_grid=(0.2,))
+    assert mine.read_text() == "# my notes\n"
+
+
+def test_a_cycle_that_depends_on_the_rtt_is_fitted_per_rtt(tmp_path):
+    # Delayed ACKs: the cycle (in RTTs) at one W_max moves with the RTT by more than
+    # the paper's 3 %; the fit measures more RTTs and the law is the points per RTT.
+    path = trc.fit({"variant": "sack", "delayed_ack": True}, out=tmp_path / "d.toml",
+                   progress=False)  # fmt: skip
+    import tomllib
+
+    law = tomllib.loads(path.read_text())["drop"]
+    assert law["by_rtt"] is True
+    rtts = {round(p[1], 3) for p in law["points"]}
+    assert rtts == {round(r, 3) for r in trc.FIT_RTT_GRID + trc.FIT_RTT_FINE}
+    ws = {p[0] for p in law["points"]}
+    assert ws == set(trc.FIT_W_GRID) | set(trc.FIT_W_FINE)
+    # Without delayed ACKs one line holds.
+    path = trc.fit({"variant": "sack"}, out=tmp_path / "n.toml", progress=False)
+    assert "by_rtt" not in path.read_text()
+    # The engine reads the law per RTT: the cycle at 0.3 s differs from that at 0.8 s.
+    m = str(tmp_path / "d.toml")
+    tcp = {"variant": "sack", "delayed_ack": True}
+    assert trc.cycle(10.5, m, tcp=tcp, rtt=0.3) != trc.cycle(10.5, m, tcp=tcp, rtt=0.8)
