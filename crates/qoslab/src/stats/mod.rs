@@ -8,7 +8,7 @@ pub mod fairness;
 mod ptcp;
 mod qosmgr;
 mod rtt_markers;
-mod silent;
+pub(crate) mod silent;
 mod stripe;
 mod table;
 mod trc;
