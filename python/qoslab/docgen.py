@@ -343,6 +343,52 @@ def _table(
     return md_table(cols, [[r[i] for i in idx] for r in t["rows"]], int(digits))
 
 
+@renderer("invariants")
+def _invariants(data: dict[str, Any], names: str, **_: str) -> str:
+    """The long draw's counts (``validation/invariants.py``) of the invariants ``names``
+    (comma-separated): what each promises, its tolerance and how its draws ended."""
+    want = names.split(",")
+    rows = {r["invariant"]: r for r in data["rows"]}
+    missing = [n for n in want if n not in rows]
+    if missing:
+        raise ValueError(f"no invariant {', '.join(missing)} in the data")
+    cols = ["invariant", "promise", "tolerance", "draws", "kept", "warned", "refused",
+            "violated"]  # fmt: skip
+    return md_table(cols, [[rows[n][c] for c in cols] for n in want])
+
+
+@renderer("summary")
+def _summary(data: dict[str, Any], files: str = "", name: str = "(this file)", **_: str) -> str:
+    """Counts per paper, as ``qoslab reproduce`` prints them (:func:`qoslab.reproduce.
+    summarize`), of this data file (``name``) and the ``files`` beside it (comma-separated names
+    in the same folder as ``docs/papers/data``): experiments by status, comparisons
+    and ablations by verdict, judged by today's rules."""
+    from qoslab.reproduce import STATUSES, VERDICTS, summarize
+
+    here = Path(__file__).resolve().parents[2] / "docs" / "papers" / "data"
+    sets = [(name, data)] + [
+        (f, _today(json.loads((here / f).read_text()))) for f in files.split(",") if f
+    ]
+    rows, total = [], {"experiments": {}, "comparisons": {}, "ablations": {}}
+    for name, d in sets:
+        exps = d["experiments"]
+        entries = [{"name": k, **v} for k, v in exps.items()] if isinstance(exps, dict) else exps
+        s = summarize({"experiments": entries})
+        rows.append([name.removesuffix(".json")] + [s["experiments"][k] for k in STATUSES]
+                    + [s["comparisons"][k] for k in VERDICTS]
+                    + [s["ablations"][k] for k in VERDICTS])  # fmt: skip
+        for part in total:
+            for k, n in s[part].items():
+                total[part][k] = total[part].get(k, 0) + n
+    rows.append(["all"] + [total["experiments"].get(k, 0) for k in STATUSES]
+                + [total["comparisons"].get(k, 0) for k in VERDICTS]
+                + [total["ablations"].get(k, 0) for k in VERDICTS])  # fmt: skip
+    cols = ["data"] + [f"experiments {k}" for k in STATUSES]
+    cols += [f"comparisons {k}" for k in VERDICTS] + [f"ablations {k}" for k in VERDICTS]
+    keep = [i for i in range(len(cols)) if i == 0 or any(r[i] for r in rows)]
+    return md_table([cols[i] for i in keep], [[r[i] for i in keep] for r in rows])
+
+
 def _parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     words = shlex.split(spec)
     if not words:
