@@ -1,10 +1,12 @@
 """The table of docs/queues-and-conditioners.md "Defaults that differ from a
-reproduction's reading" against the code (issue 58 item 4): each key's documented
-default is what a scenario leaving it out gets, the reproduction's value is a different
-run, and the reproduction's scenarios set that value."""
+reproduction's reading" against the code: each key's documented default is what a
+scenario leaving it out gets (a run for `rtt_aware`, the Rust source for the others), the
+reproduction's value is a different run (`rtt_aware`), the reproduction's scenarios set
+that value, and the sentence under the table is validation/defaults_audit.py's."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -12,22 +14,40 @@ from typing import Any
 import pytest
 
 import qoslab
+from conftest import load_script
 from qoslab.reproduce import p3, scenarios_dir
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "queues-and-conditioners.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "queues-and-conditioners.md"
+
+
+def _section() -> str:
+    text = DOC.read_text()
+    sec = text.split("### Defaults that differ from a reproduction's reading", 1)[1]
+    return sec.split("\n#", 1)[0]
+
+
+def _all_rows() -> dict[str, tuple[str, str]]:
+    """``table.key`` → (default, reproduction) as each row's first three cells give them."""
+    out = {}
+    for line in _section().splitlines():
+        m = re.match(r"\| `(\w+)\.(\w+)` \| `([^`]+)` \| (.+?) \|", line)
+        if m:
+            out[f"{m.group(1)}.{m.group(2)}"] = (m.group(3), m.group(4))
+    return out
 
 
 def _rows() -> dict[str, tuple[str, str]]:
-    """key → (default, reproduction) as the table's first three cells give them."""
-    text = DOC.read_text()
-    sec = text.split("### Defaults that differ from a reproduction's reading", 1)[1]
-    sec = sec.split("\n#", 1)[0]
-    out = {}
-    for line in sec.splitlines():
-        m = re.match(r"\| `rtt_aware\.(\w+)` \| `([^`]+)` \| (.+?) \|", line)
-        if m:
-            out[m.group(1)] = (m.group(2), m.group(3))
-    return out
+    """The `rtt_aware` rows: key → (default, reproduction)."""
+    return {k.split(".", 1)[1]: v for k, v in _all_rows().items() if k.startswith("rtt_aware.")}
+
+
+AUDIT = load_script(ROOT / "validation" / "defaults_audit.py")
+#: The table's name of each audited key → the audit's (context, key).
+AUDITED = {
+    f"{c.split(':')[-1]}.{k.split('.')[-1]}": (c, k.split(".")[-1])
+    for c, k in ((key.rsplit(".", 1)[0], key) for key in AUDIT.READINGS)
+}
 
 
 #: Per key: the marker the table's runs use (the key left out) and the value the
@@ -87,3 +107,25 @@ def test_p3s_scenarios_set_the_reproductions_values():
     assert "none" in seen["protect_bound"]
     assert "text" in seen["dp0"]
     assert any(v.endswith("ms") for v in seen["rtt"])
+
+
+def test_the_audited_rows_are_the_audits_readings():
+    assert {k for k in _all_rows() if not k.startswith("rtt_aware.")} == set(AUDITED)
+
+
+@pytest.mark.parametrize("key", sorted(AUDITED))
+def test_an_audited_rows_default_is_the_codes_and_its_reading_is_set(key: str):
+    context, name = AUDITED[key]
+    default, repro = _all_rows()[key]
+    code = AUDIT.rust_defaults(context)[name]
+    assert AUDIT.same(json.loads(default), code), (key, default, code)
+    value = AUDIT.READINGS[f"{context}.{name}"]
+    assert f"`{json.dumps(value)}`" in repro, repro
+    assert not AUDIT.same(value, code), key
+    found = AUDIT.audit()[(context, name)]["values"]
+    # The reproduction's scenario files (not only its alternatives) set the reading.
+    assert any("~" not in p for p in found[repr(value)]), found
+
+
+def test_the_sentence_under_the_table_is_the_audits():
+    assert AUDIT.sentence(AUDIT.audit()) in _section()
