@@ -23,7 +23,7 @@ FAST, SLOW = 40, 12
 @pytest.mark.parametrize("inv", INVARIANTS, ids=[i.name for i in INVARIANTS])
 def test_promise_holds_over_random_configurations(inv):
     @settings(
-        max_examples=SLOW if inv.slow else FAST,
+        max_examples=inv.ci_draws or (SLOW if inv.slow else FAST),
         deadline=None,
         derandomize=True,
         database=None,
@@ -93,3 +93,32 @@ def test_the_warnings_that_replace_a_promise():
     r = qoslab.run(sc)
     assert int(r.tables["eruf"]["policed"].sum()) > 0
     assert not any(x.startswith("eruf at ") for x in r.summary["warnings"])
+
+
+def test_the_trc_check_and_its_refusal_rule_can_fail():
+    # The claim's band on a hand-made result: 1.0 and 1.0918 pass, just outside fails.
+    inv = by_name("trc-request")
+    sc = inv.draw(random.Random(0))
+    rate = float(sc["conditioner"][0]["stages"][0]["rate"].removesuffix("bps"))
+    trc = pl.DataFrame({"w_max": [6.5], "rtt": [0.2], "model": ["m"]})
+
+    def res(ratio: float) -> SimpleNamespace:
+        return SimpleNamespace(flows=pl.DataFrame({"goodput_bps": [ratio * rate]}),
+                               tables={"trc": trc})  # fmt: skip
+
+    assert inv.check(sc, [res(1.0)]) == [] and inv.check(sc, [res(1.03 * 1.06)]) == []
+    assert inv.check(sc, [res(0.999)]) and inv.check(sc, [res(1.093)])
+    # A TCP with no built-in model is refused naming `qoslab trc fit`; a refusal that
+    # names no way on is a violation.
+    reno = {"variant": "reno", "max_window": 2000}
+    from qoslab.invariants import Invariant, trc_scenario
+
+    def draw(rng):
+        return trc_scenario(reno, 300e3, 5.0)
+
+    o = check_draw(Invariant("t", "trc", "", "", draw, inv.check, refusal_names="qoslab trc fit"),
+                   random.Random(0))  # fmt: skip
+    assert o.status == "refused", o.detail
+    o = check_draw(Invariant("t", "trc", "", "", draw, inv.check, refusal_names="no such hint"),
+                   random.Random(0))  # fmt: skip
+    assert o.status == "violated" and "refused without naming" in o.detail

@@ -63,7 +63,7 @@ def test_refused_then_fitted_with_the_printed_command_then_within_the_claim(tmp_
     # The printed command, as a user would paste it, with a file to write.
     import shlex
 
-    argv = shlex.split(cmd)[1:] + ["-o", str(tmp_path / "m.toml"), "--no-progress"]
+    argv = [*shlex.split(cmd)[1:], "-o", str(tmp_path / "m.toml"), "--no-progress"]
     r = _cli(*argv, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     model = tmp_path / "m.toml"
@@ -97,7 +97,7 @@ def test_a_model_fitted_for_one_tcp_is_refused_for_another(tmp_path):
 def test_fit_never_overwrites_a_file_it_did_not_write(tmp_path):
     mine = tmp_path / "notes.toml"
     mine.write_text("# my notes\n")
-    with pytest.raises(ValueError, match="not a TRC model file"):
+    with pytest.raises(FileExistsError, match="not a TRC model file"):
         trc.fit({}, out=mine, progress=False, w_grid=(6.5, 10.5), rtt_grid=(0.2,))
     assert mine.read_text() == "# my notes\n"
 
@@ -122,3 +122,18 @@ def test_a_cycle_that_depends_on_the_rtt_is_fitted_per_rtt(tmp_path):
     m = str(tmp_path / "d.toml")
     tcp = {"variant": "sack", "delayed_ack": True}
     assert trc.cycle(10.5, m, tcp=tcp, rtt=0.3) != trc.cycle(10.5, m, tcp=tcp, rtt=0.8)
+
+
+def test_a_sender_queue_too_small_for_the_trcs_bursts_is_warned():
+    # W_max ~250 into a 100-packet access queue: the TRC's window bursts overflow it
+    # (0.71 x the request, found by an outside review); the run says so.
+    sc = trc_scenario({"max_window": 2000}, 8e6, 120.0)
+    sc["link"][0].pop("queue")  # qoslab's default, 100 packets
+    sc["link"][1]["queue"]["limit"] = 400  # the core queue is large enough
+    sc["duration"] = "160s"
+    res = qoslab.run(sc)
+    w = [x for x in res.summary["warnings"] if x.startswith("queue of s->r0")]
+    assert w and "50 + max W_max/2" in w[0], res.summary["warnings"]
+    # With P1's 1000-packet access queue: no warning.
+    sc["link"][0]["queue"] = {"kind": "droptail", "limit": 1000}
+    assert not any(x.startswith("queue of s->r0") for x in qoslab.run(sc).summary["warnings"])

@@ -1061,11 +1061,25 @@ def trc_group() -> None:
               help="Model file (.toml) or folder; default the model store.")  # fmt: skip
 @click.option("--ecn", is_flag=True, help="Also fit the ECN-mode law.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--rtt-dev", "rtt_dev_text", default="10ms", show_default=True,
+              help="The TRCs' rtt_dev: with drops, the fit's TRC leads retransmissions "
+                   "when the TCP's clock granularity is at most this.")  # fmt: skip
 def trc_fit(
-    tcp_text: str, name: str | None, out: Path | None, ecn: bool, no_progress: bool
+    tcp_text: str,
+    name: str | None,
+    out: Path | None,
+    ecn: bool,
+    no_progress: bool,
+    rtt_dev_text: str,
 ) -> None:
-    """Fit a TRC model for a flow with these TCP settings (a few minutes at most), store
+    """Fit a TRC model for a flow with these TCP settings (seconds to a minute), store
     it and print the line that names it on a TRC stage."""
+    from qoslab.trc import _dur_s
+
+    try:
+        rtt_dev = _dur_s(rtt_dev_text)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--rtt-dev") from e
     import shlex
 
     import tomllib
@@ -1077,8 +1091,13 @@ def trc_fit(
     except tomllib.TOMLDecodeError as e:
         raise click.BadParameter(f"not an inline TOML table: {e}", param_hint="--tcp") from e
     cmd = "qoslab trc fit --tcp " + shlex.quote(tcp_text) + (" --ecn" if ecn else "")
+    if rtt_dev_text != "10ms":
+        cmd += " --rtt-dev " + shlex.quote(rtt_dev_text)
     try:
-        path = fit(tcp, name=name, out=out, ecn=ecn, progress=not no_progress, command=cmd)
+        path = fit(tcp, name=name, out=out, ecn=ecn, progress=not no_progress, command=cmd,
+                   rtt_dev=rtt_dev)  # fmt: skip
+    except FileExistsError as e:
+        raise click.BadParameter(str(e), param_hint="--out") from e
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--tcp") from e
     click.echo(f'{path}\nname it on the TRC stage: model = "{path}"')

@@ -49,6 +49,12 @@ class Invariant:
     #: True when the runs carry the warning that replaces the promise (the draw is then
     #: ``warned``, not ``kept``): the user was told the promise does not hold there.
     warned: Callable[[dict[str, Any], list[Any]], bool] | None = None
+    #: Text a refusal must contain (what the user can do instead); a refusal without it
+    #: is a violation: the user is left with no way on.
+    refusal_names: str | None = None
+    #: Draws in the CI-sized run when fewer than the slow default (e.g. each draw fits a
+    #: model first).
+    ci_draws: int | None = None
 
 
 @dataclass
@@ -464,6 +470,139 @@ def _warned_eruf(sc: dict[str, Any], rs: list[Any]) -> bool:
     return any(w.startswith("eruf at ") for w in rs[0].summary.get("warnings", []))
 
 
+# ----------------------------------------------------------------- TCP rate controller
+
+#: P1's claim on a TRC flow: at least the request (§5.2), at most 3 % above the model's
+#: target R·(1 + gput_error + 1 %) (§4.3), with the TRC's default gput_error of 5 %.
+TRC_BAND = (1.0, 1.03 * 1.06)
+
+
+def _trc_tcp(rng: random.Random) -> dict[str, Any]:
+    """A TCP a user might put behind a TRC: every key that changes its cycle drawn, and
+    some that do not (MSS, RTO clock)."""
+    variant = rng.choice(["newreno", "newreno", "sack", "sack", "reno", "tahoe"])
+    tcp: dict[str, Any] = {"variant": variant, "max_window": 2000}
+    halves = ["flight", "window"] + (["pipe"] if variant == "sack" else [])
+    if rng.random() < 0.5:
+        tcp["halve"] = rng.choice(halves)
+    if rng.random() < 0.5:
+        tcp["limited_transmit"] = rng.random() < 0.5
+    if rng.random() < 0.4:
+        tcp["delayed_ack"] = True
+        if rng.random() < 0.3:
+            tcp["delack_timeout"] = rng.choice(["40ms", "100ms", "500ms"])
+    if rng.random() < 0.2:
+        tcp["byte_counting"] = True
+    if rng.random() < 0.3:
+        tcp["initial_window"] = rng.choice([1, 2, 4, 10])
+    if rng.random() < 0.3:
+        tcp["mss"] = rng.choice([536, 1000, 1448])
+    if rng.random() < 0.2:
+        tcp["granularity"] = rng.choice(["1ms", "100ms", "500ms"])
+    return tcp
+
+
+def trc_scenario(
+    tcp: dict[str, Any],
+    rate: float,
+    delay_ms: float,
+    *,
+    ecn: bool = False,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """One TCP flow through a TRC at its sender (P1 Fig. 6's topology: 200 Mb/s links,
+    the access link ``delay_ms`` one way), requesting ``rate`` [bit/s]; long enough for
+    about 40 of the TRC's cycles after a 100 s warm-up."""
+    mss = int(tcp.get("mss", 1460))
+    # W_avg at RTT*_min = 200 ms and a cycle of about W_max/2 ≈ 0.67·W_avg RTTs.
+    w_avg = max(4.0, rate * 0.2 / (mss * 8))
+    measured = max(300.0, 40 * 0.67 * w_avg * 0.2)
+    stage: dict[str, Any] = {"kind": "trc", "flow": "f", "rate": _bps(rate), "ecn": ecn}
+    if model is not None:
+        stage["model"] = model
+    link = [
+        {"a": "s", "b": "r0", "rate": "200Mbps", "delay": f"{delay_ms:.3f}ms",
+         "queue": {"kind": "droptail", "limit": 1000}},
+        {"a": "r0", "b": "r1", "rate": "200Mbps", "delay": "0.5ms",
+         "queue": {"kind": "droptail", "limit": 173}},
+        {"a": "r1", "b": "d", "rate": "200Mbps", "delay": "0.5ms"},
+    ]  # fmt: skip
+    return {
+        "name": "invariant-trc",
+        "duration": f"{100 + measured:.0f}s",
+        "warmup": "100s",
+        "seed": 1,
+        "node": [
+            {"name": "s"},
+            {"name": "r0", "kind": "router"},
+            {"name": "r1", "kind": "router"},
+            {"name": "d"},
+        ],
+        "link": link,
+        "flow": [{"name": "f", "from": "s", "to": "d", "tcp": {**tcp, "ecn": ecn}}],
+        "conditioner": [{"at": "s", "stages": [stage]}],
+        "record": {"interval": "10s"},
+    }
+
+
+def _draw_trc(rng: random.Random) -> dict[str, Any]:
+    tcp = _trc_tcp(rng)
+    rate = 10 ** rng.uniform(math.log10(50e3), math.log10(4e6))
+    ecn = rng.random() < 0.25
+    sc = trc_scenario(tcp, rate, rng.uniform(0.5, 40), ecn=ecn)
+    sc["seed"] = rng.randint(1, 10_000)
+    return sc
+
+
+#: Models fitted by :func:`_user_model` in this process: (TCP, ECN) → model file.
+_FITTED: dict[str, str] = {}
+
+
+def _user_model(tcp: dict[str, Any], ecn: bool) -> str:
+    """The model ``qoslab trc fit`` makes for ``tcp`` (with its ECN law when ``ecn``),
+    fitted once per process into a temporary folder."""
+    import json
+    import tempfile
+
+    from qoslab.trc import fit
+
+    key = json.dumps([tcp, ecn], sort_keys=True)
+    if key not in _FITTED:
+        folder = tempfile.mkdtemp(prefix="qoslab-trc-models-")
+        path = fit(tcp, ecn=ecn, out=f"{folder}/model.toml", progress=False)
+        _FITTED[key] = str(path)
+    return _FITTED[key]
+
+
+def _draw_trc_user(rng: random.Random) -> dict[str, Any]:
+    tcp = _trc_tcp(rng)
+    rate = 10 ** rng.uniform(math.log10(50e3), math.log10(4e6))
+    ecn = rng.random() < 0.25
+    delay = rng.uniform(0.5, 40)
+    sc = trc_scenario(tcp, rate, delay, ecn=ecn, model=_user_model(tcp, ecn))
+    sc["seed"] = rng.randint(1, 10_000)
+    return sc
+
+
+def _warned_trc(sc: dict[str, Any], rs: list[Any]) -> bool:
+    """The run warns that its TRC's model cannot promise the request there."""
+    return any(w.startswith("TRC for flow") for w in rs[0].summary.get("warnings", []))
+
+
+def _check_trc(sc: dict[str, Any], rs: list[Any]) -> list[str]:
+    r = rs[0]
+    st = sc["conditioner"][0]["stages"][0]
+    ratio = r.flows.row(0, named=True)["goodput_bps"] / _rate(st["rate"])
+    lo, hi = TRC_BAND
+    if lo <= ratio <= hi or _warned_trc(sc, rs):
+        return []
+    trc = r.tables["trc"].row(0, named=True)
+    return [
+        f"achieved / requested {ratio:.4f} outside [{lo}, {hi:.4f}] (W_max {trc['w_max']}, "
+        f"RTT {trc['rtt'] * 1e3:.0f} ms)"
+    ]
+
+
 # ----------------------------------------------------------------- the list
 
 INVARIANTS: tuple[Invariant, ...] = (
@@ -543,6 +682,33 @@ INVARIANTS: tuple[Invariant, ...] = (
         slow=True,
         warned=_warned_eruf,
     ),
+    Invariant(
+        "trc-request",
+        "trc",
+        "P1 §4.3/§5.2: a TRC flow gets at least its request and at most 3 % above the "
+        "model's target; a TCP the TRC has no model for is refused naming `qoslab trc fit`",
+        "1 ≤ achieved / requested ≤ 1.03 · 1.06 over ≥ 300 s after 100 s of warm-up, or "
+        "the run's warning that the model cannot promise it there",
+        _draw_trc,
+        _check_trc,
+        slow=True,
+        warned=_warned_trc,
+        refusal_names="qoslab trc fit",
+    ),
+    Invariant(
+        "trc-user-fit",
+        "trc (model fitted by `qoslab trc fit`)",
+        "P1 §4.1/§4.3: with the model fitted to the flow's own TCP (any settings, "
+        "`qoslab.trc.fit`), a TRC flow gets at least its request and at most 3 % above "
+        "the model's target",
+        "1 ≤ achieved / requested ≤ 1.03 · 1.06 over ≥ 300 s after 100 s of warm-up, or "
+        "the run's warning that the model cannot promise it there",
+        _draw_trc_user,
+        _check_trc,
+        slow=True,
+        warned=_warned_trc,
+        ci_draws=4,
+    ),
 )
 
 
@@ -564,7 +730,11 @@ def check_draw(inv: Invariant, rng: random.Random, seed: int = 0) -> Outcome:
     try:
         rs = [run(sc, seed=k + 1) if inv.seeds > 1 else run(sc) for k in range(inv.seeds)]
     except ScenarioError as e:
-        return Outcome(inv.name, seed, "refused", str(e).splitlines()[0], sc)
+        msg = str(e).splitlines()[0]
+        if inv.refusal_names is not None and inv.refusal_names not in str(e):
+            return Outcome(inv.name, seed, "violated",
+                           f"refused without naming {inv.refusal_names!r}: {msg}", sc)  # fmt: skip
+        return Outcome(inv.name, seed, "refused", msg, sc)
     v = inv.check(sc, rs)
     if v:
         return Outcome(inv.name, seed, "violated", "; ".join(v), sc)

@@ -200,9 +200,9 @@ FIT_RTT_GRID = (0.2, 0.4, 0.8)
 #: delayed ACKs the cycle moves most while the RTT is near the ACK timer (200 ms by
 #: default), and a TRC asked for a small rate runs at RTTs above 800 ms.
 FIT_RTT_FINE = (0.22, 0.25, 0.3, 0.35, 0.47, 0.55, 0.65, 1.0, 1.2, 1.6)
-#: W_max added to such a fit: every one the TRC picks up to 30.5 (from 6.5 in steps of
+#: W_max added to such a fit: every one the TRC picks up to 50.5 (from 6.5 in steps of
 #: 2; with delayed ACKs the cycle also depends on W_max's phase against the ACK pairs).
-FIT_W_FINE = tuple(6.5 + 2 * k for k in range(13))
+FIT_W_FINE = tuple(6.5 + 2 * k for k in range(23))
 #: A grid point becomes a knot when the line under-predicts its goodput by more than this.
 KNOT_TOL = 0.02
 #: The paper's model error (§4.3): a W_max whose cycles spread by more has no one law.
@@ -562,7 +562,7 @@ def fit(
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".toml.tmp")
     if dest.exists() and not dest.read_text(errors="replace").startswith(_MODEL_HEADER):
-        raise ValueError(f"{dest} exists and is not a TRC model file: not overwritten")
+        raise FileExistsError(f"{dest} exists and is not a TRC model file: not overwritten")
     tmp.write_text(text)
     os.replace(tmp, dest)
     return dest

@@ -213,8 +213,8 @@ fn queue_of(w: &World, sc: &Scenario, f: IfaceId) -> QueueConfig {
 
 /// P1 §4.4: refuses Σ R_req > ρ·BW on any interface (error at the `rate` key of the
 /// TRC that crosses the limit), and returns warnings for core queues (router to
-/// router, or router egress on paths with no router-to-router hop) smaller than
-/// 50 + max W_max/2 packets of the TRC flows crossing them.
+/// router, or router egress on paths with no router-to-router hop) and the sender's
+/// egress smaller than 50 + max W_max/2 packets of the TRC flows crossing them.
 pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>, ScenarioError> {
     let n = w.ifaces.len();
     let mut sum = vec![0.0f64; n];
@@ -243,6 +243,11 @@ pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>,
         };
         for f in checked {
             core[f.0 as usize] = true;
+        }
+        // The sender's own egress too: the TRC releases up to a window at once into it
+        // (W_max 208 overflowed a 100-packet access queue at 8.5 Mb/s: 0.88 × the request).
+        if let Some(first) = p.path.first() {
+            core[first.0 as usize] = true;
         }
         for f in &p.path {
             let k = f.0 as usize;

@@ -125,7 +125,7 @@ impl CycleTime {
         let jump = (c1 / c0 - 1.0).abs();
         (jump > JUMP_TOL).then(|| {
             format!(
-                "its TCP's cycle at W_max {w_max} is {c0:.2} RTTs at {:.0} ms and {c1:.2} at                  {:.0} ms ({:.0} % apart), and its RTT {:.0} ms lies between",
+                "its TCP's cycle at W_max {w_max} is {c0:.2} RTTs at {:.0} ms and {c1:.2} at {:.0} ms ({:.0} % apart), and its RTT {:.0} ms lies between",
                 r0 * 1e3,
                 r1 * 1e3,
                 jump * 100.0,
@@ -601,7 +601,16 @@ pub fn mismatches(
     if let (false, Some(l)) = (ecn, lead) {
         if model.lead && !l {
             let say = |on: bool, g: Dur| {
-                format!("\"{g}\" (recovery lead {})", if on { "on" } else { "off" })
+                format!(
+                    "\"{g}\" (recovery lead {})",
+                    if on {
+                        "on: the fit's TRC led retransmissions"
+                    } else {
+                        "off: this TRC's rtt_dev is below the clock granularity; set \
+                         recovery_lead on the TRC to choose the lead yourself, or fit \
+                         with --rtt-dev as this TRC's"
+                    }
+                )
             };
             out.push(Mismatch {
                 key: "granularity",
@@ -1444,9 +1453,11 @@ mod tests {
         t.granularity = Dur::from_millis(100);
         let e = TcpModel::Fitted.law(&t, Some(false), false).unwrap_err();
         assert!(
-            e.contains("tcp.granularity = \"10ms\" (recovery lead on)"),
+            e.contains("tcp.granularity = \"10ms\" (recovery lead on"),
             "{e}"
         );
+        // The cause a user can act on is named: rtt_dev against the clock.
+        assert!(e.contains("rtt_dev is below the clock granularity"), "{e}");
         assert!(e.contains("granularity = \"100ms\""), "{e}");
         assert!(TcpModel::Fitted.law(&t, Some(false), true).is_ok()); // ECN: no lead
         let t = tcp_of("sack-window-nolt-nodelack");
