@@ -286,7 +286,7 @@ impl TrcConfig {
             // total RTT the cycle takes one of two lengths by the ACK timer's phase
             // (15.5 or 14.5 RTTs at W_max 22.5, 219 ms, as the access delay changes).
             return Some(format!(
-                "TRC for flow {:?}: in ECN mode a TCP with delayed ACKs has two cycle                  lengths at one W_max and RTT (by the ACK timer's phase, up to 7 % apart),                  so the model cannot promise the request within P1's 3 %; drops                  (ecn = false) do not have this",
+                "TRC for flow {:?}: in ECN mode a TCP with delayed ACKs has two cycle lengths at one W_max and RTT (by the ACK timer's phase, up to 7 % apart), so the model cannot promise the request within P1's 3 %; drops (ecn = false) do not have this",
                 self.flow
             ));
         }
@@ -296,7 +296,7 @@ impl TrcConfig {
             .ok()?;
         law.uncertainty(p.w_max, p.rtt).map(|why| {
             format!(
-                "TRC for flow {:?}: {why}; the model cannot promise the request within                  P1's 3 % there (a request or RTT_dev a little different moves the RTT                  off this stretch)",
+                "TRC for flow {:?}: {why}; the model cannot promise the request within P1's 3 % there (a request or RTT_dev a little different moves the RTT off this stretch)",
                 self.flow
             )
         })

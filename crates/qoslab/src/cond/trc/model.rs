@@ -115,7 +115,7 @@ impl CycleTime {
         let (lo, hi) = (t[0].0, t[t.len() - 1].0);
         if rtt < lo * (1.0 - 1e-9) || rtt > hi * (1.0 + 1e-9) {
             return Some(format!(
-                "its RTT {:.0} ms lies outside the RTTs the model was measured at                  ({:.0}–{:.0} ms)",
+                "its RTT {:.0} ms lies outside the RTTs the model was measured at ({:.0}–{:.0} ms)",
                 rtt * 1e3,
                 lo * 1e3,
                 hi * 1e3
