@@ -104,10 +104,14 @@ def test_the_trc_check_and_its_refusal_rule_can_fail():
 
     def res(ratio: float) -> SimpleNamespace:
         return SimpleNamespace(flows=pl.DataFrame({"goodput_bps": [ratio * rate]}),
-                               tables={"trc": trc})  # fmt: skip
+                               tables={"trc": trc}, summary={"warnings": warnings})  # fmt: skip
 
+    warnings: list[str] = []
     assert inv.check(sc, [res(1.0)]) == [] and inv.check(sc, [res(1.03 * 1.06)]) == []
     assert inv.check(sc, [res(0.999)]) and inv.check(sc, [res(1.093)])
+    # Outside the band with the run's warning that the model cannot promise it: warned.
+    warnings = ['TRC for flow "f": …']
+    assert inv.check(sc, [res(1.093)]) == [] and inv.warned(sc, [res(1.093)])
     # A TCP with no built-in model is refused naming `qoslab trc fit`; a refusal that
     # names no way on is a violation.
     reno = {"variant": "reno", "max_window": 2000}
