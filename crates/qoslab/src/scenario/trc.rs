@@ -72,6 +72,10 @@ fn err(key: String, msg: String) -> ScenarioError {
     ScenarioError::new(key, msg)
 }
 
+/// Cycles a run should measure for a TRC flow's goodput to be its cycle mean within a
+/// few per cent (a partial cycle weighs 1/n).
+const MIN_CYCLES: f64 = 10.0;
+
 /// Resolves a TRC stage's flow and path, fills in its [`TrcBinding`], checks that the
 /// flow passes `place`, is TCP, is ECN-capable in ECN mode and has a window above
 /// W_max (§3), and returns what admission needs. `key` is the stage's key path.
@@ -154,7 +158,22 @@ pub fn bind(
             ),
         ));
     }
-    let warning = t.model_warning(tcp, &params);
+    let mut warning = t.model_warning(tcp, &params);
+    // The claim is about the mean over whole cycles: a measurement of a few cycles can
+    // miss it by a part of a cycle (MSS 9000 at 20 kb/s over 300 s: 2.5 cycles, 0.65 ×).
+    let cycle_s = params.p.recip() / params.w_avg.max(1e-9) * params.rtt;
+    let measured = (sc.duration.as_secs_f64() - sc.warmup.as_secs_f64()).max(0.0);
+    if t.w_max.is_none() && measured < 0.99 * MIN_CYCLES * cycle_s && warning.is_none() {
+        warning = Some(format!(
+            "TRC for flow {:?}: the run measures {:.1} of its cycles ({:.1} s each, after \
+             the warm-up); its goodput is a mean over whole cycles, so a run this short \
+             can miss the request: measure at least {MIN_CYCLES} cycles ({:.0} s)",
+            t.flow,
+            measured / cycle_s,
+            cycle_s,
+            MIN_CYCLES * cycle_s
+        ));
+    }
     t.binding = Some(TrcBinding {
         flow: FlowId(fi as u32),
         mss: tcp.mss,
