@@ -25,6 +25,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/stripe",
         "stats/ptcp",
         "stats/rtt_markers",
+        "stats/silent",
     ],
 ];
 
