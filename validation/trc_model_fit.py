@@ -228,7 +228,10 @@ def data_file(name: str, ecn: bool) -> Path:
 
 
 def measure_config(
-    name: str, ecn: bool, workers: int, only_w: list[float] | None = None,
+    name: str,
+    ecn: bool,
+    workers: int,
+    only_w: list[float] | None = None,
     only_rtt: list[float] | None = None,
 ) -> Path:
     """Runs the grid for one configuration and mode, writes its CSV. With ``only_w``, runs
@@ -252,7 +255,8 @@ def measure_config(
 
         def replaced(r: dict) -> bool:
             return any(abs(r["w_max"] - w) < 1e-9 for w in w_grid) and any(
-                abs(r["rtt"] - x) < 1e-6 for x in rtt_grid)
+                abs(r["rtt"] - x) < 1e-6 for x in rtt_grid
+            )
 
         kept = [r for r in old if not replaced(r)]
     jobs = [(name, w, r, ecn) for r in rtt_grid for w in w_grid]
@@ -417,8 +421,7 @@ def grid_verdict(name: str, f: dict) -> str:
     if not pts:
         return "—"
     ratio, worst = max(
-        (r["goodput"] / law_predicted(f, r["w_max"], r["rtt"], mss), i)
-        for i, r in enumerate(pts)
+        (r["goodput"] / law_predicted(f, r["w_max"], r["rtt"], mss), i) for i, r in enumerate(pts)
     )
     worst = pts[worst]
     if ratio <= 1.03 + 1e-12:
@@ -544,9 +547,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ecn", action="store_true", help="measure in ECN mode (E = 0)")
     ap.add_argument("--w", nargs="+", type=float, metavar="W_MAX",
                     help="with --measure: only these W_max, merged into the data file")  # fmt: skip
-    ap.add_argument("--rtt", nargs="+", type=float, metavar="SECONDS",
-                    help="with --measure: only these total RTTs, merged into the data file "
-                         f"(laws measured per RTT take {' '.join(map(str, FIT_RTT_FINE))})")
+    ap.add_argument(
+        "--rtt",
+        nargs="+",
+        type=float,
+        metavar="SECONDS",
+        help="with --measure: only these total RTTs, merged into the data file "
+        f"(laws measured per RTT take {' '.join(map(str, FIT_RTT_FINE))})",
+    )
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--check", action="store_true",
                     help="exit 1 if the model files differ from the data's fit")  # fmt: skip
