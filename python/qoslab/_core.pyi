@@ -118,9 +118,12 @@ def trc_cycle_time(model: str, ecn: bool = False, tcp: str | None = None) -> tup
     or, ``ecn``, CE marks; ``model`` is ``"paper"``, ``"fitted"`` (the model fitted to
     the TCP settings ``tcp``, JSON; ``None``: qoslab's defaults) or a fitted model's name."""
 
-def trc_cycle(model: str, w_max: float, ecn: bool = False, tcp: str | None = None) -> float:
-    """Time per cycle [RTTs] of a model at ``w_max`` (knots included), for TCP settings
-    given as JSON."""
+def trc_cycle(
+    model: str, w_max: float, ecn: bool = False, tcp: str | None = None, rtt: float | None = None
+) -> float:
+    """Time per cycle [RTTs] of a model at ``w_max`` (knots included) and total RTT ``rtt``
+    [s] (for a law measured per RTT; ``None``: its smallest RTT), for TCP settings given
+    as JSON."""
 
 def trc_model_name(tcp: str | None = None) -> str:
     """The name of the fitted model for TCP settings given as JSON, e.g.
