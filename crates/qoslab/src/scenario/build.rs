@@ -137,6 +137,12 @@ fn nodes<'a>(sc: &'a Scenario, w: &mut World, names: &mut Names<'a>) -> Result<(
                 )
             })?,
         };
+        if let Some(p) = n.pos.filter(|p| !p.iter().all(|v| v.is_finite())) {
+            return Err(ScenarioError::new(
+                format!("node[{i}].pos"),
+                format!("expected two finite numbers [x, y], found {p:?}"),
+            ));
+        }
         w.nodes.push(Node {
             addr,
             dscp,

@@ -99,6 +99,10 @@ pub struct NodeSpec {
     /// drop (P2 §2); default off.
     #[serde(default)]
     pub source_quench: Option<crate::net::quench::SourceQuenchConfig>,
+    /// Where topology drawings place the node (`[x, y]`, x to the right, y up, one unit
+    /// about one node spacing); the simulation ignores it.
+    #[serde(default)]
+    pub pos: Option<[f64; 2]>,
 }
 
 /// A duplex link between nodes `a` and `b`.
