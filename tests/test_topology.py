@@ -4,11 +4,17 @@ their routes."""
 
 from __future__ import annotations
 
+import itertools
+import math
+import random
+import warnings
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import cli
+from qoslab import topology
 from qoslab.cli import cli as qoslab_cli
 from qoslab.topology import draw, routes
 
@@ -46,8 +52,10 @@ def test_diffserv_example_places_conditioners_and_labels_links():
     # The two trTCMs at r1's input interfaces from af1 and af2.
     assert "trtcm (in af1-&gt;r1)" in svg and "trtcm (in af2-&gt;r1)" in svg
     assert "conditioner" in svg  # in the legend
-    # Flows with the same route are one group; every group is in the legend.
-    assert "af1-a … (2 flows): af1 → d" in svg and "voice: voice → d" in svg
+    # Flows with the same route and DSCP are one group with its count, class and RTT;
+    # every group is in the legend.
+    assert "af1-a…af1-b ×2 · BE (DSCP 0) · RTT 32 ms: af1 → d" in svg
+    assert "voice ×1 · EF (DSCP 46) · RTT 32 ms: voice → d" in svg
 
 
 def test_routes_follow_the_smallest_delay_then_fewest_hops():
@@ -79,3 +87,230 @@ def test_captures_are_drawn(tmp_path):
     }
     svg = plot.svg_bytes(draw(sc)).decode()
     assert "pcap a-&gt;b rx" in svg and "capture" in svg
+
+
+# ---------------------------------------------------------------------------------------
+# Geometry: the drawn flow paths against the layout (numbers, not pixels).
+
+
+GEOMETRY_SCENARIOS = [
+    ROOT / "scenarios/p3/md-rtt-rto.toml",
+    ROOT / "scenarios/examples/diffserv_study.toml",
+    ROOT / "scenarios/p2/f3-cross.toml",
+]
+needs_graphviz = pytest.mark.skipif(
+    not topology.graphviz_available(),
+    reason="Graphviz (dot, neato) is not installed: apt-get install graphviz (scripts/setup.sh)",
+)
+ENGINES = [pytest.param("graphviz", marks=needs_graphviz), "spring"]
+
+
+def _dist_to_polyline(p, pts):
+    best = math.inf
+    for a, b in itertools.pairwise(pts):
+        dx, dy = b[0] - a[0], b[1] - a[1]
+        L2 = dx * dx + dy * dy
+        t = 0.0 if L2 == 0 else max(0.0, min(1.0, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / L2))
+        best = min(best, math.dist(p, (a[0] + t * dx, a[1] + t * dy)))
+    return best
+
+
+def _check_paths(d):
+    """Every drawn group starts at its source's centre and ends at its destination's, and
+    every point of every segment lies within its lane offset of the laid-out edge of a
+    link on its route; groups sharing a link have their own lanes."""
+    lay = d.layout
+    links = d.scenario["link"]
+    drawn = [g for g in d.groups if g.points]
+    assert drawn and len(drawn) == len(d.groups)
+    for g in drawn:
+        assert g.points[0] == lay.pos[g.path[0]], g.label
+        assert g.points[-1] == lay.pos[g.path[-1]], g.label
+        route = [lay.edges[li] for li in g.links]
+        assert [{links[li]["a"], links[li]["b"]} for li in g.links] == [
+            {u, v} for u, v in itertools.pairwise(g.path)
+        ]
+        tol = max(abs(o) for o in g.offsets) + 0.5
+        for a, b in itertools.pairwise(g.points):
+            for k in range(11):
+                p = (a[0] + k / 10 * (b[0] - a[0]), a[1] + k / 10 * (b[1] - a[1]))
+                near = min(_dist_to_polyline(p, e) for e in route)
+                assert near <= tol, (g.label, p, near, tol)
+    shared: dict[int, set[float]] = {}
+    users: dict[int, int] = {}
+    for g in drawn:
+        for li, o in zip(g.links, g.offsets, strict=True):
+            shared.setdefault(li, set()).add(round(o, 6))
+            users[li] = users.get(li, 0) + 1
+    assert all(len(shared[li]) == users[li] for li in users)
+
+
+def _check_rendered(d, fig):
+    """The figure draws exactly the geometry's paths (one line per group)."""
+    ax = fig.axes[0]
+    lines = {ln.get_gid(): ln for ln in ax.get_lines() if str(ln.get_gid()).startswith("flow-")}
+    assert len(lines) == len([g for g in d.groups if g.points])
+    for i, g in enumerate(d.groups):
+        ln = lines[f"flow-{i}"]
+        assert list(zip(ln.get_xdata(), ln.get_ydata(), strict=True)) == g.points
+
+
+def _boxes_overlap(a, b):
+    (ax_, ay, aw, ah), (bx, by, bw, bh) = a, b
+    return abs(ax_ - bx) < (aw + bw) / 2 - 0.5 and abs(ay - by) < (ah + bh) / 2 - 0.5
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("path", GEOMETRY_SCENARIOS, ids=lambda p: p.stem)
+def test_flow_paths_follow_the_laid_out_links(path, engine):
+    d = topology.geometry(path, engine=engine)
+    assert d.layout.engine == ("dot" if engine == "graphviz" else "spring")
+    assert not d.listed
+    _check_paths(d)
+    _check_rendered(d, topology.render(d))
+
+
+@needs_graphviz
+@pytest.mark.parametrize("path", GEOMETRY_SCENARIOS, ids=lambda p: p.stem)
+def test_graphviz_keeps_link_labels_off_the_nodes(path):
+    d = topology.geometry(path, engine="graphviz")
+    lay = d.layout
+    assert set(lay.labels) == set(range(len(d.scenario["link"])))
+    nodes = [(*lay.pos[n], *lay.size[n]) for n in lay.pos]
+    for i, box in lay.labels.items():
+        for n, nb in zip(lay.pos, nodes, strict=True):
+            assert not _boxes_overlap(box, nb), (path.name, i, n)
+        for j, other in lay.labels.items():
+            assert j == i or not _boxes_overlap(box, other), (path.name, i, j)
+
+
+@needs_graphviz
+def test_dot_lays_the_network_out_left_to_right():
+    d = topology.geometry(ROOT / "scenarios/p3/md-rtt-rto.toml", engine="graphviz")
+    x = {n: p[0] for n, p in d.layout.pos.items()}
+    # F1's route n1 → R1 → R2 → R3 → R4 → n7: every hop one rank further right.
+    chain = ["n1", "R1", "R2", "R3", "R4", "n7"]
+    assert all(x[a] < x[b] for a, b in itertools.pairwise(chain)), x
+
+
+def _big(groups_wanted: int, seed: int = 3):
+    """200 flows over 10 routers in a ring with a chord and 20 hosts, two per router;
+    ``groups_wanted`` distinct (route, DSCP) pairs."""
+    rng = random.Random(seed)
+    routers = [f"r{i}" for i in range(10)]
+    hosts = [f"h{i}" for i in range(20)]
+    node = [{"name": r, "kind": "router"} for r in routers] + [{"name": h} for h in hosts]
+    link = [{"a": routers[i], "b": routers[(i + 1) % 10], "rate": "10Mbps",
+             "delay": f"{2 + i}ms"} for i in range(10)]  # fmt: skip
+    link.append({"a": "r0", "b": "r5", "rate": "10Mbps", "delay": "3ms"})
+    link += [{"a": h, "b": routers[i // 2], "rate": "100Mbps", "delay": "1ms"}
+             for i, h in enumerate(hosts)]  # fmt: skip
+    pairs = set()
+    while len(pairs) < groups_wanted:
+        a, b = rng.sample(hosts, 2)
+        pairs.add((a, b, rng.choice(["EF", "AF11", "BE"])))
+    pairs = sorted(pairs)
+    flow = []
+    for i in range(200):
+        a, b, dscp = pairs[i % len(pairs)]
+        flow.append({"name": f"f{i}", "from": a, "to": b, "dscp": dscp,
+                     "cbr": {"rate": "1kbps"}})  # fmt: skip
+    return {"name": "big", "duration": "1s", "node": node, "link": link, "flow": flow}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_200_flows_10_routers_few_groups_are_drawn_with_counts(engine):
+    sc = _big(groups_wanted=8)
+    d = topology.geometry(sc, engine=engine)
+    assert not d.listed and len(d.groups) == 8
+    assert sum(g.count for g in d.groups) == 200
+    assert sorted(g.count for g in d.groups) == [25] * 8
+    _check_paths(d)
+    from qoslab import plot
+
+    fig = topology.render(d)
+    _check_rendered(d, fig)
+    svg = plot.svg_bytes(fig).decode()
+    assert svg.count(" ×25 · ") == 8
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_200_flows_10_routers_many_groups_are_listed_with_their_hops(engine):
+    from qoslab import plot
+
+    sc = _big(groups_wanted=40)
+    d = topology.geometry(sc, engine=engine)
+    assert d.listed and len(d.groups) == 40 > topology.MAX_GROUPS
+    assert all(g.points is None for g in d.groups)
+    assert sum(g.count for g in d.groups) == 200
+    fig = topology.render(d)
+    assert not [ln for ln in fig.axes[0].get_lines() if str(ln.get_gid()).startswith("flow-")]
+    text = "\n".join(t.get_text() for t in fig.texts)
+    rts = topology.routes(sc)
+    for g in d.groups:
+        assert g.hops_text() in text and g.hops_text().endswith(" → ".join(g.path))
+        assert g.path == rts[next(f["name"] for f in sc["flow"] if f["from"] == g.path[0]
+                                  and f["to"] == g.path[-1])]  # fmt: skip
+    assert "40 flow groups (200 flows;" in text
+    svg = plot.svg_bytes(fig).decode()
+    assert "</svg>" in svg
+
+
+def _pos_scenario(pos):
+    node = [{"name": "a"}, {"name": "r", "kind": "router"}, {"name": "b"}, {"name": "c"}]
+    for n, p in zip(node, pos, strict=True):
+        if p is not None:
+            n["pos"] = p
+    link = [{"a": "a", "b": "r", "rate": "1Mbps", "delay": "1ms"},
+            {"a": "r", "b": "b", "rate": "1Mbps", "delay": "1ms"},
+            {"a": "r", "b": "c", "rate": "1Mbps", "delay": "1ms"}]  # fmt: skip
+    flow = [{"name": "f", "from": "a", "to": "b", "cbr": {"rate": "1kbps"}},
+            {"name": "g", "from": "c", "to": "a", "cbr": {"rate": "1kbps"}}]  # fmt: skip
+    return {"name": "pos", "duration": "1s", "node": node, "link": link, "flow": flow}
+
+
+@needs_graphviz
+def test_node_positions_from_the_scenario_are_kept():
+    u = topology.POS_UNIT
+    given = [[0, 0], [1, 1], [2, 0], [1, -1.5]]
+    d = topology.geometry(_pos_scenario(given), engine="graphviz")
+    assert d.layout.engine == "neato"
+    p = d.layout.pos
+    for n, q in zip("arbc", given, strict=True):  # where given, up to a shift
+        assert p[n][0] - p["a"][0] == pytest.approx(q[0] * u, abs=1)
+        assert p[n][1] - p["a"][1] == pytest.approx(q[1] * u, abs=1)
+    _check_paths(d)
+    # Some positions given: those nodes are pinned, the others placed around them.
+    d = topology.geometry(_pos_scenario([[0, 0], None, [3, 0], None]), engine="graphviz")
+    p = d.layout.pos
+    assert d.layout.engine == "neato"
+    assert p["b"][0] - p["a"][0] == pytest.approx(3 * u, abs=1)
+    assert p["b"][1] == pytest.approx(p["a"][1], abs=1)
+    _check_paths(d)
+
+
+def test_pos_is_a_scenario_key_the_check_accepts_and_validates(tmp_path):
+    good = tmp_path / "pos.toml"
+    good.write_text(
+        'name = "pos"\nduration = "1s"\n[[node]]\nname = "a"\npos = [0, 1.5]\n'
+        '[[node]]\nname = "b"\npos = [2, 0]\n'
+        '[[link]]\na = "a"\nb = "b"\nrate = "1Mbps"\ndelay = "1ms"\n'
+    )
+    assert cli("check", good).returncode == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text(good.read_text().replace("pos = [2, 0]", 'pos = [2, "x"]'))
+    p = cli("check", bad)
+    assert p.returncode == 2 and "node[1].pos" in p.stderr + p.stdout
+
+
+def test_without_graphviz_the_spring_layout_is_used_with_one_warning(monkeypatch):
+    monkeypatch.setattr(topology, "graphviz_available", lambda: False)
+    monkeypatch.setattr(topology, "_warned", False)
+    sc = ROOT / "scenarios/p2/f3-cross.toml"
+    with pytest.warns(topology.LayoutWarning, match="apt-get install graphviz"):
+        d = topology.geometry(sc)
+    assert d.layout.engine == "spring"
+    _check_paths(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert topology.geometry(sc).layout.engine == "spring"  # warned once only
