@@ -50,4 +50,17 @@ if [ "$(cat .venv/.qoslab-build 2>/dev/null || true)" != "$src_hash" ] \
   "$VPY" scripts/pgo_build.py
   echo "$src_hash" > .venv/.qoslab-build
 fi
+# 3. Graphviz (dot, neato): the layout of the topology pictures (qoslab draw, reports).
+# Without it they fall back to a simpler layout and say so; installed when missing and
+# the machine has apt-get and root (or sudo), otherwise a note says how.
+if ! command -v dot >/dev/null 2>&1 || ! command -v neato >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || command -v sudo >/dev/null 2>&1; }; then
+    echo "setup: installing Graphviz (the topology pictures' layout)"
+    $SUDO apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends graphviz >/dev/null
+  else
+    echo "setup: Graphviz's dot is missing (install the graphviz package for the topology pictures' layout)" >&2
+  fi
+fi
 "$VPY" -c "import qoslab; print('setup: qoslab', qoslab.__version__, 'ready in .venv')"
