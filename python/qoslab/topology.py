@@ -801,11 +801,12 @@ def render(d: Drawing, title: str | None = None):
 
     # Links and their labels.
     for i, pts in lay.edges.items():
+        band = 2 * lay.lane_room.get(i, 0.0) + 1.0  # a cable holding the link's flow lanes
         ax.plot(
             [p[0] for p in pts],
             [p[1] for p in pts],
-            color="#999",
-            lw=2.4,
+            color="#c8c8c8",
+            lw=max(2.4, band),
             zorder=1,
             solid_capstyle="round",
             gid=f"link-{i}",
@@ -851,7 +852,7 @@ def render(d: Drawing, title: str | None = None):
                     a,
                     b,
                     arrowstyle="-|>",
-                    mutation_scale=12,
+                    mutation_scale=14,
                     lw=0,
                     color=colour,
                     zorder=2.5,

@@ -55,6 +55,11 @@ pub struct Drops {
     pub dropped: Vec<(Packet, DropCause)>,
     /// Packets marked CE instead of dropped (ECN) during the call.
     pub ecn_marked: u32,
+    /// Copies of the packets marked CE during the call, as marked (only with
+    /// `keep_marked`: the per-packet drop log wants them).
+    pub marked: Vec<Packet>,
+    /// Keep a copy of every packet marked in `marked`.
+    pub keep_marked: bool,
 }
 
 impl Drops {
@@ -62,10 +67,19 @@ impl Drops {
     pub fn push(&mut self, pkt: Packet, cause: DropCause) {
         self.dropped.push((pkt, cause));
     }
+    /// Records a packet marked CE instead of dropped.
+    #[inline]
+    pub fn mark(&mut self, pkt: &Packet) {
+        self.ecn_marked += 1;
+        if self.keep_marked {
+            self.marked.push(*pkt);
+        }
+    }
     /// Forgets everything recorded, keeping the allocation.
     pub fn clear(&mut self) {
         self.dropped.clear();
         self.ecn_marked = 0;
+        self.marked.clear();
     }
     /// True if nothing was dropped or marked.
     pub fn is_empty(&self) -> bool {

@@ -185,7 +185,7 @@ impl Queue for MultiRed {
             return drops.push(pkt, DropCause::Overflow);
         }
         if marked {
-            drops.ecn_marked += 1;
+            drops.mark(&pkt);
         }
         self.held[c] += 1;
         self.bytes += pkt.size as u64;

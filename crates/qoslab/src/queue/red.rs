@@ -249,9 +249,9 @@ impl Red {
                 self.bytes += pkt.size as u64;
                 self.buf.push_back(*pkt);
                 if marked {
-                    drops.ecn_marked += 1;
                     if let Some(p) = self.buf.back_mut() {
                         p.ecn = Ecn::Ce;
+                        drops.mark(p);
                     }
                 }
             }

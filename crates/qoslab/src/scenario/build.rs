@@ -13,7 +13,7 @@ use crate::queue::{ClassContext, QueueConfig};
 use crate::rng::RngStream;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use crate::world::{Flow, FlowApp, FlowCounters, RecordPlan, TcpFlow, World, Writer};
+use crate::world::{DropLog, Flow, FlowApp, FlowCounters, RecordPlan, TcpFlow, World, Writer};
 
 fn at(prefix: String, e: ScenarioError) -> ScenarioError {
     let key = if e.key.is_empty() {
@@ -905,6 +905,16 @@ fn record(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), ScenarioErr
             ));
         }
     }
+    if sc.record.drop_events_limit == 0 {
+        return Err(ScenarioError::new(
+            "record.drop_events_limit",
+            "expected at least 1 row, found 0 (to log no drops, leave record.drop_events false)",
+        ));
+    }
+    w.recorded.drop_log = sc
+        .record
+        .drop_events
+        .then(|| Box::new(DropLog::new(sc.record.drop_events_limit as usize)));
     w.plan = RecordPlan {
         interval: sc.record.interval,
         queues,

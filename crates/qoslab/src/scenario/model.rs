@@ -239,6 +239,19 @@ pub struct RecordSpec {
     /// Per-packet one-way delay statistics of every flow's data packets.
     #[serde(default)]
     pub delays: bool,
+    /// One row per packet dropped or marked CE after the warm-up (`drop_events` table).
+    #[serde(default)]
+    pub drop_events: bool,
+    /// Most rows `drop_events` keeps; later drops and marks are only counted.
+    #[serde(default = "default_drop_events_limit")]
+    pub drop_events_limit: u64,
+}
+
+/// Default of `record.drop_events_limit`: a million rows (about 40 MB while running).
+pub const DEFAULT_DROP_EVENTS_LIMIT: u64 = 1_000_000;
+
+fn default_drop_events_limit() -> u64 {
+    DEFAULT_DROP_EVENTS_LIMIT
 }
 
 fn default_interval() -> Dur {
@@ -256,6 +269,8 @@ impl Default for RecordSpec {
             queue_interval: default_queue_interval(),
             traces: Vec::new(),
             delays: false,
+            drop_events: false,
+            drop_events_limit: DEFAULT_DROP_EVENTS_LIMIT,
         }
     }
 }

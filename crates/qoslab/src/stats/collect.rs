@@ -507,6 +507,9 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::eruf::eruf_table(w) {
         r.tables.insert("eruf".into(), t);
     }
+    if let Some(t) = drop_events_table(w) {
+        r.tables.insert("drop_events".into(), t);
+    }
 
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
@@ -514,6 +517,16 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     warnings.extend(super::eruf::eruf_warnings(w));
     warnings.extend(super::rtt_markers::rto_rule_warnings(w));
     warnings.extend(super::silent::silent_flows_warning(w));
+    if let Some(log) = w.recorded.drop_log.as_deref() {
+        if log.left_out > 0 {
+            warnings.push(format!(
+                "drop_events kept the first {} drops and marks after the warm-up and left \
+                 out {} more (raise record.drop_events_limit to keep them)",
+                log.events.len(),
+                log.left_out
+            ));
+        }
+    }
     s.insert("warnings".into(), json!(warnings));
     s.insert("seed".into(), json!(seed));
     s.insert("duration".into(), json!(w.end.as_secs_f64()));
@@ -523,6 +536,10 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     let kinds: serde_json::Map<_, _> = kinds.map(|(k, n)| (k.to_string(), json!(n))).collect();
     s.insert("events_by_kind".into(), serde_json::Value::Object(kinds));
     s.insert("packet_hops".into(), json!(w.hops));
+    if let Some(log) = w.recorded.drop_log.as_deref() {
+        s.insert("drop_events".into(), json!(log.events.len()));
+        s.insert("drop_events_left_out".into(), json!(log.left_out));
+    }
     s.insert("wall_s".into(), json!(wall_s));
     s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     r
@@ -931,4 +948,155 @@ pub(super) fn stages_where<'a, T>(
                 .map(move |c| (place.clone(), c))
         })
         .collect()
+}
+
+/// The `drop_events` table (`record.drop_events = true`): one row per packet dropped or
+/// marked CE after the warm-up, in event order, up to `record.drop_events_limit` rows.
+/// `place` and `place_kind` are the `drops` table's (a conditioner's drop counts at its
+/// node); `node` is where it happened and `iface` the interface (empty at a host's or
+/// router's own chain and for no route); `at` is `queue`, `link` (random loss), `host`,
+/// `router`, `iface`, `iface_in` (a conditioner chain, as in `colours`) or `route`.
+/// `colour` is the drop precedence the node's DSCP table gives the codepoint (`none`
+/// for one without), except `red` for a policer's drop (its meter's verdict).
+fn drop_events_table(w: &World) -> Option<Table> {
+    use crate::world::{DropAt, HookAt};
+    let log = w.recorded.drop_log.as_deref()?;
+    let ev = &log.events;
+    // (node, iface, place is the iface, at)
+    let where_ = |a: DropAt| -> (usize, Option<usize>, bool, &'static str) {
+        match a {
+            DropAt::Queue(f) => (
+                w.ifaces[f.0 as usize].node.0 as usize,
+                Some(f.0 as usize),
+                true,
+                "queue",
+            ),
+            DropAt::Link(f) => (
+                w.ifaces[f.0 as usize].node.0 as usize,
+                Some(f.0 as usize),
+                true,
+                "link",
+            ),
+            DropAt::Route(n) => (n.0 as usize, None, false, "route"),
+            DropAt::Hook(HookAt::HostEgress(n)) => (n.0 as usize, None, false, "host"),
+            DropAt::Hook(HookAt::Ingress(n)) => (n.0 as usize, None, false, "router"),
+            DropAt::Hook(HookAt::Egress(f)) => (
+                w.ifaces[f.0 as usize].node.0 as usize,
+                Some(f.0 as usize),
+                false,
+                "iface",
+            ),
+            DropAt::Hook(HookAt::IngressIface(f)) => (
+                w.ifaces[f.0 as usize].peer.0 as usize,
+                Some(f.0 as usize),
+                false,
+                "iface_in",
+            ),
+        }
+    };
+    let places: Vec<_> = ev.iter().map(|e| where_(e.at)).collect();
+    const COLOURS: [&str; 4] = ["green", "yellow", "red", "none"];
+    let mut t = Table::default();
+    t.push(
+        "t",
+        Column::Float(ev.iter().map(|e| e.t.as_secs_f64()).collect()),
+    );
+    t.push(
+        "flow",
+        Column::Int(
+            ev.iter()
+                .map(|e| e.flow.map_or(-1, |f| f.0 as i64))
+                .collect(),
+        ),
+    );
+    t.push(
+        "name",
+        names(
+            ev.iter()
+                .map(|e| {
+                    e.flow
+                        .and_then(|f| w.flows.get(f.0 as usize))
+                        .map_or("", |f| f.name.as_str())
+                })
+                .collect(),
+        ),
+    );
+    t.push(
+        "node",
+        names(places.iter().map(|p| w.nodes[p.0].name.as_str()).collect()),
+    );
+    t.push(
+        "iface",
+        names(
+            places
+                .iter()
+                .map(|p| p.1.map_or("", |f| w.ifaces[f].name.as_str()))
+                .collect(),
+        ),
+    );
+    t.push(
+        "place",
+        names(
+            places
+                .iter()
+                .map(|p| match (p.2, p.1) {
+                    (true, Some(f)) => w.ifaces[f].name.as_str(),
+                    _ => w.nodes[p.0].name.as_str(),
+                })
+                .collect(),
+        ),
+    );
+    t.push(
+        "place_kind",
+        names(
+            places
+                .iter()
+                .map(|p| if p.2 { "iface" } else { "node" })
+                .collect(),
+        ),
+    );
+    t.push("at", names(places.iter().map(|p| p.3).collect()));
+    t.push(
+        "dscp",
+        Column::Int(ev.iter().map(|e| e.dscp as i64).collect()),
+    );
+    t.push(
+        "class",
+        names(
+            ev.iter()
+                .zip(&places)
+                .map(|(e, p)| w.nodes[p.0].dscp.class(e.dscp))
+                .collect(),
+        ),
+    );
+    t.push(
+        "colour",
+        names(
+            ev.iter()
+                .zip(&places)
+                .map(|(e, p)| match e.cause {
+                    DropCause::Policed => "red",
+                    _ => COLOURS[w.nodes[p.0].dscp.drop_colour_index(e.dscp)],
+                })
+                .collect(),
+        ),
+    );
+    t.push("cause", names(ev.iter().map(|e| e.cause.name()).collect()));
+    t.push(
+        "action",
+        names(
+            ev.iter()
+                .map(|e| if e.marked { "mark" } else { "drop" })
+                .collect(),
+        ),
+    );
+    t.push(
+        "size",
+        Column::Int(ev.iter().map(|e| e.size as i64).collect()),
+    );
+    t.push(
+        "uid",
+        Column::Int(ev.iter().map(|e| e.uid as i64).collect()),
+    );
+    Some(t)
 }

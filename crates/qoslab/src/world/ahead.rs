@@ -80,7 +80,7 @@ impl World {
             Judged::Admit { marked: false } => {}
             Judged::Admit { marked: true } => {
                 self.pool[p].ecn = Ecn::Ce;
-                self.drops.ecn_marked += 1;
+                self.drops.mark(&self.pool[p]);
                 self.account_queue_drops(now, iface);
             }
             Judged::Drop { cause, marked } => {

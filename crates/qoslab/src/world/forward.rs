@@ -62,7 +62,7 @@ impl World {
     #[inline]
     pub(super) fn route_out(&mut self, now: SimTime, node: NodeId, p: Slot) {
         let Some(iface) = self.routes.next_hop(node, self.pool[p].dst) else {
-            self.drop_at_node(node, p, DropCause::NoRoute);
+            self.drop_at_node(now, node, p, DropCause::NoRoute, DropAt::Route(node));
             return;
         };
         let at = HookAt::Egress(iface);
@@ -168,6 +168,10 @@ impl World {
                 .add(DropCause::RandomLoss, size);
             let pkt = self.pool.take(p);
             self.count_flow_drop(&pkt);
+            if let Some(log) = self.recorded.drop_log.as_deref_mut() {
+                let at = DropAt::Link(iface);
+                log.record(DropEvent::of(now, at, &pkt, DropCause::RandomLoss, false));
+            }
         } else {
             self.onto_wire(iface, arrive, p);
         }
@@ -221,6 +225,16 @@ impl World {
         }
         for (p, _) in &drops.dropped {
             self.count_flow_drop(p);
+        }
+        if let Some(log) = self.recorded.drop_log.as_deref_mut() {
+            let at = DropAt::Queue(iface);
+            for (p, cause) in &drops.dropped {
+                log.record(DropEvent::of(now, at, p, *cause, false));
+            }
+            // RED marks only where it would have dropped early.
+            for p in &drops.marked {
+                log.record(DropEvent::of(now, at, p, DropCause::RedEarly, true));
+            }
         }
         let node = self.ifaces[iface.0 as usize].node;
         let mut quenches = std::mem::take(&mut self.quench_out);
@@ -305,13 +319,24 @@ impl World {
         }
     }
 
-    /// Drops the packet in slot `p` at `node` (outside its queues), freeing the slot.
-    pub(super) fn drop_at_node(&mut self, node: NodeId, p: Slot, cause: DropCause) {
+    /// Drops the packet in slot `p` at `node` (outside its queues) at `now`, freeing the
+    /// slot; `at` says where in the node (for the drop log).
+    pub(super) fn drop_at_node(
+        &mut self,
+        now: SimTime,
+        node: NodeId,
+        p: Slot,
+        cause: DropCause,
+        at: DropAt,
+    ) {
         let pkt = self.pool.take(p);
         self.nodes[node.0 as usize]
             .counters
             .drops
             .add(cause, pkt.size);
         self.count_flow_drop(&pkt);
+        if let Some(log) = self.recorded.drop_log.as_deref_mut() {
+            log.record(DropEvent::of(now, at, &pkt, cause, false));
+        }
     }
 }

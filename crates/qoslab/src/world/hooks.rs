@@ -67,7 +67,7 @@ impl World {
             Action::Pass => true,
             Action::Drop(cause) => {
                 let node = self.hook_node(at);
-                self.drop_at_node(node, p, cause);
+                self.drop_at_node(now, node, p, cause, DropAt::Hook(at));
                 false
             }
             Action::DelayUntil(t) => {

@@ -21,6 +21,7 @@ use crate::time::{Dur, SimTime};
 
 mod ahead;
 mod cut;
+pub mod drop_log;
 mod forward;
 mod hooks;
 mod ptcp;
@@ -30,6 +31,7 @@ mod stripe;
 mod transport;
 mod web;
 
+pub use drop_log::{DropAt, DropEvent, DropLog};
 pub use qos::QosSet;
 
 pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpFlow, Writer};
@@ -159,6 +161,8 @@ pub struct Recorded {
     pub colour_samples: Vec<(u32, u64, Option<u32>, [f64; 3])>,
     /// (flow, t [ns], TCP sender probe) on every change of cwnd, ssthresh or state.
     pub traces: Vec<(u32, u64, TcpProbe)>,
+    /// Every drop and CE mark after the warm-up (`record.drop_events`), up to its limit.
+    pub drop_log: Option<Box<DropLog>>,
 }
 
 /// Counters frozen when the warm-up ended.
@@ -336,6 +340,8 @@ impl World {
         self.plan_cut();
         self.plan_ahead();
         self.warm = self.snapshot();
+        // Queues hand over the packets they mark only when someone logs them.
+        self.drops.keep_marked = self.recorded.drop_log.is_some();
         for i in 0..if sources { self.flows.len() } else { 0 } {
             let start = self.flows[i].start;
             self.q.schedule_forget(
@@ -545,6 +551,9 @@ impl World {
                 self.settle_cut(now, false);
                 self.settle_ahead(false);
                 self.warm = self.snapshot();
+                if let Some(log) = self.recorded.drop_log.as_deref_mut() {
+                    log.restart();
+                }
                 for n in &mut self.nodes {
                     n.host_egress.chain.freeze_marked();
                     n.ingress.chain.freeze_marked();

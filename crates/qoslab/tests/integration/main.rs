@@ -5,6 +5,7 @@ mod common;
 mod conservation;
 mod cut;
 mod determinism;
+mod drop_events;
 mod diffserv;
 mod eruf;
 mod events;
