@@ -314,3 +314,19 @@ def test_without_graphviz_the_spring_layout_is_used_with_one_warning(monkeypatch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert topology.geometry(sc).layout.engine == "spring"  # warned once only
+
+
+def test_a_flow_between_unconnected_hosts_is_named_not_drawn():
+    from qoslab import plot
+
+    sc = {
+        "name": "apart",
+        "node": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+        "link": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms"}],
+        "flow": [{"name": "f", "from": "a", "to": "c"}, {"name": "g", "from": "a", "to": "b"}],
+    }
+    d = topology.geometry(sc, engine="spring")
+    assert [g.points is None for g in d.groups] == [True, False]
+    svg = plot.svg_bytes(topology.render(d)).decode()
+    assert "f ×1 · BE (DSCP 0) · RTT 0 ms: a → c (no route)" in svg
+    assert "g ×1 · BE (DSCP 0) · RTT 2 ms: a → b" in svg

@@ -829,9 +829,13 @@ def render(d: Drawing, title: str | None = None):
     # Flow groups: each in its lane along its route, an arrow head on every hop.
     handles = []
     for gi, g in enumerate(d.groups):
-        if d.listed or not g.points:
+        if d.listed:
             continue
         colour = _COLOURS[gi % len(_COLOURS)]
+        if not g.points:  # its endpoints are not connected: named, not drawn
+            handles.append(Line2D([], [], color=colour, lw=2.2, ls=":",
+                                  label=f"{g.text()} (no route)"))  # fmt: skip
+            continue
         xs, ys = [p[0] for p in g.points], [p[1] for p in g.points]
         ax.plot(
             xs,
