@@ -204,14 +204,14 @@ def test_mechanism_is_outside_when_eruf_reverses_the_effect_and_info_at_an_idle_
     worse = _m(0.3, 400)  # ERUF lowers both the edge share and TCP
     # the FIFO-edge twin lowers them further: the old ratio (0.2 − 0.5) / (0.3 − 0.5) = 1.5
     twins = {"lqd_only": _m(0.5, 500), "regulators_only": _m(0.2, 300)}
-    abl, comps = p2.mechanism("fx", plain, worse, twins, "cmd")
+    abl, comps = p2.mechanism("fx", plain, worse, twins, "cmd", base=p2.dumbbell(True))
     shares = [c for c in comps if c.quantity.startswith("regulators without LQD")]
     assert len(shares) == 2 and all(c.verdict == "outside" for c in shares)
     assert [a.verdict for a in abl] == ["outside", "outside"]
     # the claimed effect: the FIFO-edge twin keeps 0.6 of the share effect and 0.25 of TCP's
     better = _m(0.9, 900)
     twins = {"lqd_only": _m(0.55, 550), "regulators_only": _m(0.74, 600)}
-    abl, comps = p2.mechanism("fx", plain, better, twins, "cmd")
+    abl, comps = p2.mechanism("fx", plain, better, twins, "cmd", base=p2.dumbbell(True))
     shares = {c.quantity.split(": ")[1]: c for c in comps}
     assert abs(shares["moves drops to the edge, ÷ full ERUF's"].ours - 0.6) < 1e-12
     assert shares["moves drops to the edge, ÷ full ERUF's"].verdict == "within"
@@ -219,12 +219,16 @@ def test_mechanism_is_outside_when_eruf_reverses_the_effect_and_info_at_an_idle_
     assert shares["lifts TCP goodput, ÷ full ERUF's"].verdict == "outside"
     assert [a.verdict for a in abl] == ["within", "within"]
     # an edge link that is never congested: the twin shares cannot fail, so they are info
-    _, comps = p2.mechanism("fx", plain, better, twins, "cmd", edge_congested=False)
+    _, comps = p2.mechanism(
+        "fx", plain, better, twins, "cmd", edge_congested=False, base=p2.dumbbell(True)
+    )
     assert {c.verdict for c in comps} == {"info"}
     # a reduction (the H6 rate) is an effect with sign −1
     plain6, full6 = {**plain, "h6_into_r2_kbps": 800.0}, {**better, "h6_into_r2_kbps": 200.0}
     tw = {k: {**v, "h6_into_r2_kbps": 500.0} for k, v in twins.items()}
-    abl, _ = p2.mechanism("fx", plain6, full6, tw, "cmd", cols=("h6_into_r2_kbps",))
+    abl, _ = p2.mechanism(
+        "fx", plain6, full6, tw, "cmd", cols=("h6_into_r2_kbps",), base=p2.video_server(True)
+    )
     assert (abl[0].effect_with, abl[0].effect_without) == (600.0, 300.0)
     assert abl[0].verdict == "within"
 

@@ -329,7 +329,9 @@ def test_ablations_readings_and_ties_reach_the_summary_and_the_report(registry, 
         alt = reproduce.Reading("k", "alt")
         return Outcome(
             comparisons=[Comparison.order("o", a, [a[0] + 1, a[1] - 1, a[2] + 1, a[3] - 1])],
-            ablations=[reproduce.Ablation("claim A", "mech M", "M off", "effect", 1.0, 0.9)],
+            ablations=[reproduce.Ablation("claim A", "mech M", "M off", "effect", 1.0, 0.9,
+                                          twin_changes={"m": (True, False)},
+                                          mechanism_off={"m": (True, False)})],
             readings=[
                 reproduce.ReadingResult(head, [Comparison("v", 1.0, paper=1.0)]),
                 reproduce.ReadingResult(alt, [Comparison("v", 2.0, paper=1.0)]),

@@ -65,7 +65,17 @@ def _flipper(ctx):
             Comparison("steady", 1.0, at_least=0.8),
         ],
         ablations=[
-            Ablation("claim", "m", "t", "q", 1.0, 0.9 if ctx.quick else 0.1, needs="seeds 1–3")
+            Ablation(
+                "claim",
+                "m",
+                "t",
+                "q",
+                1.0,
+                0.9 if ctx.quick else 0.1,
+                needs="seeds 1–3",
+                twin_changes={"m": (1, 0)},
+                mechanism_off={"m": (1, 0)},
+            )
         ],
         readings=[
             reproduce.ReadingResult(

@@ -142,10 +142,12 @@ __all__ = [
     "not_judged_text",
     "paired_interval",
     "register",
+    "require_twins",
     "run_experiments",
     "stored_fall_ci",
     "stored_verdict",
     "summarize",
+    "switched_off",
 ]
 
 
@@ -829,29 +831,97 @@ class Ablation:
         }
 
     def _changes_dict(self) -> dict[str, Any]:
-        """``twin_changes`` as stored (when given)."""
+        """``twin_changes`` as stored (when given): keys that differ only in list indices
+        and change alike are stored once, the indices as ``*`` and their count after
+        ``×`` (``flow.*.tcp.cc ×172``)."""
         if self.twin_changes is None:
             return {}
-        return {"twin_changes": {k: list(v) for k, v in self.twin_changes.items()}}
+        groups: dict[tuple[str, str], list[str]] = {}
+        for k, v in self.twin_changes.items():
+            pattern = ".".join("*" if p.isdigit() else p for p in k.split("."))
+            groups.setdefault((pattern, repr(tuple(v))), []).append(k)
+        out: dict[str, list[Any]] = {}
+        for (pattern, _), keys in groups.items():
+            name = f"{pattern} ×{len(keys)}" if len(keys) > 1 else keys[0]
+            out[name] = list(self.twin_changes[keys[0]])
+        return {"twin_changes": out}
 
 
-def config_changes(with_cfg: Mapping[str, Any], twin_cfg: Mapping[str, Any],
-                   prefix: str = "") -> dict[str, tuple[Any, Any]]:  # fmt: skip
+def config_changes(
+    with_cfg: Mapping[str, Any],
+    twin_cfg: Mapping[str, Any],
+    prefix: str = "",
+    *,
+    ignore: Sequence[str] = (),
+) -> dict[str, tuple[Any, Any]]:
     """What ``twin_cfg`` changes against ``with_cfg`` (nested mappings and lists, e.g.
     scenario or marker dicts): dotted key (list items by index) → (value in ``with_cfg``,
-    value in ``twin_cfg``), None for a key one of them does not set; an ablation's
-    ``twin_changes``."""
+    value in ``twin_cfg``), None for a key (or list item) one of them does not have; an ablation's
+    ``twin_changes``. Keys in ``ignore`` (dotted, e.g. ``"name"``: a scenario's label)
+    are left out."""
     out: dict[str, tuple[Any, Any]] = {}
     for k in sorted({*with_cfg, *twin_cfg}, key=str):
         a, b = with_cfg.get(k), twin_cfg.get(k)
         key = f"{prefix}{k}"
-        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        if key in ignore:
+            continue
+        if isinstance(a, list) and isinstance(b, list):
+            # item by item; items one list has beyond the other are (None, item)
             a, b = dict(enumerate(a)), dict(enumerate(b))
         if isinstance(a, Mapping) and isinstance(b, Mapping):
-            out |= config_changes(a, b, f"{key}.")
+            out |= config_changes(a, b, f"{key}.", ignore=ignore)
         elif a != b:
             out[key] = (a, b)
     return out
+
+
+def switched_off(with_cfg: Mapping[str, Any],
+                 neutral: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:  # fmt: skip
+    """What switching a mechanism off changes in ``with_cfg``, in the form of
+    :func:`config_changes`: ``neutral`` maps the mechanism's dotted keys (``*`` for every
+    item of a list or mapping, e.g. ``"node.*.source_quench"``) to the value they take without it
+    (None: unset); a key ``with_cfg`` holds at its neutral value already (or does not set,
+    for None) changes nothing. An ablation's ``mechanism_off``."""
+    out: dict[str, tuple[Any, Any]] = {}
+
+    def walk(cfg: Any, parts: list[str], at: str, off: Any) -> None:
+        if not parts:
+            if cfg != off:
+                out[at] = (cfg, off)
+            return
+        head, rest = parts[0], parts[1:]
+        sub = f"{at}." if at else ""
+        if head == "*" and isinstance(cfg, list):
+            for i, item in enumerate(cfg):
+                walk(item, rest, f"{sub}{i}", off)
+        elif head == "*" and isinstance(cfg, Mapping):
+            for k, item in cfg.items():
+                walk(item, rest, f"{sub}{k}", off)
+        elif isinstance(cfg, Mapping):
+            walk(cfg.get(head), rest, f"{sub}{head}", off)
+        elif isinstance(cfg, list) and head.isdigit() and int(head) < len(cfg):
+            walk(cfg[int(head)], rest, f"{sub}{head}", off)
+        elif off is not None and head != "*":
+            walk(None, rest, f"{sub}{head}", off)
+
+    for key, off in neutral.items():
+        walk(with_cfg, key.split("."), "", off)
+    return out
+
+
+def require_twins(experiment: str, outcome: Outcome) -> None:
+    """Refuses an outcome with an ablation that does not declare what its twin changes
+    (``twin_changes``) and what switching its mechanism off changes (``mechanism_off``):
+    without them the rule "the twin switches off the named mechanism and nothing else"
+    could be skipped. The error names the experiment and the ablation."""
+    for a in outcome.ablations:
+        if a.twin_changes is None or a.mechanism_off is None:
+            raise ValueError(
+                f"experiment {experiment!r}: ablation {a.claim!r} does not declare what its "
+                f"twin ({a.twin}) changes: give twin_changes (config_changes of the run with "
+                f"{a.mechanism!r} and its twin) and mechanism_off (what switching it off "
+                "changes)"
+            )
 
 
 @dataclass(frozen=True)
@@ -1484,6 +1554,7 @@ def run_experiments(
         log(f"reproduce {name}: {exp.title}")
         try:
             outcome = exp.fn(ctx) or Outcome()
+            require_twins(name, outcome)
             mark_mode(outcome, q)
             for tname, df in outcome.tables.items():
                 df.write_parquet(ctx.out / f"table-{tname}.parquet")

@@ -37,8 +37,10 @@ from qoslab.reproduce import (
     ReadingResult,
     RunJob,
     Saved,
+    config_changes,
     figure,
     register,
+    switched_off,
 )
 from qoslab.reproduce.p1 import write_specs
 
@@ -126,6 +128,38 @@ SHAPE_LOGICAL = {"action": "shape", "sharing": "logical"}
 
 def _common(order: str) -> dict[str, Any]:
     return {"action": "shape", "sharing": "common", "order": order}
+
+
+def stem_scenario(stem: str) -> dict[str, Any]:
+    """The scenario of ``scenarios/p0/{stem}.toml`` as :data:`ROWS` builds it."""
+    links, qos, ered = ROWS[stem]
+    return scenario(stem, links, qos, ered=ered)
+
+
+def twin_declaration(with_sc: dict[str, Any], twin_sc: dict[str, Any],
+                     neutral: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """An ablation's ``twin_changes`` (what ``twin_sc`` changes against ``with_sc``, the
+    scenarios' names aside) and ``mechanism_off`` (the mechanism's keys set to their
+    ``neutral`` values in ``with_sc``, :func:`switched_off`)."""
+    return {"twin_changes": config_changes(with_sc, twin_sc, ignore=("name",)),
+            "mechanism_off": switched_off(with_sc, neutral)}  # fmt: skip
+
+
+#: Replacing the logical partitions by the common bucket in ``p0-f10``'s fairness twin: a
+#: common bucket serves the waiting connections in an order, and the twin's is §4.2.2's
+#: FCFS ("A fairer approach is to use a first-come-first-served (FCFS) scheme"), the
+#: order the logical partitions do without.
+LOGICAL_OFF_COMMON = {"qosmgr.*.sharing": "common", "qosmgr.*.order": "fcfs_first"}
+#: Switching off the sharing of unused tokens among logical partitions: partitioned
+#: buckets with the same depth split by RTT (logical partitions split by RTT by default,
+#: partitioned ones equally, so the twin sets ``depth = "rtt"``).
+SHARING_OFF = {"qosmgr.*.sharing": "partitioned", "qosmgr.*.depth": "rtt"}
+#: Switching off the send and ACK triggers: the shaping timer alone.
+TRIGGERS_OFF = {"qosmgr.*.triggers": []}
+#: Switching off the aggregate-fair increase: every connection's default (Reno) increase.
+AGGREGATE_FAIR_OFF = {"flow.*.tcp.cc": None}
+#: Switching off the aggregate's rate control (P0 Fig. 3): no QoS manager.
+POLICY_OFF = {"qosmgr": None}
 
 
 #: Every P0 scenario: (file stem, client links, manager, ERED?).
@@ -332,17 +366,25 @@ LIST_READINGS = [
 ]  # fmt: skip
 
 
+def variant_scenario(
+    order: str, *, reverse: bool = False, triggers: list[str] | None = None
+) -> dict[str, Any]:
+    """The common-bucket scenario of :func:`_variant` on equal links."""
+    sc = scenario("f7-variant", EQUAL, _common(order))
+    if reverse:
+        sc["flow"] = sc["flow"][::-1]
+    if triggers is not None:
+        sc["qosmgr"][0]["triggers"] = triggers
+    return sc
+
+
 def _variant(
     order: str, seeds: int, *, reverse: bool = False, triggers: list[str] | None = None
 ) -> tuple[list[float], list[float]]:
     """Common-bucket shaping on equal links with ``order`` (list ``reverse``d, or
     ``triggers`` besides the timer): per seed Jain (max-min) and the 50 ms connection's
     throughput over its share."""
-    sc = scenario("f7-variant", EQUAL, _common(order))
-    if reverse:
-        sc["flow"] = sc["flow"][::-1]
-    if triggers is not None:
-        sc["qosmgr"][0]["triggers"] = triggers
+    sc = variant_scenario(order, reverse=reverse, triggers=triggers)
     shares = fair_shares(EQUAL, True)
     js, x50 = [], []
     for seed in range(1, seeds + 1):
@@ -548,6 +590,8 @@ def f7(ctx: Context) -> Outcome:
         effect_with=_avg(short_with), effect_without=_avg(short_without),
         with_seeds=short_with, without_seeds=short_without, min_effect=0.01,
         command="python validation/p0_readings.py",
+        **twin_declaration(variant_scenario("lru"), variant_scenario("lru", triggers=[]),
+                           TRIGGERS_OFF),
     )  # fmt: skip
 
     def fcfs_comp(js: list[float]) -> Comparison:
@@ -664,7 +708,9 @@ def _f10_outcome(summ: pl.DataFrame) -> tuple[list[Comparison], list[Ablation]]:
                  quantity="Jain − Jain without rate control (f3-equal)", falls_by=0.5,
                  effect_with=_avg(fair_with), effect_without=_avg(twins[head]),
                  with_seeds=fair_with, without_seeds=twins[head],
-                 command=f"qoslab run scenarios/p0/{head}.toml"),
+                 command=f"qoslab run scenarios/p0/{head}.toml",
+                 **twin_declaration(stem_scenario("f10-equal"), stem_scenario(head),
+                                    LOGICAL_OFF_COMMON)),
         Ablation(claim="unused tokens shared among the logical partitions fill the rate",
                  mechanism="sharing of unused tokens (§4.2.3, Fig. 9)",
                  twin="partitioned buckets (f5-unequal)",
@@ -672,7 +718,9 @@ def _f10_outcome(summ: pl.DataFrame) -> tuple[list[Comparison], list[Ablation]]:
                  unit="points", falls_by=0.5,
                  effect_with=_avg(use_with), effect_without=_avg(use_without),
                  with_seeds=use_with, without_seeds=use_without,
-                 command="qoslab run scenarios/p0/f5-unequal.toml"),
+                 command="qoslab run scenarios/p0/f5-unequal.toml",
+                 **twin_declaration(stem_scenario("f10-unequal"), stem_scenario("f5-unequal"),
+                                    SHARING_OFF)),
     ]  # fmt: skip
     return comps, ablations
 
@@ -1070,7 +1118,10 @@ def mix(ctx: Context) -> Outcome:
                      twin="Reno's increase (+1 segment per RTT)",
                      quantity="600 ms ÷ 50 ms long connection's throughput", falls_by=0.5,
                      effect_with=_avg(w), effect_without=_avg(wo), with_seeds=w,
-                     without_seeds=wo, command="qoslab reproduce p0-mix")
+                     without_seeds=wo, command="qoslab reproduce p0-mix",
+                     **twin_declaration(mix_scenario("aggregate_fair", 1, MIX_FULL, q),
+                                        mix_scenario("reno", 1, MIX_FULL, q),
+                                        AGGREGATE_FAIR_OFF))
         )  # fmt: skip
     tables = {"mix": summ.filter(pl.col("cc").is_in(list(MIX_CC))), "mix-readings": summ,
               "mix-seeds": per_seed,

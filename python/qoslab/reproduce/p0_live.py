@@ -35,6 +35,7 @@ from qoslab.reproduce import (
     Context,
     Outcome,
     mean_interval,
+    p0,
     register,
     require_live,
 )
@@ -187,23 +188,28 @@ def p0_live(ctx: Context) -> Outcome:
     ablations = []
     # Every shaping policy against the same policy-off runs: the rate held and the shares
     # made equal must both vanish without aggregate control.
+    off_data = scenario_data(ctx, POLICIES["off"][0], duration, warmup)
     for label, what in SHAPING.items():
         on = vals[label]
         left = [1 - x * RATE / LINK for x in on["total_live"]]
+        # The policy-off twin removes the QoS manager and nothing else (the scenarios'
+        # names aside).
+        declared = p0.twin_declaration(scenario_data(ctx, POLICIES[label][0], duration, warmup),
+                                       off_data, p0.POLICY_OFF)  # fmt: skip
         ablations += [
             Ablation(
                 f"{label}: the aggregate shaper holds the total to the rate, below the access "
                 "link", what, twin,
                 "link capacity left unused, 1 − total/1 Mb/s (IP level, live)",
                 _mean(left), _mean(unused), with_seeds=left, without_seeds=unused,
-                falls_by=0.5, command=cmd,
+                falls_by=0.5, command=cmd, **declared,
             ),
             Ablation(
                 f"{label}: the aggregate shaper shares the rate equally across RTTs 50–600 ms",
                 what, twin, "min/max of the four clients' goodputs (live)",
                 _mean(on["minmax_live"]), _mean(off["minmax_live"]),
                 with_seeds=on["minmax_live"], without_seeds=off["minmax_live"],
-                falls_by=0.5, command=cmd,
+                falls_by=0.5, command=cmd, **declared,
             ),
         ]  # fmt: skip
     invalid = runs_df.filter(~pl.col("timing_ok")).height

@@ -38,9 +38,11 @@ from qoslab.reproduce import (
     Comparison,
     Context,
     Outcome,
+    config_changes,
     mean_interval,
     register,
     require_live,
+    switched_off,
 )
 from qoslab.reproduce.p1 import _claim, _claim_ok, _requested, set_trc
 
@@ -88,6 +90,17 @@ def _ratios(res: Any, req: dict[str, float]) -> dict[str, float]:
     return {n: g / req[n] for n, g in zip(fl["name"], fl["goodput_bps"], strict=True)}
 
 
+def no_trc(data: dict[str, Any]) -> dict[str, Any]:
+    """The ablation twin of a live case: the same flows without their TRCs."""
+    twin = {k: v for k, v in data.items() if k != "conditioner"}
+    twin["name"] = f"{data['name']}-no-trc"
+    return twin
+
+
+#: Switching the TRC off: no conditioner.
+TRC_OFF = {"conditioner": None}
+
+
 @register(
     "p1-live",
     title="P1 on real TCP: the TRC in front of Linux Reno and CUBIC",
@@ -110,8 +123,7 @@ def p1_live(ctx: Context) -> Outcome:
             data = case_data(ctx, case, duration, warmup, cc)
             req = _requested(data)
             if side == "off":
-                data["name"] += "-no-trc"
-                data.pop("conditioner")
+                data = no_trc(data)
             for seed in range(1, runs + 1):
                 label = f"{case}-{side}-s{seed}"
                 if side == "sim":
@@ -182,6 +194,7 @@ def p1_live(ctx: Context) -> Outcome:
     ablations = []
     for case, (_f, _o, what) in CASES.items():
         on, off = within(case, "reno"), within(case, "off")
+        with_trc = case_data(ctx, case, duration, warmup, "reno")
         # Per-run values carry an interval from two runs on (full mode).
         seeds = {"with_seeds": on, "without_seeds": off} if len(on) > 1 else {}
         valid = {side: runs_df.filter((pl.col("case") == case) & (pl.col("tcp") == side))
@@ -194,6 +207,8 @@ def p1_live(ctx: Context) -> Outcome:
             falls_by=0.5, command="sudo qoslab reproduce p1-live",
             note=f"live runs with valid timing: {int(valid['reno'].sum())}/{len(on)} with "
                  f"the TRC, {int(valid['off'].sum())}/{len(off)} without",
+            twin_changes=config_changes(with_trc, no_trc(with_trc), ignore=("name",)),
+            mechanism_off=switched_off(with_trc, TRC_OFF),
         ))  # fmt: skip
     invalid = runs_df.filter(~pl.col("timing_ok")).height
     return Outcome(

@@ -41,8 +41,10 @@ from qoslab.reproduce import (
     ReadingResult,
     RunJob,
     Saved,
+    config_changes,
     figure,
     register,
+    switched_off,
 )
 from qoslab.reproduce.p1 import write_specs
 
@@ -702,6 +704,19 @@ EFFECTS = {
 }  # fmt: skip
 
 
+#: Switching off ERUF's regulators and quenches (the edges' LQD buffers kept): no
+#: router sends source quenches and no conditioner regulates.
+ERUF_OFF = {"node.*.source_quench": None, "conditioner": None}
+
+
+def eruf_declaration(base: dict[str, Any]) -> dict[str, Any]:
+    """``twin_changes`` and ``mechanism_off`` of the "edge LQD only" twin of ``base`` (a
+    scenario with ERUF): :func:`lqd_only` must switch off the regulators and quenches
+    (:data:`ERUF_OFF`) and nothing else."""
+    return {"twin_changes": config_changes(base, lqd_only(base)),
+            "mechanism_off": switched_off(base, ERUF_OFF)}  # fmt: skip
+
+
 def mechanism(
     fig: str,
     plain: dict[str, float],
@@ -710,11 +725,14 @@ def mechanism(
     command: str,
     cols: tuple[str, ...] = ("edge_share", "tcp_kbps"),
     edge_congested: bool = True,
+    *,
+    base: dict[str, Any],
 ) -> tuple[list[Ablation], list[Comparison]]:
     """The ablations of each effect in ``cols`` (:data:`EFFECTS`) against the twin without
     quenches and regulators (edge LQD kept), the regulators-without-LQD twin's share of
     each effect, and the regulators' own share of the edge's drops. Each effect is
-    measured against the no-ERUF baseline ``plain``. ``edge_congested`` False: the edge's
+    measured against the no-ERUF baseline ``plain``; ``base`` is the scenario with ERUF
+    the twins were made from (:func:`eruf_declaration`). ``edge_congested`` False: the edge's
     link to the core is never congested (Figs. 4 and 7), so its LQD buffer cannot drop
     and the last two comparisons are 1 by construction: they are info rows."""
     lq, rg = twins["lqd_only"], twins["regulators_only"]
@@ -727,7 +745,8 @@ def mechanism(
         abl.append(Ablation(claim=f"{fig.upper()}: {claim}", mechanism="regulators + quench",
                             twin="edge LQD only (no quench, no regulator)", quantity=q,
                             effect_with=eff, effect_without=sign * (lq[col] - plain[col]),
-                            falls_by=0.5, unit=unit, command=command))  # fmt: skip
+                            falls_by=0.5, unit=unit, command=command,
+                            **eruf_declaration(base)))  # fmt: skip
         share = effect_share(sign * (rg[col] - plain[col]), eff)
         name = f"regulators without LQD (FIFO edge): {claim.split(' ', 1)[1]}, ÷ full ERUF's"
         if edge_congested:
@@ -890,7 +909,9 @@ def f1(ctx: Context) -> Outcome:
     twins = top_runs(ctx, "f1", dumbbell, top)
     alts = reading_runs(ctx, "f1", dumbbell, top)
     cmd = _cmd("f1", "dumbbell")
-    abl, mech = mechanism("f1", plain, full, twins, cmd)
+    abl, mech = mechanism(
+        "f1", plain, full, twins, cmd, base=with_total(_short(dumbbell(True), ctx), top)
+    )
     # The comparisons with a counterfactual, and their counterfactuals, over the same seeds.
     seeds = top_seeds(ctx)
     sp, se = top_seeded(ctx, "f1", dumbbell, top, t)
@@ -975,7 +996,14 @@ def f2(ctx: Context) -> Outcome:
     plain, full = _row(t, False, top), _row(t, True, top)
     twins = top_runs(ctx, "f2", multi_dumbbell, top)
     alts = reading_runs(ctx, "f2", multi_dumbbell, top)
-    abl, mech = mechanism("f2", plain, full, twins, _cmd("f2", "multi_dumbbell"))
+    abl, mech = mechanism(
+        "f2",
+        plain,
+        full,
+        twins,
+        _cmd("f2", "multi_dumbbell"),
+        base=with_total(_short(multi_dumbbell(True), ctx), top),
+    )
     seeds = top_seeds(ctx)
     sp, se = top_seeded(ctx, "f2", multi_dumbbell, top, t)
     sc = seeded(ctx, with_core_lqd(with_total(_short(multi_dumbbell(True), ctx), top)), "f2", seeds)
@@ -1033,7 +1061,15 @@ def f4(ctx: Context) -> Outcome:
     plain, full = _row(t, False, top), _row(t, True, top)
     twins = top_runs(ctx, "f4", waist, top)
     alts = reading_runs(ctx, "f4", waist, top)
-    abl, mech = mechanism("f4", plain, full, twins, _cmd("f4", "waist"), edge_congested=False)
+    abl, mech = mechanism(
+        "f4",
+        plain,
+        full,
+        twins,
+        _cmd("f4", "waist"),
+        edge_congested=False,
+        base=with_total(_short(waist(True), ctx), top),
+    )
     comps = [
         Comparison("TCP gain with ERUF at 2 Mb/s CBR",
                    ratio(_at(t, True, top, "tcp_kbps"), _at(t, False, top, "tcp_kbps")), unit="×",
@@ -1133,17 +1169,23 @@ def f6(ctx: Context) -> Outcome:
                      lq["rev_edge_drops_per_s"] + lq["rev_r4_drops_per_s"])  # fmt: skip
     claim = "F6: R4's quenches move the reverse flow's drops to its edge R2"
     q = "share of the reverse flow's drops at R2 (none without the mechanism)"
+    top_r4 = with_reverse(_short(reverse(True), ctx), rates[-1])
+    r4 = next(i for i, n in enumerate(top_r4["node"]) if n["name"] == "r4")
     abl = [
         Ablation(claim=claim, mechanism="R4's source quenches", twin="R4 sends no quenches",
                  quantity=q, effect_with=share[True], effect_without=share[False],
                  command="qoslab run scenarios/p2/f6-reverse-no-r4.toml --set "
-                 "flow.rev.cbr.rate=2000kbps"),
+                 "flow.rev.cbr.rate=2000kbps",
+                 twin_changes=config_changes(
+                     top_r4, with_reverse(_short(reverse(False), ctx), rates[-1]),
+                     ignore=("name",)),
+                 mechanism_off=switched_off(top_r4, {f"node.{r4}.source_quench": None})),
         Ablation(claim=claim, mechanism="regulators + quench",
                  twin="edge LQD only (no quench, no regulator)", quantity=q,
                  effect_with=share[True], effect_without=lq_share,
                  command='python -c "from qoslab.reproduce import p2; from qoslab.api import '
                  "run; print(p2.measure_reverse(run(p2.lqd_only(p2.with_reverse(p2.reverse("
-                 'True), 2000)))))"'),
+                 'True), 2000)))))"', **eruf_declaration(top_r4)),
     ]  # fmt: skip
     comps = [
         Comparison("TCP goodput, ERUF in all routers ÷ all but R4, worst over reverse rates",
@@ -1246,7 +1288,8 @@ def f5(ctx: Context) -> Outcome:
     alts = reading_runs(ctx, "f5", video_server, top, _h6)
     twins = top_runs(ctx, "f5", video_server, top, _h6)
     abl, mech = mechanism("f5", plain, full, twins, _cmd("f5", "video_server"),
-                          cols=("edge_share", "h6_into_r2_kbps"))  # fmt: skip
+                          cols=("edge_share", "h6_into_r2_kbps"),
+                          base=with_total(_short(video_server(True), ctx), top))  # fmt: skip
     seeds = top_seeds(ctx)
     se = seeded(ctx, with_total(_short(video_server(True), ctx), top), "f5", seeds, _h6, full)
     lit_data = with_reading(with_total(_short(video_server(True), ctx), top), *LITERAL)
@@ -1334,7 +1377,14 @@ def f3(ctx: Context) -> Outcome:
     plain, full = _row(t, False, top), _row(t, True, top)
     twins = top_runs(ctx, "f3", cross, top)
     alts = reading_runs(ctx, "f3", cross, top)
-    abl, mech = mechanism("f3", plain, full, twins, _cmd("f3", "cross"))
+    abl, mech = mechanism(
+        "f3",
+        plain,
+        full,
+        twins,
+        _cmd("f3", "cross"),
+        base=with_total(_short(cross(True), ctx), top),
+    )
     seeds = top_seeds(ctx)
     sp, se = top_seeded(ctx, "f3", cross, top, t)
     ssh = {e: seeded(ctx, with_total(_short(cross_shared(e), ctx), top), "f3", seeds)
@@ -1415,7 +1465,7 @@ def f7(ctx: Context) -> Outcome:
         "print(p2.measure(run(p2.lqd_only(p2.small_flows(1, 'flow'))), p2.EDGES['f7']))\""
     )
     abl, mech = mechanism("f7 (1 CBR)", row["none"], row["flow"], twins, cmd,
-                          edge_congested=False)  # fmt: skip
+                          edge_congested=False, base=base)  # fmt: skip
     agg_row = t.filter(pl.col("eruf") == "destination")
     agg_share = ratio(
         float(agg_row["edge_drops_per_s"][0]),
@@ -1429,7 +1479,11 @@ def f7(ctx: Context) -> Outcome:
         "destination", twin="per-flow regulators", quantity="TCP goodput − no-ERUF's",
         effect_with=r50["destination"]["tcp_kbps"] - r50["none"]["tcp_kbps"],
         effect_without=r50["flow"]["tcp_kbps"] - r50["none"]["tcp_kbps"], unit="kb/s",
-        command="qoslab run scenarios/p2/f7-50cbr-eruf.toml"))  # fmt: skip
+        command="qoslab run scenarios/p2/f7-50cbr-eruf.toml",
+        twin_changes=config_changes(small_flows(50, "destination"), small_flows(50, "flow"),
+                                    ignore=("name",)),
+        mechanism_off=switched_off(small_flows(50, "destination"),
+                                   {"conditioner.*.stages.*.aggregate": "flow"})))  # fmt: skip
     comps = [
         Comparison("without ERUF, 50 CBR: TCP goodput", tcp(50, "none"), at_most=300,
                    unit="kb/s", against="the CBR flows take almost all of R2 → R3"),

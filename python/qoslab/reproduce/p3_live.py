@@ -52,10 +52,12 @@ from qoslab.reproduce import (
     Context,
     Explanation,
     Outcome,
+    config_changes,
     mean_interval,
     p3,
     register,
     require_live,
+    switched_off,
 )
 from qoslab.reproduce.p3_telnet import FAR_F2_DELAY_KEY, far_scenario
 
@@ -73,6 +75,22 @@ LINUX_MSS = 1448
 MARKERS = ["standard", "rtt", "rtt-rto", "rtt-sw", "rtt-sw-cir"]
 #: The markers whose results the other markers' imbalance is set against.
 MITIGATING = ("rtt-rto", "rtt-sw", "rtt-sw-cir")
+
+
+def mitigation_twin(stem: str) -> dict[str, Any]:
+    """``twin_changes`` and ``mechanism_off`` of a mitigating marker against its twin, the
+    basic RTT-aware marker: RTT-RTO's RTO term off, or small-window protection off with
+    its bound (``rtt-sw-cir`` holds DP0 to CIR, ``rtt-sw`` does not bound it)."""
+    if stem in p3.MECHANISMS_OFF:
+        return p3.twin_of(stem, "rtt")
+    return {
+        "twin_changes": config_changes(p3.MARKERS[stem], p3.MARKERS["rtt"]),
+        "mechanism_off": switched_off(
+            p3.MARKERS[stem], {"small_window": None, "protect_bound": None}
+        ),
+    }
+
+
 #: P3 §V.B's mitigation, as compared: F1 ÷ F2 within this band, and the imbalance at most
 #: this share of the basic marker's.
 EVEN_BAND = (0.7, 1 / 0.7)
@@ -385,17 +403,22 @@ def p3_live(ctx: Context) -> Outcome:
             twin="marker → standard (TSW3CM), live", quantity="ln(F2 ÷ F1) (live)",
             falls_by=0.5, command=CMD,
             note="P3 Fig. 4: F2 7.52 against F1 2.3 Mb/s at 100 ms",
+            **p3.twin_of("rtt", "standard"),
         ))  # fmt: skip
         for stem in MITIGATING:
+            # As p3-f4's twins: the marker with its own mechanism off is the basic marker
+            # (the standard one would switch off the RTT term too), so the twin's effect
+            # is 0 by definition and the ablation is the seed-paired order against basic.
             ablations.append(p3.paired_ablation(
-                p3.minus(gap("rtt", r), gap(stem, r)), p3.minus(gap("rtt", r), gap("standard", r)),
+                p3.minus(gap("rtt", r), gap(stem, r)), p3.minus(gap("rtt", r), gap("rtt", r)),
                 claim=f"{p3.LABELS[stem]} marking mitigates the basic marker's RTT bias "
                       f"(F2 RTT {r} ms, Linux Reno, live)",
-                mechanism=f"{p3.LABELS[stem]} marker, passive estimator",
-                twin="marker → standard (TSW3CM), live",
+                mechanism=f"{p3.LABELS[stem]}'s own term, passive estimator",
+                twin="its term off (basic RTT-aware), live",
                 quantity=f"basic's imbalance − {p3.LABELS[stem]}'s (live)",
                 falls_by=0.5, command=CMD,
-                note="as p3-f4's twin: the mitigation must not survive the standard marker",
+                note="as p3-f4's twin: the basic marker itself, effect 0 by definition",
+                **mitigation_twin(stem),
             ))  # fmt: skip
     all_runs = pl.concat([runs_df, pl.DataFrame(cf_rows), pl.DataFrame(win_rows)],
                          how="diagonal_relaxed")  # fmt: skip

@@ -51,6 +51,7 @@ from qoslab.reproduce import (
     ReadingResult,
     RunJob,
     Saved,
+    config_changes,
     figure,
     register,
 )
@@ -372,13 +373,27 @@ def _ratio_sweep(
 F2B_W = 10
 
 
+def weight_off(method: str, w: int) -> dict[str, tuple[Any, Any]]:
+    """What switching off the weight mechanism of ``method`` at weight ``w`` changes in
+    f0's overrides (an ablation's ``mechanism_off``): the weight itself back to 1, and for
+    pTCP the one send and receive buffer its w TCBs own back to one TCB's (pTCP's buffer
+    is w × the per-TCB buffer, as striping's w sockets hold w buffers: the weighted flow
+    has the same memory in every method, see docs/papers/p4.md, Buffers)."""
+    ov = weight_overrides(method, w)
+    off: dict[str, Any] = {_weight_key(method): 1}
+    if method == "ptcp":
+        off |= _buffers(method, BUFFER_KB, 1)
+    return {k: (ov.get(k), v) for k, v in off.items() if ov.get(k) != v}
+
+
 def _weight_ablations(per_seed: pl.DataFrame, w: int, fig: str) -> list[Ablation]:
     """Ablation twins of "the weight mechanism M gives f0 w times a unit flow": f0's
     ratio − 1 at weight ``w`` and in the w = 1 twin (per seed when there are two or more)."""
     mech = {"waimd": ("MulTCP's w-segment increase and 1 − 0.5/w decrease (§3.1)",
                       "MulTCP with w = 1 (standard TCP)"),
             "stripe": (f"{w} striped sockets (§3.2)", "one socket (w = 1)"),
-            "ptcp": (f"{w} TCP-v pipes (§4)", "one pipe (w = 1)")}  # fmt: skip
+            "ptcp": (f"{w} TCP-v pipes (§4) and their {w} TCBs' buffer",
+                     "one pipe (w = 1), one TCB's buffer")}  # fmt: skip
     out = []
     for method in METHODS:
 
@@ -394,7 +409,10 @@ def _weight_ablations(per_seed: pl.DataFrame, w: int, fig: str) -> list[Ablation
                      quantity="ratio − 1", falls_by=0.5,
                      effect_with=sum(a) / len(a), effect_without=sum(b) / len(b),
                      with_seeds=a if seeds else None, without_seeds=b if seeds else None,
-                     note=f"Fig. {fig}'s sweep at w = {w} and w = 1")
+                     note=f"Fig. {fig}'s sweep at w = {w} and w = 1",
+                     twin_changes=config_changes(weight_overrides(method, w),
+                                                 weight_overrides(method, 1)),
+                     mechanism_off=weight_off(method, w))
         )  # fmt: skip
     return out
 
@@ -803,6 +821,64 @@ def _f0_ratios(
     ]  # fmt: skip
 
 
+#: The override of Fig. 3(b)'s fast-reassign twin: pTCP at 3 Mb/s with fast reassign
+#: off, its one send and receive buffer (and all else) kept.
+F3B_NO_FAST_REASSIGN = {"flow.f0.ptcp.fast_reassign": False}
+#: What switching fast reassign off changes (an ablation's ``mechanism_off``): the key,
+#: unset (on, the default) in the run with it.
+FAST_REASSIGN_OFF = {"flow.f0.ptcp.fast_reassign": (None, False)}
+
+
+def f3b_runs(duration: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The overrides of pTCP's run at 3 Mb/s in Fig. 3(b)'s sweep and of its fast-reassign
+    twin (on ``p4/f2-ptcp.toml``)."""
+    with_fr = {**bandwidth_overrides("ptcp", 3, W3), "duration": duration}
+    return with_fr, {**with_fr, **F3B_NO_FAST_REASSIGN}
+
+
+def f3b_fast_reassign(
+    ptcp3: list[float], no_fr: list[float], stripe3: list[float], duration: str
+) -> tuple[Ablation, Comparison]:
+    """The ablation of fast reassign at 3 Mb/s in Fig. 3(b) and the shared buffer's share
+    beside it, from the per-seed ratios ÷ w of pTCP, pTCP without fast reassign and
+    striping (the same seeds). The effect is pTCP's lead over striping; the twin switches
+    off fast reassign only and keeps pTCP's one shared receive buffer, so the part of the
+    lead the twin keeps is the buffer's (and the rest of pTCP's engine), shown as its own
+    row rather than credited to fast reassign."""
+    e_with = [a - b for a, b in zip(ptcp3, stripe3, strict=True)]
+    e_without = [a - b for a, b in zip(no_fr, stripe3, strict=True)]
+    many = len(ptcp3) >= 2
+    with_fr, twin = f3b_runs(duration)
+    abl = Ablation(
+        claim="restriping keeps pTCP near the ideal at 3 Mb/s where unit flows time out",
+        mechanism="fast reassign (§4.1 dynamic reassignment)",
+        twin="pTCP with fast_reassign = false, its shared buffer kept",
+        quantity="pTCP's ratio ÷ w − striping's at 3 Mb/s",
+        falls_by=0.5,
+        effect_with=sum(e_with) / len(e_with),
+        effect_without=sum(e_without) / len(e_without),
+        with_seeds=e_with if many else None,
+        without_seeds=e_without if many else None,
+        command="qoslab run scenarios/p4/f2-ptcp.toml --set flow.f0.ptcp.fast_reassign=false "
+        "…  # with p4.bandwidth_overrides('ptcp', 3, 20)",
+        twin_changes=config_changes(with_fr, twin),
+        mechanism_off=FAST_REASSIGN_OFF,
+    )
+    lead = abl.effect_with
+    share = abl.effect_without / lead if lead > 0 else math.nan
+    row = Comparison(
+        "pTCP's lead over striping at 3 Mb/s kept without fast reassign (the shared "
+        "receive buffer's share)",
+        share,
+        unit="×",
+        note=f"pTCP without fast reassign: ratio ÷ w {sum(no_fr) / len(no_fr):.3g} "
+        f"({len(no_fr)} seed(s)); the lead with it {lead:.3g}, without "
+        f"{abl.effect_without:.3g}: the part fast reassign's twin keeps is pTCP's one "
+        "shared buffer (and the rest of its engine), not restriping",
+    )
+    return abl, row
+
+
 @register(
     "p4-f3b",
     title="Throughput ratio at w = 20 against the bottleneck bandwidth (10 → 3 Mb/s), single link",
@@ -903,32 +979,17 @@ def f3b_experiment(ctx: Context) -> Outcome:
     # pTCP at 3 Mb/s without fast reassign (ablation) and with redundant striping after
     # timeouts (the other reading of §4.1), on the sweep's seeds.
     ppath = ctx.scenario("p4/f2-ptcp.toml")
-    no_fr = _f0_ratios(
-        ctx, ppath, "ptcp", 3, seeds, duration, {"flow.f0.ptcp.fast_reassign": False}
-    )
+    no_fr = _f0_ratios(ctx, ppath, "ptcp", 3, seeds, duration, F3B_NO_FAST_REASSIGN)
     red = _f0_ratios(
         ctx, ppath, "ptcp", 3, seeds, duration, {"flow.f0.ptcp.redundant_after_timeout": True}
     )
     ptcp3 = [x["ratio_over_w"] for x in sweep_seeds("ptcp", 3)]
     stripe3 = [x["ratio_over_w"] for x in sweep_seeds("stripe", 3)]
-    e_with = [a - b for a, b in zip(ptcp3, stripe3, strict=True)]
-    e_without = [x["ratio_over_w"] - b for x, b in zip(no_fr, stripe3, strict=True)]
-    many = len(seeds) >= 2
-    ablations = [
-        Ablation(
-            claim="restriping keeps pTCP near the ideal at 3 Mb/s where unit flows time out",
-            mechanism="fast reassign (§4.1 dynamic reassignment)",
-            twin="pTCP with fast_reassign = false",
-            quantity="pTCP's ratio ÷ w − striping's at 3 Mb/s",
-            falls_by=0.5,
-            effect_with=sum(e_with) / len(e_with),
-            effect_without=sum(e_without) / len(e_without),
-            with_seeds=e_with if many else None,
-            without_seeds=e_without if many else None,
-            command="qoslab run scenarios/p4/f2-ptcp.toml --set flow.f0.ptcp.fast_reassign=false "
-            "…  # with p4.bandwidth_overrides('ptcp', 3, 20)",
-        )
-    ]
+    fr_ablation, buffer_row = f3b_fast_reassign(
+        ptcp3, [x["ratio_over_w"] for x in no_fr], stripe3, duration
+    )
+    ablations = [fr_ablation]
+    comps.append(buffer_row)
 
     def p3_comps(ratio: float) -> list[Comparison]:
         return [
