@@ -327,11 +327,14 @@ def test_trc_twins_keep_one_half_of_the_trc():
     stages = [st for c in data["conditioner"] for st in c["stages"]]
     assert len(stages) == len(p1.RATES)
     assert {st["rtt_trc"] for st in stages} == {"0s"}
-    w = [parameters(r, rtt_net=p1.F7B_RTT_NET)["w_max"] for r in p1.RATES]
+    # The parameters the flows' own TCP gets (the table's runs), not qoslab's default TCP's.
+    tcp = data["flow"][0]["tcp"]
+    w = [parameters(r, rtt_net=p1.F7B_RTT_NET, tcp=tcp)["w_max"] for r in p1.RATES]
     assert [st["w_max"] for st in stages] == w
+    assert w[:2] == [6.5, 6.5]  # 8.5 for qoslab's default TCP
     qoslab.check(data)
     delay = [st for c in p1.trc_twin("delay")["conditioner"] for st in c["stages"]]
-    rtt = [parameters(r, rtt_net=p1.F7B_RTT_NET)["rtt_trc"] for r in p1.RATES]
+    rtt = [parameters(r, rtt_net=p1.F7B_RTT_NET, tcp=tcp)["rtt_trc"] for r in p1.RATES]
     assert [float(st["rtt_trc"].removesuffix("ms")) / 1e3 for st in delay] == pytest.approx(
         rtt, rel=1e-5
     )
@@ -449,3 +452,19 @@ def test_f7a_ecn_excess_is_a_fixed_few_packets_that_a_longer_run_spreads():
 
     assert 2 < excess(two) < 5 and 2 < excess(twelve) < 5
     assert "12th mark" in p1.F7A_ECN.why
+
+
+def test_ecn_vs_drops_says_how_far_the_two_fitted_models_alone_set_the_modes_apart():
+    # Table 1's 250 kb/s flow at 124 ms runs at W_max 10.5 in both modes, where the drop
+    # law is 1.7-1.8 % slower than its fitting runs and the ECN law 0.6 %: with no load
+    # the models alone put ECN about 1.1 % below drops. The comparison says so.
+    rows = {(r["scenario"], r["link.0.delay"]): r for r in p1.model_gap_rows().to_dicts()}
+    r = rows[("t1-10mbps", "124ms")]
+    assert -1.5 < r["gap_pct"] < -1.0 and "W_max 10.5 with drops, 10.5 with ECN" in r["where"]
+    assert all(abs(x["gap_pct"]) < 1.5 for x in rows.values())
+    t = pl.DataFrame({"requested": [1.0], "mean_kbps": [100.0]})
+    comps: list = []
+    p1._ecn_vs_drop(comps, "T1", t, t.with_columns(pl.col("mean_kbps") * 0.988), ["requested"],
+                    model_gap=(r["gap_pct"] / 100, r["where"]))  # fmt: skip
+    assert "two fitted models" in comps[0].reference and "1.1 % apart" in comps[0].reference
+    assert p1.gap_text(None) == ""
