@@ -139,7 +139,7 @@ def _check_paths(d):
     # Groups sharing a link run apart: where each crosses the normal at the link's middle.
     for li, edge in lay.edges.items():
         users = [g for g in drawn if li in g.links]
-        mid = edge[len(edge) // 2]
+        mid = topology._at_fraction(edge, 0.5)
         near = [min(_samples(g.points), key=lambda p, m=mid: math.dist(p, m)) for g in users]
         for a, b in itertools.combinations(near, 2):
             assert math.dist(a, b) >= 1.5, (li, a, b)
