@@ -1038,6 +1038,46 @@ def draw(scenario: Path, sets: tuple[str, ...], out: Path | None) -> None:
     click.echo(write_topology(sc.data, dest))
 
 
+@cli.command(name="plot")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--x", "x", required=True, metavar="COL", help="Column on the x axis.")
+@click.option("--y", "y", required=True, metavar="COL", help="Numeric column on the y axis.")
+@click.option("--by", default=None, metavar="COL", help="One line per value of this column.")
+@click.option("--table", default=None, metavar="T", help="Table to read (default flows).")
+@click.option(
+    "--kind",
+    type=click.Choice(["auto", "line", "scatter"]),
+    default="auto",
+    help="auto: a line over a numeric x, points over text.",
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Image file, .png, .svg or .pdf (default <table>-<y>-vs-<x>.png here).",
+)
+def plot_(
+    directory: Path,
+    x: str,
+    y: str,
+    by: str | None,
+    table: str | None,
+    kind: str,
+    out: Path | None,
+) -> None:
+    """Plot column Y against column X of a table of the run or sweep folder DIRECTORY,
+    one line per value of --by; where several rows share an x (seeds, flows), their
+    mean with a 95 % confidence bar. Prints the image's path."""
+    import re
+
+    from qoslab.quickplot import DEFAULT_TABLE, quick_plot, write_plot
+
+    fig = quick_plot(directory, x, y, by=by, table=table, kind=kind)
+    name = re.sub(r"[^A-Za-z0-9_.+-]", "_", f"{table or DEFAULT_TABLE}-{y}-vs-{x}")
+    click.echo(write_plot(fig, out if out is not None else Path(f"{name}.png")))
+
+
 @cli.command(name="trc-table", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def trc_table(args: tuple[str, ...]) -> None:
