@@ -10,6 +10,7 @@ matplotlib's backend, so it is safe in Jupyter (a ``Figure`` displays itself the
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,10 +23,12 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "QFigure",
+    "axis_name",
     "colour_averages_vs_param",
     "colour_bars",
     "cum_throughput",
     "cwnd_traces",
+    "dodge_offsets",
     "drops_by_place",
     "flow_names",
     "goodput_over_time",
@@ -415,17 +418,40 @@ def param_name(param: str) -> str:
     return f"{name} ({', '.join(where)})" if where else name
 
 
-#: Line styles and markers cycled with the ten colours: 20 series stay distinguishable.
-_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
+#: Line styles cycled with the ten colours: 40 series stay distinguishable.
+_STYLES = ["-", "--", ":", "-."]
+#: Markers, the next one for each series: lines drawn on each other stay told apart.
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p", "d"]
 
 
 def series_style(i: int) -> dict[str, Any]:
-    """Colour, line style and marker of the ``i``-th series of a figure."""
+    """Colour, line style and marker of the ``i``-th series of a figure: each of the
+    first 13 series has its own marker, each of the first 40 its own colour and line
+    style."""
     import matplotlib as mpl
 
     colours = mpl.colormaps["tab10"].colors
-    ls, marker = _STYLES[(i // len(colours)) % len(_STYLES)]
-    return {"color": colours[i % len(colours)], "ls": ls, "marker": marker}
+    ls = _STYLES[(i // len(colours)) % len(_STYLES)]
+    return {"color": colours[i % len(colours)], "ls": ls, "marker": _MARKERS[i % len(_MARKERS)]}
+
+
+def dodge_offsets(xs: Iterable[float], lines: int, width: float = 0.2) -> list[float]:
+    """x offsets of ``lines`` lines drawn over the x values ``xs``, so that lines with
+    the same values do not hide each other: spread evenly over ``width`` times the
+    smallest gap between two x values (1 with a single x), centred on 0."""
+    vals = sorted({float(x) for x in xs if x is not None and not math.isnan(float(x))})
+    gaps = [b - a for a, b in itertools.pairwise(vals) if b > a]
+    span = width * (min(gaps) if gaps else 1.0)
+    if lines < 2 or span <= 0:
+        return [0.0] * max(lines, 0)
+    step = span / (lines - 1)
+    return [(j - (lines - 1) / 2) * step for j in range(lines)]
+
+
+def axis_name(param: str, names: Mapping[str, str] | None = None) -> str:
+    """The name ``names`` (a sweep's ``[sweep.labels]``) gives ``param``, else
+    :func:`param_name`'s."""
+    return (names or {}).get(param) or param_name(param)
 
 
 def goodput_vs_param(
@@ -440,6 +466,8 @@ def goodput_vs_param(
     ylabel: str | None = None,
     series: str = "name",
     styles: Mapping[str, Mapping[str, Any]] | None = None,
+    axis_names: Mapping[str, str] | None = None,
+    dodge: float = 0.2,
 ) -> Figure | None:
     """Mean ``metric`` per flow vs the swept parameter ``param`` with 95 % CI bars (the
     sweep summary's ``…_ci95``: Student t across seeds). One panel per combination of
@@ -454,7 +482,11 @@ def goodput_vs_param(
     data, right of the panels; each ``series`` value (the column naming a line: flow
     name, group, class) keeps one colour, line style and marker in every panel (20 stay
     distinct, :func:`series_style`); ``styles`` = {series value: matplotlib keywords}
-    sets some series' colour, line style or marker instead."""
+    sets some series' colour, line style or marker instead. ``axis_names`` = {key: axis
+    name} (``[sweep.labels]``) names the x axis and the panels' keys instead of
+    :func:`param_name`. The lines of a panel are drawn side by side, spread over
+    ``dodge`` times the smallest gap between x values (:func:`dodge_offsets`; 0: on
+    the values), so equal values never hide one line under another."""
     mean, ci = f"{metric}_mean", f"{metric}_ci95"
     if series != "name" and series in summary.columns:
         summary = summary.drop("name", strict=False).rename({series: "name"})
@@ -499,13 +531,15 @@ def goodput_vs_param(
             )
         else:
             sub = sub.with_columns((pl.col(xcol).cast(pl.Float64) / xscale).alias("_x"))
-        for key, g in sub.sort("_x").group_by("name", maintain_order=True):
+        groups = list(sub.sort("_x").group_by("name", maintain_order=True))
+        offsets = dodge_offsets(sub["_x"].to_list(), len(groups), dodge)
+        for (key, g), dx in zip(groups, offsets, strict=True):
             y = g[mean].cast(pl.Float64).to_numpy() / yscale
             err = g[ci].cast(pl.Float64).fill_nan(0).fill_null(0).to_numpy() / yscale if (
                 ci in g.columns
             ) else None  # fmt: skip
             h = ax.errorbar(
-                g["_x"].to_numpy(), y, yerr=err, capsize=3, label=str(key[0]),
+                g["_x"].to_numpy() + dx, y, yerr=err, capsize=3, label=str(key[0]),
                 **style.get(str(key[0]), series_style(0)),
             )  # fmt: skip
             handles.setdefault(str(key[0]), h)
@@ -522,13 +556,13 @@ def goodput_vs_param(
             handles.setdefault(lab, ax.lines[-1])
         if xcol is None:
             ax.set_xticks(range(len(xs)), [str(x) for x in xs])
-        xname = xlabel or param_name(param)
+        xname = xlabel or axis_name(param, axis_names)
         ax.set_xlabel(f"{xname} [{xunit}]" if xunit else xname)
         if ax in flat[::ncols]:
             yname = ylabel or metric.removesuffix("_bps").replace("_", " ")
             ax.set_ylabel(f"{yname} [{yunit}]" if yunit else yname)
         if combo:
-            text = ", ".join(f"{param_name(k)} = {v}" for k, v in combo.items())
+            text = ", ".join(f"{axis_name(k, axis_names)} = {v}" for k, v in combo.items())
             ax.set_title(textwrap.fill(text, 45 if ncols > 1 else 90), fontsize="medium")
         ax.grid(alpha=0.3)
     if handles:
@@ -540,7 +574,7 @@ def goodput_vs_param(
         ax.set_visible(False)
     more = f" (first {max_facets} of {len(combos)} settings)" if len(combos) > max_facets else ""
     what = metric.removesuffix("_bps")
-    fig.suptitle((title or f"{what} vs {param_name(param)} (mean, 95 % CI)") + more)
+    fig.suptitle((title or f"{what} vs {axis_name(param, axis_names)} (mean, 95 % CI)") + more)
     return fig
 
 

@@ -52,6 +52,9 @@ __all__ = [
 MAX_GROUPS = 10
 #: At most this many groups are listed beside the graph; the rest are counted.
 MAX_LISTED = 60
+#: Widest picture [in] with the legend beside the graph (a report's column is 1100 px,
+#: 11.5 in at 96 px/in); a wider one gets its legend below the graph.
+MAX_WIDTH_IN = 11.5
 #: Layout points per unit of a node's ``pos`` (about one node spacing).
 POS_UNIT = 110.0
 #: Font sizes [pt] of node names, link labels, the legend and the flow listing.
@@ -954,17 +957,30 @@ def render(d: Drawing, title: str | None = None):
         sw, sh = max(sw, e.width / dpi), sh + 0.15 + e.height / dpi
     th = tt.get_window_extent().height / dpi + 0.15
     m, gap = 0.15, 0.25
-    W = m + gw + gap + sw + m
-    H = th + max(gh, sh) + 2 * m
+    beside = m + gw + gap + sw + m <= MAX_WIDTH_IN or sw > gw
+    if beside:  # the legend (and listing) to the right of the graph
+        W, H = m + gw + gap + sw + m, th + max(gh, sh) + 2 * m
+        px, py = m + gw + gap, H - th - m
+    else:  # below it, so that a report's column shows the picture at full size
+        if listing is None and 2 * lw_ + 0.4 <= gw and len(handles) > 4:
+            leg.remove()  # two columns fit under the graph
+            leg = fig.legend(handles=handles, fontsize=LEGEND_FONT, loc="upper left",
+                             frameon=False, handlelength=1.6, borderaxespad=0, ncols=2,
+                             columnspacing=2.0)  # fmt: skip
+            fig.draw_without_rendering()
+            e = leg.get_window_extent()
+            sw, sh = e.width / dpi, e.height / dpi
+        W, H = 2 * m + max(gw, sw), th + gh + gap + sh + 2 * m
+        px, py = m, H - th - m - gh - gap
     fig.set_size_inches(W, H)
     ax.set_position((m / W, (H - th - m - gh) / H, gw / W, gh / H))
     tr = fig.dpi_scale_trans
     tt.set_transform(tr)
     tt.set_position((m, H - m))
-    leg.set_bbox_to_anchor((m + gw + gap, H - th - m), transform=tr)
+    leg.set_bbox_to_anchor((px, py), transform=tr)
     if listing is not None:
         listing.set_transform(tr)
-        listing.set_position((m + gw + gap, H - th - m - lh_ - 0.15))
+        listing.set_position((px, py - lh_ - 0.15))
     return fig
 
 
