@@ -148,7 +148,11 @@ def test_sweep_lines_never_join_different_settings():
         data.update({ln.get_label(): ln for ln in ax.get_lines() if ln.get_label()[0] != "_"})
         assert set(data) == {"a", "b", "fair share"}
         x = list(data["a"].get_xdata())
-        assert x == sorted(x) == [0.5, 1.0, 2.0]  # numeric axis in Mb/s, in order
+        # numeric axis in Mb/s, in order; the two lines side by side, 0.2 of the
+        # smallest gap (0.5 Mb/s) apart, so neither hides the other
+        assert x == sorted(x) == pytest.approx([0.45, 0.95, 1.95])
+        assert list(data["b"].get_xdata()) == pytest.approx([0.55, 1.05, 2.05])
+        assert data["a"].get_marker() != data["b"].get_marker()
         assert ax.get_xlabel() == "rate (link 2) [Mb/s]"
         assert ax.get_legend() is None  # one legend, outside the panels
     assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
@@ -167,6 +171,8 @@ def test_param_names_and_twenty_distinct_series():
         tuple(sorted((k, str(v)) for k, v in plot.series_style(i).items())) for i in range(20)
     }
     assert len(styles) == 20
+    # every line of the first 13 has its own marker
+    assert len({plot.series_style(i)["marker"] for i in range(13)}) == 13
 
 
 def test_exact_t_quantiles_and_formats():
