@@ -584,13 +584,15 @@ def colour_averages_vs_param(
     others: Sequence[str] | None = None,
     title: str = "",
     max_queues: int = 6,
+    axis_names: Mapping[str, str] | None = None,
 ) -> Figure | None:
     """A sweep's per-colour RED averages (``summary_colour_averages``: the time-mean
     after the warm-up of each colour's average queue of each sampled RIO/WRED queue)
     vs the swept parameter ``param``: mean and 95 % CI across seeds, one line per
     queue and colour, one panel per setting of the ``others`` parameters (default:
     every other parameter column); the colour of a line is its drop precedence, its
-    line style and marker its queue. ``None`` without such a summary."""
+    line style and marker its queue; ``axis_names`` as :func:`goodput_vs_param`'s.
+    ``None`` without such a summary."""
     cols = [c for c in ("avg_green", "avg_yellow", "avg_red") if f"{c}_mean" in summary.columns]
     if summary.is_empty() or not cols or param not in summary.columns:
         return None
@@ -608,7 +610,7 @@ def colour_averages_vs_param(
         where = " ".join(str(v) for v in q if v)
         for c in cols:
             label = f"{where} {c.removeprefix('avg_')}".strip()
-            ls, marker = _STYLES[qi % len(_STYLES)]
+            ls, marker = _STYLES[qi % len(_STYLES)], _MARKERS[qi % len(_MARKERS)]
             styles[label] = {"color": hues[c], "ls": ls, "marker": marker}
             parts.append(
                 sub.select(
@@ -627,8 +629,9 @@ def colour_averages_vs_param(
         metric="avg",
         others=others,
         ylabel="average queue [packets]",
-        title=title or f"RED average per colour vs {param_name(param)}",
+        title=title or f"RED average per colour vs {axis_name(param, axis_names)}",
         styles=styles,
+        axis_names=axis_names,
     )
 
 
