@@ -338,6 +338,7 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
     params = (["case"] if spec["spec"].get("cases") else []) + list(grid)
     ctx: dict[str, Any] = {
         "anchor": figs.prefix,
+        "axis_labels": spec["spec"].get("axis_labels") or {},  # [sweep.labels]
         "name": spec.get("name"),
         "path": str(d),
         "n_runs": len(tasks),
@@ -376,7 +377,10 @@ def _sweep_context(d: Path, figs: _Figures) -> dict[str, Any]:
                 ys = {y for _, y in pts.values()}
                 references[lab] = ys.pop() if len(ys) == 1 else pts
             others = [p for p in params if p != param]
-            fig = plot.goodput_vs_param(summary, param, others=others, references=references)
+            fig = plot.goodput_vs_param(
+                summary, param, others=others, references=references,
+                axis_names=ctx["axis_labels"],
+            )  # fmt: skip
             ctx["figures"] += figs.add_all(fig, f"goodput-vs-{param}", f"goodput vs {param}")
         _rtt_sweep(summary, params, figs, ctx)
         ctx["summary"] = _table(summary, 100, f"{d}/summary.parquet", figs.page_dir(), pm=True)
@@ -432,6 +436,7 @@ def _rtt_sweep(summary: pl.DataFrame, params: list[str], figs: _Figures, ctx: di
     fig = plot.goodput_vs_param(
         lines, "rtt_ms", others=[p for p in params if p in lines.columns],
         xlabel="added round-trip delay (extra_delay) [ms]", ylabel="goodput per flow",
+        axis_names=ctx.get("axis_labels"),
         title="Goodput per flow against its added RTT, per group (mean, 95 % CI)",
     )  # fmt: skip
     ctx["figures"] += figs.add_all(fig, "goodput-vs-rtt", "goodput against RTT per group")
@@ -441,6 +446,7 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
     """The per-group and per-class goodput figures (one line per group, mean and 95 %
     interval across seeds, against each grid key; one panel per value of the others)
     and the DiffServ summary tables of a sweep, with 95 % intervals."""
+    names = ctx.get("axis_labels")
     for name, title in _DIFFSERV_TABLES.items():
         f = d / f"{name}.parquet"
         if not f.is_file():
@@ -457,8 +463,8 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
         if name == "summary_colour_averages":
             for param in swept:
                 others = [p for p in params if p != param]
-                fig = plot.colour_averages_vs_param(df, param, others=others)
-                title = f"RED average per colour vs {plot.param_name(param)} (mean, 95 % CI)"
+                fig = plot.colour_averages_vs_param(df, param, others=others, axis_names=names)
+                title = f"RED average per colour vs {plot.axis_name(param, names)} (mean, 95 % CI)"
                 ctx["figures"] += figs.add_all(fig, f"colour-averages-vs-{param}", title)
             continue
         key = {"summary_groups": "group", "summary_classes": "class"}.get(name)
@@ -467,14 +473,16 @@ def _diffserv_sweep(d: Path, params: list[str], figs: _Figures, ctx: dict[str, A
         lines = df.rename({key: "name"}) if "name" not in df.columns else df
         for param in swept:
             others = [p for p in params if p != param]
-            title = f"goodput per {key} vs {plot.param_name(param)} (mean, 95 % CI)"
-            fig = plot.goodput_vs_param(lines, param, others=others, title=title)
+            title = f"goodput per {key} vs {plot.axis_name(param, names)} (mean, 95 % CI)"
+            fig = plot.goodput_vs_param(lines, param, others=others, title=title, axis_names=names)
             ctx["figures"] += figs.add_all(fig, f"{key}-goodput-vs-{param}", title)
             if key == "group" and "delay_p99_mean" in lines.columns:
-                title = f"p99 one-way delay per group vs {plot.param_name(param)} (mean, 95 % CI)"
+                what = plot.axis_name(param, names)
+                title = f"p99 one-way delay per group vs {what} (mean, 95 % CI)"
                 fig = plot.goodput_vs_param(
-                    lines, param, metric="delay_p99", others=others, title=title
-                )
+                    lines, param, metric="delay_p99", others=others, title=title,
+                    axis_names=names,
+                )  # fmt: skip
                 ctx["figures"] += figs.add_all(fig, f"group-delay-p99-vs-{param}", title)
 
 

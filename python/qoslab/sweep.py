@@ -120,6 +120,8 @@ class SweepSpec:
     #: Named settings ``{case name: {key path: value}}``, each crossed with the grid
     #: and the seeds; the case name is the ``case`` column of every table.
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``[sweep.labels]``: swept key (or ``case``) → the name figures give its axis.
+    axis_labels: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for k, vs in self.grid.items():
@@ -141,11 +143,11 @@ class SweepSpec:
         its values. Lists may also be tuples, ``range`` objects or numpy arrays, and
         seeds numpy integers."""
         table = dict(sc.sweep or {})
-        unknown = set(table) - {"seeds", "grid", "cases"}
+        unknown = set(table) - {"seeds", "grid", "cases", "labels"}
         if unknown:
             k = sorted(unknown)[0]
             raise scenario_error(
-                sc.file, f"sweep.{k}", "unknown key; expected seeds, grid or cases"
+                sc.file, f"sweep.{k}", "unknown key; expected seeds, grid, cases or labels"
             )
         g = table.get("grid", {})
         if not isinstance(g, Mapping):
@@ -189,6 +191,9 @@ class SweepSpec:
                 )
             case_table = {**case_table, **cases}
         case_list = _cases(sc, case_table)
+        axis_labels = _axis_labels(
+            sc, table.get("labels", {}), [*([CASE] if case_list else []), *values]
+        )
         _check_nested_keys(sc, list(values))
         for name, settings in case_list.items():
             _check_nested_keys(sc, list(values), list(settings), name)
@@ -220,7 +225,7 @@ class SweepSpec:
             seed_list = [
                 check_seed(_from_numpy(x), sc.file, f"sweep.seeds[{i}]") for i, x in enumerate(lst)
             ]
-        return cls(values, seed_list, labels, case_list)
+        return cls(values, seed_list, labels, case_list, axis_labels)
 
 
 #: The most seeds a sweep takes (a count beyond is a typo, not a plan).
@@ -265,6 +270,28 @@ def _cases(sc: Scenario, table: Any) -> dict[str, dict[str, Any]]:
                 ) from None
             vals[k] = _plain(v, sc.file, f"{where}.{k}")
         out[name] = vals
+    return out
+
+
+def _axis_labels(sc: Scenario, table: Any, swept: list[str]) -> dict[str, str]:
+    """``[sweep.labels]`` checked: each key a swept key (or ``case`` in a sweep with
+    cases), each value a non-empty string, the name figures give that key's axis."""
+    example = 'e.g. { "link.0.rate" = "bottleneck rate" }'
+    if not isinstance(table, Mapping):
+        raise scenario_error(
+            sc.file, "sweep.labels", f"expected a table of swept key = axis label, {example}"
+        )
+    out: dict[str, str] = {}
+    for k, v in table.items():
+        where = f"sweep.labels.{k}"
+        if k not in swept:
+            known = ", ".join(swept) if swept else "none: this sweep has no grid or cases"
+            raise scenario_error(sc.file, where, f"not a swept key; the swept keys: {known}")
+        if not isinstance(v, str) or not v.strip():
+            raise scenario_error(
+                sc.file, where, f"expected a non-empty text (the axis label), found {v!r}"
+            )
+        out[k] = v
     return out
 
 
