@@ -69,6 +69,11 @@ def test_labels_name_the_axes_of_the_sweep_report(tmp_path, monkeypatch):
     # the panels name the case by its label too
     assert sorted(by_rate[0][1]) == ["access delay = far", "access delay = near"]
     assert not any("rate (link 2)" in x for x, _ in drawn)
+    # and qoslab plot's x axis
+    from qoslab.quickplot import quick_plot
+
+    xlabel = quick_plot(out, "link.2.rate", "goodput_bps").axes[0].get_xlabel()
+    assert xlabel == "bottleneck rate (link.2.rate_bps)"
 
 
 @pytest.mark.parametrize(

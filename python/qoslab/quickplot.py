@@ -21,6 +21,7 @@ __all__ = [
     "KINDS",
     "MAX_LINES",
     "aggregate",
+    "axis_labels",
     "load_table",
     "quick_plot",
     "table_names",
@@ -82,6 +83,15 @@ def load_table(directory: str | Path, table: str) -> pl.DataFrame:
     return df
 
 
+def axis_labels(directory: str | Path) -> dict[str, str]:
+    """A sweep folder's ``[sweep.labels]`` (swept key → axis label); empty otherwise."""
+    d = Path(directory)
+    if not _is_sweep(d):
+        return {}
+    spec = json.loads((d / "sweep.json").read_text()).get("spec", {})
+    return dict(spec.get("axis_labels") or {})
+
+
 def _numeric_x(df: pl.DataFrame, x: str) -> str | None:
     """The column that puts ``x`` on a numeric axis: itself, or its numeric companion
     (``…_bps``, ``…_s``, ``…_bytes``); None for text."""
@@ -136,8 +146,8 @@ def quick_plot(
     """``y`` against ``x`` from ``table`` (default ``flows``) of a run or sweep folder,
     one line per value of ``by``: the mean with a 95 % interval bar where several rows
     share an x. ``kind``: ``line``, ``scatter`` or ``auto`` (a line over a numeric x,
-    its companion for a value with a unit, points over text). Errors name the table
-    and list its columns."""
+    its companion for a value with a unit, points over text); a sweep's
+    ``[sweep.labels]`` names the x axis. Errors name the table and list its columns."""
     from qoslab.plot import new_figure, series_style
 
     if kind not in KINDS:
@@ -186,7 +196,8 @@ def quick_plot(
         )  # fmt: skip
     if xnum is None:
         ax.set_xticks(range(len(cats)), cats, rotation=30 if len(cats) > 6 else 0)
-    ax.set_xlabel(x if xnum in (None, x) else f"{x} ({xnum})")
+    xname = axis_labels(directory).get(x, x)  # [sweep.labels]
+    ax.set_xlabel(xname if xnum in (None, x) else f"{xname} ({xnum})")
     ax.set_ylabel(f"{y} (mean, 95 % CI)" if several else y)
     if by is not None:
         ax.legend(title=by, fontsize="small", ncols=1 if len(groups) <= 10 else 2)
