@@ -176,17 +176,22 @@ def test_flow_paths_follow_the_laid_out_links(path, engine):
 
 
 @needs_graphviz
-@pytest.mark.parametrize("path", GEOMETRY_SCENARIOS, ids=lambda p: p.stem)
-def test_graphviz_keeps_link_labels_off_the_nodes(path):
-    d = topology.geometry(path, engine="graphviz")
+@pytest.mark.parametrize("case", [*GEOMETRY_SCENARIOS, "200 flows"], ids=str)
+def test_graphviz_keeps_link_labels_off_nodes_links_and_flow_paths(case):
+    sc = _big(groups_wanted=8) if case == "200 flows" else case
+    d = topology.geometry(sc, engine="graphviz")
     lay = d.layout
     assert set(lay.labels) == set(range(len(d.scenario["link"])))
     nodes = [(*lay.pos[n], *lay.size[n]) for n in lay.pos]
     for i, box in lay.labels.items():
         for n, nb in zip(lay.pos, nodes, strict=True):
-            assert not _boxes_overlap(box, nb), (path.name, i, n)
+            assert not _boxes_overlap(box, nb), (case, i, n)
         for j, other in lay.labels.items():
-            assert j == i or not _boxes_overlap(box, other), (path.name, i, j)
+            assert j == i or not _boxes_overlap(box, other), (case, i, j)
+        x, y, w, h = box  # no link and no flow path crosses a label's text
+        lines = [*lay.edges.values(), *(g.points for g in d.groups)]
+        for p in (q for line in lines for q in _samples(line, 10)):
+            assert not (abs(p[0] - x) < w / 2 - 1 and abs(p[1] - y) < h / 2 - 1), (case, i, p)
 
 
 @needs_graphviz
