@@ -69,9 +69,11 @@ also states, beside its comparisons:
   difference lies below zero, ``outside`` when it lies above, and a ``tie`` otherwise.
 - **Ablation twins.** An :class:`Ablation` states a claim "mechanism M causes effect E",
   the effect with M and in a twin run without M; the claim is ``within`` only when the
-  effect falls by the stated fraction (``falls_by``) without M. With ``twin_changes``
-  (:func:`config_changes` of the two runs' configurations) and ``mechanism_off`` the
-  twin is refused unless it switches off M and nothing else.
+  effect falls by the stated fraction (``falls_by``) without M. Every ablation gives
+  ``twin_changes`` (:func:`config_changes` of the two runs' configurations) and
+  ``mechanism_off`` (:func:`switched_off`): the twin is refused unless it switches off M
+  and nothing else, and an experiment whose ablation declares neither fails
+  (:func:`require_twins`).
 - **Open readings side by side.** Where the paper leaves a choice open, each reasonable
   :class:`Reading` of it is run (:class:`ReadingResult`); exactly one per knob is the
   headline, argued from the paper's text (``argued``), never from the numbers.
