@@ -262,6 +262,14 @@ def test_200_flows_10_routers_many_groups_are_listed_with_their_hops(engine):
         assert g.path == rts[next(f["name"] for f in sc["flow"] if f["from"] == g.path[0]
                                   and f["to"] == g.path[-1])]  # fmt: skip
     assert "40 flow groups (200 flows;" in text
+    # The links' widths tell how many flows cross them.
+    crossing = {i: sum(g.count for g in d.groups if i in g.links) for i in d.layout.edges}
+    lw = {int(ln.get_gid()[5:]): ln.get_linewidth() for ln in fig.axes[0].get_lines()
+          if str(ln.get_gid()).startswith("link-")}  # fmt: skip
+    top = max(crossing.values())
+    assert 0 < min(crossing.values()) < top
+    for i, n in crossing.items():
+        assert lw[i] == pytest.approx(max(2.4, topology.LISTED_LINK_LW * n / top)), i
     svg = plot.svg_bytes(fig).decode()
     assert "</svg>" in svg
 

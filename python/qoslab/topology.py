@@ -61,6 +61,8 @@ POS_UNIT = 110.0
 NODE_FONT, LINK_FONT, LEGEND_FONT, LIST_FONT = 9.0, 7.5, 8.0, 7.5
 #: Distance [pt] between neighbouring flow lanes along a link, at most.
 LANE_GAP = 4.0
+#: Width [pt] of the link most flows cross when the groups are listed, not drawn.
+LISTED_LINK_LW = 10.0
 #: Width [pt] of a drawn flow path.
 FLOW_LW = 1.8
 #: How long Graphviz may take for one layout [s].
@@ -377,6 +379,14 @@ def _lane_counts(sc: Mapping[str, Any], groups: Sequence[FlowGroup]) -> dict[int
     return n
 
 
+def _lane_room(sc: Mapping[str, Any], groups: Sequence[FlowGroup], lanes: Mapping[int, int],
+               gap: float) -> dict[int, float]:  # fmt: skip
+    """Per link, how far [pt] its flow lanes (or, groups listed, its width) reach out."""
+    if len(groups) > MAX_GROUPS:
+        return dict.fromkeys(range(len(sc.get("link") or [])), LISTED_LINK_LW / 2)
+    return {li: (k - 1) / 2 * gap + FLOW_LW for li, k in lanes.items()}
+
+
 def _lane_gap(size: Mapping[str, tuple[float, float]], lanes: Mapping[int, int]) -> float:
     """Lanes stay inside the smallest node, so a path's jog into its lane is hidden."""
     most = max(lanes.values(), default=1)
@@ -443,7 +453,7 @@ def _graphviz_layout(sc: Mapping[str, Any], groups: Sequence[FlowGroup]) -> Layo
     given = {n["name"]: n["pos"] for n in nodes if n.get("pos") is not None}
     lanes = _lane_counts(sc, groups)
     gap = _lane_gap(size, lanes)
-    room = {li: (k - 1) / 2 * gap + FLOW_LW for li, k in lanes.items()}
+    room = _lane_room(sc, groups, lanes, gap)
     engine = "neato" if given else "dot"
     lines = ["graph G {", "margin=0;", 'node [label="", fixedsize=true];']
     if engine == "dot":
@@ -554,7 +564,7 @@ def _spring_layout(sc: Mapping[str, Any], groups: Sequence[FlowGroup]) -> Layout
     size = {n["name"]: _node_size(n["name"], n.get("kind", "host")) for n in nodes}
     lanes = _lane_counts(sc, groups)
     gap = _lane_gap(size, lanes)
-    room = {li: (k - 1) / 2 * gap + FLOW_LW for li, k in lanes.items()}
+    room = _lane_room(sc, groups, lanes, gap)
     pos: dict[str, tuple[float, float]] = {}
     if g.number_of_nodes():
         # The routers' backbone laid out by breadth from the first router, the hosts
@@ -802,9 +812,18 @@ def render(d: Drawing, title: str | None = None):
     ax.set_axis_off()
     ax.set_aspect("equal")
 
-    # Links and their labels.
+    # Links and their labels. Listed groups are not drawn: then a link's width tells how
+    # many flows cross it (LISTED_LINK_LW at the busiest).
+    crossing: dict[int, int] = {}
+    for g in d.groups if d.listed else []:
+        for li in set(g.links):
+            crossing[li] = crossing.get(li, 0) + g.count
+    busiest = max(crossing.values(), default=0)
     for i, pts in lay.edges.items():
-        band = 2 * lay.lane_room.get(i, 0.0) + 1.0  # a cable holding the link's flow lanes
+        if d.listed:
+            band = LISTED_LINK_LW * crossing.get(i, 0) / max(busiest, 1)
+        else:  # a cable holding the link's flow lanes
+            band = 2 * lay.lane_room.get(i, 0.0) + 1.0
         ax.plot(
             [p[0] for p in pts],
             [p[1] for p in pts],
@@ -895,6 +914,9 @@ def render(d: Drawing, title: str | None = None):
             fontweight="bold",
             bbox={"boxstyle": "circle,pad=0.2", "fc": colour, "ec": "white", "lw": 0.6},
         )
+    if busiest:
+        label = f"link width: flows crossing it ({busiest} at the widest)"
+        handles.append(Line2D([], [], color="#c8c8c8", lw=LISTED_LINK_LW * 0.6, label=label))
     handles += [
         Line2D([], [], ls="", marker="o", mfc="#cde", mec="#333", label="host"),
         Line2D([], [], ls="", marker="s", mfc="#fdb", mec="#333", label="router"),
