@@ -503,6 +503,10 @@ class Result:
         lambda self: self.table("flow_classes"),
         doc="DiffServ class of each flow's delivered data (runs with DSCPs other than 0).",
     )
+    drop_events = property(
+        lambda self: self.table("drop_events"),
+        doc="One row per packet dropped or CE-marked (runs with record.drop_events).",
+    )
 
     def goodput_by_class(self) -> pl.DataFrame:
         """Goodput summed per DiffServ class (``class``, ``flows``, ``goodput_bps``):
