@@ -247,7 +247,7 @@ pub struct RecordSpec {
     pub drop_events_limit: u64,
 }
 
-/// Default of `record.drop_events_limit`: a million rows (about 40 MB while running).
+/// Default of `record.drop_events_limit`: a million rows (under 50 MB while running).
 pub const DEFAULT_DROP_EVENTS_LIMIT: u64 = 1_000_000;
 
 fn default_drop_events_limit() -> u64 {
