@@ -100,3 +100,41 @@ impl DropLog {
         self.left_out = 0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(uid: u64) -> DropEvent {
+        DropEvent {
+            t: SimTime::ZERO,
+            at: DropAt::Route(NodeId(0)),
+            flow: Some(FlowId(0)),
+            dscp: 0,
+            size: 1000,
+            cause: DropCause::NoRoute,
+            marked: false,
+            uid,
+        }
+    }
+
+    #[test]
+    fn an_entry_takes_at_most_the_documented_48_bytes() {
+        // docs/scenario-format.md: "every row costs under 50 bytes while the run lasts"
+        assert!(std::mem::size_of::<DropEvent>() <= 48);
+    }
+
+    #[test]
+    fn a_full_log_counts_what_it_leaves_out_and_restarts_empty() {
+        let mut log = DropLog::new(2);
+        for uid in 0..5 {
+            log.record(entry(uid));
+        }
+        assert_eq!(log.events.iter().map(|e| e.uid).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(log.left_out, 3);
+        log.restart();
+        assert!(log.events.is_empty() && log.left_out == 0 && log.limit == 2);
+        log.record(entry(9));
+        assert_eq!(log.events[0].uid, 9);
+    }
+}
