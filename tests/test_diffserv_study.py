@@ -118,7 +118,7 @@ def test_sweep_report_shows_the_study_first(study):
     html = (study / "report.html").read_text()
     assert '<nav class="toc">' in html
     for f in ("colour_drops-bars", "colours-bars", "goodput-vs-rtt", "first-run-group-goodput"):
-        assert f'src="figures/{f}.png"' in html, f
+        assert f'src="figures/{f}.svg"' in html, f
         assert (study / "figures" / f"{f}.svg").is_file()
     assert "Queue drops per colour and class" in html
     assert "Goodput against RTT per flow group" in html
@@ -129,7 +129,7 @@ def test_sweep_report_shows_the_study_first(study):
     assert 'goodput_bps <span class="unit">[bit/s]</span>' in html
     assert " ± " in html
     # a 41-flow run: one curve per group, not one per flow
-    assert 'src="figures/first-run-goodput.png"' not in html
+    assert 'src="figures/first-run-goodput.svg"' not in html
     assert "goodput per flow group" in html
 
 

@@ -93,7 +93,7 @@ def test_diffserv_study_report_without_sql(tmp_path):
     assert "Queue drops per colour" in html and "Packets of each colour per meter" in html
     assert "tsw3cm" in html
     # The RIO's per-colour averages and each group's p99 delay, drawn against the grid.
-    assert 'src="figures/colour-averages-vs-conditioner.0.stages.0.cir.png"' in html
+    assert 'src="figures/colour-averages-vs-conditioner.0.stages.0.cir.svg"' in html
     assert "p99 one-way delay per group vs committed rate" in html
     a = pl.read_parquet(out / "summary_colour_averages.parquet")
     assert {"avg_green_mean", "avg_red_ci95"} <= set(a.columns)
@@ -114,7 +114,7 @@ def test_run_report_draws_the_rio_colour_averages(tmp_path):
     assert "colour-averages" in expected_figures(qoslab.load(d))
     html = write_report(d).read_text()
     assert "per-colour averages of the RIO/WRED queues" in html
-    assert (d / "figures" / "colour-averages.png").is_file()
+    assert (d / "figures" / "colour-averages.svg").is_file()
 
 
 # ----------------------------------------------------------------- per-copy RTT (extra_delay)

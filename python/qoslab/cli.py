@@ -1008,12 +1008,25 @@ def _print_comparisons(experiments: list[dict]) -> None:
     default=None,
     help="HTML file (default DIRECTORY/report.html).",
 )
-def report(directory: Path, out: Path | None) -> None:
+@click.option(
+    "--formats",
+    default=None,
+    metavar="LIST",
+    help="Figure files to write, comma-separated, of svg, png, pdf (default svg; a "
+    "reproduction svg,png). The page shows the SVG, else the PNG.",
+)
+def report(directory: Path, out: Path | None, formats: str | None) -> None:
     """Write the HTML report for a run, sweep or reproduction directory (a reproduction:
     an index page, one page per experiment); prints the (index) page's path."""
-    from qoslab.report import write_report
+    from qoslab.report import check_formats, write_report
 
-    click.echo(write_report(directory, out))
+    fmts = None
+    if formats is not None:
+        try:
+            fmts = check_formats([f.strip() for f in formats.split(",") if f.strip()])
+        except ValueError as e:
+            raise click.UsageError(f"--formats: {e}") from None
+    click.echo(write_report(directory, out, fmts))
 
 
 @cli.command()

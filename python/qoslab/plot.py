@@ -796,13 +796,32 @@ def svg_bytes(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def save_figure(fig: Figure, stem: str | Path, dpi: int = 100) -> list[Path]:
-    """Writes ``stem.svg`` and ``stem.png``; returns both paths."""
+#: The figure formats a report can write (``qoslab report --formats``).
+FORMATS = ("svg", "png", "pdf")
+
+
+def save_figure(
+    fig: Figure, stem: str | Path, dpi: int = 100, formats: tuple[str, ...] = ("svg", "png")
+) -> list[Path]:
+    """Writes ``stem.<format>`` for each of ``formats`` (of :data:`FORMATS`); returns
+    the paths in that order."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
-    for ext, data in (("svg", svg_bytes(fig)), ("png", png_bytes(fig, dpi))):
+    for ext in formats:
+        if ext not in FORMATS:
+            raise ValueError(f"figure format {ext!r}: one of {', '.join(FORMATS)}")
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, **({"dpi": dpi} if ext == "png" else {}))
         p = stem.with_name(f"{stem.name}.{ext}")
-        p.write_bytes(data)
+        p.write_bytes(buf.getvalue())
         out.append(p)
     return out
+
+
+def save_pickled(blob: bytes, stem: str, dpi: int, formats: tuple[str, ...]) -> list[Path]:
+    """:func:`save_figure` of a pickled figure: what a report's worker processes run, so
+    that figures drawn one after another in the report's process render in parallel."""
+    import pickle
+
+    return save_figure(pickle.loads(blob), stem, dpi, formats)

@@ -3,22 +3,25 @@ reproduction directory, rendered from the Jinja2 templates under ``templates/``
 (autoescaped). :func:`write_report` is the report layer's one entry point; it sits above
 the store and the sweeps (``tests/test_imports.py`` keeps it so).
 
-Every figure is written as SVG and PNG under ``DIR/figures/`` (a reproduction:
-``DIR/<experiment>/figures/``) and referenced by relative links (the SVG shown, the PNG a
-lazily loaded fallback); tables show a preview and link to their Parquet files. A
-reproduction gets an index page (one row per experiment in natural order, verdict counts
-as links), one page per experiment and one list per verdict; an explained miss carries
-its docs passage rendered into the page. Nothing links outside ``DIR``, so the folder can
-be copied or shared as it is. Everything is read from the files under ``DIR`` (and the
-docs passages from the checkout); nothing needs the engine.
+Every figure is written as SVG (``--formats`` adds PNG or PDF; a reproduction always
+has PNG too) under ``DIR/figures/`` (a reproduction: ``DIR/<experiment>/figures/``) and
+referenced by relative links (the SVG shown, a PNG the lazily loaded fallback); tables
+show a preview and link to their Parquet files. A reproduction gets an index page (one
+row per experiment in natural order, verdict counts as links), one page per experiment
+and one list per verdict; an explained miss carries its docs passage rendered into the
+page. Nothing links outside ``DIR``, so the folder can be copied or shared as it is.
+Everything is read from the files under ``DIR`` (and the docs passages from the
+checkout); nothing needs the engine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,7 @@ from qoslab.store import load
 from qoslab.sweep import build_catalog, load_tasks, plain_main, worker_context
 from qoslab.tables import fmt_cell, with_numeric_companions
 
-__all__ = ["expected_figures", "filter_page", "write_report"]
+__all__ = ["check_formats", "expected_figures", "filter_page", "write_report"]
 
 
 # --------------------------------------------------------------------------- pieces
@@ -45,26 +48,49 @@ def _rel(target: Path, page_dir: Path) -> str:
 
 @dataclass
 class _Figures:
-    """Where a page's figures go: ``dir/<prefix><slug>.svg|png``; remembers them. The
-    page (in ``page``, default ``dir``'s parent) refers to the files by relative links."""
+    """Where a page's figures go: ``dir/<prefix><slug>.<format>`` for each of
+    ``formats``; remembers them. The page (in ``page``, default ``dir``'s parent) refers
+    to the files by relative links. With a ``pool`` (an executor), each figure is pickled
+    and rendered there while the next one is drawn; :meth:`finish` waits for them."""
 
     dir: Path
     prefix: str = ""
     written: list[Path] = field(default_factory=list)
     page: Path | None = None
+    formats: tuple[str, ...] = ("svg", "png")
+    pool: Any = None
+    pending: list[Any] = field(default_factory=list)
 
     def sub(self, prefix: str) -> _Figures:
-        return _Figures(self.dir, f"{self.prefix}{prefix}-", self.written, self.page)
+        return _Figures(
+            self.dir, f"{self.prefix}{prefix}-", self.written, self.page, self.formats,
+            self.pool, self.pending,
+        )  # fmt: skip
 
     def add(self, fig: Any, slug: str, title: str) -> dict[str, str] | None:
         if fig is None:
             return None
         slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{self.prefix}{slug}").strip("_")
-        svg, png = plot.save_figure(fig, self.dir / slug)
-        self.written += [svg, png]
+        stem = self.dir / slug
+        paths = [stem.with_name(f"{stem.name}.{ext}") for ext in self.formats]
+        if self.pool is None:
+            plot.save_figure(fig, stem, formats=self.formats)
+        else:
+            import pickle
+
+            blob = pickle.dumps(fig)
+            job = self.pool.submit(plot.save_pickled, blob, str(stem), 100, self.formats)
+            self.pending.append(job)
+        self.written += paths
         page = self.page_dir()
-        return {"title": title, "alt": title, "svg": _rel(svg, page), "png": _rel(png, page),
-                "id": f"fig-{slug}"}  # fmt: skip
+        links = {ext: _rel(p, page) for ext, p in zip(self.formats, paths, strict=True)}
+        return {"title": title, "alt": title, **links, "id": f"fig-{slug}"}
+
+    def finish(self) -> None:
+        """Waits for the figures rendered in the pool (raising the first failure)."""
+        for f in self.pending:
+            f.result()
+        self.pending.clear()
 
     def page_dir(self) -> Path:
         """The folder of the page that shows these figures."""
@@ -790,23 +816,65 @@ def _write_reproduction(d: Path, out: Path, repro: dict[str, Any]) -> Path:
                    repro=repro, filters=links, verdicts=INDEX_VERDICTS)  # fmt: skip
 
 
-def write_report(src: str | Path, out: str | Path | None = None) -> Path:
+def check_formats(formats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``formats`` as a tuple if each is one of :data:`qoslab.plot.FORMATS` and SVG or
+    PNG is among them (the page shows one of those); else ``ValueError`` saying so."""
+    formats = tuple(formats)
+    bad = [f for f in formats if f not in plot.FORMATS]
+    if bad or not {"svg", "png"} & set(formats):
+        raise ValueError(
+            f"figure formats {','.join(formats)}: each one of {', '.join(plot.FORMATS)}, "
+            "with svg or png among them (the page shows one of those)"
+        )
+    return formats
+
+
+@contextlib.contextmanager
+def _figure_pool() -> Iterator[Any]:
+    """An executor rendering pickled figures, one worker process per core (none on one
+    core: figures then render in this process)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2:
+        yield None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with plain_main(), ProcessPoolExecutor(workers, mp_context=worker_context()) as ex:
+        yield ex
+
+
+def write_report(
+    src: str | Path, out: str | Path | None = None, formats: tuple[str, ...] | None = None
+) -> Path:
     """The report layer's entry point: writes the HTML report for ``src`` (a run, sweep
-    or reproduction directory) to ``out`` (default ``src/report.html``), every figure as
-    SVG and PNG under ``src/figures/`` (a reproduction: ``src/<experiment>/figures/``)
-    referenced by the page, and returns the page's path. A reproduction's page is an
-    index: one row per experiment (natural order), linking to one page per experiment
+    or reproduction directory) to ``out`` (default ``src/report.html``), every figure in
+    ``formats`` (of :data:`qoslab.plot.FORMATS`, SVG or PNG among them; default SVG, a
+    reproduction SVG and PNG, whose PNGs the docs' figures are copied from) under
+    ``src/figures/`` (a reproduction: ``src/<experiment>/figures/``) referenced by the
+    page, and returns the page's path. A sweep's figures render in worker processes,
+    one per core, while the next is drawn. A reproduction's page is an index: one row
+    per experiment (natural order), linking to one page per experiment
     (``src/<experiment>/report.html``) and to lists of the comparisons of one verdict.
-    Raises :class:`~qoslab.ResultsError` if ``src`` is not a results directory."""
+    Raises :class:`~qoslab.ResultsError` if ``src`` is not a results directory and
+    ``ValueError`` for an unknown format or formats without SVG or PNG."""
     d = Path(src)
     out = Path(out) if out else d / "report.html"
-    figs = _Figures(d / "figures", page=out.parent)
-    if (d / "reproduce.json").is_file():
+    repro = (d / "reproduce.json").is_file()
+    formats = check_formats(formats or (("svg", "png") if repro else ("svg",)))
+    if repro and "png" not in formats:
+        formats = (*formats, "png")  # the docs' figures are copied from these
+    figs = _Figures(d / "figures", page=out.parent, formats=formats)
+    if repro:
         return _write_reproduction(d, out, _reproduce_context(d, figs))
     ctx: dict[str, Any] = {"run": None, "sweep": None}
     if (d / "sweep.json").is_file():
         kind = "sweep"
-        ctx["sweep"] = _sweep_context(d, figs)
+        with _figure_pool() as figs.pool:
+            try:
+                ctx["sweep"] = _sweep_context(d, figs)
+                figs.finish()
+            finally:
+                figs.pool = None
     elif (d / "summary.json").is_file():
         kind = "run"
         ctx["run"] = _run_context(d, figs)
