@@ -15,6 +15,14 @@
    against the TCP ceiling (1 Gb/s × 1448/1500 payload bytes per packet). Target:
    ≥ 95 % of the ceiling.
 
+3. ``--budget``: one Linux CUBIC flow a → r → b with a bottleneck of 100, 250, 500 and
+   1000 Mb/s (10 ms RTT, a one-BDP queue) for a few seconds each: packets per second
+   read from the hosts and the run's timing verdict at each rate. The highest rate whose
+   verdict holds is this machine's budget: set ``[live] max_pps`` to its packets/s
+   (qoslab's default, 31 250 /s, is 250 Mb/s of 1500-byte packets and their ACKs, what
+   this measured on the 2-core development machine).
+
+The scenarios here set ``[live] max_pps`` high: they are meant to exceed the datapath.
 The load average is printed with the numbers: on the shared development box other jobs
 take CPU from the datapath and the endpoints, so figures measured there are lower
 bounds, not the quiet-machine figures.
@@ -61,6 +69,7 @@ tcp = {{}}
 [live]
 cc = "cubic"
 txqueuelen = 20000
+max_pps = 1e8
 """
 
 SHAPED = """
@@ -96,15 +105,53 @@ cc = "cubic"
 rmem = "32MB"
 wmem = "32MB"
 txqueuelen = 20000
+max_pps = 1e8
 """
 
+BUDGET = """
+name = "bench-budget"
+duration = "{dur}s"
+warmup = "{warm}s"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+a = "a"
+b = "r"
+rate = "10Gbps"
+delay = "1ms"
+queue = {{ kind = "droptail", limit = 100000 }}
+[[link]]
+a = "r"
+b = "b"
+rate = "{rate}Mbps"
+delay = "4ms"
+queue = {{ kind = "droptail", limit = {limit} }}
+[[flow]]
+name = "bulk"
+from = "a"
+to = "b"
+tcp = {{}}
+[live]
+cc = "cubic"
+txqueuelen = 20000
+max_pps = 1e8
+"""
 
-def run(text: str, dur: float, warm: float) -> dict:
+#: Bottleneck rates [Mb/s] the budget mode tries.
+BUDGET_RATES = (100, 250, 500, 1000)
+
+
+def run(text: str, dur: float, warm: float, **fmt) -> dict:
     from qoslab.api import live
 
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "s.toml"
-        p.write_text(text.format(dur=dur, warm=warm))
+        p.write_text(text.format(dur=dur, warm=warm, **fmt))
         load0 = os.getloadavg()
         s0 = resource.getrusage(resource.RUSAGE_SELF)
         c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -131,6 +178,8 @@ def run(text: str, dur: float, warm: float) -> dict:
         "timing_ok": r.summary.get("live_timing_ok"),
         "p99_us": r.summary.get("live_lateness_p99_us"),
         "p999_us": r.summary.get("live_lateness_p999_us"),
+        "cause": r.summary.get("live_timing_cause"),
+        "pps": r.summary.get("live_pps"),
         "load": (load0[0], load1[0]),
         "cores": os.cpu_count(),
     }
@@ -167,6 +216,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="run length (default 10)")
     ap.add_argument("--only", choices=["forward", "shaped"], default=None)
+    ap.add_argument(
+        "--budget",
+        action="store_true",
+        help="only the budget sweep: the timing verdict at 100-1000 Mb/s",
+    )
     a = ap.parse_args()
     from qoslab.api import live_unavailable
 
@@ -178,6 +232,17 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; figures under "
         "load are lower bounds, not the quiet-machine figures"
     )
+    if a.budget:
+        for mbps in BUDGET_RATES:
+            bdp = max(100, int(mbps * 1e6 * 0.010 / 12_000))
+            m = run(BUDGET, a.seconds, warm, rate=mbps, limit=bdp)
+            print(
+                f"{mbps:5d} Mb/s: goodput {m['goodput_bps'] / 1e6:7.1f} Mb/s, "
+                f"{m['pps']:8.0f} packets/s read; p99 {m['p99_us']:7.1f} µs, p99.9 "
+                f"{m['p999_us']:7.1f} µs: {'valid' if m['timing_ok'] else 'OUT OF BOUNDS'} "
+                f"({m['cause']}); load average {m['load'][0]:.2f} → {m['load'][1]:.2f}"
+            )
+        return
     if a.only in (None, "forward"):
         m = run(FORWARD, a.seconds, warm)
         show("forwarding, 2 × 100 Gb/s links, no delay (target ≥ 1.5 Gb/s when quiet)", m)

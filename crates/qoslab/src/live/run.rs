@@ -32,6 +32,17 @@ const RING: usize = 1 << 16;
 const P99_BOUND: Dur = Dur::from_micros(100);
 /// p99.9 lateness above this flags the run.
 const P999_BOUND: Dur = Dur::from_millis(2);
+/// Packets read from one host per round of the loop.
+const BATCH: usize = 64;
+/// A loop busy (not idle) more than this share of the run was behind or CPU-bound.
+const BUSY_BOUND: f64 = 0.9;
+/// A thread using at least this share of a core while busy was CPU-bound (less: other
+/// processes had the core).
+const CPU_BOUND: f64 = 0.7;
+/// A host's TUN backlogged more than this share of the run is a standing queue …
+const BACKLOG_BOUND: f64 = 0.25;
+/// … and its link short of the rate when it carried less than this share of it.
+const RATE_SHORT: f64 = 0.9;
 
 /// How to run live, beyond the scenario.
 #[derive(Clone, Debug, Default)]
@@ -141,6 +152,31 @@ struct HostIo {
     tx: u64,
     tx_failed: u64,
     rejected: u64,
+    /// Bytes read from and written to the TUN.
+    rx_bytes: u64,
+    tx_bytes: u64,
+    /// Since when the TUN has held more packets than one read round takes (a standing
+    /// queue in front of the host's link), and for how long in all [ns].
+    backlog_since: Option<SimTime>,
+    backlog_ns: u64,
+}
+
+impl HostIo {
+    /// A host's counters, all zero.
+    fn new(node: NodeId, fd: OwnedFd) -> HostIo {
+        HostIo {
+            node,
+            fd,
+            rx: 0,
+            tx: 0,
+            tx_failed: 0,
+            rejected: 0,
+            rx_bytes: 0,
+            tx_bytes: 0,
+            backlog_since: None,
+            backlog_ns: 0,
+        }
+    }
 }
 
 /// The datapath's capture file (`[live] pcap`).
@@ -210,6 +246,15 @@ struct TunIo {
     spin_ns: u64,
     stop: Option<Arc<AtomicBool>>,
     flow_dst: Vec<NodeId>,
+    /// Wall time the loop spent with nothing due (asleep, or spinning before an
+    /// event) [ns]: the rest of the run it was working or behind.
+    idle_ns: u64,
+    /// When the last wait began, if it was a spin round (its time until the next wait
+    /// was spent polling, not working).
+    spin_from: Option<SimTime>,
+    /// How late the thread woke from a sleep that ran to its timeout, behind the time
+    /// it asked for: the machine's wake-up latency, which `[live] spin` hides.
+    wake_late: Lateness,
 }
 
 impl TunIo {
@@ -250,6 +295,9 @@ impl TunIo {
             spin_ns,
             stop,
             flow_dst,
+            idle_ns: 0,
+            spin_from: None,
+            wake_late: Lateness::default(),
         }
     }
 }
@@ -258,6 +306,9 @@ impl WallIo for TunIo {
     fn wait(&mut self, clock: &WallClock, until: SimTime) {
         self.clock_now = Some(*clock);
         let now = clock.now();
+        if let Some(from) = self.spin_from.take() {
+            self.idle_ns += now.saturating_since(from).as_nanos();
+        }
         // Wake at least every 50 ms to see a stop request.
         let limit = Dur::from_millis(50).as_nanos();
         let ns = until.as_nanos().saturating_sub(now.as_nanos()).min(limit);
@@ -266,8 +317,16 @@ impl WallIo for TunIo {
         }
         if ns > self.spin_ns {
             // Sleep, waking `spin` early: the loop then polls the hosts until it is due.
-            sys::poll_in(&mut self.pollfds, Some(ns - self.spin_ns));
+            let asked = ns - self.spin_ns;
+            let woke = sys::poll_in(&mut self.pollfds, Some(asked));
+            let slept = clock.now().saturating_since(now);
+            self.idle_ns += slept.as_nanos();
+            if !woke {
+                let over = slept.as_nanos().saturating_sub(asked);
+                self.wake_late.record(Dur::from_nanos(over));
+            }
         } else {
+            self.spin_from = Some(now);
             std::hint::spin_loop();
         }
     }
@@ -275,7 +334,8 @@ impl WallIo for TunIo {
     fn read(&mut self, clock: &WallClock, into: &mut Vec<Packet>) {
         for h in 0..self.hosts.len() {
             // A bounded batch per host per round, so one busy host cannot starve events.
-            for _ in 0..64 {
+            let mut got = 0;
+            for _ in 0..BATCH {
                 let fd = self.hosts[h].fd.as_raw_fd();
                 let n = match sys::read_packet(fd, &mut self.buf) {
                     Ok(Some(n)) => n,
@@ -285,6 +345,8 @@ impl WallIo for TunIo {
                 let now = clock.now();
                 let host = &mut self.hosts[h];
                 host.rx += 1;
+                host.rx_bytes += n as u64;
+                got += 1;
                 let b = &self.buf[..n];
                 let info = match ipv4::parse(b) {
                     Ok(i) => i,
@@ -315,6 +377,18 @@ impl WallIo for TunIo {
                 slot.1.extend_from_slice(b);
                 into.push(pkt);
             }
+            // A full batch left packets waiting in the TUN: a standing queue in front
+            // of the host's link, until a round drains it.
+            let now = clock.now();
+            let host = &mut self.hosts[h];
+            match (got == BATCH, host.backlog_since) {
+                (true, None) => host.backlog_since = Some(now),
+                (false, Some(from)) => {
+                    host.backlog_ns += now.saturating_since(from).as_nanos();
+                    host.backlog_since = None;
+                }
+                _ => {}
+            }
         }
     }
 
@@ -341,6 +415,7 @@ impl WallIo for TunIo {
         let host = &mut self.hosts[h];
         if sys::write_packet(host.fd.as_raw_fd(), &slot.1) {
             host.tx += 1;
+            host.tx_bytes += slot.1.len() as u64;
         } else {
             host.tx_failed += 1;
         }
@@ -390,6 +465,8 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     preflight()?;
     let live = sc.live.clone().unwrap_or_default();
     let mut w = crate::scenario::build(sc)?;
+    // Before anything is created: a scenario faster than the datapath is refused.
+    let peak = super::check_budget(sc, &w)?;
     w.interrupt = opts.interrupt.clone();
     let swept = sweep_leftovers();
     let pid = std::process::id();
@@ -489,14 +566,7 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         ip(&["-n", &ns, "route", "add", "default", "dev", TUN])?;
         host_of_node[h.0 as usize] = Some(io_hosts.len());
         ns_of_node[h.0 as usize] = ns;
-        io_hosts.push(HostIo {
-            node: h,
-            fd,
-            rx: 0,
-            tx: 0,
-            tx_failed: 0,
-            rejected: 0,
-        });
+        io_hosts.push(HostIo::new(h, fd));
     }
 
     // The flows' 5-tuples.
@@ -604,7 +674,19 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         let _ = a.stdin.write_all(b"go\n");
         let _ = a.stdin.flush();
     }
+    let (wall0, cpu0, jif0) = (
+        std::time::Instant::now(),
+        sys::thread_cpu_ns(),
+        sys::machine_jiffies(),
+    );
     let ran = w.run_wall(&mut io, true);
+    let cpu_ns = sys::thread_cpu_ns().saturating_sub(cpu0);
+    let wall_ns = wall0.elapsed().as_nanos() as u64;
+    // The share of all cores' time the machine spent busy during the run.
+    let machine_busy = match (jif0, sys::machine_jiffies()) {
+        (Some((b0, a0)), Some((b1, a1))) if a1 > a0 => Some((b1 - b0) as f64 / (a1 - a0) as f64),
+        _ => None,
+    };
     if fifo {
         let p = libc::sched_param { sched_priority: 0 };
         // SAFETY: back to the normal scheduler for this thread.
@@ -630,15 +712,26 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
 
     let name = sc.name.clone().unwrap_or_else(|| "run".to_string());
     let mut r = crate::stats::collect(&w, &name, sc.seed, t0.elapsed().as_secs_f64());
-    fill_live_tables(&mut r, &w, &io, &results, &hosts, &tun_stats, &sysctls);
-    let flagged = r.summary.get("live_timing_ok") == Some(&serde_json::Value::Bool(false));
-    if flagged {
-        warnings.push(
-            "live: timing out of bounds (p99 > 100 µs or p99.9 > 2 ms): see live_timing; \
-             on a machine whose wake-ups come late, `[live] spin` keeps events on time"
-                .into(),
-        );
+    let end = w.end;
+    for h in &mut io.hosts {
+        if let Some(from) = h.backlog_since.take() {
+            h.backlog_ns += end.saturating_since(from).as_nanos();
+        }
     }
+    fill_live_tables(&mut r, &w, &io, &results, &hosts, &tun_stats, &sysctls);
+    let load = Load {
+        wall_ns,
+        cpu_ns,
+        idle_ns: io.idle_ns,
+        spin: live.spin,
+        max_pps: live.max_pps.unwrap_or(super::DEFAULT_MAX_PPS),
+        machine_busy,
+    };
+    warnings.extend(timing_verdict(&mut r, &w, &io, &load));
+    if let Some(p) = &peak {
+        r.summary.insert("live_peak_pps".into(), p.pps.into());
+    }
+    r.summary.insert("live_max_pps".into(), load.max_pps.into());
     r.summary.insert("live".into(), true.into());
     r.summary.insert("live_fifo".into(), fifo.into());
     r.summary.insert(
@@ -673,6 +766,163 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     }
     r.summary.insert("warnings".into(), all_warnings.into());
     Ok(r)
+}
+
+/// How hard the datapath thread worked during the run.
+struct Load {
+    /// Wall time of the run [ns].
+    wall_ns: u64,
+    /// CPU time the datapath thread used [ns].
+    cpu_ns: u64,
+    /// Wall time the loop had nothing due [ns].
+    idle_ns: u64,
+    /// `[live] spin`.
+    spin: Dur,
+    /// The packet budget the run was checked against.
+    max_pps: f64,
+    /// The share of all cores' time the machine was busy during the run.
+    machine_busy: Option<f64>,
+}
+
+/// The run's timing verdict (`live_timing_ok`, `live_timing_cause`) from the lateness
+/// bounds, how busy the datapath was and whether every backlogged host link carried
+/// its rate; returns the warnings, each with the advice that fits its cause.
+fn timing_verdict(r: &mut RunResult, w: &World, io: &TunIo, load: &Load) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let wall = load.wall_ns.max(1) as f64;
+    let busy = (1.0 - load.idle_ns as f64 / wall).clamp(0.0, 1.0);
+    let cpu = load.cpu_ns as f64 / wall;
+    let secs = (w.end - SimTime::ZERO).as_secs_f64().max(1e-9);
+    // Per host: the share of the run packets stood in its TUN, and what its link carried.
+    let mut short = Vec::new();
+    let (mut backlog, mut carried, mut rates, mut links) = (vec![], vec![], vec![], vec![]);
+    for h in &io.hosts {
+        let frac = h.backlog_ns as f64 / 1e9 / secs;
+        let f = w.ifaces.iter().position(|f| f.node == h.node);
+        let (out, rate, name) = f.map_or((0.0, 0.0, String::new()), |i| {
+            let f = &w.ifaces[i];
+            let key = match i % 2 {
+                0 => format!("link[{}].rate", i / 2),
+                _ => format!("link[{}].rate_b_to_a", i / 2),
+            };
+            let out = f.counters.departed_bytes as f64 * 8.0 / secs;
+            (out, f.rate.bps() as f64, format!("{} ({key})", f.name))
+        });
+        if frac > BACKLOG_BOUND && rate > 0.0 && out < RATE_SHORT * rate {
+            short.push(format!(
+                "link {name} carried {:.3} Mb/s, {:.1} % of its {:.3} Mb/s, while packets \
+                 waited in host {:?}'s TUN for {:.0} % of the run",
+                out / 1e6,
+                100.0 * out / rate,
+                rate / 1e6,
+                w.nodes[h.node.0 as usize].name,
+                100.0 * frac
+            ));
+        }
+        backlog.push(frac);
+        carried.push(out);
+        rates.push(rate);
+        links.push(name);
+    }
+    if let Some(t) = r.tables.get_mut("live_hosts") {
+        t.push("link", Column::Str(links));
+        t.push("link_rate_bps", Column::Float(rates));
+        t.push("link_out_bps", Column::Float(carried));
+        t.push("backlog_frac", Column::Float(backlog));
+    }
+    let lateness_ok = r.summary.get("live_timing_ok") == Some(&serde_json::Value::Bool(true));
+    let pps = io.hosts.iter().map(|h| h.rx).sum::<u64>() as f64 / secs;
+    let wake_p99 = io.wake_late.quantile(0.99).unwrap_or(0);
+    let machine = load.machine_busy.unwrap_or(f64::NAN);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cause = if busy > BUSY_BOUND && cpu >= CPU_BOUND {
+        warnings.push(format!(
+            "live: the datapath thread was busy {:.0} % of the run on {cpu:.2} of a core \
+             ({pps:.0} packets/s read from the hosts): it is CPU-bound, so the links' \
+             rates and delays were not kept; `[live] spin` cannot help a saturated core. \
+             Lower the rates below the budget (live.max_pps = {:.0} packets/s) or run on \
+             a faster machine",
+            100.0 * busy,
+            load.max_pps
+        ));
+        "cpu-bound"
+    } else if busy > BUSY_BOUND {
+        warnings.push(format!(
+            "live: the datapath thread was behind {:.0} % of the run but got only {cpu:.2} \
+             of a core: other processes took its CPU (load average {:.2}); `[live] spin` \
+             would take more of it. Run on a quieter machine",
+            100.0 * busy,
+            sys::load_average()
+        ));
+        "cpu-starved"
+    } else if !short.is_empty() {
+        "rate not achieved"
+    } else if lateness_ok {
+        "ok"
+    } else if wake_p99 > P99_BOUND.as_nanos() {
+        let advice = if load.spin > Dur::ZERO {
+            format!(
+                "it already spins {} before each event; see validation/live_spin.py",
+                load.spin
+            )
+        } else {
+            "`[live] spin = \"100us\"` keeps events on time for some CPU \
+             (validation/live_spin.py measures both ways)"
+                .to_string()
+        };
+        warnings.push(format!(
+            "live: timing out of bounds (p99 > 100 µs or p99.9 > 2 ms): see live_timing; \
+             the thread woke from its sleeps {:.0} µs late (p99), so its events ran late: \
+             {advice}",
+            wake_p99 as f64 / 1e3
+        ));
+        "wake-up latency"
+    } else {
+        // Woken on time, and not behind most of the run: the events came late in bursts
+        // of work (rounds of packets, each TUN write running the receiving host's TCP),
+        // on a machine whose cores the hosts' TCP and other processes share.
+        warnings.push(format!(
+            "live: timing out of bounds (p99 > 100 µs or p99.9 > 2 ms): see live_timing; \
+             the thread woke on time (p99 {:.0} µs) but fell behind in bursts of work \
+             ({pps:.0} packets/s read from the hosts, {cpu:.2} of a core; the machine's \
+             {cores} cores were {:.0} % busy, load average {:.2}): the datapath and the \
+             hosts' TCP need more CPU than they had, which `[live] spin` does not give. \
+             Lower the rates or the number of flows, or run on a quieter or faster machine",
+            wake_p99 as f64 / 1e3,
+            100.0 * machine,
+            sys::load_average()
+        ));
+        "cpu-bursts"
+    };
+    for s in &short {
+        warnings.push(format!(
+            "live: a configured rate was not achieved: {s}; the datapath did not keep up \
+             (see live_hosts: its thread was busy {:.0} % of the run on {cpu:.2} of a core, \
+             the machine's {cores} cores {:.0} % busy), which `[live] spin` does not \
+             change: lower the rate below the budget (live.max_pps = {:.0} packets/s) or \
+             run on a quieter or faster machine",
+            100.0 * busy,
+            100.0 * machine,
+            load.max_pps
+        ));
+    }
+    let ok = lateness_ok && cause == "ok";
+    r.summary.insert("live_timing_ok".into(), ok.into());
+    r.summary
+        .insert("live_lateness_ok".into(), lateness_ok.into());
+    r.summary.insert("live_timing_cause".into(), cause.into());
+    r.summary.insert("live_busy".into(), busy.into());
+    r.summary.insert("live_cpu".into(), cpu.into());
+    r.summary.insert("live_pps".into(), pps.into());
+    r.summary
+        .insert("live_wake_p99_us".into(), (wake_p99 as f64 / 1e3).into());
+    r.summary
+        .insert("live_machine_busy".into(), load.machine_busy.into());
+    r.summary.insert(
+        "live_rate_short".into(),
+        serde_json::Value::from(short.clone()),
+    );
+    warnings
 }
 
 /// Root and `/dev/net/tun`, or an error saying which is missing.
@@ -1018,6 +1268,8 @@ fn fill_live_tables(
     all.merge(&ws.other);
     rows.push(("(other events)".into(), &ws.other));
     rows.push(("(tun writes)".into(), &io.write_late));
+    // Sleeps that ran to their timeout: how late the thread woke (not an event).
+    rows.push(("(wake-ups)".into(), &io.wake_late));
     rows.push(("(all events)".into(), &all));
     let us = |l: &Lateness, q: f64| l.quantile(q).map_or(f64::NAN, |ns| ns as f64 / 1e3);
     let mut t = Table::default();
@@ -1094,6 +1346,14 @@ fn fill_live_tables(
     t.push(
         "tun_tx_dropped",
         Column::Int(tun_stats.iter().map(|x| x.0 as i64).collect()),
+    );
+    t.push(
+        "tun_read_bytes",
+        Column::Int(io.hosts.iter().map(|h| h.rx_bytes as i64).collect()),
+    );
+    t.push(
+        "tun_written_bytes",
+        Column::Int(io.hosts.iter().map(|h| h.tx_bytes as i64).collect()),
     );
     r.tables.insert("live_hosts".into(), t);
 
@@ -1230,14 +1490,7 @@ mod tests {
         let (dev_b, _host_b) = socket_pair();
         let io_hosts: Vec<HostIo> = [(NodeId(0), dev_a), (NodeId(1), dev_b)]
             .into_iter()
-            .map(|(node, fd)| HostIo {
-                node,
-                fd,
-                rx: 0,
-                tx: 0,
-                tx_failed: 0,
-                rejected: 0,
-            })
+            .map(|(node, fd)| HostIo::new(node, fd))
             .collect();
         let map = FlowMap::new([(addr_a, NodeId(0)), (addr_b, NodeId(1))], FlowId(0));
         let io = TunIo::new(

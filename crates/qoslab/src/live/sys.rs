@@ -87,8 +87,9 @@ pub fn write_packet(fd: RawFd, b: &[u8]) -> bool {
     unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) == b.len() as isize }
 }
 
-/// Waits until one of `fds` is readable or `timeout_ns` passed (`None`: no limit).
-pub fn poll_in(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) {
+/// Waits until one of `fds` is readable or `timeout_ns` passed (`None`: no limit);
+/// true if a descriptor became readable (or a signal came) before the timeout.
+pub fn poll_in(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> bool {
     let ts = timeout_ns.map(|ns| libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
@@ -98,7 +99,7 @@ pub fn poll_in(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) {
         f.revents = 0;
     }
     // SAFETY: fds and ts outlive the call; a null sigmask keeps the current one.
-    unsafe {
+    let n = unsafe {
         libc::ppoll(
             fds.as_mut_ptr(),
             fds.len() as libc::nfds_t,
@@ -106,6 +107,7 @@ pub fn poll_in(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) {
             std::ptr::null(),
         )
     };
+    n != 0
 }
 
 /// Sets the calling thread's timer slack to 1 ns (LIVE.md: 100 µs sleeps overshoot by
@@ -141,6 +143,39 @@ pub fn pid_alive(pid: i32) -> bool {
 pub fn kill(pid: i32, sig: i32) {
     // SAFETY: plain kill.
     unsafe { libc::kill(pid, sig) };
+}
+
+/// CPU time the calling thread has used [ns] (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// (busy, all) jiffies of every core together since boot, from `/proc/stat`'s `cpu`
+/// line (busy: all but idle and iowait); `None` if unreadable.
+pub fn machine_jiffies() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = s.lines().next()?.strip_prefix("cpu ")?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let all: u64 = v.iter().take(8).sum();
+    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+    Some((all - idle, all))
+}
+
+/// The 1-minute load average, from `/proc/loadavg` (NaN if unreadable).
+pub fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// The effective user id.
