@@ -331,6 +331,41 @@ def test_report_reproduction_counts_verdicts(repro):
     assert "a known cause" in explained and ">outside<" not in explained
 
 
+def test_experiment_page_says_each_thing_once_and_never_blank(tmp_path):
+    """Two misses explained by the same docs passage show it once (the second links to
+    the first); an outside with no explanation says it is an open finding instead of a
+    blank; a deviation of 0.004 % is not printed "+0.00"."""
+    saved = dict(reproduce.REGISTRY)
+    ex = Explanation("a known cause", doc="docs/papers/p1.md#t1-queueing").tested(
+        "the cause removed", 1.0
+    )
+
+    @register("t-once", title="one passage, two misses", paper="test §1")
+    def exp(ctx):
+        return Outcome(
+            comparisons=[
+                Comparison("first miss", 0.5, at_least=1.0, against="a", explanation=ex),
+                Comparison("second miss", 0.6, at_least=1.0, against="b", explanation=ex),
+                Comparison("open miss", 2.0, at_most=1.0, against="a bound"),
+                Comparison("tiny", 1.00004, paper=1.0, rtol=0.01),
+            ]
+        )
+
+    try:
+        run_experiments(["t-once"], tmp_path / "rep", log=lambda s: None)
+        write_report(tmp_path / "rep")
+    finally:
+        reproduce.REGISTRY.clear()
+        reproduce.REGISTRY.update(saved)
+    page = (tmp_path / "rep" / "t-once" / "report.html").read_text()
+    assert page.count("The cause is the bottleneck") == 1
+    assert 'shown above, under <a href="#why-c0">first miss</a>' in page
+    row = re.search(r'<tr class="v-outside" id="c2">(.*?)</tr>', page, re.S)
+    assert row and "no tested explanation: an open finding" in row.group(1)
+    tiny = re.search(r'<tr class="v-within" id="c3">(.*?)</tr>', page, re.S)
+    assert tiny and "<td>+0.004</td>" in tiny.group(1) and "+0.00<" not in page
+
+
 def test_pages_in_chromium_with_screenshots(dumbbell_page, sweep_page, repro):
     _need_chromium()
     for page, name, min_imgs in (

@@ -539,27 +539,49 @@ def _comparison_row(c: dict[str, Any], i: int = 0) -> dict[str, Any]:
         "ours": fmt_cell(c["ours"], 5),
         "unit": c.get("unit") or "",
         "reference": ref,
-        "deviation": "—" if dev is None else f"{100 * dev:+.2f}",
+        "deviation": _percent(dev),
         "verdict": verdict,
         "why": ex.get("why", "") if explained else "",
         "doc": ex.get("doc", "") if explained else "",
         "script": ex.get("script", "") if explained else "",
         "counterfactual": counterfactual,
         "command": (cf or {}).get("command", "") if explained else "",
-        "note": c.get("note", ""),
+        "note": c.get("note", "") or _OPEN.get(verdict, ""),
     }
 
 
+#: What the "why" column says of a verdict that has no explanation and no note: an
+#: outside without a tested cause is an open finding, not a blank.
+_OPEN = {
+    "outside": "no tested explanation: an open finding",
+    "tie": "the seed-paired interval holds zero: the seeds cannot tell the two apart",
+}
+
+
+def _percent(dev: float | None) -> str:
+    """A relative deviation in percent to three significant digits ("—" for none, "0" for
+    exactly none): two fixed decimals printed "+0.00" for a deviation of 0.004 %."""
+    if dev is None:
+        return "—"
+    if dev == 0:
+        return "0"
+    return f"{100 * dev:+.3g}"
+
+
 def _explanations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each explained miss of a page with its docs passage rendered into the page (the
-    passage read once per anchor): the page links to nothing in the checkout."""
+    """Each explained miss of a page with its docs passage rendered into the page, once
+    per passage (a later miss explained by the same passage links to the first): the
+    page links to nothing in the checkout."""
     out, seen = [], {}
     for r in rows:
         if not r["why"]:
             continue
-        if r["doc"] and r["doc"] not in seen:
-            seen[r["doc"]] = doc_passage(r["doc"])
-        out.append({**r, "passage": seen.get(r["doc"]) or ""})
+        if r["doc"] and r["doc"] in seen:  # the passage once, at its first explanation
+            out.append({**r, "passage": "", "passage_at": seen[r["doc"]]})
+            continue
+        if r["doc"]:
+            seen[r["doc"]] = {"id": r["id"], "quantity": r["quantity"]}
+        out.append({**r, "passage": doc_passage(r["doc"]) if r["doc"] else ""})
     return out
 
 
