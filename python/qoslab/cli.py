@@ -462,8 +462,22 @@ def _stop_on_signals() -> list[int]:
     help="Also run the scenario in the simulator with Linux-like TCP settings (SACK, PRR, "
     "IW 10, 40 ms delayed ACKs, 1500-byte packets) and compare: the `twin` table.",
 )
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=2),
+    default=None,
+    metavar="N",
+    help="Run it N times (seeds SEED, SEED+1, …; each in fresh namespaces, its twin with "
+    "the same seed), each saved in OUT/repeat-<k>, and summarise per flow: mean and 95 % "
+    "interval of live, twin and their difference paired by repeat (repeat_ci table).",
+)
 def live(
-    scenario: Path, sets: tuple[str, ...], seed: int | None, out: Path | None, twin: bool
+    scenario: Path,
+    sets: tuple[str, ...],
+    seed: int | None,
+    out: Path | None,
+    twin: bool,
+    repeat: int | None,
 ) -> None:
     """Run SCENARIO live: real Linux TCP/UDP in network namespaces through qoslab's own
     links, queues and conditioners (needs root and /dev/net/tun; exit 2 without them).
@@ -502,6 +516,27 @@ def live(
         click.echo(line, err=True)
     created = not os.path.lexists(dest)
     prepare_output(dest, "run")
+    if repeat is not None:
+        from qoslab.live_repeat import repeat_text, run_repeats
+
+        base = sc.seed if seed is None else seed
+        try:
+            summ = run_repeats(sc, repeat, base, twin, dest, click.echo)
+        except BaseException:
+            if stopped_by:
+                sig = signal.Signals(stopped_by[0]).name
+                click.echo(
+                    f"{sc.name} (live): stopped by {sig} after {time.monotonic() - t0:.1f} s; "
+                    "its agents and namespaces are removed; the finished repeats are kept",
+                    err=True,
+                )
+                sys.exit(128 + stopped_by[0])
+            raise
+        for w in summ.summary.get("warnings") or []:
+            click.echo(f"warning: {w}", err=True)
+        click.echo(repeat_text(summ.table("repeat_ci")))
+        click.echo(f"results: {dest}")
+        return
     try:
         stage = new_stage(dest / OWN, "run")
     except OSError as e:
@@ -529,6 +564,8 @@ def live(
         raise
     s = res.summary
     verdict = "timing OK" if s.get("live_timing_ok") else "TIMING OUT OF BOUNDS"
+    if not s.get("live_timing_ok") and s.get("live_timing_cause"):
+        verdict += f" ({s['live_timing_cause']})"
     click.echo(
         f"{sc.name} (live): {verdict}: lateness p99 {s.get('live_lateness_p99_us', 0):.1f} µs, "
         f"p99.9 {s.get('live_lateness_p999_us', 0):.1f} µs (bounds 100 µs, 2 ms)"

@@ -252,6 +252,14 @@ def _run_context(d: Path, figs: _Figures) -> dict[str, Any]:
             "live against the simulated twin",
         )
     tables = []
+    if "repeat_ci" in r.tables:  # qoslab live --repeat: the intervals first
+        tables += [
+            (
+                f"{name}: mean ± 95 % CI over the repeats" if name == "repeat_ci" else name,
+                _table(r.tables[name], source=f"{d}/{name}.parquet", page=figs.page_dir(), pm=True),
+            )
+            for name in ("repeat_ci", "repeats")
+        ]
     groups = r.by_group()
     if not groups.is_empty():
         tables.append(("goodput per flow group", _table(groups, source="flows.parquet")))
