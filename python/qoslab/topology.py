@@ -499,12 +499,9 @@ def _graphviz_layout(sc: Mapping[str, Any], groups: Sequence[FlowGroup]) -> Layo
     else:
         data = _run_graphviz("neato", ["-n2"] if len(given) == len(nodes) else [], src)
     pos = {}
-    by_gvid = {}
     for o in data.get("objects", []):
-        name = names[int(o["name"][1:])]
         x, y = o["pos"].split(",")[:2]
-        pos[name] = (float(x), float(y))
-        by_gvid[o["_gvid"]] = name
+        pos[names[int(o["name"][1:])]] = (float(x), float(y))
     edges, labels = {}, {}
     for e in data.get("edges", []):
         i = int(e["id"][1:])
