@@ -44,6 +44,9 @@ pub enum Direction {
     Rx,
     /// Both of the above (each packet appears twice, at its two times).
     Both,
+    /// Packets the interface drops: its queue's drops (as dropped, a CE mark
+    /// included) and random loss on its link, at the time of the drop.
+    Drop,
 }
 
 impl Direction {
@@ -52,6 +55,7 @@ impl Direction {
             Direction::Tx => "tx",
             Direction::Rx => "rx",
             Direction::Both => "both",
+            Direction::Drop => "drop",
         }
     }
 }
@@ -282,6 +286,14 @@ struct Point {
     counts: PointCounts,
 }
 
+/// Which of an interface's capture lists a packet is offered to.
+#[derive(Clone, Copy, Debug)]
+enum Side {
+    Tx,
+    Rx,
+    Drop,
+}
+
 /// The open capture files of a run and the state to fill them.
 #[derive(Debug)]
 pub struct Capturer {
@@ -292,6 +304,7 @@ pub struct Capturer {
     plan: Vec<CapturePoint>,
     tx: Vec<Vec<u32>>,
     rx: Vec<Vec<u32>>,
+    drop: Vec<Vec<u32>>,
     links: Vec<(NodeId, NodeId)>,
     flows: Vec<FlowInfo>,
     /// IPv4 address of each node.
@@ -316,6 +329,7 @@ impl Capturer {
         let mut points = Vec::with_capacity(plan.len());
         let mut tx = vec![Vec::new(); ifaces.len()];
         let mut rx = vec![Vec::new(); ifaces.len()];
+        let mut drop = vec![Vec::new(); ifaces.len()];
         for (i, p) in plan.iter().enumerate() {
             let n = by_name.len();
             let w = *by_name.entry(p.file.as_str()).or_insert(n);
@@ -338,12 +352,16 @@ impl Capturer {
                 },
             });
             let f = p.iface.0 as usize;
-            if p.direction != Direction::Rx {
-                tx[f].push(i as u32);
-            }
-            if p.direction != Direction::Tx {
-                rx[f].push(i as u32);
-            }
+            let list = match p.direction {
+                Direction::Tx => &mut tx,
+                Direction::Rx => &mut rx,
+                Direction::Both => {
+                    tx[f].push(i as u32);
+                    &mut rx
+                }
+                Direction::Drop => &mut drop,
+            };
+            list[f].push(i as u32);
         }
         let mut names: Vec<(&str, usize)> = by_name.into_iter().collect();
         names.sort_by_key(|x| x.1);
@@ -374,6 +392,7 @@ impl Capturer {
             plan: plan.to_vec(),
             tx,
             rx,
+            drop,
             links: ifaces.iter().map(|f| (f.node, f.peer)).collect(),
             flows,
             addrs: addrs.to_vec(),
@@ -385,14 +404,21 @@ impl Capturer {
     /// `pkt` starts transmission on `iface` at `now`.
     pub fn on_tx(&mut self, now: SimTime, iface: IfaceId, pkt: &Packet, routes: &Routes) {
         if !self.tx[iface.0 as usize].is_empty() {
-            self.capture(now, iface, pkt, routes, false);
+            self.capture(now, iface, pkt, routes, Side::Tx);
         }
     }
 
     /// `pkt`, sent on `iface`, arrives at the far node at `now`.
     pub fn on_rx(&mut self, now: SimTime, iface: IfaceId, pkt: &Packet, routes: &Routes) {
         if !self.rx[iface.0 as usize].is_empty() {
-            self.capture(now, iface, pkt, routes, true);
+            self.capture(now, iface, pkt, routes, Side::Rx);
+        }
+    }
+
+    /// `pkt` is dropped at `iface` (its queue or its link) at `now`.
+    pub fn on_drop(&mut self, now: SimTime, iface: IfaceId, pkt: &Packet, routes: &Routes) {
+        if !self.drop[iface.0 as usize].is_empty() {
+            self.capture(now, iface, pkt, routes, Side::Drop);
         }
     }
 
@@ -411,7 +437,7 @@ impl Capturer {
         hops
     }
 
-    fn capture(&mut self, now: SimTime, iface: IfaceId, pkt: &Packet, routes: &Routes, rx: bool) {
+    fn capture(&mut self, now: SimTime, iface: IfaceId, pkt: &Packet, routes: &Routes, side: Side) {
         if self.error.is_some() {
             return;
         }
@@ -427,7 +453,11 @@ impl Capturer {
             .copied()
             .unwrap_or_default();
         let (n, frame) = wire::serialise_with(pkt, hop, &flow, &self.addrs, &mut self.buf);
-        let list = if rx { &self.rx } else { &self.tx };
+        let list = match side {
+            Side::Tx => &self.tx,
+            Side::Rx => &self.rx,
+            Side::Drop => &self.drop,
+        };
         for &p in &list[iface.0 as usize] {
             let pt = &mut self.points[p as usize];
             if pt.flow.is_some_and(|f| f != pkt.flow) || now < pt.start || now >= pt.stop {

@@ -168,6 +168,9 @@ impl World {
                 .add(DropCause::RandomLoss, size);
             let pkt = self.pool.take(p);
             self.count_flow_drop(&pkt);
+            if let Some(c) = self.capture.as_deref_mut() {
+                c.on_drop(now, iface, &pkt, &self.routes);
+            }
             if let Some(log) = self.recorded.drop_log.as_deref_mut() {
                 let at = DropAt::Link(iface);
                 log.record(DropEvent::of(now, at, &pkt, DropCause::RandomLoss, false));
@@ -225,6 +228,11 @@ impl World {
         }
         for (p, _) in &drops.dropped {
             self.count_flow_drop(p);
+        }
+        if let Some(c) = self.capture.as_deref_mut() {
+            for (p, _) in &drops.dropped {
+                c.on_drop(now, iface, p, &self.routes);
+            }
         }
         if let Some(log) = self.recorded.drop_log.as_deref_mut() {
             let at = DropAt::Queue(iface);
