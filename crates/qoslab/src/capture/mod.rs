@@ -6,6 +6,7 @@
 //!   scenario [[capture]] ──► resolve (build time, names → ids, no I/O) ──► World::capture_plan
 //!   run_with(pcap_dir)   ──► Capturer::open (files created) ──► World::capture
 //!   world: start_tx ─► on_tx      arrive ─► on_rx      (one `Option` check when off)
+//!          queue drop, link loss ─► on_drop
 //!   end of run           ──► Capturer::finish (flush; first I/O error reported)
 //! ```
 //!
