@@ -711,6 +711,9 @@ def _f10_outcome(summ: pl.DataFrame) -> tuple[list[Comparison], list[Ablation]]:
                  effect_with=_avg(fair_with), effect_without=_avg(twins[head]),
                  with_seeds=fair_with, without_seeds=twins[head],
                  command=f"qoslab run scenarios/p0/{head}.toml",
+                 note="the twin's common bucket serves in §4.2.2's FCFS order ('A fairer "
+                 "approach is to use a first-come-first-served (FCFS) scheme'): a common "
+                 "bucket needs an order, logical partitions do without one",
                  **twin_declaration(stem_scenario("f10-equal"), stem_scenario(head),
                                     LOGICAL_OFF_COMMON)),
         Ablation(claim="unused tokens shared among the logical partitions fill the rate",

@@ -409,7 +409,10 @@ def _weight_ablations(per_seed: pl.DataFrame, w: int, fig: str) -> list[Ablation
                      quantity="ratio − 1", falls_by=0.5,
                      effect_with=sum(a) / len(a), effect_without=sum(b) / len(b),
                      with_seeds=a if seeds else None, without_seeds=b if seeds else None,
-                     note=f"Fig. {fig}'s sweep at w = {w} and w = 1",
+                     note=f"Fig. {fig}'s sweep at w = {w} and w = 1"
+                     + ("; the twin's one pipe has one TCB's buffer too (the weighted flow "
+                        "has w TCBs' memory in every method, as striping's w sockets)"
+                        if method == "ptcp" else ""),
                      twin_changes=config_changes(weight_overrides(method, w),
                                                  weight_overrides(method, 1)),
                      mechanism_off=weight_off(method, w))
