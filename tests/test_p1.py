@@ -468,3 +468,22 @@ def test_ecn_vs_drops_says_how_far_the_two_fitted_models_alone_set_the_modes_apa
                     model_gap=(r["gap_pct"] / 100, r["where"]))  # fmt: skip
     assert "two fitted models" in comps[0].reference and "1.1 % apart" in comps[0].reference
     assert p1.gap_text(None) == ""
+
+
+def test_models_table_shows_every_built_in_model_by_its_own_law():
+    """The table of the fitted models (p1-heldout's trc-models) evaluates each model's
+    own law: asking for a SACK model's cycle with qoslab's default TCP (NewReno) is
+    refused by the engine, which made p1-heldout fail in quick mode."""
+    from qoslab.reproduce.p1 import models_table
+    from qoslab.trc import fitted_models, model_cycle
+
+    t = models_table()
+    names = set(t["model"].to_list())
+    assert names == {"paper", *fitted_models()}
+    sack = next(n for n in fitted_models() if n.startswith("sack-"))
+    row = t.filter((pl.col("model") == sack) & (pl.col("mode") == "drop")).row(0, named=True)
+    w = 10.5
+    want = (0.375 * w * w + 1.25 * w - 2) / model_cycle(sack, w) / w
+    assert row[f"w_avg/w_max at {w:g}"] == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="no built-in TRC model"):
+        model_cycle("no-such-model", w)

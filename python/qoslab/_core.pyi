@@ -125,6 +125,11 @@ def trc_cycle(
     [s] (for a law measured per RTT; ``None``: its smallest RTT), for TCP settings given
     as JSON."""
 
+def trc_model_cycle(model: str, w_max: float, ecn: bool = False, rtt: float | None = None) -> float:
+    """Time per cycle [RTTs] of a built-in model's own law at ``w_max`` (and total RTT
+    ``rtt`` [s]; ``None``: its smallest RTT), matched to no flow's TCP: for tables of
+    the models."""
+
 def trc_model_name(tcp: str | None = None) -> str:
     """The name of the fitted model for TCP settings given as JSON, e.g.
     ``"newreno-flight-lt-nodelack"``."""

@@ -66,6 +66,13 @@ def cycle(
     )
 
 
+def model_cycle(name: str, w_max: float, ecn: bool = False, rtt: float | None = None) -> float:
+    """A built-in model's own time per cycle [RTTs] at ``w_max`` (and RTT ``rtt`` [s]),
+    whatever TCP it was fitted on: :func:`cycle` refuses a model whose TCP is not the
+    flow's, which a table of the models themselves has none of."""
+    return _core.trc_model_cycle(name, float(w_max), bool(ecn), None if rtt is None else float(rtt))
+
+
 #: Requested rates of the paper's Fig. 4 [bit/s].
 FIG4_RATES = tuple(r * 1000.0 for r in range(50, 601, 50))
 

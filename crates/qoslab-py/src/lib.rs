@@ -33,6 +33,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trc::trc_cycle_time, m)?)?;
     m.add_function(wrap_pyfunction!(trc::trc_model_name, m)?)?;
     m.add_function(wrap_pyfunction!(trc::trc_fitted_models, m)?)?;
+    m.add_function(wrap_pyfunction!(trc::trc_model_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(trc::trc_cycle, m)?)?;
     Ok(())
 }

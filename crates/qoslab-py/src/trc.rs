@@ -151,6 +151,19 @@ fn law_for(model: &str, ecn: bool, tcp: Option<&str>) -> PyResult<model::CycleTi
         .map_err(PyValueError::new_err)
 }
 
+/// Time per cycle [RTTs] of a built-in model's own law at `w_max` (and total RTT `rtt`
+/// [s]; `None`: its smallest RTT), matched to no flow's TCP: for tables of the models.
+#[pyfunction]
+#[pyo3(signature = (model, w_max, ecn = false, rtt = None))]
+pub fn trc_model_cycle(model: &str, w_max: f64, ecn: bool, rtt: Option<f64>) -> PyResult<f64> {
+    let m = model::fitted_model(model)
+        .ok_or_else(|| PyValueError::new_err(format!("no built-in TRC model {model:?}")))?;
+    let law = m.law(ecn).ok_or_else(|| {
+        PyValueError::new_err(format!("TRC model {model:?} has no fit with ECN marks"))
+    })?;
+    Ok(law.cycle_at(w_max, rtt.unwrap_or(0.0)))
+}
+
 /// Time per cycle [RTTs] of a model at `w_max` (and total RTT `rtt` [s], for a law
 /// measured per RTT; `None`: its smallest RTT), for TCP settings given as JSON.
 #[pyfunction]

@@ -1798,7 +1798,7 @@ def models_table() -> pl.DataFrame:
     """The fitted TRC models side by side (P1 eq. 1 per TCP): W_avg / W_max at a few
     W_max, as the paper's model compares W_avg with W_max, and each law; none below the
     law's first W_max (``w_first``), which the TRC never picks."""
-    from qoslab.trc import cycle, fitted_models
+    from qoslab.trc import fitted_models, model_cycle
 
     ws = [6.5, 8.5, 10.5, 20.5, 100.5]
     rows = []
@@ -1811,7 +1811,7 @@ def models_table() -> pl.DataFrame:
             row: dict[str, Any] = {"model": name, "mode": mode, "w_first": w_first, "a": a,
                                    "b": b, "knots": len(knots)}  # fmt: skip
             for w in ws:
-                t = 2.5 + 0.5 * w if name == "paper" else cycle(w, model=name, ecn=mode == "ecn")
+                t = 2.5 + 0.5 * w if name == "paper" else model_cycle(name, w, mode == "ecn")
                 v = (0.375 * w * w + 1.25 * w - 2) / t / w
                 row[f"w_avg/w_max at {w:g}"] = v if w >= w_first else None
             rows.append(row)
