@@ -572,6 +572,10 @@ def live(
     )
     for w in s.get("warnings") or []:
         click.echo(f"warning: {w}", err=True)
+    if "live_programs" in res.tables:  # [[live.program]]: how each ended
+        for p in res.table("live_programs").iter_rows(named=True):
+            how = "stopped by qoslab" if p["stopped"] else "exited"
+            click.echo(f"program {p['name']} (host {p['host']}): {how}, status {p['exit_code']}")
     flows = res.flows
     cols = [c for c in ("name", "kind", "src", "dst", "goodput_bps", "drops") if c in flows.columns]
     with __import__("polars").Config(tbl_rows=50, tbl_hide_dataframe_shape=True):

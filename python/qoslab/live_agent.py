@@ -4,9 +4,11 @@
 namespace. It opens the listeners of the flows that end at this host, prints ``ready``,
 waits for ``go`` on stdin (time zero of the run), then runs the flows that start here:
 TCP bulk senders (the kernel's own TCP, congestion control and ECN set per namespace by
-the runner) and UDP constant-bit-rate senders, plus ICMP echo probes. On ``stop`` it
-prints one line of JSON: per sink flow the goodput bytes after the warm-up and a
-cumulative series, per sender the kernel's ``TCP_INFO`` state, per probe the RTTs.
+the runner) and UDP constant-bit-rate senders, plus ICMP echo probes, and the user's
+own programs (``[[live.program]]``) from their start to their stop time. On ``stop`` it
+stops the programs still running and prints one line of JSON: per sink flow the goodput
+bytes after the warm-up and a cumulative series, per sender the kernel's ``TCP_INFO``
+state, per probe the RTTs, per program its exit status.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import json
 import math
 import os
 import random
+import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -73,6 +77,8 @@ class Agent:
         self.sender_socks: dict[int, socket.socket] = {}
         self.traces: dict[int, list] = {}
         self.pings: list[dict] = []
+        self.programs: dict[int, dict] = {}
+        self.procs: dict[int, subprocess.Popen] = {}
         self.listeners: list[socket.socket] = []
         self.peer_flow: dict[tuple, int] = {}
         for lst in cfg["listen"]:
@@ -256,8 +262,80 @@ class Agent:
             threading.Thread(target=target, args=(f,), daemon=True).start()
         for p in self.cfg["ping"]:
             threading.Thread(target=self.ping, args=(p,), daemon=True).start()
+        for p in self.cfg.get("programs", []):
+            threading.Thread(target=self.program, args=(p,), daemon=True).start()
+
+    def program(self, p: dict) -> None:
+        """Runs a user's program from its start time until it exits or its stop time
+        (then SIGTERM, and SIGKILL a second later), its output into its files."""
+        i = p["index"]
+        with self.lock:
+            self.programs[i] = {"index": i}
+        self.sleep_until(p["start"])
+        env = {**os.environ, **p["env"]}
+        try:
+            with open(p["out"], "wb") as out, open(p["err"], "wb") as err:
+                proc = subprocess.Popen(
+                    p["argv"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    env=env,
+                    start_new_session=True,
+                )
+        except OSError as e:
+            with self.lock:
+                self.programs[i].update({"error": str(e), "exit_code": 127})
+            return
+        with self.lock:
+            self.procs[i] = proc
+            self.programs[i].update({"pid": proc.pid, "started": self.now()})
+        stop = p["stop"]
+        try:
+            proc.wait(timeout=None if stop is None else max(0.0, stop - self.now()))
+        except subprocess.TimeoutExpired:
+            self.stop_program(i)
+        self.finished(i)
+
+    def stop_program(self, i: int) -> None:
+        """SIGTERM to a running program's process group, SIGKILL a second later."""
+        with self.lock:
+            proc = self.procs.get(i)
+            if proc is None or proc.poll() is not None:
+                return
+            self.programs[i]["stopped"] = True
+        for sig, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+    def finished(self, i: int) -> None:
+        """Records a program's exit: its status as a shell gives it (128 + the signal
+        for a program killed by one) and the signal."""
+        with self.lock:
+            proc = self.procs.get(i)
+            info = self.programs[i]
+            if proc is None or proc.returncode is None or "ended" in info:
+                return
+            rc = proc.returncode
+            info.update(
+                {
+                    "ended": self.now(),
+                    "exit_code": 128 - rc if rc < 0 else rc,
+                    "signal": -rc if rc < 0 else 0,
+                }
+            )
 
     def results(self) -> dict:
+        for i in list(self.procs):
+            self.stop_program(i)
+            self.finished(i)
         with self.lock:
             sinks = {
                 str(f): {
@@ -270,7 +348,9 @@ class Agent:
         for f, s in self.sender_socks.items():
             i = tcp_info(s) or {}
             senders[str(f)] = {**i, "cc": self.cc_of(s), "trace": self.traces.get(f, [])}
-        return {"sinks": sinks, "senders": senders, "ping": self.pings}
+        with self.lock:
+            programs = [dict(v) for _, v in sorted(self.programs.items())]
+        return {"sinks": sinks, "senders": senders, "ping": self.pings, "programs": programs}
 
     def cc_of(self, s: socket.socket) -> str:
         """The congestion control a socket runs."""

@@ -104,6 +104,53 @@ pub struct LiveConfig {
     /// the run; default [`DEFAULT_MAX_PPS`].
     #[serde(default)]
     pub max_pps: Option<f64>,
+    /// The user's own programs, each run inside its host's namespace.
+    #[serde(default)]
+    pub program: Vec<ProgramSpec>,
+}
+
+/// `[[live.program]]`: a program of the user's, run inside a host's namespace during a
+/// live run (its output kept in the `live_programs` table, its traffic in `live_conns`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramSpec {
+    /// The host whose namespace it runs in.
+    pub host: String,
+    /// The program and its arguments (no shell: `["sh", "-c", "…"]` for one).
+    pub argv: Vec<String>,
+    /// When it is started; default 0.
+    #[serde(default)]
+    pub start: crate::time::Dur,
+    /// When it is stopped (SIGTERM, then SIGKILL a second later) if still running;
+    /// default the run's end.
+    #[serde(default)]
+    pub stop: Option<crate::time::Dur>,
+    /// Its name in the results; default `<host>-<index>`.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl ProgramSpec {
+    /// Its name in the results (`name`, or `<host>-<i>` for the i-th program).
+    pub fn label(&self, i: usize) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{i}", self.host))
+    }
+}
+
+/// True if `prog` names a file that can be run: a path (with a `/`) to an executable
+/// file, or a name found in one of `path`'s folders (`$PATH`).
+pub fn program_found(prog: &str, path: Option<&std::ffi::OsStr>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if prog.contains('/') {
+        return runnable(std::path::Path::new(prog));
+    }
+    !prog.is_empty()
+        && path.is_some_and(|p| std::env::split_paths(p).any(|d| runnable(&d.join(prog))))
 }
 
 /// `[[live.ping]]`: ICMP echo requests from one host to another.
@@ -160,6 +207,7 @@ impl Default for LiveConfig {
             pcap_snaplen: pcap_snaplen(),
             spin: crate::time::Dur::ZERO,
             max_pps: None,
+            program: Vec::new(),
         }
     }
 }
@@ -433,6 +481,44 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
             format!("must be at least 64 bytes, found {}", l.pcap_snaplen),
         ));
     }
+    let programs = sc.live.as_ref().map_or(&[][..], |l| &l.program[..]);
+    let path = std::env::var_os("PATH");
+    for (i, p) in programs.iter().enumerate() {
+        let k = |s: &str| format!("live.program[{i}].{s}");
+        let host = sc.node.iter().find(|n| n.name == p.host);
+        if !host.is_some_and(|n| n.kind == crate::net::NodeKind::Host) {
+            let why = match host {
+                Some(_) => format!("{:?} is a router, not a host", p.host),
+                None => format!("no node is called {:?}", p.host),
+            };
+            return Err(ScenarioError::new(k("host"), why));
+        }
+        let Some(prog) = p.argv.first() else {
+            return Err(ScenarioError::new(
+                k("argv"),
+                "must name a program: [\"program\", \"arg\", …]",
+            ));
+        };
+        if !program_found(prog, path.as_deref()) {
+            return Err(ScenarioError::new(
+                k("argv"),
+                format!(
+                    "no program {prog:?} {}: install it or give its full path",
+                    if prog.contains('/') {
+                        "(no executable file there)"
+                    } else {
+                        "on this machine's PATH"
+                    }
+                ),
+            ));
+        }
+        if p.stop.is_some_and(|s| s <= p.start) {
+            return Err(ScenarioError::new(
+                k("stop"),
+                format!("must come after start ({})", p.start),
+            ));
+        }
+    }
     if let Some(l) = sc.live.as_ref().filter(|l| l.spin > MAX_SPIN) {
         return Err(ScenarioError::new(
             "live.spin",
@@ -595,5 +681,41 @@ mod tests {
         assert_eq!(budget_of(&fast).unwrap_err().key, "link[1].rate_b_to_a");
         let slow = chain("240Mbps", tcp, "").replace("100Mbps", "1Gbps");
         assert!(budget_of(&slow).is_ok());
+    }
+
+    #[test]
+    fn a_program_is_checked_naming_its_key() {
+        let prog = |p: &str| {
+            scenario(&format!("[live]\nprogram = [{p}]\n"))
+                .map(|sc| check_live(&sc).map_err(|e| (e.key.clone(), e.to_string())))
+        };
+        assert!(prog("{ host = \"a\", argv = [\"sh\", \"-c\", \"true\"] }")
+            .unwrap()
+            .is_ok());
+        let (key, msg) = prog("{ host = \"a\", argv = [\"qoslab-no-such-program\"] }")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(key, "live.program[0].argv");
+        assert!(
+            msg.contains("qoslab-no-such-program") && msg.contains("PATH"),
+            "{msg}"
+        );
+        let (key, _) = prog("{ host = \"a\", argv = [\"/nonexistent/iperf3\"] }")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(key, "live.program[0].argv");
+        let (key, _) = prog("{ host = \"c\", argv = [\"sh\"] }")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(key, "live.program[0].host");
+        let (key, _) = prog("{ host = \"a\", argv = [] }").unwrap().unwrap_err();
+        assert_eq!(key, "live.program[0].argv");
+        let (key, _) = prog("{ host = \"a\", argv = [\"sh\"], start = \"2s\", stop = \"1s\" }")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(key, "live.program[0].stop");
+        assert!(prog("{ host = \"a\", argv = [\"sh\"], args = 1 }").is_err());
+        let sc = scenario("[live]\nprogram = [{ host = \"b\", argv = [\"sh\"] }]\n").unwrap();
+        assert_eq!(sc.live.unwrap().program[0].label(0), "b-0");
     }
 }

@@ -255,6 +255,37 @@ struct TunIo {
     /// How late the thread woke from a sleep that ran to its timeout, behind the time
     /// it asked for: the machine's wake-up latency, which `[live] spin` hides.
     wake_late: Lateness,
+    /// Traffic that is none of the scenario's flows (the user's programs, pings), per
+    /// 5-tuple as the datapath saw it.
+    conns: BTreeMap<ConnKey, ConnStats>,
+}
+
+/// (protocol, source address, source port, destination address, destination port).
+type ConnKey = (u8, [u8; 4], u16, [u8; 4], u16);
+
+/// Packets and bytes of one 5-tuple through the datapath.
+#[derive(Clone, Copy, Debug, Default)]
+struct ConnStats {
+    read: u64,
+    read_bytes: u64,
+    delivered: u64,
+    delivered_bytes: u64,
+    /// TCP or UDP payload bytes delivered (retransmissions included).
+    payload_delivered: u64,
+}
+
+/// The 5-tuple of a parsed packet.
+fn conn_key(i: &ipv4::Ipv4Info) -> ConnKey {
+    (i.proto, i.src, i.src_port, i.dst, i.dst_port)
+}
+
+/// Payload bytes of a parsed TCP segment or UDP datagram (0 for others).
+fn payload(i: &ipv4::Ipv4Info) -> u64 {
+    match (i.tcp, i.proto) {
+        (Some(t), _) => t.2 as u64,
+        (None, PROTO_UDP) => (i.size as u64).saturating_sub(28),
+        _ => 0,
+    }
 }
 
 impl TunIo {
@@ -298,6 +329,7 @@ impl TunIo {
             idle_ns: 0,
             spin_from: None,
             wake_late: Lateness::default(),
+            conns: BTreeMap::new(),
         }
     }
 }
@@ -364,6 +396,11 @@ impl WallIo for TunIo {
                     }
                 };
                 self.next_uid += 1;
+                if pkt.flow == self.map.other {
+                    let c = self.conns.entry(conn_key(&info)).or_default();
+                    c.read += 1;
+                    c.read_bytes += n as u64;
+                }
                 if let Some((_, _, _, flags, _)) = info.tcp {
                     let f = pkt.flow.0 as usize;
                     let from_receiver = self.flow_dst.get(f) == Some(&pkt.src);
@@ -402,6 +439,14 @@ impl WallIo for TunIo {
             return;
         }
         ipv4::write_back(&mut slot.1, pkt.dscp, pkt.ecn);
+        if pkt.flow == self.map.other {
+            if let Ok(info) = ipv4::parse(&slot.1) {
+                let c = self.conns.entry(conn_key(&info)).or_default();
+                c.delivered += 1;
+                c.delivered_bytes += slot.1.len() as u64;
+                c.payload_delivered += payload(&info);
+            }
+        }
         if pkt.ecn == Ecn::Ce {
             let last = self.ce_delivered.len() - 1;
             self.ce_delivered[(pkt.flow.0 as usize).min(last)] += 1;
@@ -589,7 +634,7 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     }
 
     // Agents: one per host, started and ready before the clock starts.
-    let configs = agent_configs(sc, &w, &live, &hosts);
+    let configs = agent_configs(sc, &w, &live, &hosts, &work);
     let mut agents = Vec::new();
     for (&h, cfg) in hosts.iter().zip(&configs) {
         let name = &w.nodes[h.0 as usize].name;
@@ -728,6 +773,8 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         machine_busy,
     };
     warnings.extend(timing_verdict(&mut r, &w, &io, &load));
+    warnings.extend(program_table(&mut r, &live, &results, &work));
+    conns_table(&mut r, &w, &io);
     if let Some(p) = &peak {
         r.summary.insert("live_peak_pps".into(), p.pps.into());
     }
@@ -766,6 +813,170 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     }
     r.summary.insert("warnings".into(), all_warnings.into());
     Ok(r)
+}
+
+/// Keeps at most this many bytes (the end) of a program's stdout and of its stderr.
+const PROGRAM_OUTPUT_MAX: u64 = 64 << 10;
+
+/// The end of file `path` (at most [`PROGRAM_OUTPUT_MAX`] bytes, as text) and its size.
+fn tail(path: &std::path::Path) -> (String, i64) {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return (String::new(), 0);
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(PROGRAM_OUTPUT_MAX)));
+    let mut b = Vec::new();
+    let _ = f.read_to_end(&mut b);
+    (String::from_utf8_lossy(&b).into_owned(), len as i64)
+}
+
+/// The `live_programs` table (`[[live.program]]`: name, host, argv, when it ran, its
+/// exit status, whether qoslab stopped it, the end of its stdout and stderr); returns a
+/// warning per program that failed to start or exited with a non-zero status.
+fn program_table(
+    r: &mut RunResult,
+    live: &LiveConfig,
+    results: &[serde_json::Value],
+    work: &std::path::Path,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if live.program.is_empty() {
+        return warnings;
+    }
+    let mut by_index: BTreeMap<usize, &serde_json::Value> = BTreeMap::new();
+    for res in results {
+        for p in res["programs"].as_array().into_iter().flatten() {
+            if let Some(i) = p["index"].as_u64() {
+                by_index.insert(i as usize, p);
+            }
+        }
+    }
+    let n = live.program.len();
+    let (mut names, mut hosts, mut argv) = (vec![], vec![], vec![]);
+    let (mut started, mut ended, mut exit, mut signal) = (vec![], vec![], vec![], vec![]);
+    let (mut stopped, mut outs, mut errs, mut out_b, mut err_b) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for (i, p) in live.program.iter().enumerate().take(n) {
+        let res = by_index
+            .get(&i)
+            .copied()
+            .unwrap_or(&serde_json::Value::Null);
+        let name = p.label(i);
+        let (out, ob) = tail(&work.join(format!("program-{i}.out")));
+        let (mut err, eb) = tail(&work.join(format!("program-{i}.err")));
+        let code = res["exit_code"].as_i64().unwrap_or(-1);
+        let sig = res["signal"].as_i64().unwrap_or(0);
+        let by_us = res["stopped"].as_bool().unwrap_or(false);
+        if let Some(e) = res["error"].as_str() {
+            warnings.push(format!(
+                "live: program {name:?} (live.program[{i}]) on host {:?} did not start: {e}",
+                p.host
+            ));
+            err = e.to_string();
+        } else if !by_us && (code != 0 || sig != 0) {
+            warnings.push(format!(
+                "live: program {name:?} (live.program[{i}]) on host {:?} exited with status \
+                 {code}{}: see live_programs' stderr",
+                p.host,
+                if sig != 0 {
+                    format!(" (signal {sig})")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        names.push(name);
+        hosts.push(p.host.clone());
+        argv.push(serde_json::to_string(&p.argv).unwrap_or_default());
+        started.push(res["started"].as_f64().unwrap_or(f64::NAN));
+        ended.push(res["ended"].as_f64().unwrap_or(f64::NAN));
+        exit.push(code);
+        signal.push(sig);
+        stopped.push(by_us as i64);
+        outs.push(out);
+        errs.push(err);
+        out_b.push(ob);
+        err_b.push(eb);
+    }
+    let mut t = Table::default();
+    t.push("name", Column::Str(names));
+    t.push("host", Column::Str(hosts));
+    t.push("argv", Column::Str(argv));
+    t.push("started", Column::Float(started));
+    t.push("ended", Column::Float(ended));
+    t.push("exit_code", Column::Int(exit));
+    t.push("signal", Column::Int(signal));
+    t.push("stopped", Column::Int(stopped));
+    t.push("stdout_bytes", Column::Int(out_b));
+    t.push("stderr_bytes", Column::Int(err_b));
+    t.push("stdout", Column::Str(outs));
+    t.push("stderr", Column::Str(errs));
+    r.tables.insert("live_programs".into(), t);
+    warnings
+}
+
+/// The `live_conns` table: traffic that is none of the scenario's flows (the user's
+/// programs, pings), per 5-tuple as the datapath saw it, with the hosts at its ends.
+fn conns_table(r: &mut RunResult, w: &World, io: &TunIo) {
+    let host_name = |a: [u8; 4]| {
+        io.map
+            .host(a)
+            .map_or(String::new(), |n| w.nodes[n.0 as usize].name.clone())
+    };
+    let secs = (w.end - SimTime::ZERO).as_secs_f64().max(1e-9);
+    let rows: Vec<(&ConnKey, &ConnStats)> = io.conns.iter().collect();
+    let proto = |p: u8| match p {
+        PROTO_TCP => "tcp".to_string(),
+        PROTO_UDP => "udp".to_string(),
+        ipv4::PROTO_ICMP => "icmp".to_string(),
+        p => p.to_string(),
+    };
+    let mut t = Table::default();
+    t.push(
+        "proto",
+        Column::Str(rows.iter().map(|(k, _)| proto(k.0)).collect()),
+    );
+    t.push(
+        "src",
+        Column::Str(rows.iter().map(|(k, _)| addr_str(k.1)).collect()),
+    );
+    t.push(
+        "sport",
+        Column::Int(rows.iter().map(|(k, _)| k.2 as i64).collect()),
+    );
+    t.push(
+        "dst",
+        Column::Str(rows.iter().map(|(k, _)| addr_str(k.3)).collect()),
+    );
+    t.push(
+        "dport",
+        Column::Int(rows.iter().map(|(k, _)| k.4 as i64).collect()),
+    );
+    t.push(
+        "src_host",
+        Column::Str(rows.iter().map(|(k, _)| host_name(k.1)).collect()),
+    );
+    t.push(
+        "dst_host",
+        Column::Str(rows.iter().map(|(k, _)| host_name(k.3)).collect()),
+    );
+    let int =
+        |f: fn(&ConnStats) -> u64| Column::Int(rows.iter().map(|(_, c)| f(c) as i64).collect());
+    t.push("pkts_sent", int(|c| c.read));
+    t.push("bytes_sent", int(|c| c.read_bytes));
+    t.push("pkts_delivered", int(|c| c.delivered));
+    t.push("bytes_delivered", int(|c| c.delivered_bytes));
+    t.push("payload_delivered", int(|c| c.payload_delivered));
+    t.push(
+        "delivered_bps",
+        Column::Float(
+            rows.iter()
+                .map(|(_, c)| c.delivered_bytes as f64 * 8.0 / secs)
+                .collect(),
+        ),
+    );
+    r.tables.insert("live_conns".into(), t);
 }
 
 /// How hard the datapath thread worked during the run.
@@ -999,8 +1210,21 @@ fn agent_configs(
     w: &World,
     live: &LiveConfig,
     hosts: &[NodeId],
+    work: &std::path::Path,
 ) -> Vec<serde_json::Value> {
     use serde_json::json;
+    // The user's programs see every host's address: QOSLAB_ADDR_<host>.
+    let mut env: BTreeMap<String, String> = hosts
+        .iter()
+        .map(|&h| {
+            let n = &w.nodes[h.0 as usize];
+            (format!("QOSLAB_ADDR_{}", n.name), addr_str(n.addr))
+        })
+        .collect();
+    env.insert(
+        "QOSLAB_DURATION".into(),
+        (w.end - SimTime::ZERO).as_secs_f64().to_string(),
+    );
     let secs = |d: Dur| d.as_secs_f64();
     let traced: Vec<&str> = sc.record.traces.iter().map(String::as_str).collect();
     hosts
@@ -1046,6 +1270,21 @@ fn agent_configs(
                 }
             }
             let name = &w.nodes[h.0 as usize].name;
+            let programs: Vec<_> = live
+                .program
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| &p.host == name)
+                .map(|(i, p)| {
+                    let mut env = env.clone();
+                    env.insert("QOSLAB_HOST".into(), name.clone());
+                    env.insert("QOSLAB_ADDR".into(), addr_str(w.nodes[h.0 as usize].addr));
+                    json!({"index": i, "name": p.label(i), "argv": p.argv,
+                           "start": secs(p.start), "stop": p.stop.map(secs), "env": env,
+                           "out": work.join(format!("program-{i}.out")),
+                           "err": work.join(format!("program-{i}.err"))})
+                })
+                .collect();
             let ping: Vec<_> = live
                 .ping
                 .iter()
@@ -1066,6 +1305,7 @@ fn agent_configs(
                     "proto": proto, "port": port, "peers": peers})).collect::<Vec<_>>(),
                 "send": send,
                 "ping": ping,
+                "programs": programs,
                 "duration": secs(w.end - SimTime::ZERO),
                 "warmup": secs(w.warmup - SimTime::ZERO),
                 "interval": secs(sc.record.interval),
@@ -1324,6 +1564,15 @@ fn fill_live_tables(
             hosts
                 .iter()
                 .map(|h| w.nodes[h.0 as usize].name.clone())
+                .collect(),
+        ),
+    );
+    t.push(
+        "addr",
+        Column::Str(
+            hosts
+                .iter()
+                .map(|h| addr_str(w.nodes[h.0 as usize].addr))
                 .collect(),
         ),
     );
