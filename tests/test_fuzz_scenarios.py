@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "scenarios" / "examples").glob("*.toml")) + sorted(
     (ROOT / "scenarios" / "p1").glob("*.toml")
 )
-MUTANTS = 360
+# About 3 % of mutants are valid scenarios: 600 keep the ">= 10 accepted" bound well
+# below the expected count whichever example files the mutants are drawn from.
+MUTANTS = 600
 SEED = 20_261_123
 
 ODD_VALUES: list[Any] = [
