@@ -1051,8 +1051,9 @@ fn timing_verdict(r: &mut RunResult, w: &World, io: &TunIo, load: &Load) -> Vec<
             "live: the datapath thread was busy {:.0} % of the run on {cpu:.2} of a core \
              ({pps:.0} packets/s read from the hosts): it is CPU-bound, so the links' \
              rates and delays were not kept; `[live] spin` cannot help a saturated core. \
-             Lower the rates below the budget (live.max_pps = {:.0} packets/s) or run on \
-             a faster machine",
+             Lower the rates to what it carried, or run on a faster machine (the \
+             scenario's peak was checked against live.max_pps = {:.0} packets/s; \
+             benches/live_datapath.py --budget measures this machine's)",
             100.0 * busy,
             load.max_pps
         ));
@@ -1109,9 +1110,11 @@ fn timing_verdict(r: &mut RunResult, w: &World, io: &TunIo, load: &Load) -> Vec<
         warnings.push(format!(
             "live: a configured rate was not achieved: {s}; the datapath did not keep up \
              (see live_hosts: its thread was busy {:.0} % of the run on {cpu:.2} of a core, \
-             the machine's {cores} cores {:.0} % busy), which `[live] spin` does not \
-             change: lower the rate below the budget (live.max_pps = {:.0} packets/s) or \
-             run on a quieter or faster machine",
+             the machine's {cores} cores {:.0} % busy, {pps:.0} packets/s read from the \
+             hosts), which `[live] spin` does not change: lower the rate to what it \
+             carried, or run on a quieter or faster machine (the scenario's peak was \
+             checked against live.max_pps = {:.0} packets/s; benches/live_datapath.py \
+             --budget measures this machine's)",
             100.0 * busy,
             100.0 * machine,
             load.max_pps
