@@ -1,0 +1,39 @@
+"""The ns-3 pages of the paper reproductions (docs/validation/ns3-p0-f5.md and
+ns3-p4-waimd.md) are what their scripts make of the committed data, so no number on them
+is typed by hand; and the pages change when the data do."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import load_script
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ["ns3_p0_f5", "ns3_p4_waimd"]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_the_committed_page_is_generated_from_the_committed_data(name):
+    mod = load_script(ROOT / "validation" / f"{name}.py")
+    data = json.loads(mod.DATA.read_text())
+    assert mod.PAGE.read_text() == mod.page(data)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_the_page_follows_the_data(name):
+    mod = load_script(ROOT / "validation" / f"{name}.py")
+    data = json.loads(mod.DATA.read_text())
+    changed = copy.deepcopy(data)
+    # Halve the first flow's measure in every ns-3 row: the page must show it.
+    for r in changed["rows"]:
+        if r["sim"] == "ns-3.44":
+            if "goodputs" in r:
+                r["goodputs"][0] /= 2
+            else:
+                r["flows"][0]["throughput"] /= 2
+                r["total_pct"] -= 100 * r["flows"][0]["throughput"] / 80_000
+    assert mod.page(changed) != mod.page(data)
