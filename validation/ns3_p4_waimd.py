@@ -36,10 +36,29 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SRC = ROOT / "validation" / "ns3" / "p4_waimd.cc"
-BIN = ROOT / "validation" / "ns3" / "build" / "p4_waimd"
+NS3 = ROOT / "validation" / "ns3"
+#: Figure → (ns-3 peer, qoslab scenario builder's name in ``qoslab.reproduce.p4``, file
+#: suffix, title).
+FIGURES = {
+    "2a": ("p4_waimd", "single_link", "", "Fig. 2(a), single link"),
+    "6a": ("p4_multilink", "multi_link", "-f6a", "Fig. 6(a), multiple links"),
+}
+SRC = NS3 / "p4_waimd.cc"
+BIN = NS3 / "build" / "p4_waimd"
 DATA = ROOT / "validation" / "data" / "ns3-p4-waimd.json"
 PAGE = ROOT / "docs" / "validation" / "ns3-p4-waimd.md"
+
+
+def use_figure(fig: str) -> None:
+    """Points :data:`SRC`, :data:`BIN`, :data:`DATA` and :data:`PAGE` at figure ``fig``'s
+    peer, data and page."""
+    global SRC, BIN, DATA, PAGE
+    prog, _, suffix, _ = FIGURES[fig]
+    SRC, BIN = NS3 / f"{prog}.cc", NS3 / "build" / prog
+    DATA = ROOT / "validation" / "data" / f"ns3-p4-waimd{suffix}.json"
+    PAGE = ROOT / "docs" / "validation" / f"ns3-p4-waimd{suffix}.md"
+
+
 WARMUP_S = 20.0
 #: The ideal's band the reproduction judges ratio ÷ w against (1 ± 0.2).
 BAND = (0.8, 1.2)
@@ -67,34 +86,62 @@ MISMATCHES = [
 ]
 
 
+#: What the multiple-link peer cannot match besides :data:`MISMATCHES`.
+MISMATCHES_6A = [
+    "The Pareto on/off sources are ns-3's OnOffApplication with Pareto on and off "
+    "periods in seconds (the same means and shape, 1000-byte packets); qoslab's follow "
+    "ns-2's Application/Traffic/Pareto. The CBR's rates (one per second, uniform in "
+    "0.5–3.5 Mb/s) and the sources' start times come from each simulator's own generator.",
+    "The ns-3 peer does not count the bottleneck's drops (the drops column shows qoslab's only).",
+]
+#: Figure → (page title, set-up sentence) of the page.
+PAGE_TEXT = {
+    "2a": ("# P4 Fig. 2(a): WAIMD at small weights in ns-3.44 beside qoslab",
+           "Single link (10 Mb/s, 240 ms base RTT, RED in byte mode with 320 KB), ten TCP SACK "
+           "flows, f0 weighted AIMD of weight w; {secs} s runs, measured after {warm} s, seeds "
+           "{s0}–{s1}. The reproduction's full mode runs 300 s with 3 seeds and judges f0's "
+           "ratio to a unit flow, divided by w, against 1 ± 0.2."),
+    "6a": ("# P4 Fig. 6(a): WAIMD at small weights on multiple links in ns-3.44 beside qoslab",
+           "Multiple links (five routers, bottleneck r1 → r2 at 10 Mb/s, RED in byte mode on "
+           "every backbone link, ten long TCP SACK flows of 240 ms and four short ones, 60 "
+           "Pareto on/off UDP sources and a CBR whose rate changes every second), f0 weighted "
+           "AIMD of weight w; {secs} s runs, measured after {warm} s, seeds {s0}–{s1}. The "
+           "reproduction's full mode runs 600 s with 3 seeds and judges f0's ratio to a unit "
+           "long flow, divided by w, against 1 ± 0.2."),
+}  # fmt: skip
+
+
 def build(venv: pathlib.Path) -> None:
     """Compiles the ns-3 peers with validation/ns3/build.sh when the binary is missing
     or older than its source."""
-    if BIN.exists() and BIN.stat().st_mtime > SRC.stat().st_mtime:
+    newest = max(SRC.stat().st_mtime, (NS3 / "multcp.h").stat().st_mtime)
+    if BIN.exists() and BIN.stat().st_mtime > newest:
         return
     subprocess.run(["bash", str(ROOT / "validation" / "ns3" / "build.sh"), str(venv)], check=True)
 
 
-def qoslab_run(w: int, seed: int, seconds: float, pipe: bool) -> dict[str, Any]:
-    """One qoslab run of Fig. 2(a)'s WAIMD scenario with f0 at weight ``w``: f0's ratio to
-    the mean of f1..f9, its timeouts per 100 s after the warm-up, the bottleneck's drops."""
+def qoslab_run(fig: str, w: int, seed: int, seconds: float, pipe: bool) -> dict[str, Any]:
+    """One qoslab run of figure ``fig``'s WAIMD scenario with f0 at weight ``w``: the
+    goodputs of f0..f9, their timeouts after the warm-up, the drops on r1 -> r2 (the
+    bottleneck of both figures)."""
     import polars as pl
 
     import qoslab
     from qoslab.reproduce import p4
 
-    sc = p4.single_link("waimd")
+    sc = getattr(p4, FIGURES[fig][1])("waimd")
     sc["duration"] = f"{seconds:g}s"
     for f in sc["flow"]:
-        if pipe:
+        if pipe and "tcp" in f:
             f["tcp"]["halve"] = "pipe"
     sc["flow"][0]["tcp"]["cc"]["w"] = w
     res = qoslab.run(sc, seed=seed)
     fl = res.tables["flows"]
-    g = [float(x) for x in fl["goodput_bps"]]
+    by = {n: (float(g), int(t)) for n, g, t in zip(fl["name"], fl["goodput_bps"],
+                                                    fl["timeouts"], strict=True)}  # fmt: skip
+    g, to = zip(*(by[f"f{i}"] for i in range(p4.N_FLOWS)), strict=True)
     q = res.tables["queues"].filter(pl.col("iface") == "r1->r2")
-    return {"goodputs": g, "f0_timeouts": int(fl["timeouts"][0]),
-            "unit_timeouts": [int(x) for x in fl["timeouts"][1:]],
+    return {"goodputs": list(g), "f0_timeouts": to[0], "unit_timeouts": list(to[1:]),
             "bottleneck_drops": int(q["dropped"][0])}  # fmt: skip
 
 
@@ -105,10 +152,10 @@ def ns3_run(w: int, seed: int, seconds: float) -> dict[str, Any]:
          f"--warmup={WARMUP_S:g}"],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
-    g, to, drops, wall = [], [], 0, 0.0
+    g, to, drops, wall = [], [], None, 0.0
     for line in out.splitlines():
         p = line.split()
-        if p[0] == "flow":
+        if p[0] == "flow" and int(p[1]) < 10:
             g.append(float(p[3]))
             to.append(int(p[5]))
         elif p[0] == "bottleneck_drops":
@@ -127,7 +174,8 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
     for w in weights:
         for s in seeds:
             for sim, pipe in (("qoslab", False), ("qoslab-pipe", True)):
-                rows.append({"sim": sim, "w": w, "seed": s, **qoslab_run(w, s, a.seconds, pipe)})
+                q = qoslab_run(a.figure, w, s, a.seconds, pipe)
+                rows.append({"sim": sim, "w": w, "seed": s, **q})
     cells = [(w, s) for w in weights for s in seeds]
     t0 = time.time()
     with ThreadPoolExecutor(max_workers=a.jobs) as ex:
@@ -137,9 +185,10 @@ def measure(a: argparse.Namespace) -> dict[str, Any]:
             rows.append({"sim": "ns-3.44", "w": w, "seed": s, **r})
             print(f"ns-3: {k}/{len(cells)} runs, {time.time() - t0:.0f} s", flush=True)
     return {
-        "what": "P4 Fig. 2(a) WAIMD: f0 ÷ mean(f1..f9), ns-3.44 and qoslab",
-        "command": f"python validation/ns3_p4_waimd.py --seeds {a.seeds} --seconds {a.seconds:g} "
-        f"--weights {a.weights}",
+        "what": f"P4 {FIGURES[a.figure][3]}, WAIMD: f0 ÷ mean(f1..f9), ns-3.44 and qoslab",
+        "figure": a.figure,
+        "command": f"python validation/ns3_p4_waimd.py --figure {a.figure} --seeds {a.seeds} "
+        f"--seconds {a.seconds:g} --weights {a.weights}" + (f" -j {a.jobs}" if a.jobs > 1 else ""),
         "seconds": a.seconds,
         "warmup": WARMUP_S,
         "rows": rows,
@@ -156,6 +205,9 @@ def page(data: dict[str, Any]) -> str:
     """The markdown page: set-up, mismatches, ratio ÷ w per simulator and weight (mean
     and range over seeds, in or out of the band), f0's timeouts and the drops."""
     rows = data["rows"]
+    fig = data.get("figure", "2a")
+    title, setup = PAGE_TEXT[fig]
+    mismatches = MISMATCHES + (MISMATCHES_6A if fig == "6a" else [])
     weights = sorted({r["w"] for r in rows})
     seeds = sorted({r["seed"] for r in rows})
     measured = data["seconds"] - data["warmup"]
@@ -167,17 +219,16 @@ def page(data: dict[str, Any]) -> str:
         return [ratio(r) / w for r in sel(sim, w)]
 
     out = [
-        "# P4 Fig. 2(a): WAIMD at small weights in ns-3.44 beside qoslab",
+        title,
         "",
-        f"Made by `{data['command']}` (then `--page-only`). Single link (10 Mb/s, 240 ms "
-        "base RTT, RED in byte mode with 320 KB), ten TCP SACK flows, f0 weighted AIMD of "
-        f"weight w; {data['seconds']:g} s runs, measured after {data['warmup']:g} s, seeds "
-        f"{seeds[0]}–{seeds[-1]}. The reproduction's full mode runs 300 s with 3 seeds and "
-        "judges f0's ratio to a unit flow, divided by w, against 1 ± 0.2.",
+        f"Made by `{data['command']}` (then `--page-only`). "
+        + setup.format(
+            secs=f"{data['seconds']:g}", warm=f"{data['warmup']:g}", s0=seeds[0], s1=seeds[-1]
+        ),
         "",
-        "What the ns-3 program (`validation/ns3/p4_waimd.cc`) cannot match:",
+        f"What the ns-3 program (`validation/ns3/{FIGURES[fig][0]}.cc`) cannot match:",
         "",
-        *[f"- {m}" for m in MISMATCHES],
+        *[f"- {m}" for m in mismatches],
         "",
         "## f0's ratio ÷ w",
         "",
@@ -218,8 +269,9 @@ def page(data: dict[str, Any]) -> str:
             k = 100 / measured
             f0 = statistics.mean(r["f0_timeouts"] for r in rs) * k
             unit = statistics.mean(statistics.mean(r["unit_timeouts"]) for r in rs) * k
-            dr = statistics.mean(r["bottleneck_drops"] for r in rs) * k
-            cells.append(f"{f0:.1f} / {unit:.1f} / {dr:.0f}")
+            drops = [r["bottleneck_drops"] for r in rs if r["bottleneck_drops"] is not None]
+            dr = f"{statistics.mean(drops) * k:.0f}" if drops else "–"
+            cells.append(f"{f0:.1f} / {unit:.1f} / {dr}")
         out.append(f"| {w} | " + " | ".join(cells) + " |")
     tot = [
         (sim, statistics.mean(sum(r["goodputs"]) for r in rows if r["sim"] == sim) / 1e6)
@@ -239,12 +291,14 @@ def page(data: dict[str, Any]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ns3-venv", type=pathlib.Path, default=ROOT / ".ns3-venv")
+    ap.add_argument("--figure", choices=sorted(FIGURES), default="2a")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--weights", default="1,2,5,10")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="ns-3 runs at once")
     ap.add_argument("--page-only", action="store_true", help="rewrite the page from the data")
     a = ap.parse_args()
+    use_figure(a.figure)
     if not a.page_only:
         build(a.ns3_venv)
         DATA.parent.mkdir(parents=True, exist_ok=True)

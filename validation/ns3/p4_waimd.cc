@@ -7,7 +7,7 @@
 // are 1040 bytes, an ACK for every segment, initial window 2, window cap 2000 segments
 // through the receive buffer, min RTO 200 ms, clock granularity 10 ms, the whole window
 // at ssthresh on entering recovery (TcpClassicRecovery, not PRR): qoslab's P4 TCP),
-// starting uniformly in [0, 5) s. f1..f9 run ns-3's TcpNewReno; f0 runs TcpMulTcp below,
+// starting uniformly in [0, 5) s. f1..f9 run ns-3's TcpNewReno; f0 runs TcpMulTcp (multcp.h),
 // of weight --w. The bottleneck r1 -> r2 is RED in byte mode: 320 000 bytes (a 1-packet
 // device queue behind the disc, which gets 320 000 - 1040), thresholds 80 000 and
 // 240 000 bytes, max_p 0.1, w_q 0.002, gentle, no wait, mean packet size 1000; the access
@@ -29,52 +29,10 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include "multcp.h"
 
 using namespace ns3;
 
-// Weighted AIMD (MulTCP) as P4 §3.1 defines it: "For a flow with weight w, WAIMD modifies
-// the increase (alpha) and decrease (beta) parameters in AIMD to be alpha*w, and beta/w
-// respectively". With TCP's alpha = 1 segment per RTT and beta = 1/2: in congestion
-// avoidance w segments per RTT (w * SMSS^2 / cwnd per ACK, at most one segment), on a loss
-// ssthresh = (1 - 1/(2w)) of the data in flight, in whole segments, at least two. Slow
-// start is ns-3's (one segment per ACK).
-class TcpMulTcp : public TcpNewReno {
- public:
-  static TypeId GetTypeId() {
-    static TypeId tid = TypeId("ns3::TcpMulTcp")
-                            .SetParent<TcpNewReno>()
-                            .SetGroupName("Internet")
-                            .AddConstructor<TcpMulTcp>()
-                            .AddAttribute("Weight", "the weight w", DoubleValue(1.0),
-                                          MakeDoubleAccessor(&TcpMulTcp::m_w),
-                                          MakeDoubleChecker<double>(0.5));
-    return tid;
-  }
-  TcpMulTcp() = default;
-  TcpMulTcp(const TcpMulTcp& o) : TcpNewReno(o), m_w(o.m_w) {}
-  std::string GetName() const override { return "TcpMulTcp"; }
-  void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
-    const double mss = tcb->m_segmentSize;
-    if (tcb->m_cWnd < tcb->m_ssThresh && segmentsAcked > 0) {
-      tcb->m_cWnd += tcb->m_segmentSize;
-      --segmentsAcked;
-    }
-    if (tcb->m_cWnd >= tcb->m_ssThresh && segmentsAcked > 0) {
-      double add = m_w * mss * mss / static_cast<double>(tcb->m_cWnd.Get());
-      tcb->m_cWnd += static_cast<uint32_t>(std::clamp(add, 1.0, mss));
-    }
-  }
-  uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
-    const uint32_t segs = static_cast<uint32_t>(
-        std::floor(bytesInFlight * (1.0 - 0.5 / m_w) / tcb->m_segmentSize));
-    return std::max<uint32_t>(2, segs) * tcb->m_segmentSize;
-  }
-  Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpMulTcp>(this); }
-
- private:
-  double m_w = 1.0;
-};
-NS_OBJECT_ENSURE_REGISTERED(TcpMulTcp);
 
 struct Counts {
   uint64_t recoveries = 0, timeouts = 0;
