@@ -81,9 +81,15 @@ class Agent:
         self.procs: dict[int, subprocess.Popen] = {}
         self.listeners: list[socket.socket] = []
         self.peer_flow: dict[tuple, int] = {}
+        #: Telnet sinks: (monotonic time, cumulative bytes read) at every read.
+        self.arrivals: dict[int, list] = {}
+        #: Telnet senders: (session, monotonic time, size, end offset) of every write.
+        self.telnet_writes: dict[int, list] = {}
         for lst in cfg["listen"]:
             for p in lst["peers"]:
                 self.peer_flow[(lst["proto"], p["peer"], p["peer_port"])] = p["flow"]
+                if p.get("arrivals"):
+                    self.arrivals[p["flow"]] = []
                 self.received[p["flow"]] = 0
                 self.series[p["flow"]] = []
 
@@ -124,11 +130,16 @@ class Agent:
             threading.Thread(target=self.tcp_sink, args=(c, flow), daemon=True).start()
 
     def tcp_sink(self, c: socket.socket, flow: int) -> None:
+        arrivals = self.arrivals.get(flow)
+        total = 0
         while True:
             d = c.recv(1 << 16)
             if not d:
                 return
             self.count(flow, len(d))
+            if arrivals is not None:
+                total += len(d)
+                arrivals.append([time.monotonic(), total])
 
     def udp_loop(self, s: socket.socket) -> None:
         while True:
@@ -152,6 +163,9 @@ class Agent:
         s.bind((f["src"], f["sport"]))
         s.connect((f["dst"], f["dport"]))
         self.sender_socks[f["flow"]] = s
+        if f.get("telnet"):
+            self.telnet_sender(s, f)
+            return
         buf = b"\0" * (1 << 16)
         left = f["bytes"]
         stop = f["stop"]
@@ -170,6 +184,35 @@ class Agent:
                 left -= sent
         if left is not None and left <= 0:
             s.shutdown(socket.SHUT_WR)
+
+    def telnet_sender(self, s: socket.socket, f: dict) -> None:
+        """P3's Telnet source on a connected socket: sessions of a uniform number of
+        writes of uniform size, exponential gaps within a session and exponential idle
+        times between them (the simulator's laws), each write sent at once (no Nagle)."""
+        tn = f["telnet"]
+        rng = random.Random(tn["seed"])
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        stop = f["stop"] if f["stop"] is not None else self.cfg["duration"]
+        writes = self.telnet_writes.setdefault(f["flow"], [])
+        t, session, written = f["start"], 0, 0
+        while tn["sessions"] is None or session < tn["sessions"]:
+            left = rng.randint(tn["packets_min"], tn["packets_max"])
+            while left > 0:
+                if t >= stop:
+                    return
+                self.sleep_until(t)
+                size = rng.randint(tn["size_min"], tn["size_max"])
+                at = time.monotonic()
+                try:
+                    s.sendall(b"t" * size)
+                except OSError:
+                    return
+                written += size
+                writes.append([session, at, size, written])
+                left -= 1
+                mean = tn["mean_interval"] if left > 0 else tn["mean_idle"]
+                t += rng.expovariate(1.0 / mean)
+            session += 1
 
     def udp_sender(self, f: dict) -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -350,7 +393,16 @@ class Agent:
             senders[str(f)] = {**i, "cc": self.cc_of(s), "trace": self.traces.get(f, [])}
         with self.lock:
             programs = [dict(v) for _, v in sorted(self.programs.items())]
-        return {"sinks": sinks, "senders": senders, "ping": self.pings, "programs": programs}
+        telnet = {str(f): {"t0": self.t0, "writes": list(w)} for f, w in self.telnet_writes.items()}
+        arrivals = {str(f): list(a) for f, a in self.arrivals.items()}
+        return {
+            "sinks": sinks,
+            "senders": senders,
+            "ping": self.pings,
+            "programs": programs,
+            "telnet": telnet,
+            "arrivals": arrivals,
+        }
 
     def cc_of(self, s: socket.socket) -> str:
         """The congestion control a socket runs."""

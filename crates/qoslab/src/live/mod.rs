@@ -402,8 +402,8 @@ fn fmt_mbps(bps: f64) -> String {
 pub const MAX_SPIN: crate::time::Dur = crate::time::Dur::from_millis(5);
 
 /// Refuses what cannot run live, naming the key: qoslab's own TCP variants and
-/// applications (MulTCP and the other increase rules, pTCP, striping, web, Telnet,
-/// periodic writes, Pareto on/off not yet), source quench (Linux ignores it), the P0
+/// applications (MulTCP and the other increase rules, pTCP, striping, web, periodic
+/// writes), source quench (Linux ignores it), the P0
 /// QoS-manager triggers only the sender's stack sees, and hosts with more than one link.
 pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
     let refuse =
@@ -418,9 +418,6 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
         }
         if f.web.is_some() {
             return refuse(k("web"), "the web model is qoslab's own application");
-        }
-        if f.telnet.is_some() {
-            return refuse(k("telnet"), "the Telnet model is qoslab's own application");
         }
         if f.writes.is_some() {
             return refuse(

@@ -774,6 +774,9 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     };
     warnings.extend(timing_verdict(&mut r, &w, &io, &load));
     warnings.extend(program_table(&mut r, &live, &results, &work));
+    if sc.flow.iter().any(|f| f.telnet.is_some()) {
+        telnet_tables(&mut r, &results);
+    }
     conns_table(&mut r, &w, &io);
     if let Some(p) = &peak {
         r.summary.insert("live_peak_pps".into(), p.pps.into());
@@ -813,6 +816,85 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     }
     r.summary.insert("warnings".into(), all_warnings.into());
     Ok(r)
+}
+
+/// The `telnet` and `telnet_sessions` tables of a live run, as the simulator's: each
+/// write the sender's agent made (session, time, size) with its delay until the
+/// receiving application had read its last byte, from the sink's arrival times (both
+/// agents stamp with the machine's monotonic clock; times from the sender's start).
+fn telnet_tables(r: &mut RunResult, results: &[serde_json::Value]) {
+    // Per flow: the sink's (time, cumulative bytes read) and the sender's writes.
+    let mut arrivals: BTreeMap<usize, Vec<(f64, u64)>> = BTreeMap::new();
+    // Per flow: the sender's start and its writes (session, time, size, end offset).
+    type Writes = (f64, Vec<(i64, f64, i64, u64)>);
+    let mut writes: BTreeMap<usize, Writes> = BTreeMap::new();
+    for res in results {
+        for (k, v) in res["arrivals"].as_object().into_iter().flatten() {
+            let Ok(i) = k.parse::<usize>() else { continue };
+            let a = v.as_array().into_iter().flatten().map(|x| {
+                (
+                    x[0].as_f64().unwrap_or(f64::NAN),
+                    x[1].as_u64().unwrap_or(0),
+                )
+            });
+            arrivals.entry(i).or_default().extend(a);
+        }
+        for (k, v) in res["telnet"].as_object().into_iter().flatten() {
+            let Ok(i) = k.parse::<usize>() else { continue };
+            let t0 = v["t0"].as_f64().unwrap_or(0.0);
+            let w = v["writes"].as_array().into_iter().flatten().map(|x| {
+                (
+                    x[0].as_i64().unwrap_or(0),
+                    x[1].as_f64().unwrap_or(f64::NAN),
+                    x[2].as_i64().unwrap_or(0),
+                    x[3].as_u64().unwrap_or(0),
+                )
+            });
+            writes.insert(i, (t0, w.collect()));
+        }
+    }
+    // (flow, session, t, size, delay)
+    let mut rows: Vec<(i64, i64, f64, i64, f64)> = Vec::new();
+    for (i, (t0, ws)) in &writes {
+        let arr = arrivals.get(i).map_or(&[][..], |a| &a[..]);
+        let mut k = 0;
+        for &(session, at, size, end) in ws {
+            while k < arr.len() && arr[k].1 < end {
+                k += 1;
+            }
+            let delay = arr.get(k).map_or(f64::NAN, |a| (a.0 - at).max(0.0));
+            rows.push((*i as i64, session, at - t0, size, delay));
+        }
+    }
+    let mut t = Table::default();
+    t.push("flow", Column::Int(rows.iter().map(|x| x.0).collect()));
+    t.push("session", Column::Int(rows.iter().map(|x| x.1).collect()));
+    t.push("t", Column::Float(rows.iter().map(|x| x.2).collect()));
+    t.push("size", Column::Int(rows.iter().map(|x| x.3).collect()));
+    t.push("delay", Column::Float(rows.iter().map(|x| x.4).collect()));
+    r.tables.insert("telnet".into(), t);
+    // sessions: (flow, session, start, writes, completion = last delivery − start)
+    let mut ses: Vec<(i64, i64, f64, i64, f64)> = Vec::new();
+    for &(i, session, at, _, delay) in &rows {
+        let end = at + delay;
+        match ses.last_mut() {
+            Some(s) if s.0 == i && s.1 == session => {
+                s.3 += 1;
+                s.4 = end - s.2;
+            }
+            _ => ses.push((i, session, at, 1, delay)),
+        }
+    }
+    let mut t = Table::default();
+    t.push("flow", Column::Int(ses.iter().map(|x| x.0).collect()));
+    t.push("session", Column::Int(ses.iter().map(|x| x.1).collect()));
+    t.push("start", Column::Float(ses.iter().map(|x| x.2).collect()));
+    t.push("writes", Column::Int(ses.iter().map(|x| x.3).collect()));
+    t.push(
+        "completion",
+        Column::Float(ses.iter().map(|x| x.4).collect()),
+    );
+    r.tables.insert("telnet_sessions".into(), t);
 }
 
 /// Keeps at most this many bytes (the end) of a program's stdout and of its stderr.
@@ -1247,6 +1329,7 @@ fn agent_configs(
                         .or_default()
                         .push(json!({
                             "flow": i, "peer": src, "peer_port": f.src_port,
+                            "arrivals": spec.telnet.is_some(),
                         }));
                 }
                 if f.src == h {
@@ -1263,7 +1346,17 @@ fn agent_configs(
                                "shape": p.shape, "seed": sc.seed.wrapping_mul(1_000_003)
                                    .wrapping_add(i as u64)})
                     });
+                    // Telnet (P3 §V.D): the agent draws its sessions and writes from the
+                    // simulator's laws, from its own stream (not the simulator's sequence).
+                    let telnet = spec.telnet.as_ref().map(|t| {
+                        json!({"mean_interval": secs(t.mean_interval), "size_min": t.size_min,
+                               "size_max": t.size_max, "packets_min": t.packets_min,
+                               "packets_max": t.packets_max, "mean_idle": secs(t.mean_idle),
+                               "sessions": t.sessions, "seed": sc.seed.wrapping_mul(1_000_003)
+                                   .wrapping_add(i as u64)})
+                    });
                     send.push(json!({
+                        "telnet": telnet,
                         "flow": i, "proto": proto, "dst": dst, "dport": f.dst_port,
                         "src": src, "sport": f.src_port, "start": f.start.as_secs_f64(),
                         "stop": spec.stop.map(secs), "bytes": spec.bytes.map(|b| b.0),
