@@ -225,8 +225,12 @@ def live(
     Needs root and ``/dev/net/tun`` (``PermissionError`` saying what is missing
     otherwise). The result has the usual tables (``flows`` goodput from the sinks,
     ``drops``, ``queues``, ``colours``, …) plus ``live_timing`` (how late the datapath
-    ran its events), ``live_hosts``, ``live_sysctl`` and ``live_ping``; the summary's
-    ``live_timing_ok`` is false when p99 lateness exceeds 100 µs or p99.9 exceeds 2 ms.
+    ran its events), ``live_hosts``, ``live_conns`` (traffic of none of the scenario's
+    flows, per 5-tuple), ``live_sysctl`` and ``live_ping`` (and ``live_programs`` with
+    ``[[live.program]]``); the summary's ``live_timing_ok`` is false when p99 lateness
+    exceeds 100 µs or p99.9 exceeds 2 ms, or the datapath ran short of CPU or of a
+    configured rate (``live_timing_cause`` says which). A scenario whose peak packet rate
+    exceeds ``[live] max_pps`` raises ``ScenarioError`` naming the link before the run.
     With ``[live] pcap = true`` the delivered packets are in ``result.pcap_dir``
     (``datapath.pcap``; ``Result.save`` copies it into the run's ``pcap/``).
 
