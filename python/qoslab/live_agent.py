@@ -13,6 +13,7 @@ state, per probe the RTTs, per program its exit status.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -337,26 +338,29 @@ class Agent:
         try:
             proc.wait(timeout=None if stop is None else max(0.0, stop - self.now()))
         except subprocess.TimeoutExpired:
-            self.stop_program(i)
+            self.stop_programs([i])
         self.finished(i)
 
-    def stop_program(self, i: int) -> None:
-        """SIGTERM to a running program's process group, SIGKILL a second later."""
+    def stop_programs(self, which: list[int]) -> None:
+        """SIGTERM to the running programs' process groups (all at once), SIGKILL to
+        those still there a second later."""
         with self.lock:
-            proc = self.procs.get(i)
-            if proc is None or proc.poll() is not None:
-                return
-            self.programs[i]["stopped"] = True
+            procs = [self.procs[i] for i in which if i in self.procs]
+            procs = [p for p in procs if p.poll() is None]
+            for i in which:
+                if i in self.procs and self.procs[i] in procs:
+                    self.programs[i]["stopped"] = True
         for sig, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
+            for p in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, sig)
+            deadline = time.monotonic() + grace
+            for p in procs:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(timeout=max(0.0, deadline - time.monotonic()))
+            procs = [p for p in procs if p.poll() is None]
+            if not procs:
                 break
-            try:
-                proc.wait(timeout=grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
 
     def finished(self, i: int) -> None:
         """Records a program's exit: its status as a shell gives it (128 + the signal
@@ -376,8 +380,9 @@ class Agent:
             )
 
     def results(self) -> dict:
-        for i in list(self.procs):
-            self.stop_program(i)
+        running = list(self.procs)
+        self.stop_programs(running)
+        for i in running:
             self.finished(i)
         with self.lock:
             sinks = {
