@@ -5,12 +5,11 @@ spends writing the report, beside how long it spent on the runs.
     python benches/report_speed.py [--scenario S] [--workers 2] [--repeat 3]
 
 Each repeat runs the sweep into a fresh folder (``--workers`` processes), then writes
-its report three ways, timing each: as ``qoslab sweep --report`` does now (SVG only,
-figures rendered in a worker pool while the next is drawn), SVG and PNG with the pool,
-and the old way (SVG and PNG, rendered one after another in the report's process). It
-prints the wall seconds of each and their ratio to the runs' wall time, measured in the
-same repeat (the machines are noisy; ratios from one repeat are what compare), and the
-load average at the start. Target: report / runs <= 1.
+its report two ways, timing each: as ``qoslab sweep --report`` does (SVG only) and with
+every figure also as PNG (what every report wrote before ``--formats``). It prints the
+wall seconds of each and their ratio to the runs' wall time, measured in the same
+repeat (the machines are noisy; ratios from one repeat are what compare), and the load
+average at the start. Target: report / runs <= 1.
 """
 
 from __future__ import annotations
@@ -29,20 +28,12 @@ from qoslab.sweep import run_sweep
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _report(d: Path, formats: tuple[str, ...], pool: bool) -> float:
-    """Wall seconds of one report of ``d`` (figures and page removed first)."""
+def _report(d: Path, formats: tuple[str, ...]) -> float:
+    """Wall seconds of one report of ``d`` (its figures removed first)."""
     shutil.rmtree(d / "figures", ignore_errors=True)
-    saved = report._figure_pool
-    if not pool:
-        import contextlib
-
-        report._figure_pool = lambda: contextlib.nullcontext(None)  # type: ignore[assignment]
-    try:
-        t = time.perf_counter()
-        report.write_report(d, formats=formats)
-        return time.perf_counter() - t
-    finally:
-        report._figure_pool = saved  # type: ignore[assignment]
+    t = time.perf_counter()
+    report.write_report(d, formats=formats)
+    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -54,11 +45,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    ways = {
-        "svg, pool (default)": (("svg",), True),
-        "svg+png, pool": (("svg", "png"), True),
-        "svg+png, serial (before)": (("svg", "png"), False),
-    }
+    ways = {"svg (default)": ("svg",), "svg+png (before)": ("svg", "png")}
     ratios: dict[str, list[float]] = {w: [] for w in ways}
     for i in range(a.repeat):
         with tempfile.TemporaryDirectory() as tmp:
@@ -67,8 +54,8 @@ def main() -> None:
             run_sweep(a.scenario, out, workers=a.workers, progress=False)
             runs = time.perf_counter() - t
             line = [f"repeat {i + 1}: runs {runs:.2f} s"]
-            for w, (fmts, pool) in ways.items():
-                s = _report(out, fmts, pool)
+            for w, fmts in ways.items():
+                s = _report(out, fmts)
                 ratios[w].append(s / runs)
                 line.append(f"{w} {s:.2f} s ({s / runs:.2f} x)")
             print("; ".join(line), flush=True)

@@ -254,28 +254,6 @@ def test_sweep_figures_one_line_per_setting_on_a_numeric_axis(sweep2, sweep_page
     assert [r[0] for r in runs] == ["2Mbps", "1Mbps", "500kbps"]
 
 
-def test_sweep_figures_render_in_workers_as_in_the_report_process(sweep2, sweep_page, tmp_path):
-    """A sweep's figures are pickled and rendered in a worker pool; every figure the page
-    shows is there, and the same drawing rendered here is the same file (the pool changes
-    where a figure is rendered, not what)."""
-    from qoslab import plot
-
-    html = sweep_page.read_text()
-    srcs = re.findall(r'<img[^>]*src="([^"]+)"', html)
-    assert len(srcs) >= 3
-    for s in srcs:
-        assert s.endswith(".svg") and (sweep2 / s).stat().st_size > 5_000, s
-    import polars as pl
-
-    summary = pl.read_parquet(sweep2 / "summary.parquet")
-    fig = plot.goodput_vs_param(summary, "link.2.rate", others=["link.2.delay"])
-    here = plot.save_figure(fig, tmp_path / "here", formats=("png",))[0]
-    import pickle
-
-    there = plot.save_pickled(pickle.dumps(fig), str(tmp_path / "there"), 100, ("png",))[0]
-    assert here.read_bytes() == there.read_bytes()
-
-
 def test_report_formats_on_demand(dumbbell_run, tmp_path):
     """``qoslab report --formats svg,png,pdf`` writes each format, the page shows the SVG
     with the PNG as its fallback and links all three; an unknown format, or none the page

@@ -817,11 +817,3 @@ def save_figure(
         p.write_bytes(buf.getvalue())
         out.append(p)
     return out
-
-
-def save_pickled(blob: bytes, stem: str, dpi: int, formats: tuple[str, ...]) -> list[Path]:
-    """:func:`save_figure` of a pickled figure: what a report's worker processes run, so
-    that figures drawn one after another in the report's process render in parallel."""
-    import pickle
-
-    return save_figure(pickle.loads(blob), stem, dpi, formats)

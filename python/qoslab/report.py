@@ -16,12 +16,10 @@ checkout); nothing needs the engine.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,21 +48,17 @@ def _rel(target: Path, page_dir: Path) -> str:
 class _Figures:
     """Where a page's figures go: ``dir/<prefix><slug>.<format>`` for each of
     ``formats``; remembers them. The page (in ``page``, default ``dir``'s parent) refers
-    to the files by relative links. With a ``pool`` (an executor), each figure is pickled
-    and rendered there while the next one is drawn; :meth:`finish` waits for them."""
+    to the files by relative links."""
 
     dir: Path
     prefix: str = ""
     written: list[Path] = field(default_factory=list)
     page: Path | None = None
     formats: tuple[str, ...] = ("svg", "png")
-    pool: Any = None
-    pending: list[Any] = field(default_factory=list)
 
     def sub(self, prefix: str) -> _Figures:
         return _Figures(
-            self.dir, f"{self.prefix}{prefix}-", self.written, self.page, self.formats,
-            self.pool, self.pending,
+            self.dir, f"{self.prefix}{prefix}-", self.written, self.page, self.formats
         )  # fmt: skip
 
     def add(self, fig: Any, slug: str, title: str) -> dict[str, str] | None:
@@ -73,24 +67,11 @@ class _Figures:
         slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{self.prefix}{slug}").strip("_")
         stem = self.dir / slug
         paths = [stem.with_name(f"{stem.name}.{ext}") for ext in self.formats]
-        if self.pool is None:
-            plot.save_figure(fig, stem, formats=self.formats)
-        else:
-            import pickle
-
-            blob = pickle.dumps(fig)
-            job = self.pool.submit(plot.save_pickled, blob, str(stem), 100, self.formats)
-            self.pending.append(job)
+        plot.save_figure(fig, stem, formats=self.formats)
         self.written += paths
         page = self.page_dir()
         links = {ext: _rel(p, page) for ext, p in zip(self.formats, paths, strict=True)}
         return {"title": title, "alt": title, **links, "id": f"fig-{slug}"}
-
-    def finish(self) -> None:
-        """Waits for the figures rendered in the pool (raising the first failure)."""
-        for f in self.pending:
-            f.result()
-        self.pending.clear()
 
     def page_dir(self) -> Path:
         """The folder of the page that shows these figures."""
@@ -859,20 +840,6 @@ def check_formats(formats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return formats
 
 
-@contextlib.contextmanager
-def _figure_pool() -> Iterator[Any]:
-    """An executor rendering pickled figures, one worker process per core (none on one
-    core: figures then render in this process)."""
-    workers = min(os.cpu_count() or 1, 8)
-    if workers < 2:
-        yield None
-        return
-    from concurrent.futures import ProcessPoolExecutor
-
-    with plain_main(), ProcessPoolExecutor(workers, mp_context=worker_context()) as ex:
-        yield ex
-
-
 def write_report(
     src: str | Path, out: str | Path | None = None, formats: tuple[str, ...] | None = None
 ) -> Path:
@@ -881,8 +848,7 @@ def write_report(
     ``formats`` (of :data:`qoslab.plot.FORMATS`, SVG or PNG among them; default SVG, a
     reproduction SVG and PNG, whose PNGs the docs' figures are copied from) under
     ``src/figures/`` (a reproduction: ``src/<experiment>/figures/``) referenced by the
-    page, and returns the page's path. A sweep's figures render in worker processes,
-    one per core, while the next is drawn. A reproduction's page is an index: one row
+    page, and returns the page's path. A reproduction's page is an index: one row
     per experiment (natural order), linking to one page per experiment
     (``src/<experiment>/report.html``) and to lists of the comparisons of one verdict.
     Raises :class:`~qoslab.ResultsError` if ``src`` is not a results directory and
@@ -899,12 +865,7 @@ def write_report(
     ctx: dict[str, Any] = {"run": None, "sweep": None}
     if (d / "sweep.json").is_file():
         kind = "sweep"
-        with _figure_pool() as figs.pool:
-            try:
-                ctx["sweep"] = _sweep_context(d, figs)
-                figs.finish()
-            finally:
-                figs.pool = None
+        ctx["sweep"] = _sweep_context(d, figs)
     elif (d / "summary.json").is_file():
         kind = "run"
         ctx["run"] = _run_context(d, figs)
