@@ -796,6 +796,10 @@ def svg_bytes(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+#: What qoslab writes into a figure file's metadata, so that it knows its own files
+#: again (:func:`qoslab.store.prepare_file`).
+CREATOR = "qoslab (matplotlib)"
+
 #: The figure formats a report can write (``qoslab report --formats``).
 FORMATS = ("svg", "png", "pdf")
 
@@ -812,7 +816,8 @@ def save_figure(
         if ext not in FORMATS:
             raise ValueError(f"figure format {ext!r}: one of {', '.join(FORMATS)}")
         buf = io.BytesIO()
-        fig.savefig(buf, format=ext, **({"dpi": dpi} if ext == "png" else {}))
+        meta = {"Software" if ext == "png" else "Creator": CREATOR}  # knows its own files
+        fig.savefig(buf, format=ext, metadata=meta, **({"dpi": dpi} if ext == "png" else {}))
         p = stem.with_name(f"{stem.name}.{ext}")
         p.write_bytes(buf.getvalue())
         out.append(p)

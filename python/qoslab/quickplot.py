@@ -208,10 +208,12 @@ def quick_plot(
 
 def write_plot(fig: Figure, out: str | Path) -> Path:
     """Writes ``fig`` to ``out`` in the format its suffix names (png, svg, pdf)."""
+    from qoslab.plot import CREATOR
+    from qoslab.store import prepare_file
+
     out = Path(out)
-    fmt = out.suffix.lstrip(".").lower()
-    if fmt not in ("png", "svg", "pdf"):
-        raise QoslabError(f"{out}: the file name must end in .png, .svg or .pdf")
+    fmt = prepare_file(out, ("png", "svg", "pdf"))  # never over a file qoslab did not write
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format=fmt, dpi=120)
+    meta = {"Software" if fmt == "png" else "Creator": CREATOR}
+    fig.savefig(out, format=fmt, dpi=120, metadata=meta)
     return out

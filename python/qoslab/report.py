@@ -29,7 +29,7 @@ import polars as pl
 from qoslab import plot, topology
 from qoslab.exceptions import ResultsError
 from qoslab.pages import doc_passage, env, table
-from qoslab.store import load
+from qoslab.store import load, prepare_file
 from qoslab.sweep import build_catalog, load_tasks, plain_main, worker_context
 from qoslab.tables import fmt_cell, with_numeric_companions
 
@@ -68,6 +68,10 @@ class _Figures:
         stem = self.dir / slug
         paths = [stem.with_name(f"{stem.name}.{ext}") for ext in self.formats]
         plot.save_figure(fig, stem, formats=self.formats)
+        for ext in plot.FORMATS:  # this figure's files of an earlier report, other formats
+            old = stem.with_name(f"{stem.name}.{ext}")
+            if ext not in self.formats and old.is_file() and _own_figure(old):
+                old.unlink()
         self.written += paths
         page = self.page_dir()
         links = {ext: _rel(p, page) for ext, p in zip(self.formats, paths, strict=True)}
@@ -90,6 +94,15 @@ class _Figures:
             if fig:
                 out.append(fig)
         return out
+
+
+def _own_figure(path: Path) -> bool:
+    """Whether ``path`` is a figure file qoslab wrote (so a report may remove it)."""
+    try:
+        prepare_file(path, plot.FORMATS)
+    except ResultsError:
+        return False
+    return True
 
 
 def _fig_title(fig: Any) -> str:
@@ -854,6 +867,8 @@ def write_report(
     Raises :class:`~qoslab.ResultsError` if ``src`` is not a results directory and
     ``ValueError`` for an unknown format or formats without SVG or PNG."""
     d = Path(src)
+    if out:
+        prepare_file(out, ("html",))  # never over a file qoslab did not write
     out = Path(out) if out else d / "report.html"
     repro = (d / "reproduce.json").is_file()
     formats = check_formats(formats or (("svg", "png") if repro else ("svg",)))

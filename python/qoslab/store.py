@@ -41,6 +41,7 @@ __all__ = [
     "is_complete",
     "load",
     "output_kind",
+    "prepare_file",
     "prepare_output",
     "remove_run",
     "safe_name",
@@ -163,6 +164,46 @@ def prepare_output(dest: str | Path, kind: str) -> Path:
     except OSError as e:
         raise os_error(dest, e) from None
     return dest
+
+
+#: The first bytes of each kind of file qoslab writes on its own (``qoslab draw``,
+#: ``qoslab plot``, ``qoslab report -o``), by suffix.
+FILE_MAGIC = {
+    "svg": (b"<?xml", b"<svg"),
+    "png": (b"\x89PNG",),
+    "pdf": (b"%PDF",),
+    "html": (b"<!doctype html",),
+}
+
+
+def prepare_file(dest: str | Path, kinds: tuple[str, ...]) -> str:
+    """The kind (of ``kinds``, by ``dest``'s suffix) of the single file qoslab is about
+    to write at ``dest``, after checking that it may: ``dest`` is missing, or is a file
+    qoslab wrote (that kind's first bytes and "qoslab" in it). Anything else raises
+    :class:`~qoslab.OutputError` naming the file: qoslab never replaces a file it did
+    not write (a scenario, a results table, a user's figure)."""
+    dest = Path(dest)
+    kind = dest.suffix.lstrip(".").lower()
+    if kind not in kinds:
+        raise OutputError(
+            f"{dest}: the file name must end in {', '.join('.' + k for k in kinds)} (the "
+            "format is the suffix's)"
+        )
+    if not (dest.exists() or dest.is_symlink()):
+        return kind
+    if not dest.is_file():
+        raise OutputError(f"{dest} is a folder; name a file (-o FILE.{kind})")
+    try:
+        data = dest.read_bytes()
+    except OSError as e:
+        raise os_error(dest, e) from None
+    head = data[:64].lstrip().lower()
+    if not any(head.startswith(m.lower()) for m in FILE_MAGIC[kind]) or b"qoslab" not in data:
+        raise OutputError(
+            f"{dest} exists and was not written by qoslab; qoslab never replaces a file it "
+            "did not write: choose another name (-o FILE) or remove it yourself"
+        )
+    return kind
 
 
 def undo_prepare(dest: str | Path, *, remove_dest: bool) -> None:

@@ -1004,10 +1004,18 @@ def render(d: Drawing, title: str | None = None):
 
 
 def write_topology(scenario: Any, out: str | Path) -> Path:
-    """Draws ``scenario`` and writes the SVG to ``out``; returns its path."""
+    """Draws ``scenario`` and writes it to ``out`` in the format its suffix names (SVG,
+    PNG or PDF); returns its path. Refuses (:class:`~qoslab.OutputError`) another
+    suffix, or an existing file qoslab did not write."""
     from qoslab import plot
+    from qoslab.store import prepare_file
 
     out = Path(out)
+    kind = prepare_file(out, ("svg", "png", "pdf"))
+    fig = draw(scenario)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(plot.svg_bytes(draw(scenario)))
+    plot.save_figure(fig, out.with_suffix(""), formats=(kind,))
+    written = out.with_suffix(f".{kind}")
+    if written != out:  # the suffix's case: ``.SVG``
+        written.replace(out)
     return out
