@@ -90,3 +90,28 @@ def test_text_on_x_gives_points_not_lines(folders):
     assert bar.lines[0].get_linestyle() == "None"
     assert list(bar.lines[0].get_xdata()) == [0.0, 1.0]
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["a", "b"]
+
+
+def test_a_count_table_adds_up_within_a_run_and_counts_runs_without_rows_as_zero(tmp_path):
+    """``drops`` has a row per place and cause that saw any: a seed with no drop at a
+    place has no row there, and must count as 0 in the mean over seeds (it was left out,
+    so the mean came out higher), and two causes at one place add up (they were
+    averaged). The reference is the queues table, which has a row for every run."""
+    from qoslab.quickplot import aggregate, load_table, quick_plot, totals
+
+    out = tmp_path / "sw"
+    sc = Path(__file__).resolve().parents[1] / "scenarios/examples/drop_events.toml"
+    run_sweep(sc, out, seeds=5, overrides={"duration": "3s"}, progress=False,
+              log=lambda m: None, workers=1)  # fmt: skip
+    x = "conditioner.0.stages.0.rate"
+    drops = load_table(out, "drops")
+    got = aggregate(totals(out, drops, x, "packets", "place"), x, "packets", "place")
+    q = load_table(out, "queues").filter(pl.col("iface") == "r1->r2")
+    want = dict(q.group_by(x).agg(pl.col("dropped").mean()).iter_rows())
+    r12 = got.filter(pl.col("place") == "r1->r2")
+    assert r12["n"].to_list() == [5] * r12.height  # every seed, with or without a row
+    assert dict(zip(r12[x], r12["mean"], strict=True)) == pytest.approx(want)
+    old = drops.filter(pl.col("place") == "r1->r2").group_by(x).agg(pl.len())
+    assert old["len"].min() < 5  # a seed without a row there: the old mean's mistake
+    fig = quick_plot(out, x, "goodput_bps", table="flows")  # two flows pooled: said so
+    assert "--by name draws one line each" in fig.axes[0].get_title()

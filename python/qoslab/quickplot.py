@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from qoslab.exceptions import QoslabError, ResultsError
 
 __all__ = [
+    "COUNT_TABLES",
     "KINDS",
     "MAX_LINES",
     "aggregate",
@@ -25,6 +26,7 @@ __all__ = [
     "load_table",
     "quick_plot",
     "table_names",
+    "totals",
     "write_plot",
 ]
 
@@ -36,6 +38,12 @@ MAX_LINES = 20
 
 #: The table a folder shows when none is named.
 DEFAULT_TABLE = "flows"
+
+
+#: Tables of counts, one row per place and cause that saw any, and the columns that
+#: count: rows sharing an x (and line) add up within a run, and a run without a row saw
+#: none (a 0, not a run left out of the mean).
+COUNT_TABLES = {"drops": ("packets", "bytes")}
 
 
 def _is_sweep(d: Path) -> bool:
@@ -135,6 +143,52 @@ def aggregate(df: pl.DataFrame, x: str, y: str, by: str | None = None) -> pl.Dat
     return g.with_columns(pl.Series("ci95", ci, dtype=pl.Float64)).drop("std")
 
 
+def _runs(d: Path) -> pl.DataFrame:
+    """One row per finished run of the sweep ``d``: run, seed and its swept values."""
+    from qoslab.sweep import _finished, _with_params, load_tasks
+
+    one = pl.DataFrame({"_n": [0]})
+    frames = [_with_params(one, t) for t in _finished(d, load_tasks(d))]
+    return pl.concat(frames, how="diagonal_relaxed").drop("_n") if frames else pl.DataFrame()
+
+
+def totals(directory: str | Path, df: pl.DataFrame, x: str, y: str, by: str | None) -> pl.DataFrame:
+    """A count table's ``y`` summed per run and value of ``x`` (and ``by``), with a 0
+    for every run and value that has no row (it saw none): what :func:`aggregate` then
+    averages over the runs (a run folder: one total per value)."""
+    d = Path(directory)
+    keys = [c for c in dict.fromkeys([x, by]) if c is not None]
+    if not _is_sweep(d):
+        return df.group_by(keys, maintain_order=True).agg(pl.col(y).sum())
+    runs = _runs(d)
+    if runs.is_empty():
+        return df
+    from qoslab.tables import with_numeric_companions
+
+    grid = json.loads((d / "sweep.json").read_text()).get("spec", {}).get("grid", {})
+    runs = with_numeric_companions(runs, list(grid))
+    per_row = [k for k in keys if k not in runs.columns]  # e.g. place: a row's, not a run's
+    sums = df.group_by(["run", *per_row], maintain_order=True).agg(pl.col(y).sum())
+    full = (
+        runs.join(df.select(per_row).unique(maintain_order=True), how="cross") if per_row else runs
+    )
+    out = full.join(sums, on=["run", *per_row], how="left")
+    return out.with_columns(pl.col(y).fill_null(0))
+
+
+def _pooled(df: pl.DataFrame, x: str, by: str | None) -> str:
+    """Where one run's rows at one x are several things (flows, places, causes) and no
+    ``by`` separates them, what the title says of the pooled mean; else empty."""
+    if by is not None:
+        return ""
+    for col in ("name", "place", "iface", "cause"):
+        if col in df.columns and col != x:
+            per = [x, "run"] if "run" in df.columns and "run" != x else [x]
+            if df.group_by(per).agg(pl.col(col).n_unique().alias("k"))["k"].max() > 1:
+                return f"\n(mean over several {col} values per x: --by {col} draws one line each)"
+    return ""
+
+
 def quick_plot(
     directory: str | Path,
     x: str,
@@ -160,6 +214,9 @@ def quick_plot(
         _check_column(df, table, by, "--by", numeric=False)
     if df.is_empty():
         raise QoslabError(f"table {table!r} of {directory} has no rows")
+    pooled = _pooled(df, x, by)
+    if y in COUNT_TABLES.get(table, ()):
+        df, pooled = totals(directory, df, x, y, by), ""
     xnum = _numeric_x(df, x)
     agg = aggregate(df.with_columns(pl.col(xnum).alias("_x")) if xnum else df,
                     "_x" if xnum else x, y, by)  # fmt: skip
@@ -177,7 +234,7 @@ def quick_plot(
     groups: Sequence[tuple[str, pl.DataFrame]]
     if by is None:
         groups = [("", agg)]
-        shown = ""
+        shown = pooled
     else:
         sizes = agg.group_by(by, maintain_order=True).agg(pl.col("n").sum())
         top = sizes.sort("n", descending=True, maintain_order=True)[by].head(MAX_LINES).to_list()
