@@ -71,3 +71,24 @@ def test_the_sweep_catalog_has_the_drop_log(tmp_path):
         con.close()
     assert got == want
     assert {r[1] for r in got} == {"1Mbps", "2Mbps"}
+
+
+def test_a_sweep_says_when_runs_cut_their_drop_log_short(tmp_path):
+    """A run's warnings reach the sweep's output, one line per kind with its count: a
+    drop log cut short by record.drop_events_limit in every run was silent in a sweep
+    (the catalog's drop_events then held 5 rows per run of about 250)."""
+    from qoslab.sweep import run_warnings
+
+    lines: list[str] = []
+    out = tmp_path / "sw"
+    grid = {"conditioner.0.stages.0.rate": ["1Mbps", "2Mbps"]}
+    overrides = {**SHORT, "record.drop_events_limit": 5}
+    run_sweep(example("drop_events"), out, seeds=1, grid=grid, overrides=overrides,
+              progress=False, log=lines.append, workers=1)  # fmt: skip
+    cut = [x for x in lines if "drop_events kept the first 5" in x]
+    assert len(cut) == 1 and cut[0].startswith("warning: 2 of 2 runs: ")
+    assert run_warnings(out) == [cut[0].removeprefix("warning: ")]
+    quiet: list[str] = []
+    run_sweep(example("drop_events"), tmp_path / "ok", seeds=1, grid=grid, overrides=SHORT,
+              progress=False, log=quiet.append, workers=1)  # fmt: skip
+    assert not [x for x in quiet if "drop_events kept" in x]

@@ -37,6 +37,7 @@ import json
 import math
 import numbers
 import os
+import re
 import signal
 import socket
 import sys
@@ -1121,6 +1122,8 @@ def _run_locked(
             log(f"interrupted: {kept}/{len(tasks)} runs kept in {out}; rerun to resume")
     summary = summarise(out, tasks)
     build_catalog(out, tasks)
+    for line in run_warnings(out, tasks):
+        log(f"warning: {line}")
     return SweepOutcome(
         out,
         len(tasks),
@@ -1167,6 +1170,27 @@ def _with_params(df: pl.DataFrame, t: RunTask) -> pl.DataFrame:
 
 def _param_value(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool)) else json.dumps(v, sort_keys=True)
+
+
+def run_warnings(out: str | Path, tasks: list[RunTask] | None = None) -> list[str]:
+    """The warnings of a sweep's finished runs, one line per kind (the text with its
+    numbers taken out): how many runs gave it, and one run's words with its key, e.g.
+    a ``drop_events`` table cut short by ``record.drop_events_limit`` in 9 of 9 runs. A
+    sweep prints them, so that no run's warning goes unsaid."""
+    out = Path(out)
+    tasks = load_tasks(out) if tasks is None else tasks
+    done = _finished(out, tasks)
+    kinds: dict[str, tuple[int, str, str]] = {}
+    for t in done:
+        try:
+            warned = json.loads((out / "runs" / t.key / "summary.json").read_text())["warnings"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for w in warned if isinstance(warned, list) else []:
+            kind = re.sub(r"[0-9][0-9.,e+-]*", "N", str(w))
+            n, first, key = kinds.get(kind, (0, str(w), t.key))
+            kinds[kind] = (n + 1, first, key)
+    return [f"{n} of {len(done)} runs: {w} (e.g. run {key})" for n, w, key in kinds.values()]
 
 
 def gather(out: str | Path, table: str, tasks: list[RunTask] | None = None) -> pl.DataFrame:
