@@ -248,3 +248,19 @@ def test_non_regular_and_huge_scenario_files_are_refused(tmp_path):
         qoslab.check(big)
     p = cli("check", "/dev/zero", timeout=60)
     assert p.returncode == 2 and "not a regular file" in p.stderr
+
+
+def test_a_mistake_in_the_scenario_is_named_as_its_own_not_as_the_grid_values(tmp_path):
+    """A key the scenario itself gets wrong, outside the grid, is the scenario's error:
+    the sweep blamed the first grid value ("grid value '1Mbps' is not valid (at
+    conditioner[0]…)") where ``qoslab check`` named the scenario's key. A value that is
+    wrong only with the grid still names the grid value."""
+    bad = COND.replace("ebs = 3000", "ebs = 3000, bogus = 1")
+    sc = _write(tmp_path, bad)
+    with pytest.raises(ScenarioError) as e:
+        run_sweep(sc, tmp_path / "x", grid={"link.0.rate": ["1Mbps", "2Mbps"]}, progress=False)
+    assert "bogus" in str(e.value) and "grid value" not in str(e.value)
+    grid = {"conditioner.0.stages.0.cir": ["1Mbps", "-5Mbps"]}
+    with pytest.raises(ScenarioError) as e:
+        run_sweep(_write(tmp_path, COND), tmp_path / "y", grid=grid, progress=False)
+    assert "grid value '-5Mbps'" in str(e.value)

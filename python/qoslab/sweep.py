@@ -449,12 +449,27 @@ def plan(sc: Scenario, spec: SweepSpec) -> list[RunTask]:
     """
     from qoslab.api import check_data
 
+    base: list[ScenarioError | None] = []
+
+    def base_error() -> ScenarioError | None:
+        """The scenario's own error without any grid value (checked once)."""
+        if not base:
+            try:
+                check_data(sc, sc.data)
+                base.append(None)
+            except ScenarioError as e:
+                base.append(e)
+        return base[0]
+
     def bad_value(k: str, v: Any) -> ScenarioError | None:
         try:
             check_data(sc, apply_overrides(sc.data, {k: v}, file=sc.file))
         except ScenarioError as e:
             detail = getattr(e, "detail", str(e))
             at = getattr(e, "key", "")
+            own = base_error() if at and at != k else None
+            if own is not None and getattr(own, "key", "") == at:
+                return own  # the scenario's mistake, whatever the grid value
             where = f" (at {at})" if at and at != k else ""
             msg = f"grid value {_show(v)} is not valid{where}: {detail}"
             return scenario_error(sc.file, k, msg)
