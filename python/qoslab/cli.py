@@ -1064,7 +1064,7 @@ def report(directory: Path, out: Path | None, formats: str | None) -> None:
     fmts = None
     if formats is not None:
         try:
-            fmts = check_formats([f.strip() for f in formats.split(",") if f.strip()])
+            fmts = check_formats([f.strip().lower() for f in formats.split(",") if f.strip()])
         except ValueError as e:
             raise click.UsageError(f"--formats: {e}") from None
     click.echo(write_report(directory, out, fmts))
@@ -1081,8 +1081,9 @@ def report(directory: Path, out: Path | None, formats: str | None) -> None:
     help="SVG file (default <scenario name>-topology.svg in the current folder).",
 )
 def draw(scenario: Path, sets: tuple[str, ...], out: Path | None) -> None:
-    """Draw SCENARIO's topology as SVG: nodes, links (rate, delay, queue kind),
-    conditioners and captures where they sit, flows as coloured paths."""
+    """Draw SCENARIO's topology (SVG, or PNG or PDF by -o's suffix): nodes, links
+    (rate, delay, queue kind), conditioners and captures where they sit, flows as
+    coloured paths. Never over a file qoslab did not write."""
     from qoslab.checking import check as check_
     from qoslab.store import safe_name
     from qoslab.topology import write_topology
