@@ -1,6 +1,6 @@
-"""The ns-3 pages of the paper reproductions (docs/validation/ns3-p0-f5.md and
-ns3-p4-waimd.md) are what their scripts make of the committed data, so no number on them
-is typed by hand; and the pages change when the data do."""
+"""The ns-3 pages of the paper reproductions (docs/validation/ns3-p0-f5.md,
+ns3-p4-waimd.md and ns3-p4-waimd-f6a.md) are what their scripts make of the committed
+data, so no number on them is typed by hand; and the pages change when the data do."""
 
 from __future__ import annotations
 
@@ -13,19 +13,27 @@ import pytest
 from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ["ns3_p0_f5", "ns3_p4_waimd"]
+#: (script, figure it is pointed at, if it runs several).
+PAGES = [("ns3_p0_f5", None), ("ns3_p4_waimd", "2a"), ("ns3_p4_waimd", "6a")]
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_the_committed_page_is_generated_from_the_committed_data(name):
+def _load(name, figure):
     mod = load_script(ROOT / "validation" / f"{name}.py")
+    if figure:
+        mod.use_figure(figure)
+    return mod
+
+
+@pytest.mark.parametrize(("name", "figure"), PAGES)
+def test_the_committed_page_is_generated_from_the_committed_data(name, figure):
+    mod = _load(name, figure)
     data = json.loads(mod.DATA.read_text())
     assert mod.PAGE.read_text() == mod.page(data)
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_the_page_follows_the_data(name):
-    mod = load_script(ROOT / "validation" / f"{name}.py")
+@pytest.mark.parametrize(("name", "figure"), PAGES)
+def test_the_page_follows_the_data(name, figure):
+    mod = _load(name, figure)
     data = json.loads(mod.DATA.read_text())
     changed = copy.deepcopy(data)
     # Halve the first flow's measure in every ns-3 row: the page must show it.
