@@ -20,7 +20,7 @@ also take one averaging step (with a queue of 0) at each arrival, so a queue tha
 drops keep empty holds qoslab's average above ``max_th`` far longer; a smaller mean
 packet size makes qoslab's idle decay faster.
 
-    python validation/ns3_p2_baseline.py [--ns3-venv /work/ns3venv] [--seconds 500]
+    python validation/ns3_p2_baseline.py [--ns3-venv .ns3-venv] [--seconds 500]
         [--rates 1000,1500,2000] [--seeds 3] [--table-only | --probe]
 
 Needs the ns3 wheel in a separate venv (``pip install --no-deps ns3==3.44.post0``); the
@@ -176,7 +176,11 @@ def table(data: dict[str, Any]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ns3-venv", type=pathlib.Path, default=pathlib.Path("/work/ns3venv"))
+    ap.add_argument(
+        "--ns3-venv",
+        type=pathlib.Path,
+        default=pathlib.Path(__file__).resolve().parents[1] / ".ns3-venv",
+    )
     ap.add_argument("--seconds", type=float, default=500.0)
     ap.add_argument("--rates", default="1000,1500,2000")
     ap.add_argument("--seeds", type=int, default=3)
