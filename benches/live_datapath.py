@@ -38,10 +38,16 @@ import tempfile
 import time
 from pathlib import Path
 
-FORWARD = """
-name = "bench-forward"
-duration = "{dur}s"
-warmup = "{warm}s"
+
+def chain(name: str, access: str, bottleneck: str, live: str = "") -> str:
+    """The benches' scenario: a → r → b, one CUBIC bulk flow; ``access`` and
+    ``bottleneck`` are each link's ``rate``/``delay``/``queue`` lines, ``live`` more
+    ``[live]`` keys. Braces are doubled: the text is a template for ``{dur}``,
+    ``{warm}`` (and the budget's ``{rate}``, ``{limit}``)."""
+    return f"""
+name = "{name}"
+duration = "{{dur}}s"
+warmup = "{{warm}}s"
 [[node]]
 name = "a"
 [[node]]
@@ -52,95 +58,41 @@ name = "b"
 [[link]]
 a = "a"
 b = "r"
-rate = "100Gbps"
-delay = "0ms"
-queue = {{ kind = "droptail", limit = 100000 }}
+{access}
 [[link]]
 a = "r"
 b = "b"
-rate = "100Gbps"
-delay = "0ms"
-queue = {{ kind = "droptail", limit = 100000 }}
+{bottleneck}
 [[flow]]
 name = "bulk"
 from = "a"
 to = "b"
-tcp = {{}}
+tcp = {{{{}}}}
 [live]
 cc = "cubic"
-txqueuelen = 20000
+{live}txqueuelen = 20000
 max_pps = 1e8
 """
 
-SHAPED = """
-name = "bench-shaped"
-duration = "{dur}s"
-warmup = "{warm}s"
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "r"
-rate = "10Gbps"
-delay = "1ms"
-queue = {{ kind = "droptail", limit = 100000 }}
-[[link]]
-a = "r"
-b = "b"
-rate = "1Gbps"
-delay = "19ms"
-queue = {{ kind = "droptail", limit = 3400 }}
-[[flow]]
-name = "bulk"
-from = "a"
-to = "b"
-tcp = {{}}
-[live]
-cc = "cubic"
-rmem = "32MB"
-wmem = "32MB"
-txqueuelen = 20000
-max_pps = 1e8
-"""
 
-BUDGET = """
-name = "bench-budget"
-duration = "{dur}s"
-warmup = "{warm}s"
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "r"
-rate = "10Gbps"
-delay = "1ms"
-queue = {{ kind = "droptail", limit = 100000 }}
-[[link]]
-a = "r"
-b = "b"
-rate = "{rate}Mbps"
-delay = "4ms"
-queue = {{ kind = "droptail", limit = {limit} }}
-[[flow]]
-name = "bulk"
-from = "a"
-to = "b"
-tcp = {{}}
-[live]
-cc = "cubic"
-txqueuelen = 20000
-max_pps = 1e8
-"""
+def _link(rate: str, delay: str, limit: str) -> str:
+    return (
+        f'rate = "{rate}"\ndelay = "{delay}"\nqueue = {{{{ kind = "droptail", limit = {limit} }}}}'
+    )
+
+
+FORWARD = chain(
+    "bench-forward", _link("100Gbps", "0ms", "100000"), _link("100Gbps", "0ms", "100000")
+)
+SHAPED = chain(
+    "bench-shaped",
+    _link("10Gbps", "1ms", "100000"),
+    _link("1Gbps", "19ms", "3400"),
+    'rmem = "32MB"\nwmem = "32MB"\n',
+)
+BUDGET = chain(
+    "bench-budget", _link("10Gbps", "1ms", "100000"), _link("{rate}Mbps", "4ms", "{limit}")
+)
 
 #: Bottleneck rates [Mb/s] the budget mode tries.
 BUDGET_RATES = (100, 250, 500, 1000)
