@@ -58,6 +58,26 @@ interval = "0.5s"
 """
 
 
+def two_hosts(
+    name: str,
+    *,
+    rate: str = "10Mbps",
+    delay: str = "5ms",
+    limit: int | None = 50,
+    duration: str = "3s",
+    warmup: str = "0s",
+) -> str:
+    """The start of a small scenario's TOML text: hosts a and b over one link of
+    ``rate`` and ``delay`` (a DropTail queue of ``limit`` packets; ``None``: the
+    default queue). Flows and tables are appended by the caller."""
+    queue = "" if limit is None else f'queue = {{ kind = "droptail", limit = {limit} }}\n'
+    return (
+        f'\nname = "{name}"\nduration = "{duration}"\nwarmup = "{warmup}"\n'
+        '[[node]]\nname = "a"\n[[node]]\nname = "b"\n'
+        f'[[link]]\na = "a"\nb = "b"\nrate = "{rate}"\ndelay = "{delay}"\n{queue}'
+    )
+
+
 def small_text(duration: str = "4s", extra: str = "") -> str:
     """The small two-CBR scenario as TOML text, with ``extra`` appended."""
     return SMALL.format(duration=duration) + extra

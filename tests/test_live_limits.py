@@ -7,26 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import needs_live
+from conftest import needs_live, two_hosts
 from qoslab.api import live
 from qoslab.exceptions import ScenarioError
 
 pytestmark = needs_live
 
-FAST = """
-name = "fast"
-duration = "2s"
-warmup = "0.5s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "b"
-rate = "20Gbps"
-delay = "1ms"
-queue = { kind = "droptail", limit = 10000 }
+FAST = (
+    two_hosts("fast", rate="20Gbps", delay="1ms", limit=10000, duration="2s", warmup="0.5s")
+    + """
 [[flow]]
 name = "bulk"
 from = "a"
@@ -35,6 +24,7 @@ tcp = {}
 [live]
 cc = "cubic"
 """
+)
 
 
 def test_a_link_faster_than_the_datapath_is_refused_before_the_run(tmp_path):

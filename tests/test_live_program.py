@@ -8,27 +8,13 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from conftest import needs_live
+from conftest import needs_live, two_hosts
 from qoslab.api import live
 from qoslab.exceptions import ScenarioError
 
 pytestmark = needs_live
 
-BASE = """
-name = "prog"
-duration = "3s"
-warmup = "0s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "b"
-rate = "10Mbps"
-delay = "5ms"
-queue = { kind = "droptail", limit = 50 }
-"""
+BASE = two_hosts("prog")
 
 PROGRAMS = '''
 [[live.program]]

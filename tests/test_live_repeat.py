@@ -11,7 +11,7 @@ import sys
 import polars as pl
 import pytest
 
-from conftest import needs_live
+from conftest import needs_live, two_hosts
 from qoslab.live_repeat import mean_ci, repeat_tables, repeat_text
 from qoslab.store import Result, load
 from qoslab.tables import t_quantile
@@ -71,20 +71,9 @@ def test_a_difference_is_not_given_where_the_senders_differ():
     assert "not comparable" in repeat_text(ci)
 
 
-TINY = """
-name = "tiny"
-duration = "3s"
-warmup = "1s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "b"
-rate = "10Mbps"
-delay = "5ms"
-queue = { kind = "droptail", limit = 50 }
+TINY = (
+    two_hosts("tiny", warmup="1s")
+    + """
 [[flow]]
 name = "t1"
 from = "a"
@@ -96,6 +85,7 @@ from = "a"
 to = "b"
 tcp = {}
 """
+)
 
 
 @needs_live

@@ -7,24 +7,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from conftest import needs_live
+from conftest import needs_live, two_hosts
 from qoslab.api import live
 
 pytestmark = needs_live
 
-TELNET = """
-name = "tel"
-duration = "3s"
-warmup = "0s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-a = "a"
-b = "b"
-rate = "10Mbps"
-delay = "20ms"
+TELNET = (
+    two_hosts("tel", delay="20ms", limit=None)
+    + """
 [[flow]]
 name = "tn"
 from = "a"
@@ -32,6 +22,7 @@ to = "b"
 tcp = {}
 telnet = { mean_interval = "50ms", mean_idle = "300ms", size_min = 40, size_max = 100 }
 """
+)
 
 
 def test_telnet_writes_and_their_delays_live(tmp_path):
