@@ -1195,7 +1195,7 @@ def run_warnings(out: str | Path, tasks: list[RunTask] | None = None) -> list[st
     out = Path(out)
     tasks = load_tasks(out) if tasks is None else tasks
     done = _finished(out, tasks)
-    kinds: dict[str, tuple[int, str, str]] = {}
+    kinds: dict[str, tuple[set[str], str, str]] = {}  # kind: runs, first words, its run
     for t in done:
         try:
             warned = json.loads((out / "runs" / t.key / "summary.json").read_text())["warnings"]
@@ -1203,9 +1203,10 @@ def run_warnings(out: str | Path, tasks: list[RunTask] | None = None) -> list[st
             continue
         for w in warned if isinstance(warned, list) else []:
             kind = re.sub(r"[0-9][0-9.,e+-]*", "N", str(w))
-            n, first, key = kinds.get(kind, (0, str(w), t.key))
-            kinds[kind] = (n + 1, first, key)
-    return [f"{n} of {len(done)} runs: {w} (e.g. run {key})" for n, w, key in kinds.values()]
+            kinds.setdefault(kind, (set(), str(w), t.key))[0].add(t.key)
+    return [
+        f"{len(runs)} of {len(done)} runs: {w} (e.g. run {key})" for runs, w, key in kinds.values()
+    ]
 
 
 def gather(out: str | Path, table: str, tasks: list[RunTask] | None = None) -> pl.DataFrame:
