@@ -444,7 +444,7 @@ impl<E: Copy> EventQueue<E> {
 ///
 /// Virtual (the simulator's, and every `run`): time jumps to the next event, so a run
 /// takes as long as its events take to compute and is reproducible bit for bit. Wall
-/// (live mode, DESIGN.md "Live mode"): the loop sleeps until the next event is due on
+/// (live mode, docs/live.md): the loop sleeps until the next event is due on
 /// the monotonic clock, runs every event due by then *at its scheduled time* (so the
 /// mechanisms see model times, as in a virtual run) and records how late each ran.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

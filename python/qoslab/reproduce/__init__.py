@@ -2,8 +2,8 @@
 
 Extension point (for the paper issues)
 --------------------------------------
-Add a module ``python/qoslab/reproduce/pN.py`` (``p0.py`` … ``p4.py``, one per paper in
-``PAPERS.md``); every module in this package is imported when the registry is first
+Add a module ``python/qoslab/reproduce/pN.py`` (``p0.py`` … ``p4.py``, one per paper of
+``docs/reproductions.md``); every module in this package is imported when the registry is first
 used, so nothing else needs editing. In it, register each experiment::
 
     from qoslab.reproduce import Comparison, Context, Explanation, Outcome, register

@@ -1,5 +1,5 @@
-//! Real IPv4 packets ⇄ qoslab packets: the live datapath's adapter (LIVE.md "Design
-//! sketch"). Parsing reads the 5-tuple, DSCP, ECN, size and the TCP header fields the
+//! Real IPv4 packets ⇄ qoslab packets: the live datapath's adapter
+//! (docs/live.md). Parsing reads the 5-tuple, DSCP, ECN, size and the TCP header fields the
 //! mechanisms look at; writing back puts the DSCP and a CE mark into the bytes with the
 //! header checksum fixed incrementally (RFC 1624 eqn. 3).
 

@@ -1,5 +1,5 @@
 //! Live mode: the scenario's routers, links, queues and conditioners carry real Linux
-//! TCP and UDP between network namespaces (DESIGN.md "Live mode", LIVE.md).
+//! TCP and UDP between network namespaces (docs/live.md).
 //!
 //! Each host is a network namespace with one TUN device and a default route through
 //! it; a single datapath thread reads the packets the hosts send, hands them to the
@@ -24,7 +24,7 @@ mod sys;
 #[cfg(target_os = "linux")]
 pub use run::{run_live, sweep_leftovers, LiveOptions, NS_PREFIX};
 
-/// Linux congestion controls a live host can use (the ones this kernel has, LIVE.md).
+/// Linux congestion controls a live host can use (the ones this kernel has, docs/live.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LinuxCc {
@@ -72,14 +72,14 @@ pub struct LiveConfig {
     /// finds them. Default true (left as the kernel has it).
     #[serde(default = "yes")]
     pub rack_tlp: bool,
-    /// Largest socket receive buffer (`tcp_rmem` max); default 32 MB (LIVE.md: a new
+    /// Largest socket receive buffer (`tcp_rmem` max); default 32 MB (docs/live.md: a new
     /// namespace's 4 MB is too small above ~0.6 Gb/s at 40 ms).
     #[serde(default = "big_buffer")]
     pub rmem: Bytes,
     /// Largest socket send buffer (`tcp_wmem` max); default 32 MB.
     #[serde(default = "big_buffer")]
     pub wmem: Bytes,
-    /// Transmit queue length of the hosts' TUN devices; default 10 000 (LIVE.md: the
+    /// Transmit queue length of the hosts' TUN devices; default 10 000 (docs/live.md: the
     /// default 500 drops packets before the datapath sees them at high rates).
     #[serde(default = "txqueuelen")]
     pub txqueuelen: u32,

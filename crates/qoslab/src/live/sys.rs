@@ -110,7 +110,7 @@ pub fn poll_in(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> bool {
     n != 0
 }
 
-/// Sets the calling thread's timer slack to 1 ns (LIVE.md: 100 µs sleeps overshoot by
+/// Sets the calling thread's timer slack to 1 ns (docs/live.md: 100 µs sleeps overshoot by
 /// 54 µs with the default 50 µs slack, 3.8 µs with 1 ns).
 pub fn set_timer_slack_1ns() -> io::Result<()> {
     // SAFETY: prctl with integer arguments.

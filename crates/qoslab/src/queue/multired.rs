@@ -13,7 +13,7 @@
 //!
 //! Each average follows F&J §4 (EWMA with `w_q`, idle decay while *its* occupancy is
 //! zero); each colour keeps its own count (F&J §7). Default parameters are P3's
-//! (`PAPERS.md`): DP0 {40, 55, 0.02}, DP1 {25, 40, 0.05}, DP2 {10, 25, 0.1}, w_q 0.002.
+//! (docs/papers/p3.md): DP0 {40, 55, 0.02}, DP1 {25, 40, 0.05}, DP2 {10, 25, 0.1}, w_q 0.002.
 
 use std::collections::VecDeque;
 

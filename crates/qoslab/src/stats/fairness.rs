@@ -1,4 +1,4 @@
-//! Fairness indices (PAPERS.md, shared vocabulary and P0).
+//! Fairness indices (Jain's index, as P0 uses it: docs/papers/p0.md).
 
 /// Jain's fairness index (Σx)²/(n·Σx²); 1 when all equal, 1/n when one takes all.
 ///

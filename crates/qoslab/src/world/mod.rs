@@ -392,7 +392,7 @@ impl World {
         Ok(())
     }
 
-    /// Runs the world against the wall clock (DESIGN.md "Live mode"): sleeps in
+    /// Runs the world against the wall clock (docs/live.md): sleeps in
     /// `io.wait` until the next event is due or input is ready, runs every event due by
     /// the clock at its scheduled time, recording how late it ran, and hands packets
     /// read from `io` to the network at their hosts. With `external`, the flows' own

@@ -1,5 +1,5 @@
 //! Congestion control behind one small trait; the sender owns loss detection and
-//! retransmission and tells the controller only what it needs (STYLE.md §4).
+//! retransmission and tells the controller only what it needs.
 //!
 //! A controller holds the congestion window and ssthresh. It grows the window on new
 //! ACKs ([`CongestionControl::on_ack`]) and *decides* the ssthresh after a congestion
@@ -154,7 +154,7 @@ impl Window {
     }
 }
 
-/// The congestion controllers qoslab knows, dispatched by `match` (STYLE.md §5).
+/// The congestion controllers qoslab knows, dispatched by `match`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyCc {
     /// Standard AIMD.
