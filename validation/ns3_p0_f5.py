@@ -34,6 +34,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ns3_build import build
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SRC = ROOT / "validation" / "ns3" / "p0_f5.cc"
 BIN = ROOT / "validation" / "ns3" / "build" / "p0_f5"
@@ -62,14 +64,6 @@ MISMATCHES = [
     "A DropTail queue of 50 packets is, in ns-3, a 49-packet FifoQueueDisc in front of a "
     "1-packet device queue (the server's access-link queue likewise, behind the buckets).",
 ]
-
-
-def build(venv: pathlib.Path) -> None:
-    """Compiles the ns-3 peers with validation/ns3/build.sh when the binary is missing
-    or older than its source."""
-    if BIN.exists() and BIN.stat().st_mtime > SRC.stat().st_mtime:
-        return
-    subprocess.run(["bash", str(ROOT / "validation" / "ns3" / "build.sh"), str(venv)], check=True)
 
 
 def assignments(which: str) -> list[list[float]]:
@@ -298,7 +292,7 @@ def main() -> int:
     )
     a = ap.parse_args()
     if not a.page_only:
-        build(a.ns3_venv)
+        build(a.ns3_venv, BIN, SRC)
         DATA.parent.mkdir(parents=True, exist_ok=True)
         DATA.write_text(json.dumps(measure(a), indent=1) + "\n")
     text = page(json.loads(DATA.read_text()))

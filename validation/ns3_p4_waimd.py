@@ -35,6 +35,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ns3_build import build
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NS3 = ROOT / "validation" / "ns3"
 #: Figure → (ns-3 peer, qoslab scenario builder's name in ``qoslab.reproduce.p4``, file
@@ -109,15 +111,6 @@ PAGE_TEXT = {
            "reproduction's full mode runs 600 s with 3 seeds and judges f0's ratio to a unit "
            "long flow, divided by w, against 1 ± 0.2."),
 }  # fmt: skip
-
-
-def build(venv: pathlib.Path) -> None:
-    """Compiles the ns-3 peers with validation/ns3/build.sh when the binary is missing
-    or older than its source."""
-    newest = max(SRC.stat().st_mtime, (NS3 / "multcp.h").stat().st_mtime)
-    if BIN.exists() and BIN.stat().st_mtime > newest:
-        return
-    subprocess.run(["bash", str(ROOT / "validation" / "ns3" / "build.sh"), str(venv)], check=True)
 
 
 def qoslab_run(fig: str, w: int, seed: int, seconds: float, pipe: bool) -> dict[str, Any]:
@@ -300,7 +293,7 @@ def main() -> int:
     a = ap.parse_args()
     use_figure(a.figure)
     if not a.page_only:
-        build(a.ns3_venv)
+        build(a.ns3_venv, BIN, SRC, NS3 / "multcp.h")
         DATA.parent.mkdir(parents=True, exist_ok=True)
         DATA.write_text(json.dumps(measure(a), indent=1) + "\n")
     text = page(json.loads(DATA.read_text()))
