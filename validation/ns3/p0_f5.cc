@@ -36,6 +36,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "peer_tcp.h"
+
 using namespace ns3;
 
 // Per flow: entries into fast recovery and into loss recovery (RTO), and segments sent
@@ -112,19 +114,7 @@ int main(int argc, char* argv[]) {
   const size_t n = rate.size();
 
   const uint32_t mss = 1000;
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
-  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-  Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
-  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(10)));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
-  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(100 * mss));
-  Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                     TypeIdValue(TypeId::LookupByName("ns3::TcpClassicRecovery")));
+  SetPeerTcpDefaults(mss, sack, 1 << 20, 100 * mss);
 
   NodeContainer hosts;
   hosts.Create(2 + 2 * n);  // s r c1..cn s1..sn

@@ -29,6 +29,8 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+
+#include "peer_tcp.h"
 #include "multcp.h"
 
 using namespace ns3;
@@ -62,19 +64,7 @@ int main(int argc, char* argv[]) {
   RngSeedManager::SetRun(run);
 
   const uint32_t mss = 1000;
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-  Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
-  Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(10)));
-  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
-  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 * 2000 * mss));
-  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(2000 * mss));
-  Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                     TypeIdValue(TypeId::LookupByName("ns3::TcpClassicRecovery")));
+  SetPeerTcpDefaults(mss, true, 4 * 2000 * mss, 2000 * mss);
   Config::SetDefault("ns3::TcpMulTcp::Weight", DoubleValue(w));
 
   NodeContainer routers, src, dst;
