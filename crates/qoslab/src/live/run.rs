@@ -16,7 +16,7 @@ use super::{check_live, sys, LiveConfig};
 use crate::engine::{Lateness, WallClock};
 use crate::net::NodeKind;
 use crate::packet::{Ecn, FlowId, NodeId, Packet};
-use crate::stats::{Column, RunResult, Table};
+use crate::stats::{insert_telnet_tables, Column, RunResult, Table, TelnetRow};
 use crate::time::{Dur, SimTime};
 use crate::world::{FlowApp, WallIo, World};
 use crate::Error;
@@ -853,8 +853,7 @@ fn telnet_tables(r: &mut RunResult, results: &[serde_json::Value]) {
             writes.insert(i, (t0, w.collect()));
         }
     }
-    // (flow, session, t, size, delay)
-    let mut rows: Vec<(i64, i64, f64, i64, f64)> = Vec::new();
+    let mut rows: Vec<TelnetRow> = Vec::new();
     for (i, (t0, ws)) in &writes {
         let arr = arrivals.get(i).map_or(&[][..], |a| &a[..]);
         let mut k = 0;
@@ -866,35 +865,7 @@ fn telnet_tables(r: &mut RunResult, results: &[serde_json::Value]) {
             rows.push((*i as i64, session, at - t0, size, delay));
         }
     }
-    let mut t = Table::default();
-    t.push("flow", Column::Int(rows.iter().map(|x| x.0).collect()));
-    t.push("session", Column::Int(rows.iter().map(|x| x.1).collect()));
-    t.push("t", Column::Float(rows.iter().map(|x| x.2).collect()));
-    t.push("size", Column::Int(rows.iter().map(|x| x.3).collect()));
-    t.push("delay", Column::Float(rows.iter().map(|x| x.4).collect()));
-    r.tables.insert("telnet".into(), t);
-    // sessions: (flow, session, start, writes, completion = last delivery − start)
-    let mut ses: Vec<(i64, i64, f64, i64, f64)> = Vec::new();
-    for &(i, session, at, _, delay) in &rows {
-        let end = at + delay;
-        match ses.last_mut() {
-            Some(s) if s.0 == i && s.1 == session => {
-                s.3 += 1;
-                s.4 = end - s.2;
-            }
-            _ => ses.push((i, session, at, 1, delay)),
-        }
-    }
-    let mut t = Table::default();
-    t.push("flow", Column::Int(ses.iter().map(|x| x.0).collect()));
-    t.push("session", Column::Int(ses.iter().map(|x| x.1).collect()));
-    t.push("start", Column::Float(ses.iter().map(|x| x.2).collect()));
-    t.push("writes", Column::Int(ses.iter().map(|x| x.3).collect()));
-    t.push(
-        "completion",
-        Column::Float(ses.iter().map(|x| x.4).collect()),
-    );
-    r.tables.insert("telnet_sessions".into(), t);
+    insert_telnet_tables(r, &rows);
 }
 
 /// Keeps at most this many bytes (the end) of a program's stdout and of its stderr.

@@ -866,44 +866,42 @@ fn delay_histogram_table(w: &World) -> Option<Table> {
 
 /// The `telnet` (one row per write) and `telnet_sessions` tables.
 fn telnet_tables(r: &mut RunResult, tn: &[(usize, &crate::app::Telnet)]) {
-    let rows: Vec<(usize, &crate::app::TelnetWrite)> = tn
+    let delay = |w: &crate::app::TelnetWrite| w.delay.map_or(f64::NAN, |d| d.as_secs_f64());
+    let rows: Vec<TelnetRow> = tn
         .iter()
         .flat_map(|(i, x)| x.writes.iter().map(move |w| (*i, w)))
+        .map(|(i, w)| {
+            let t = w.at.as_secs_f64();
+            (i as i64, w.session as i64, t, w.size as i64, delay(w))
+        })
         .collect();
-    let delay = |w: &crate::app::TelnetWrite| w.delay.map_or(f64::NAN, |d| d.as_secs_f64());
-    let mut t = Table::default();
-    t.push(
-        "flow",
-        Column::Int(rows.iter().map(|x| x.0 as i64).collect()),
-    );
-    t.push(
-        "session",
-        Column::Int(rows.iter().map(|x| x.1.session as i64).collect()),
-    );
-    t.push(
-        "t",
-        Column::Float(rows.iter().map(|x| x.1.at.as_secs_f64()).collect()),
-    );
-    t.push(
-        "size",
-        Column::Int(rows.iter().map(|x| x.1.size as i64).collect()),
-    );
-    t.push(
-        "delay",
-        Column::Float(rows.iter().map(|x| delay(x.1)).collect()),
-    );
-    r.tables.insert("telnet".into(), t);
+    insert_telnet_tables(r, &rows);
+}
 
-    // sessions: (flow, session, start, writes, completion = last delivery − start)
+/// One Telnet write: (flow, session, t [s], size [bytes], delay [s], NaN if never
+/// delivered).
+pub type TelnetRow = (i64, i64, f64, i64, f64);
+
+/// Puts the `telnet` table (one row per write, in flow and session order) and the
+/// `telnet_sessions` table (flow, session, start, writes, completion = last delivery −
+/// start) made of `rows` into `r`: the simulator's and live mode's alike.
+pub fn insert_telnet_tables(r: &mut RunResult, rows: &[TelnetRow]) {
+    let mut t = Table::default();
+    t.push("flow", Column::Int(rows.iter().map(|x| x.0).collect()));
+    t.push("session", Column::Int(rows.iter().map(|x| x.1).collect()));
+    t.push("t", Column::Float(rows.iter().map(|x| x.2).collect()));
+    t.push("size", Column::Int(rows.iter().map(|x| x.3).collect()));
+    t.push("delay", Column::Float(rows.iter().map(|x| x.4).collect()));
+    r.tables.insert("telnet".into(), t);
     let mut ses: Vec<(i64, i64, f64, i64, f64)> = Vec::new();
-    for (i, w) in &rows {
-        let end = w.at.as_secs_f64() + delay(w);
+    for &(i, session, at, _, delay) in rows {
+        let end = at + delay;
         match ses.last_mut() {
-            Some(s) if s.0 == *i as i64 && s.1 == w.session as i64 => {
+            Some(s) if s.0 == i && s.1 == session => {
                 s.3 += 1;
                 s.4 = end - s.2;
             }
-            _ => ses.push((*i as i64, w.session as i64, w.at.as_secs_f64(), 1, delay(w))),
+            _ => ses.push((i, session, at, 1, delay)),
         }
     }
     let mut t = Table::default();

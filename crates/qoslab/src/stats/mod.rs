@@ -14,5 +14,5 @@ mod table;
 mod trc;
 mod web;
 
-pub use collect::collect;
+pub use collect::{collect, insert_telnet_tables, TelnetRow};
 pub use table::{Column, RunResult, Table};
