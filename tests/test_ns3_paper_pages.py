@@ -1,6 +1,7 @@
 """The ns-3 pages of the paper reproductions (docs/validation/ns3-p0-f5.md,
-ns3-p4-waimd.md and ns3-p4-waimd-f6a.md) are what their scripts make of the committed
-data, so no number on them is typed by hand; and the pages change when the data do."""
+ns3-p0-f7.md, ns3-p4-waimd.md and ns3-p4-waimd-f6a.md) are what their scripts make of the
+committed data, so no number on them is typed by hand; and the pages change when the data
+do."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (script, figure it is pointed at, if it runs several).
-PAGES = [("ns3_p0_f5", None), ("ns3_p4_waimd", "2a"), ("ns3_p4_waimd", "6a")]
+PAGES = [
+    ("ns3_p0_f5", None),
+    ("ns3_p0_f7", None),
+    ("ns3_p4_waimd", "2a"),
+    ("ns3_p4_waimd", "6a"),
+]
 
 
 def _load(name, figure):
@@ -45,3 +51,21 @@ def test_the_page_follows_the_data(name, figure):
                 r["flows"][0]["throughput"] /= 2
                 r["total_pct"] -= 100 * r["flows"][0]["throughput"] / 80_000
     assert mod.page(changed) != mod.page(data)
+
+
+def test_the_p0_f7_verdict_follows_ns3s_lru():
+    """The page's LRU verdict is computed from the rows: had ns-3's LRU given the paper's
+    0.95, it would say that ns-3 differs from qoslab and lands in the paper's band."""
+    mod = _load("ns3_p0_f7", None)
+    rows = json.loads(mod.DATA.read_text())["rows"]
+    committed = mod.verdict(rows)[0]
+    assert committed.startswith("**lru**")
+    changed = copy.deepcopy(rows)
+    for r in changed:
+        if r["sim"] == "ns-3.44" and r["case"] == "lru":
+            r["jain"] = 0.95
+    v = mod.verdict(changed)[0]
+    assert "ns-3 0.950 (NewReno) and 0.950 (SACK)" in v
+    assert "differs from qoslab" in v
+    assert "within the paper's band: ns-3 NewReno and ns-3 SACK" in v
+    assert v != committed
