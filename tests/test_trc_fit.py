@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import qoslab
@@ -134,6 +135,10 @@ def test_a_sender_queue_too_small_for_the_trcs_bursts_is_warned():
     res = qoslab.run(sc)
     w = [x for x in res.summary["warnings"] if x.startswith("queue of s->r0")]
     assert w and "50 + max W_max/2" in w[0], res.summary["warnings"]
+    # The warning says what the queue cost: its drops after the warm-up, as counted in
+    # the queues table (a broken rule that dropped nothing reads differently).
+    q = res.tables["queues"].filter(pl.col("iface") == "s->r0")["dropped"][0]
+    assert q > 0 and w[0].endswith(f"; it dropped {q} packets after the warm-up"), w[0]
     # With P1's 1000-packet access queue: no warning.
     sc["link"][0]["queue"] = {"kind": "droptail", "limit": 1000}
     assert not any(x.startswith("queue of s->r0") for x in qoslab.run(sc).summary["warnings"])
@@ -147,3 +152,17 @@ def test_a_run_too_short_for_the_trcs_cycles_is_warned():
     res = qoslab.run(sc)
     short = [x for x in res.summary["warnings"] if "cycles" in x and x.startswith("TRC for flow")]
     assert short and "measure at least 10 cycles" in short[0], res.summary["warnings"]
+
+
+def test_a_queue_below_the_rule_that_dropped_nothing_says_so():
+    # A 10-packet core queue, far below 50 + W_max/2, behind an access link of the
+    # same 200 Mb/s: the TRC's bursts arrive no faster than the core sends them, so the
+    # rule is broken on paper only, and the warning says so.
+    sc = trc_scenario({"max_window": 2000}, 8e6, 120.0)
+    sc["link"][1]["queue"]["limit"] = 10
+    sc["duration"] = "130s"
+    res = qoslab.run(sc)
+    w = [x for x in res.summary["warnings"] if x.startswith("queue of r0->r1")]
+    assert w, res.summary["warnings"]
+    assert res.tables["queues"].filter(pl.col("iface") == "r0->r1")["dropped"][0] == 0
+    assert w[0].endswith("; it dropped no packet after the warm-up"), w[0]

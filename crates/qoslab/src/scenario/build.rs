@@ -721,7 +721,9 @@ fn conditioners(sc: &Scenario, w: &mut World, names: &Names) -> Result<(), Scena
         *hook = Hook::new(chain);
     }
     link_exchanges(w);
-    w.warnings = trc::admit(&trcs, w, sc)?;
+    let admitted = trc::admit(&trcs, w, sc)?;
+    w.warnings = admitted.warnings;
+    w.queue_rule = admitted.queue_rule;
     w.warnings.extend(multcp_warnings(sc));
     w.warnings.extend(super::plausible::warnings(sc));
     Ok(())

@@ -230,11 +230,20 @@ fn queue_of(w: &World, sc: &Scenario, f: IfaceId) -> QueueConfig {
     QueueConfig::default()
 }
 
+/// What [`admit`] found: its warnings, and for each queue-rule warning the interface it
+/// is about and its index in `warnings`.
+pub struct Admitted {
+    /// Warnings in scenario order (the TRCs' own, then the queue rule's).
+    pub warnings: Vec<String>,
+    /// The queue-rule warnings' interfaces and indices in `warnings`.
+    pub queue_rule: Vec<(IfaceId, usize)>,
+}
+
 /// P1 §4.4: refuses Σ R_req > ρ·BW on any interface (error at the `rate` key of the
 /// TRC that crosses the limit), and returns warnings for core queues (router to
 /// router, or router egress on paths with no router-to-router hop) and the sender's
 /// egress smaller than 50 + max W_max/2 packets of the TRC flows crossing them.
-pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>, ScenarioError> {
+pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Admitted, ScenarioError> {
     let n = w.ifaces.len();
     let mut sum = vec![0.0f64; n];
     let mut rho = vec![1.0f64; n];
@@ -292,6 +301,7 @@ pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>,
         }
     }
     let mut warnings: Vec<String> = placed.iter().filter_map(|p| p.warning.clone()).collect();
+    let mut queue_rule = Vec::new();
     for k in 0..n {
         if !core[k] {
             continue;
@@ -299,6 +309,7 @@ pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>,
         let need = 50.0 + wmax[k] / 2.0;
         if let Some(lim) = limit_packets(&queue_of(w, sc, IfaceId(k as u32))) {
             if (lim as f64) < need {
+                queue_rule.push((IfaceId(k as u32), warnings.len()));
                 warnings.push(format!(
                     "queue of {} holds {lim} packets, below 50 + max W_max/2 = {need} for \
                      the TRC flows crossing it (P1 §4.4): packets may be dropped in the \
@@ -308,5 +319,8 @@ pub fn admit(placed: &[Placed], w: &World, sc: &Scenario) -> Result<Vec<String>,
             }
         }
     }
-    Ok(warnings)
+    Ok(Admitted {
+        warnings,
+        queue_rule,
+    })
 }

@@ -514,6 +514,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     let s = &mut r.summary;
     s.insert("name".into(), json!(name));
     let mut warnings = w.warnings.clone();
+    queue_rule_outcome(w, &mut warnings);
     warnings.extend(super::eruf::eruf_warnings(w));
     warnings.extend(super::rtt_markers::rto_rule_warnings(w));
     warnings.extend(super::silent::silent_flows_warning(w));
@@ -543,6 +544,26 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     s.insert("wall_s".into(), json!(wall_s));
     s.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     r
+}
+
+/// Adds to each P1 §4.4 queue-rule warning what the queue dropped after the warm-up,
+/// so a reader can tell a rule broken on paper from one that cost packets.
+fn queue_rule_outcome(w: &World, warnings: &mut [String]) {
+    for &(f, k) in &w.queue_rule {
+        let i = f.0 as usize;
+        let c = w.ifaces[i].counters.since(&w.warm.ifaces[i]);
+        let n = c.drops.total_packets();
+        if let Some(s) = warnings.get_mut(k) {
+            if n == 0 {
+                s.push_str("; it dropped no packet after the warm-up");
+            } else {
+                s.push_str(&format!(
+                    "; it dropped {n} packet{} after the warm-up",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    }
 }
 
 /// The per-colour drop columns of `colour_drops` and `classes`, in the order of

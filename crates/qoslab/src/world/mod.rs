@@ -214,6 +214,9 @@ pub struct World {
     pub capture: Option<Box<crate::capture::Capturer>>,
     /// Warnings about the scenario found while building it (e.g. P1's core-queue rule).
     pub warnings: Vec<String>,
+    /// P1 §4.4's queue-rule warnings: the interface each one is about and its index in
+    /// `warnings`, so the run's summary can add what the queue dropped.
+    pub queue_rule: Vec<(IfaceId, usize)>,
     /// P0's server-side QoS managers, if the scenario has any.
     pub qos: Option<Box<QosSet>>,
     /// State of a wall-clock run (`None` in the simulator).
@@ -261,6 +264,7 @@ impl World {
             capture_plan: Vec::new(),
             capture: None,
             warnings: Vec::new(),
+            queue_rule: Vec::new(),
             qos: None,
             wall: None,
             cut_through: true,
