@@ -5,6 +5,8 @@ under both readings, and the conserved / by-construction values are info rows.""
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from qoslab.reproduce import p2, p2_variants
@@ -28,6 +30,9 @@ def test_tcp_claim_is_vacuous_when_no_regulator_dropped_a_packet():
     c = _by_name(p2._tcp_claims(_runs([0, 0, 0], [0, 0, 1])))
     extra = c["extra drops with ERUF"]
     assert extra.vacuous and extra.verdict == "outside"
+    # its value is over the runs in which a regulator acted: none, so no number (the
+    # +1 of a run without a regulator drop is not shown under that label)
+    assert math.isnan(extra.ours) and math.isnan(c["TCP goodput with ERUF ÷ without"].ours)
     assert c["regulators' own drops of TCP packets"].verdict == "outside"
     assert c["TCP goodput with ERUF ÷ without"].verdict == "outside"
     assert c[f"ERUF acted: {p2.ACTED}"].verdict == "outside"

@@ -1545,14 +1545,15 @@ def _tcp_claims(t: pl.DataFrame) -> list[Comparison]:
     counts of such runs differ from the plain ones only through the quenches' timing)."""
     acted = t.filter(pl.col("policed") >= 1)
     idle = t.filter(pl.col("policed") < 1)
-    judged = acted if acted.height else t
     n, of = acted.height, t.height
     guard = (ACTED, float(n))
     on = f"{n} of {of} runs had a regulator drop"
-    worst = float(judged["extra_drops"].max())  # type: ignore[arg-type]
+    # No run in which a regulator acted: nothing to judge (NaN, vacuous), never the
+    # other runs' values under a label that says they acted.
+    worst = float(acted["extra_drops"].max()) if n else float("nan")  # type: ignore[arg-type]
     gains = [
-        ratio(a, b) for a, b in zip(judged["tcp_kbps_eruf"], judged["tcp_kbps_plain"], strict=True)
-    ]
+        ratio(a, b) for a, b in zip(acted["tcp_kbps_eruf"], acted["tcp_kbps_plain"], strict=True)
+    ] or [float("nan")]
     policed = float(t["policed"].max())  # type: ignore[arg-type]
     noise = (
         f"{idle['extra_drops'].min():g} … {idle['extra_drops'].max():g} packets over "
