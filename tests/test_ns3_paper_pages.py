@@ -1,7 +1,7 @@
 """The ns-3 pages of the paper reproductions (docs/validation/ns3-p0-f5.md,
-ns3-p0-f7.md, ns3-p4-waimd.md and ns3-p4-waimd-f6a.md) are what their scripts make of the
-committed data, so no number on them is typed by hand; and the pages change when the data
-do."""
+ns3-p0-f7.md, ns3-p4-waimd.md, ns3-p4-waimd-f6a.md and ns3-p3-f6.md) are what their
+scripts make of the committed data, so no number on them is typed by hand; and the pages
+change when the data do."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ PAGES = [
     ("ns3_p0_f7", None),
     ("ns3_p4_waimd", "2a"),
     ("ns3_p4_waimd", "6a"),
+    ("ns3_p3_f6", None),
 ]
 
 
@@ -69,3 +70,22 @@ def test_the_p0_f7_verdict_follows_ns3s_lru():
     assert "differs from qoslab" in v
     assert "within the paper's band: ns-3 NewReno and ns-3 SACK" in v
     assert v != committed
+
+
+def test_the_p3_f6_orders_follow_the_rows():
+    """The page's orders are computed from the rows: had ns-3's basic RTT-aware marker
+    given the long aggregates (F1, F2) more than the short ones in every seed, as P3 says,
+    the page would say so and differ from qoslab's row."""
+    mod = _load("ns3_p3_f6", None)
+    data = json.loads(mod.DATA.read_text())
+    committed = mod.verdicts(data)
+    assert committed["qoslab all rtt"] == "long < short in every seed"
+    changed = copy.deepcopy(data)
+    for r in changed["rows"]:
+        if r["sim"] == "ns-3.44" and r["topology"] == "all" and r["marker"] == "rtt":
+            r["goodputs"] = [4.0, 4.0, 1.0, 1.0, 1.0]
+    v = mod.verdicts(changed)
+    assert v["ns-3.44 all rtt"] == "long > short in every seed"
+    assert v["qoslab all rtt"] == committed["qoslab all rtt"]
+    assert "| long > short in every seed |" in mod.page(changed)
+    assert mod.page(changed) != mod.page(data)

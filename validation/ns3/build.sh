@@ -15,7 +15,7 @@ fi
 ns3="$("$venv/bin/python" -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("ns3").submodule_search_locations[0]) + "/ns3")')"
 out="$here/build"
 mkdir -p "$out"
-for prog in dumbbell p0_f5 p0_f7 p4_waimd p4_multilink; do
+for prog in dumbbell p0_f5 p0_f7 p4_waimd p4_multilink p3_f6; do
   g++ -O2 -std=c++20 -o "$out/$prog" "$here/$prog.cc" \
     -I"$ns3/include" -L"$ns3/lib64" -Wl,-rpath,"$ns3/lib64" \
     -lns3.44-core -lns3.44-network -lns3.44-internet -lns3.44-point-to-point \
