@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """P1: the 2 Mb/s counterfactuals of the queueing explanations, in full mode.
 
-`p1-t1` and `p1-t2` explain their 2 Mb/s misses (worst achieved ÷ requested below 1, ECN
-and drop means more than 1 % apart) by the bottleneck's queueing using up the RTT_dev =
-10 ms the TRC absorbs, and test it by rerunning the 2 Mb/s sweeps with every TRC's
-RTT_dev = 30 ms (`p1._rtt_dev_sweeps`, the same seeds). They do so only when the
-comparison misses, inside a full-mode reproduction; this script runs the same reruns
-on their own (100 seeds, drops and ECN; Table 2 light load and ρ = 0.85) and prints the
-quantities beside the band each must land in:
+`p1-t1` and `p1-t2` explain their 2 Mb/s "worst achieved ÷ requested" misses by the
+bottleneck's queueing using up the RTT_dev = 10 ms the TRC absorbs, and test it by
+rerunning the 2 Mb/s sweeps with every TRC's RTT_dev = 30 ms (`p1._rtt_dev_sweeps`, the
+same seeds). They do so only when the comparison misses, inside a full-mode
+reproduction; this script runs the same reruns on their own (100 seeds, drops and ECN;
+Table 2 light load and ρ = 0.85) and prints the quantities beside the band each must
+land in. The ECN ÷ drops rows below were the 2 Mb/s ECN comparisons' earlier
+counterfactual; they miss, and `p1-t1` / `p1-t2` now rerun those on a faster bottleneck
+(validation/p1_ecn_cause.py, which also reruns RTT_dev = 30 ms beside the other
+candidates):
 
 - T1 2 Mb/s: worst achieved ÷ requested (band ≥ 1) and largest |ECN ÷ drops − 1| of the
   cell means (band ≤ 0.01);

@@ -29,6 +29,9 @@ A packet's wait at the bottleneck is its one-way delay less its TRC's RTT_TRC, t
 links' propagation and one full packet's serialisation per hop (mean over the flow's
 data packets; the P1 TCP has no recovery lead, so every packet waits RTT_TRC).
 
+Then Table 2's 2 Mb/s row (light load: seven 100 kb/s flows, access delays
+0.5–249 ms), cells by access delay, with reruns 1, 2, 3, 4 and 6b.
+
 With `--doc` the result goes into docs/validation/p1-ecn-cause.md.
 
 Usage: python3 validation/p1_ecn_cause.py OUT [--seeds 20] [-j 1] [--doc]
@@ -54,16 +57,67 @@ DOC = ROOT / "docs" / "validation" / "p1-ecn-cause.md"
 REL = "p1/t1-2mbps.toml"
 LABEL = "t1-2mbps"
 KEYS = ["link.0.delay", "requested"]
+T2_REL = "p1/t2-2mbps-100k.toml"
+T2_LABEL = "t2-2mbps-100k"
 RECORD = {"record.delays": True, "record.queues": ["r0->r1"], "record.queue_interval": "100ms"}
 BAND = 0.01
 PACKET_BITS = 1500 * 8
 
 
-def cells(dfs: list[tuple[bool, pl.DataFrame]]) -> pl.DataFrame:
+def cells(dfs: list[tuple[bool, pl.DataFrame]], keys: list[str] = KEYS) -> pl.DataFrame:
     """ECN ÷ drops − 1 of the cell means (a flow's copies pooled)."""
-    t = {ecn: p1._minmax(df, KEYS) for ecn, df in dfs}
-    j = t[False].join(t[True], on=KEYS, suffix="_ecn")
-    return j.select(*KEYS, (pl.col("mean_kbps_ecn") / pl.col("mean_kbps") - 1).alias("gap"))
+    t = {ecn: p1._minmax(df, keys) for ecn, df in dfs}
+    j = t[False].join(t[True], on=keys, suffix="_ecn")
+    return j.select(*keys, (pl.col("mean_kbps_ecn") / pl.col("mean_kbps") - 1).alias("gap"))
+
+
+def t2_part(ctx: Context, n: int) -> None:
+    """Table 2's 2 Mb/s row (seven 100 kb/s flows, access delays 0.5–249 ms, light load):
+    reruns 1, 2, 3, 4 and 6b of Table 1's, cells by access delay."""
+    data = tomllib.loads(ctx.scenario(T2_REL).read_text())
+    core = p1._core_index(data)
+    keys = ["access_ms"]
+
+    def acc(dfs: list[tuple[bool, pl.DataFrame]]) -> list[tuple[bool, pl.DataFrame]]:
+        base = pl.col("name").str.replace(r"c\d+$", "")  # a copy counts as its flow
+        return [(e, p1._t2_access(d.with_columns(base))) for e, d in dfs]
+
+    table = cells(acc(p1._sweep_both(ctx, T2_REL, f"{T2_LABEL}-cause", max_seeds=n)), keys)
+    noload = cells(
+        acc(
+            p1._sweep_both(
+                ctx, T2_REL, f"{T2_LABEL}-noload", max_seeds=n,
+                extra={f"link.{core}.rate": 100_000_000},
+            )
+        ),
+        keys,
+    )  # fmt: skip
+    dev30 = cells(acc(p1._rtt_dev_sweeps(ctx, T2_REL, T2_LABEL, None, (False, True), n)), keys)
+    fast = cells(acc(p1._fast_core_sweeps(ctx, T2_REL, T2_LABEL, None, n, 10)), keys)
+    share = table.join(noload, on=keys, suffix="_nl").select(
+        *keys, ((1 + pl.col("gap")) / (1 + pl.col("gap_nl")) - 1).alias("gap")
+    )
+    variants = [
+        ("1. as in the table", table),
+        ("2. no load (bottleneck 100 Mb/s)", noload),
+        ("3. the models' share removed: (1) ÷ (2)", share),
+        (f"4. RTT_dev = {p1.RTT_DEV_CF} in both modes", dev30),
+        ("6b. bottleneck 10 × faster, every flow 10 × (20 Mb/s)", fast),
+    ]
+    rows = table.select(keys).sort(keys)
+    cols = [f"{r[0]:g} ms" for r in rows.iter_rows()]
+    print(
+        "\n## Table 2 at 2 Mb/s (light load): ECN ÷ drops − 1 of the cell means [%]\n\n"
+        "Seven 100 kb/s flows, one per access delay, on the 2 Mb/s bottleneck (35 % of it"
+        f" requested), seeds 1–{n}; the reruns as numbered above.\n"
+    )
+    print("| rerun | " + " | ".join(cols) + " | largest \\|ECN ÷ drops − 1\\| | band ≤ 0.01 |")
+    print("|---" * (len(cols) + 3) + "|")
+    for name, g in variants:
+        g = rows.join(g, on=keys, how="left")
+        big = float(g["gap"].abs().max())
+        vals = " | ".join(f"{100 * x:+.2f}" for x in g["gap"])
+        print(f"| {name} | {vals} | {big:.4g} | {'lands' if big <= BAND else 'misses'} |")
 
 
 def one_way_fixed(data: dict, delay: str, core_bps: float) -> float:
@@ -215,7 +269,7 @@ def report(a: argparse.Namespace) -> None:
         g = rows.join(g, on=KEYS, how="left")
         big = float(g["gap"].abs().max())
         vals = " | ".join(f"{100 * x:+.2f}" for x in g["gap"])
-        print(f"| {name} | {vals} | {big:.4f} | {'lands' if big <= BAND else 'misses'} |")
+        print(f"| {name} | {vals} | {big:.4g} | {'lands' if big <= BAND else 'misses'} |")
 
     print("\n## Where the time goes: a packet's mean wait at the bottleneck [ms]\n")
     print(
@@ -291,6 +345,7 @@ def report(a: argparse.Namespace) -> None:
         for _, df in dfs
     ]
     print(f"\nDrops inside the network, most in one run of any rerun above: {max(nd)}.")
+    t2_part(ctx, n)
 
 
 def main() -> int:
