@@ -321,3 +321,7 @@ def test_committed_data_shows_the_calibrations_and_tests_fig9s_explanation():
     assert verdicts[str(p4.F2B_W)] == "within" and "outside" in verdicts.values()
     cf = data["p4-f9"]["comparisons"][0]["explanation"]["counterfactual"]
     assert cf["value"] is not None and not cf["change"].startswith("none:")
+    # fast reassignment is pTCP's own mechanism (§4.1): switching it off is off-paper,
+    # so it cannot confirm the throughput miss (it read outside-explained before)
+    assert cf["kind"] == "off-paper"
+    assert data["p4-f9"]["comparisons"][0]["verdict"] == "outside"
