@@ -539,3 +539,16 @@ def test_t1_2mbps_ecn_gap_is_the_slow_bottlenecks_queueing():
                     at_most=0.01)  # fmt: skip
     p1._explain(ok, p1.ECN_SLOW_CORE, lambda: (change, value, command))
     assert ok.verdict == "outside-explained"
+
+
+def test_f7a_ecn_run_to_the_12th_mark_cannot_confirm_its_cause(tmp_path):
+    # §5.3 states the run length ("until the second drop"): the run to the 12th mark
+    # changes it, so it shows where the claim holds (off-paper) and the ECN maximum
+    # stays outside; it used to read outside-explained.
+    from qoslab.reproduce import run_experiments
+
+    out = run_experiments(["p1-f7a"], tmp_path, quick=True, log=lambda s: None)
+    comps = {c["quantity"]: c for c in out["experiments"][0]["comparisons"]}
+    c = comps["F7a ecn: max goodput / target"]
+    assert c["explanation"]["counterfactual"]["kind"] == "off-paper"
+    assert c["verdict"] == "outside"
