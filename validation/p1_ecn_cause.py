@@ -362,7 +362,9 @@ def main() -> int:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         report(a)
-    DOC.write_text("# P1 Table 1 at 2 Mb/s: why ECN gets less than drops\n\n" + buf.getvalue())
+    DOC.write_text(
+        "# P1 Tables 1 and 2 at 2 Mb/s: why ECN gets less than drops\n\n" + buf.getvalue()
+    )
     print(f"wrote {DOC}")
     return 0
 
