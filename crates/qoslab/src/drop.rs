@@ -14,7 +14,8 @@ pub enum DropCause {
     RedEarly,
     /// RED dropped it because the average was above the maximum threshold.
     RedForced,
-    /// Pushed out of a full shared buffer to make room (Longest Queue Drop).
+    /// Pushed out of a full shared buffer to make room (Longest Queue Drop; FQ-CoDel's
+    /// drop from the head of the fattest queue, RFC 8290 §4.1).
     PushedOut,
     /// A policer found it out of profile.
     Policed,
@@ -26,11 +27,15 @@ pub enum DropCause {
     RandomLoss,
     /// The node had no route to the destination.
     NoRoute,
+    /// CoDel dropped it at the head (RFC 8289 §5; also FQ-CoDel's per-queue CoDel).
+    Codel,
+    /// PIE dropped it at random on arrival (RFC 8033 §4.1).
+    Pie,
 }
 
 impl DropCause {
     /// Every cause, in a fixed order (for tables and per-cause arrays).
-    pub const ALL: [DropCause; 9] = [
+    pub const ALL: [DropCause; 11] = [
         DropCause::Overflow,
         DropCause::RedEarly,
         DropCause::RedForced,
@@ -40,6 +45,8 @@ impl DropCause {
         DropCause::Controlled,
         DropCause::RandomLoss,
         DropCause::NoRoute,
+        DropCause::Codel,
+        DropCause::Pie,
     ];
     /// Position in [`DropCause::ALL`].
     pub fn index(self) -> usize {
@@ -57,6 +64,8 @@ impl DropCause {
             DropCause::Controlled => "controlled",
             DropCause::RandomLoss => "random_loss",
             DropCause::NoRoute => "no_route",
+            DropCause::Codel => "codel",
+            DropCause::Pie => "pie",
         }
     }
 }

@@ -7,7 +7,8 @@
 //! A scenario's `queue = { kind = … }` table is read by [`QueueConfig`], the dispatch
 //! of configurations as [`AnyQueue`] is of mechanisms; each family's keys, checks and
 //! builder sit beside its mechanism ([`DropTailConfig`], [`RedConfig`],
-//! [`EredConfig`], [`MultiRedConfig`], [`LqdConfig`]):
+//! [`EredConfig`], [`MultiRedConfig`], [`LqdConfig`], [`CodelConfig`],
+//! [`FqCodelConfig`], [`PieConfig`]):
 //!
 //! ```toml
 //! queue = { kind = "droptail", limit = 100 }
@@ -16,23 +17,32 @@
 //! queue = { kind = "rio_c", limit = 100, dp2 = { min_th = 10, max_th = 25, max_p = 0.1 } }
 //! queue = { kind = "ered", min_th = 5, max_th = 15, factor = 1.5 }
 //! queue = { kind = "lqd", limit_bytes = "100KB", service = "drr", quantum = 1500 }
+//! queue = { kind = "codel", target = "5ms", interval = "100ms", ecn = true }
+//! queue = { kind = "fq_codel", flows = 1024, quantum = 1514, limit = 10240 }
+//! queue = { kind = "pie", target = "15ms", t_update = "15ms", alpha = 0.125, beta = 1.25 }
 //! ```
 //!
 //! Unknown keys are errors, named at their exact path (`link[1].queue.max_p`).
 
+mod codel;
 mod droptail;
 mod ered;
+mod fq_codel;
 mod lqd;
 mod multired;
+mod pie;
 mod red;
 mod sched;
 
 pub use crate::drop::DropCause;
 
+pub use codel::{control_law, Codel, CodelConfig, CodelParams, CodelState, AQM_DEFAULT_LIMIT};
 pub use droptail::{DropTail, DropTailConfig};
 pub use ered::{Ered, EredConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig, FQ_CODEL_MAX_FLOWS};
 pub use lqd::{Lqd, LqdConfig, LqdService, Service};
 pub use multired::{MultiRed, MultiRedConfig, MultiRedMode, MultiRedSettings};
+pub use pie::{Pie, PieConfig, PieController, PieParams};
 pub(crate) use red::Judged;
 pub use red::{Red, RedConfig, RedParams, RedSettings, RedThresholds};
 pub use sched::{ClassConfig, ClassContext, ClassCounters, Sched, SchedConfig, Weighted};
@@ -55,9 +65,10 @@ pub struct Drops {
     pub dropped: Vec<(Packet, DropCause)>,
     /// Packets marked CE instead of dropped (ECN) during the call.
     pub ecn_marked: u32,
-    /// Copies of the packets marked CE during the call, as marked (only with
-    /// `keep_marked`: the per-packet drop log wants them).
-    pub marked: Vec<Packet>,
+    /// Copies of the packets marked CE during the call, as marked, with the cause
+    /// they were marked for instead of dropped (only with `keep_marked`: the
+    /// per-packet drop log wants them).
+    pub marked: Vec<(Packet, DropCause)>,
     /// Keep a copy of every packet marked in `marked`.
     pub keep_marked: bool,
 }
@@ -67,12 +78,17 @@ impl Drops {
     pub fn push(&mut self, pkt: Packet, cause: DropCause) {
         self.dropped.push((pkt, cause));
     }
-    /// Records a packet marked CE instead of dropped.
+    /// Records a packet marked CE instead of dropped early by RED.
     #[inline]
     pub fn mark(&mut self, pkt: &Packet) {
+        self.mark_for(pkt, DropCause::RedEarly);
+    }
+    /// Records a packet marked CE instead of dropped for `cause` (CoDel, PIE).
+    #[inline]
+    pub fn mark_for(&mut self, pkt: &Packet, cause: DropCause) {
         self.ecn_marked += 1;
         if self.keep_marked {
-            self.marked.push(*pkt);
+            self.marked.push((*pkt, cause));
         }
     }
     /// Forgets everything recorded, keeping the allocation.
@@ -171,6 +187,12 @@ pub enum AnyQueue {
     Ered(Ered),
     /// Longest Queue Drop over per-flow queues (Suter et al. 1998).
     Lqd(Lqd),
+    /// CoDel (RFC 8289).
+    Codel(Codel),
+    /// FQ-CoDel (RFC 8290).
+    FqCodel(Box<FqCodel>),
+    /// PIE (RFC 8033).
+    Pie(Pie),
     /// Per-class queues with strict priority and DRR, WRR or WFQ (SCFQ).
     Classes(Box<Sched>),
 }
@@ -183,6 +205,9 @@ macro_rules! each {
             AnyQueue::MultiRed($q) => $e,
             AnyQueue::Ered($q) => $e,
             AnyQueue::Lqd($q) => $e,
+            AnyQueue::Codel($q) => $e,
+            AnyQueue::FqCodel($q) => $e,
+            AnyQueue::Pie($q) => $e,
             AnyQueue::Classes($q) => $e,
         }
     };
@@ -283,6 +308,12 @@ pub enum QueueConfig {
     Ered(EredConfig),
     /// Longest Queue Drop over per-flow queues (Suter et al. 1998).
     Lqd(LqdConfig),
+    /// CoDel (RFC 8289): head drops by sojourn time.
+    Codel(CodelConfig),
+    /// FQ-CoDel (RFC 8290): hashed flow queues, DRR over new then old flows, CoDel each.
+    FqCodel(FqCodelConfig),
+    /// PIE (RFC 8033): random drops on arrival by a PI controller of the delay.
+    Pie(PieConfig),
     /// Per-class queues and a scheduler (DiffServ PHBs).
     Classes(SchedConfig),
 }
@@ -298,6 +329,9 @@ impl crate::config::Tagged for QueueConfig {
         "wred",
         "ered",
         "lqd",
+        "codel",
+        "fq_codel",
+        "pie",
         "classes",
     ];
     fn read_external<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -340,6 +374,9 @@ impl QueueConfig {
             QueueConfig::RioC(c) | QueueConfig::RioD(c) | QueueConfig::Wred(c) => c.validate(),
             QueueConfig::Ered(c) => c.validate(),
             QueueConfig::Lqd(c) => c.validate(),
+            QueueConfig::Codel(c) => c.validate(),
+            QueueConfig::FqCodel(c) => c.validate(),
+            QueueConfig::Pie(c) => c.validate(),
             QueueConfig::Classes(c) => c.validate(),
         }
     }
@@ -355,6 +392,9 @@ impl QueueConfig {
             QueueConfig::Wred(c) => AnyQueue::MultiRed(c.build(MultiRedMode::Wred, link_rate, rng)),
             QueueConfig::Ered(c) => AnyQueue::Ered(c.build(link_rate, rng)),
             QueueConfig::Lqd(c) => AnyQueue::Lqd(c.build()),
+            QueueConfig::Codel(c) => AnyQueue::Codel(c.build()),
+            QueueConfig::FqCodel(c) => AnyQueue::FqCodel(Box::new(c.build(rng))),
+            QueueConfig::Pie(c) => AnyQueue::Pie(c.build(rng)),
             QueueConfig::Classes(c) => {
                 let table = crate::cond::DscpTable::rfc();
                 let ctx = ClassContext {
@@ -423,6 +463,7 @@ mod tests {
             (Tally::default(), Tally::default(), Tally::default());
         let mut now = SimTime::ZERO;
         let mut marked = 0u64;
+        let mut causes = std::collections::BTreeSet::new();
         for uid in 0..30_000u64 {
             now += Dur::from_nanos(r.below(400_000));
             // Arrivals outnumber departures in bursts, so every drop path is taken.
@@ -447,8 +488,9 @@ mod tests {
             } else if let Some(p) = q.dequeue(now, &mut d) {
                 departed.add(&p);
             }
-            for (p, _) in &d.dropped {
+            for (p, c) in &d.dropped {
                 dropped.add(p);
+                causes.insert(*c);
             }
             marked += d.ecn_marked as u64;
             d.clear();
@@ -483,14 +525,27 @@ mod tests {
                 assert_eq!(sum, arrived.packets);
             }
         }
-        // Drain: everything held comes out.
+        // Drain: everything held comes out (or is dropped at the head: CoDel).
         while let Some(p) = q.dequeue(now, &mut d) {
             departed.add(&p);
+        }
+        for (p, _) in &d.dropped {
+            dropped.add(p);
         }
         assert_eq!(q.occupancy(), Occupancy::default());
         assert_eq!(arrived.bytes, departed.bytes + dropped.bytes);
         assert!(dropped.packets > 0, "{cfg:?} never dropped: test too weak");
-        let _ = marked;
+        // The AQMs' own drops (or marks) happen too, not only overflows.
+        let own = match cfg {
+            QueueConfig::Codel(c) => Some((DropCause::Codel, c.ecn)),
+            QueueConfig::FqCodel(c) => Some((DropCause::Codel, c.ecn)),
+            QueueConfig::Pie(c) => Some((DropCause::Pie, c.ecn)),
+            _ => None,
+        };
+        if let Some((cause, ecn)) = own {
+            assert!(causes.contains(&cause), "{cfg:?}: no {cause:?} drop");
+            assert!(!ecn || marked > 0, "{cfg:?}: no mark");
+        }
     }
 
     #[test]
@@ -504,6 +559,9 @@ mod tests {
             r#"{ kind = "red", limit = 20, min_th = 2, max_th = 8, w_q = 0.05 }"#,
             r#"{ kind = "ered", limit = 20, min_th = 2, max_th = 8, w_q = 0.05, ecn = true }"#,
             r#"{ kind = "lqd", limit = 20 }"#,
+            r#"{ kind = "codel", limit = 20, target = "1ms", interval = "5ms", ecn = true }"#,
+            r#"{ kind = "fq_codel", limit = 20, target = "1ms", interval = "5ms", quantum = 600 }"#,
+            r#"{ kind = "pie", limit = 20, target = "1ms", max_burst = 0, ecn = true }"#,
         ] {
             let cfg: QueueConfig = toml::from_str::<toml::Table>(&format!("q = {cfg}")).unwrap()
                 ["q"]
@@ -573,10 +631,20 @@ mod tests {
             r#"{ kind = "lqd", limit = 20, service = "fifo" }"#,
             r#"{ kind = "lqd", limit_bytes = "20KB", quantum = 500 }"#,
             r#"{ kind = "lqd", limit_bytes = "8KB", service = "fifo" }"#,
+            r#"{ kind = "codel", limit = 20, target = "1ms", interval = "5ms" }"#,
+            r#"{ kind = "codel", limit_bytes = "20KB", target = "1ms", interval = "5ms", ecn = true }"#,
+            r#"{ kind = "fq_codel", limit = 20, target = "1ms", interval = "5ms", quantum = 600 }"#,
+            r#"{ kind = "fq_codel", limit = 20, flows = 2, target = "1ms", interval = "5ms", ecn = true }"#,
+            r#"{ kind = "pie", limit = 20, target = "1ms", t_update = "2ms", max_burst = 0 }"#,
+            r#"{ kind = "pie", limit_bytes = "20KB", target = "1ms", max_burst = "10ms", ecn = true }"#,
             // Per-class queues: the flow index picks a DSCP class below.
             r#"{ kind = "classes", classes = [ { name = "ef", dscp = ["CS1"], priority = true, rate = "2Mbps", burst = 3000, queue = { kind = "droptail", limit = 5 } }, { name = "af", dscp = ["CS2", "CS3"], weight = 2, queue = { kind = "rio_c", limit = 60, w_q = 0.05 } }, { name = "be", queue = { kind = "red", limit = 20, min_th = 2, max_th = 8, w_q = 0.05 } } ] }"#,
             r#"{ kind = "classes", scheduler = "wfq", classes = [ { name = "a", dscp = ["CS1"], weight = 3, queue = { kind = "droptail", limit_bytes = "5KB" } }, { name = "b", dscp = ["CS2"], queue = { kind = "wred", limit = 60, w_q = 0.05 } }, { name = "be", weight = 0.5, queue = { kind = "droptail", limit = 10 } } ] }"#,
             r#"{ kind = "classes", scheduler = "wrr", classes = [ { name = "a", dscp = ["CS1", "CS2"], weight = 3, queue = { kind = "droptail", limit = 8 } }, { name = "be", queue = { kind = "ered", limit = 20, min_th = 2, max_th = 8, w_q = 0.05 } } ] }"#,
+            // AQM class queues: CoDel drops at the head, under each scheduler.
+            r#"{ kind = "classes", classes = [ { name = "ef", dscp = ["CS1"], priority = true, queue = { kind = "codel", limit = 30, target = "1ms", interval = "5ms" } }, { name = "af", dscp = ["CS2"], weight = 2, queue = { kind = "pie", limit = 30, target = "1ms", max_burst = 0 } }, { name = "be", queue = { kind = "codel", limit = 30, target = "1ms", interval = "5ms" } } ] }"#,
+            r#"{ kind = "classes", scheduler = "wfq", classes = [ { name = "a", dscp = ["CS1"], weight = 3, queue = { kind = "codel", limit = 30, target = "1ms", interval = "5ms" } }, { name = "be", queue = { kind = "pie", limit = 30, target = "1ms", max_burst = 0 } } ] }"#,
+            r#"{ kind = "classes", scheduler = "wrr", classes = [ { name = "a", dscp = ["CS1"], weight = 2, queue = { kind = "codel", limit = 30, target = "1ms", interval = "5ms" } }, { name = "be", queue = { kind = "codel", limit_bytes = "30KB", target = "1ms", interval = "5ms" } } ] }"#,
         ];
         for (i, c) in configs.iter().enumerate() {
             let cfg: QueueConfig = toml::from_str::<toml::Table>(&format!("q = {c}")).unwrap()["q"]
@@ -592,6 +660,7 @@ mod tests {
 mod config_tests {
     use super::*;
     use crate::queue::{LqdService, RedThresholds};
+    use crate::time::Dur;
     use crate::units::Bytes;
 
     #[derive(Deserialize)]
@@ -660,6 +729,39 @@ mod config_tests {
             })
         ));
         assert!(parse(r#"{ kind = "rio_d" }"#).unwrap().validate().is_ok());
+        // The RFCs' defaults.
+        let q = parse(r#"{ kind = "codel" }"#).unwrap();
+        assert_eq!(q, QueueConfig::Codel(CodelConfig::default()));
+        let QueueConfig::Codel(c) = q else { panic!() };
+        assert_eq!(
+            (c.target, c.interval),
+            (Dur::from_millis(5), Dur::from_millis(100))
+        );
+        let QueueConfig::FqCodel(c) = parse(r#"{ kind = "fq_codel" }"#).unwrap() else {
+            panic!()
+        };
+        assert_eq!((c.limit, c.flows, c.quantum), (10_240, 1024, Bytes(1514)));
+        let QueueConfig::Pie(c) = parse(r#"{ kind = "pie" }"#).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                c.target,
+                c.t_update,
+                c.alpha,
+                c.beta,
+                c.max_burst,
+                c.mark_ecnth
+            ),
+            (
+                Dur::from_millis(15),
+                Dur::from_millis(15),
+                0.125,
+                1.25,
+                Dur::from_millis(150),
+                0.1
+            )
+        );
     }
 
     #[test]
@@ -685,6 +787,9 @@ mod config_tests {
             r#"{ kind = "lqd", quantum = 500 }"#,
             r#"{ kind = "droptail" }"#,
             r#"{ kind = "ered", max_th = 20, factor = 2.5, ecn = true }"#,
+            r#"{ kind = "codel", target = "2ms", interval = "50ms", ecn = true }"#,
+            r#"{ kind = "fq_codel", flows = 64, quantum = 300 }"#,
+            r#"{ kind = "pie", limit_bytes = "64KB", alpha = 0.25, max_burst = 0 }"#,
         ] {
             let q = parse(s).unwrap();
             let text = toml::to_string(&Wrapped { queue: q.clone() }).unwrap();
@@ -709,8 +814,12 @@ mod config_tests {
         assert!(e.contains("unknown field `w`"), "{e}");
         let e = parse(r#"{ kind = "lqd", service = "wfq" }"#).unwrap_err();
         assert!(e.contains("unknown variant `wfq`"), "{e}");
-        let e = parse(r#"{ kind = "codel" }"#).unwrap_err();
-        assert!(e.contains("unknown queue kind \"codel\""), "{e}");
+        let e = parse(r#"{ kind = "codl" }"#).unwrap_err();
+        assert!(e.contains("unknown queue kind \"codl\""), "{e}");
+        let e = parse(r#"{ kind = "codel", quantum = 5 }"#).unwrap_err();
+        assert!(e.contains("unknown field `quantum`"), "{e}");
+        let e = parse(r#"{ kind = "codel", target = "-5ms" }"#).unwrap_err();
+        assert!(e.contains("zero or positive"), "{e}");
         let e = parse(r#"{ limit = 5 }"#).unwrap_err();
         assert!(e.contains("missing `kind`"), "{e}");
     }
@@ -783,6 +892,51 @@ mod config_tests {
                 "quantum",
                 "at least 1 byte",
             ),
+            (r#"{ kind = "codel", target = 0 }"#, "target", "target > 0"),
+            (
+                r#"{ kind = "codel", interval = 0 }"#,
+                "interval",
+                "interval > 0",
+            ),
+            (
+                r#"{ kind = "codel", limit = 0 }"#,
+                "limit",
+                "at least 1 packet",
+            ),
+            (
+                r#"{ kind = "fq_codel", quantum = 0 }"#,
+                "quantum",
+                "at least 1 byte",
+            ),
+            (
+                r#"{ kind = "fq_codel", limit = 0 }"#,
+                "limit",
+                "at least 1 packet",
+            ),
+            (r#"{ kind = "fq_codel", flows = 0 }"#, "flows", "1..=65536"),
+            (
+                r#"{ kind = "fq_codel", interval = "0ms" }"#,
+                "interval",
+                "interval > 0",
+            ),
+            (r#"{ kind = "pie", alpha = -0.1 }"#, "alpha", "alpha ≥ 0"),
+            (r#"{ kind = "pie", beta = -1 }"#, "beta", "beta ≥ 0"),
+            (
+                r#"{ kind = "pie", t_update = 0 }"#,
+                "t_update",
+                "t_update > 0",
+            ),
+            (r#"{ kind = "pie", target = 0 }"#, "target", "target > 0"),
+            (
+                r#"{ kind = "pie", limit = 0 }"#,
+                "limit",
+                "at least 1 packet",
+            ),
+            (
+                r#"{ kind = "pie", mark_ecnth = 1.5 }"#,
+                "mark_ecnth",
+                "[0, 1]",
+            ),
         ];
         for (text, key, msg) in cases {
             let e = invalid(text);
@@ -804,6 +958,9 @@ mod config_tests {
             (r#"{ kind = "ered" }"#, "Ered"),
             (r#"{ kind = "rio_c" }"#, "MultiRed"),
             (r#"{ kind = "lqd" }"#, "Lqd"),
+            (r#"{ kind = "codel" }"#, "Codel"),
+            (r#"{ kind = "fq_codel" }"#, "FqCodel"),
+            (r#"{ kind = "pie" }"#, "Pie"),
         ] {
             let q = parse(s).unwrap().build(r, rng());
             assert!(format!("{q:?}").starts_with(want), "{s}");

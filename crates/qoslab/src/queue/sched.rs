@@ -1,7 +1,13 @@
 //! Per-class queues and a scheduler on one interface (DiffServ PHBs, RFC 2475 §2.4):
 //! a classifier picks a class by DSCP, by the node's DSCP-table class, or by a
 //! multi-field filter; each class has its own queue discipline (DropTail, RED, RIO-C/D,
-//! WRED, ERED); the scheduler picks the next class to send.
+//! WRED, ERED, CoDel, PIE); the scheduler picks the next class to send.
+//!
+//! A class queue may drop at its head when asked for a packet (CoDel, RFC 8289): the
+//! packets it drops are counted as the class's drops, and if it then hands over a
+//! packet of another size than the head the scheduler charged, DRR charges the
+//! difference (never below zero credit); if it hands over none (it dropped all it
+//! held), the scheduler goes on to the next class.
 //!
 //! - **Strict priority**: classes with `priority = true` are served first, in the order
 //!   listed, whenever they hold a packet; a priority class with `rate` is policed at
@@ -188,11 +194,14 @@ impl SchedConfig {
                 ));
             }
             if let Some(q) = &c.queue {
-                if matches!(**q, QueueConfig::Classes(_) | QueueConfig::Lqd(_)) {
+                if matches!(
+                    **q,
+                    QueueConfig::Classes(_) | QueueConfig::Lqd(_) | QueueConfig::FqCodel(_)
+                ) {
                     return Err(ScenarioError::new(
                         key("queue.kind"),
                         "a class's queue is a FIFO discipline (droptail, red, rio_c, rio_d, \
-                         wred, ered)",
+                         wred, ered, codel, pie)",
                     ));
                 }
                 q.validate().map_err(|e| {
@@ -391,7 +400,19 @@ impl Sched {
 
     fn take_from(&mut self, i: usize, now: SimTime, drops: &mut Drops) -> Option<Packet> {
         let c = &mut self.classes[i];
-        let p = c.queue.dequeue(now, drops)?;
+        let from = drops.dropped.len();
+        let p = c.queue.dequeue(now, drops);
+        // Head drops (CoDel): the packets dropped left from the head, in order.
+        for (d, _) in &drops.dropped[from..] {
+            let s = c.sizes.pop_front();
+            debug_assert_eq!(s, Some(d.size));
+            c.counters.dropped += 1;
+            c.counters.dropped_bytes += d.size as u64;
+            c.counters.dropped_by_colour[self.table.drop_colour_index(d.dscp)] += 1;
+            self.occ.packets -= 1;
+            self.occ.bytes -= d.size as u64;
+        }
+        let p = p?;
         let s = c.sizes.pop_front();
         debug_assert_eq!(s, Some(p.size));
         c.counters.departed += 1;
@@ -481,37 +502,54 @@ impl Queue for Sched {
     }
 
     fn dequeue(&mut self, now: SimTime, drops: &mut Drops) -> Option<Packet> {
-        if let Some(i) = self
-            .classes
-            .iter()
-            .position(|c| c.priority && !c.sizes.is_empty())
-        {
-            return self.take_from(i, now, drops);
-        }
-        let i = self.next_weighted()?;
-        if self.mode == Weighted::Wfq {
-            self.vtime = self.classes[i].head_tag;
-        }
-        let p = self.take_from(i, now, drops);
-        let c = &mut self.classes[i];
-        if c.sizes.is_empty() {
-            if self.mode != Weighted::Wfq {
-                // An emptied class leaves the round and loses its credit (DRR).
-                c.credit = 0;
-                c.fresh = true;
-                self.active.pop_front();
+        // A class queue that drops at its head may hand over nothing (it dropped all it
+        // held): then the next class is asked.
+        loop {
+            if let Some(i) = self
+                .classes
+                .iter()
+                .position(|c| c.priority && !c.sizes.is_empty())
+            {
+                match self.take_from(i, now, drops) {
+                    Some(p) => return Some(p),
+                    None => continue,
+                }
             }
-        } else if self.mode == Weighted::Wfq {
-            self.tag_head(i);
-        }
-        if self.occ.packets == 0 && self.mode == Weighted::Wfq {
-            // The system is idle: restart virtual time (SCFQ).
-            self.vtime = 0.0;
-            for c in &mut self.classes {
-                c.finish = 0.0;
+            let i = self.next_weighted()?;
+            if self.mode == Weighted::Wfq {
+                self.vtime = self.classes[i].head_tag;
+            }
+            let charged = self.classes[i].sizes.front().copied().unwrap_or(0);
+            let p = self.take_from(i, now, drops);
+            let c = &mut self.classes[i];
+            if self.mode == Weighted::Drr {
+                // The head was dropped: charge the packet sent instead (none: nothing).
+                let sent = p.as_ref().map_or(0, |p| p.size);
+                if sent != charged {
+                    c.credit = (c.credit + charged as u64).saturating_sub(sent as u64);
+                }
+            }
+            if c.sizes.is_empty() {
+                if self.mode != Weighted::Wfq {
+                    // An emptied class leaves the round and loses its credit (DRR).
+                    c.credit = 0;
+                    c.fresh = true;
+                    self.active.pop_front();
+                }
+            } else if self.mode == Weighted::Wfq {
+                self.tag_head(i);
+            }
+            if self.occ.packets == 0 && self.mode == Weighted::Wfq {
+                // The system is idle: restart virtual time (SCFQ).
+                self.vtime = 0.0;
+                for c in &mut self.classes {
+                    c.finish = 0.0;
+                }
+            }
+            if p.is_some() {
+                return p;
             }
         }
-        p
     }
 
     fn occupancy(&self) -> Occupancy {

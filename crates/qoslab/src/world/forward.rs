@@ -239,9 +239,9 @@ impl World {
             for (p, cause) in &drops.dropped {
                 log.record(DropEvent::of(now, at, p, *cause, false));
             }
-            // RED marks only where it would have dropped early.
-            for p in &drops.marked {
-                log.record(DropEvent::of(now, at, p, DropCause::RedEarly, true));
+            // A queue marks where it would have dropped early (RED, CoDel, PIE).
+            for (p, cause) in &drops.marked {
+                log.record(DropEvent::of(now, at, p, *cause, true));
             }
         }
         let node = self.ifaces[iface.0 as usize].node;

@@ -167,10 +167,10 @@ fn values_inside_queue_and_stage_tables_are_named_exactly() {
     ));
     assert_eq!(k, "link[2].queue.red.max_p");
     assert!(m.contains("found a list"), "{m}");
-    let (k, m) = err(&with_queue("{ kind = \"codel\" }"));
+    let (k, m) = err(&with_queue("{ kind = \"codl\" }"));
     assert_eq!(k, "link[2].queue.kind");
     assert!(
-        m.contains("unknown queue kind \"codel\"; expected one of droptail"),
+        m.contains("unknown queue kind \"codl\"; expected one of droptail"),
         "{m}"
     );
     let (k, m) = err(&with_queue("7"));

@@ -136,7 +136,7 @@ fn scenario_errors_are_the_recorded_ones() {
         ("rate unit", base().replace("\"1Mbps\"", "\"1MBPS\"")),
         ("rate negative", base().replace("\"1Mbps\"", "\"-1Mbps\"")),
         ("duration unit", base().replace("\"10s\"", "\"10 parsecs\"")),
-        ("queue kind", q("{ kind = \"codel\" }")),
+        ("queue kind", q("{ kind = \"codl\" }")),
         ("queue not table", q("5")),
         ("queue no kind", q("{ limit = 3 }")),
         ("queue unknown key", q("{ kind = \"red\", min_thresh = 5 }")),
