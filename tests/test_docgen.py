@@ -28,6 +28,7 @@ def results(tmp_path):
                     0.99,
                     at_least=1.0,
                     against="the request",
+                    source="§5",
                     note="0/1 live runs with valid timing",
                 ),
             ],
@@ -64,7 +65,7 @@ def test_export_update_check(results, tmp_path):
     text = page.read_text()
     assert "stale text" not in text and "Between blocks." in text
     assert "| share | 0.661 Mb/s | 0.666667 ± 2 % | within |" in text
-    assert "| worst | 0.99 | ≥ 1 (the request) | outside |" in text
+    assert "| worst | 0.99 | ≥ 1 (the request, §5) | outside |" in text
     assert "| 100 | — |" in text  # no None cells
     assert docgen.check([tmp_path / "docs"]) == []
     # The data changes (a new reproduction): the committed page is now stale.
@@ -124,7 +125,7 @@ def test_comparison_notes_are_shown_on_request(results, tmp_path):
     docgen.update([page])
     text = page.read_text()
     assert "| quantity | ours | compared with | verdict | note |" in text
-    row = "| worst | 0.99 | ≥ 1 (the request) | outside | 0/1 live runs with valid timing |"
+    row = "| worst | 0.99 | ≥ 1 (the request, §5) | outside | 0/1 live runs with valid timing |"
     assert row in text
     assert "| share | 0.661 Mb/s | 0.666667 ± 2 % | within | — |" in text
     page.write_text(block.format(""))

@@ -171,8 +171,10 @@ def repro(tmp_path):
         return Outcome(
             comparisons=[
                 Comparison("within", 1.0, paper=1.0, rtol=0.01, unit="Mb/s"),
-                Comparison("explained", 0.5, at_least=1.0, against="request", explanation=ex),
-                Comparison("outside", 2.0, at_most=1.0, against="a bound"),
+                Comparison(
+                    "explained", 0.5, at_least=1.0, against="request", explanation=ex, source="§1"
+                ),
+                Comparison("outside", 2.0, at_most=1.0, against="a bound", source="§1"),
             ]
         )
 
@@ -322,9 +324,13 @@ def test_experiment_page_says_each_thing_once_and_never_blank(tmp_path):
     def exp(ctx):
         return Outcome(
             comparisons=[
-                Comparison("first miss", 0.5, at_least=1.0, against="a", explanation=ex),
-                Comparison("second miss", 0.6, at_least=1.0, against="b", explanation=ex),
-                Comparison("open miss", 2.0, at_most=1.0, against="a bound"),
+                Comparison(
+                    "first miss", 0.5, at_least=1.0, against="a", explanation=ex, source="§1"
+                ),
+                Comparison(
+                    "second miss", 0.6, at_least=1.0, against="b", explanation=ex, source="§1"
+                ),
+                Comparison("open miss", 2.0, at_most=1.0, against="a bound", source="§1"),
                 Comparison("tiny", 1.00004, paper=1.0, rtol=0.01),
             ]
         )
@@ -532,15 +538,18 @@ def repro_pages(tmp_path, small):
     def f3(ctx):
         return Outcome(
             comparisons=[
-                Comparison("explained", 0.5, at_least=1.0, against="request", explanation=ex),
-                Comparison("off", 2.0, at_most=1.0, against="a bound"),
+                Comparison(
+                    "explained", 0.5, at_least=1.0, against="request", explanation=ex, source="§1"
+                ),
+                Comparison("off", 2.0, at_most=1.0, against="a bound", source="§1"),
             ]
         )
 
     @register("x1-t1", title="table one", paper="P1 Table 1")
     def t1(ctx):
         return Outcome(comparisons=[Comparison("explained too", 0.5, at_least=1.0,
-                                               against="request", explanation=ex)])  # fmt: skip
+                                               against="request", explanation=ex,
+                                               source="§1")])  # fmt: skip
 
     @register("x2-f1", title="broken", paper="P2 Fig. 1")
     def broken(ctx):

@@ -328,7 +328,8 @@ def test_ablations_readings_and_ties_reach_the_summary_and_the_report(registry, 
         head = reproduce.Reading("k", "lit", headline=True, argued='"as written"')
         alt = reproduce.Reading("k", "alt")
         return Outcome(
-            comparisons=[Comparison.order("o", a, [a[0] + 1, a[1] - 1, a[2] + 1, a[3] - 1])],
+            comparisons=[Comparison.order("o", a, [a[0] + 1, a[1] - 1, a[2] + 1, a[3] - 1],
+                                          source="§1")],
             ablations=[reproduce.Ablation("claim A", "mech M", "M off", "effect", 1.0, 0.9,
                                           twin_changes={"m": (True, False)},
                                           mechanism_off={"m": (True, False)})],
@@ -377,12 +378,15 @@ def _three_verdicts(registry):
 
     @register("t-explained", title="explained")
     def b(ctx):
-        return Outcome(comparisons=[Comparison("b", 0.5, at_least=1, explanation=ex)])
+        return Outcome(comparisons=[Comparison("b", 0.5, at_least=1, explanation=ex, source="§1")])
 
     @register("t-outside", title="outside")
     def c(ctx):
         return Outcome(
-            comparisons=[Comparison("c", 1.0, paper=1.0), Comparison("c2", 2.0, at_most=1)]
+            comparisons=[
+                Comparison("c", 1.0, paper=1.0),
+                Comparison("c2", 2.0, at_most=1, source="§1"),
+            ]
         )
 
 
@@ -494,7 +498,7 @@ def test_a_reproduction_stopped_part_way_keeps_its_finished_experiments(registry
     import json
 
     register("t-first", title="first")(
-        lambda ctx: Outcome(comparisons=[Comparison("q", 1.0, at_least=0.5)])
+        lambda ctx: Outcome(comparisons=[Comparison("q", 1.0, at_least=0.5, source="§1")])
     )
 
     def stop(ctx):

@@ -61,8 +61,8 @@ def _flipper(ctx):
     v = 0.7 if ctx.quick else 0.9
     return Outcome(
         comparisons=[
-            Comparison("flips", v, at_least=0.8, needs="seeds 1–3"),
-            Comparison("steady", 1.0, at_least=0.8),
+            Comparison("flips", v, at_least=0.8, needs="seeds 1–3", source="§1"),
+            Comparison("steady", 1.0, at_least=0.8, source="§1"),
         ],
         ablations=[
             Ablation(
@@ -80,7 +80,7 @@ def _flipper(ctx):
         readings=[
             reproduce.ReadingResult(
                 reproduce.Reading("k", "a", headline=True, argued='"a"'),
-                [Comparison("r", v, at_least=0.8, needs="300 s")],
+                [Comparison("r", v, at_least=0.8, needs="300 s", source="§1")],
             ),
             reproduce.ReadingResult(reproduce.Reading("k", "b"), [Comparison("r", 1.0)]),
         ],
@@ -90,7 +90,7 @@ def _flipper(ctx):
                 1,
                 "not given",
                 [0, 1, 2, 3],
-                [[Comparison("c", v, at_least=0.8, needs="300 s")] for _ in range(4)],
+                [[Comparison("c", v, at_least=0.8, needs="300 s", source="§1")] for _ in range(4)],
             )
         ],
     )

@@ -74,6 +74,11 @@ also states, beside its comparisons:
   ``mechanism_off`` (:func:`switched_off`): the twin is refused unless it switches off M
   and nothing else, and an experiment whose ablation declares neither fails
   (:func:`require_twins`).
+- **A judged claim says where the paper makes it.** A bound or order that is not one of
+  the paper's values gives its ``source`` (the paper's section, figure, table, equation
+  or quoted words; "read from Fig. N" for qoslab's reading of a figure), or names one in
+  its text, or is qoslab's ``own`` validity check and says why; the reference shows
+  which. An experiment with a judged claim lacking both fails (:func:`require_sources`).
 - **Open readings side by side.** Where the paper leaves a choice open, each reasonable
   :class:`Reading` of it is run (:class:`ReadingResult`); exactly one per knob is the
   headline, argued from the paper's text (``argued``), never from the numbers.
@@ -101,6 +106,7 @@ import importlib
 import json
 import math
 import pkgutil
+import re
 import sys
 import time
 import traceback
@@ -118,6 +124,7 @@ __all__ = [
     "FIGURES",
     "NOT_JUDGED",
     "REGISTRY",
+    "SOURCE_IN_TEXT",
     "STATUSES",
     "VERDICTS",
     "Ablation",
@@ -144,6 +151,7 @@ __all__ = [
     "not_judged_text",
     "paired_interval",
     "register",
+    "require_sources",
     "require_twins",
     "run_experiments",
     "stored_fall_ci",
@@ -364,6 +372,15 @@ class Comparison:
     #: rests on: the :class:`Outcome` refuses the comparison unless a calibration of that
     #: parameter shows this claim at each of its values, and the reference counts them.
     calibrated: str = ""
+    #: Where the paper makes this claim, for a judged claim that is not one of the paper's
+    #: values: its section, figure, table or equation, or its quoted words (e.g. "P0
+    #: §4.2.3", "read from Fig. 10", "P2 §4.1: 'almost all undelivered packets'"); shown in
+    #: the reference. See :func:`require_sources`.
+    source: str = ""
+    #: Why this judged claim is qoslab's own validity check, not a claim of the paper
+    #: (e.g. "the regulators must act for the claim to be tested"); shown in the reference
+    #: as "qoslab's check: …". See :func:`require_sources`.
+    own: str = ""
     #: Set by :class:`Outcome`: this claim at each value of its calibration, (value, claim).
     shown_at: list[tuple[str, Comparison]] | None = field(default=None, repr=False,
                                                           compare=False)  # fmt: skip
@@ -390,13 +407,17 @@ class Comparison:
         paper_ab: tuple[float, float] | None = None,
         paper_source: str = "the paper's table",
         calibrated: str = "",
+        source: str = "",
+        own: str = "",
     ) -> Comparison:
         """The claim "A < B" (``claim="<"``) or "A > B" over per-seed values: ``ours`` is the
         mean of A − B; ``within`` when its 95 % interval (seed-paired by default) excludes
         zero on the claimed side, ``outside`` when it excludes zero on the other side, and
         ``tie`` when it straddles zero. ``paper_ab``: the paper's own values of A and B
         where it prints them (``paper_source``, e.g. "Table I"); when they do not stand in
-        the claimed order the claim is :attr:`contradicted` (shown, not judged)."""
+        the claimed order the claim is :attr:`contradicted` (shown, not judged).
+        ``source`` / ``own``: where the paper claims the order, or why it is qoslab's own
+        check (:func:`require_sources`)."""
         if claim not in ("<", ">"):
             raise ValueError(f"comparison {quantity!r}: claim must be '<' or '>', not {claim!r}")
         m, lo, hi, n = paired_interval(a, b, paired=paired)
@@ -405,6 +426,7 @@ class Comparison:
         return cls(
             quantity, m, unit=unit, note=note, claim=claim, ci=(lo, hi), n=n,
             a_name=a_name, b_name=b_name, needs=needs, calibrated=calibrated,
+            source=source, own=own,
             contradicted=contradiction(claim, paper_ab, a_name, b_name, paper_source),
         )  # fmt: skip
 
@@ -446,7 +468,34 @@ class Comparison:
             self.interval = (float(lo), float(hi))
         if self.rtol < 0 or self.atol < 0:
             raise ValueError(f"comparison {self.quantity!r}: tolerances must be ≥ 0")
+        if self.source and self.own:
+            raise ValueError(
+                f"comparison {self.quantity!r}: a claim is the paper's (source=) or qoslab's "
+                "own check (own=), not both"
+            )
         self.ours = float(self.ours)
+
+    @property
+    def cited(self) -> str:
+        """Where the claim comes from: its ``source``, its ``own`` reason ("qoslab's
+        check: …"), else a source its quantity, ``against`` or ``note`` names (§, Fig.,
+        Table, Eq., quoted words); "" when none. Only a judged claim that is not one of the
+        paper's values needs one (:meth:`needs_source`)."""
+        if self.source:
+            return self.source
+        if self.own:
+            return f"qoslab's check: {self.own}"
+        for text in (self.quantity, self.against, self.note):
+            if SOURCE_IN_TEXT.search(text):
+                return text
+        return ""
+
+    @property
+    def needs_source(self) -> bool:
+        """Whether the claim is judged against something other than a value or interval
+        of the paper (a bound or an order), so that it must say where the paper makes it
+        or why it is qoslab's own check (:func:`require_sources`)."""
+        return self.kind in ("bound", "order") and not self.contradicted
 
     @property
     def kind(self) -> str:
@@ -556,6 +605,8 @@ class Comparison:
                 f"{self.a_name} {self.claim} {self.b_name} (95 % CI of the paired difference "
                 f"over {self.n} seeds: {_num(lo)} … {_num(hi)})"
             )
+            if self._cite():
+                ref += f"; {self._cite()}"
             return self._qualified(ref)
         if k == "value":
             ref = _num(self.paper)  # type: ignore[arg-type]
@@ -575,12 +626,17 @@ class Comparison:
             tol.append(_num(self.atol))
         if tol:
             ref += " ± " + " or ".join(tol)
-        if self.against:
-            ref += f" ({self.against})"
+        said = [x for x in (self.against, self._cite()) if x]
+        if said:
+            ref += f" ({', '.join(said)})"
         if self.vacuous:
             what, n = self.acted  # type: ignore[misc]
             ref += f"; vacuous: {what} = {_num(float(n))}"
         return self._qualified(ref)
+
+    def _cite(self) -> str:
+        """The ``source`` or ``own`` reason as the reference shows it ("" without)."""
+        return self.source or (f"qoslab's check: {self.own}" if self.own else "")
 
     def _qualified(self, ref: str) -> str:
         """``ref`` with what qualifies it: a contradicted claim, a calibrated parameter it
@@ -624,6 +680,10 @@ class Comparison:
             d.update(needs=self.needs, judged=self.judged)
         if self.contradicted:
             d["contradicted"] = self.contradicted
+        if self.source:
+            d["source"] = self.source
+        if self.own:
+            d["own"] = self.own
         if self.calibrated:
             d["calibrated"] = self.calibrated
             if self.shown_at:
@@ -923,6 +983,31 @@ def require_twins(experiment: str, outcome: Outcome) -> None:
                 f"twin ({a.twin}) changes: give twin_changes (config_changes of the run with "
                 f"{a.mechanism!r} and its twin) and mechanism_off (what switching it off "
                 "changes)"
+            )
+
+
+#: A source named in a claim's text: a section, figure, table or equation of the paper, or
+#: its quoted words ("…", “…” or '…' opened after a space or bracket).
+SOURCE_IN_TEXT = re.compile(
+    r"§|\bFig\.|\bFigure\b|\bTable\b|\bEq\.|\"[^\"]+\"|“[^”]+”|(?:^|[\s(])'[^']+'"
+)
+
+
+def require_sources(experiment: str, outcome: Outcome) -> None:
+    """Refuses an outcome with a judged claim that is not one of the paper's values (a
+    bound or an order) and says neither where the paper makes it (``source``, or a §,
+    Fig., Table, Eq. or quoted words in its quantity, ``against`` or ``note``) nor why it
+    is qoslab's own check (``own``): without it a bound of ours could pass for the
+    paper's claim. Readings' and calibrations' comparisons are held to it too. The error
+    names the experiment and the claim."""
+    comps = [*outcome.comparisons, *(c for r in outcome.readings for c in r.comparisons)]
+    comps += [c for cal in outcome.calibrations for cs in cal.comparisons for c in cs]
+    for c in comps:
+        if c.needs_source and not c.cited:
+            raise ValueError(
+                f"experiment {experiment!r}: claim {c.quantity!r} ({c.reference}) says "
+                "neither where the paper makes it (source=: its §, Fig., Table, Eq. or "
+                "quoted words) nor why it is qoslab's own check (own=)"
             )
 
 
@@ -1557,6 +1642,7 @@ def run_experiments(
         try:
             outcome = exp.fn(ctx) or Outcome()
             require_twins(name, outcome)
+            require_sources(name, outcome)
             mark_mode(outcome, q)
             for tname, df in outcome.tables.items():
                 df.write_parquet(ctx.out / f"table-{tname}.parquet")

@@ -413,7 +413,9 @@ def f3(ctx: Context) -> Outcome:
         )  # fmt: skip
         comps.append(
             Comparison(f"{stem}: Jain (max-min)", _mean(summ, stem, "jain"), at_most=0.9,
-                       against="unfair without rate control")
+                       against="unfair without rate control",
+                       source="P0 §4.1, Fig. 3: 'TCP is inherently unfair to connections "
+                              "with large rtt values'")
         )  # fmt: skip
     return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
 
@@ -541,7 +543,9 @@ def f5(ctx: Context) -> Outcome:
                    unit="% of rate", atol=PCT_ATOL),
         Comparison("unequal: total (the unused share is wasted)",
                    _mean(summ, "f5-unequal", "total_pct"), at_most=95.0, unit="% of rate",
-                   against="below the rate"),
+                   against="below the rate",
+                   source="P0 §4.2.1, Fig. 5: 'When a connection cannot utilize it's assigned "
+                          "equal share, the extra rate is wasted'"),
         Comparison(f"any assignment of the three link speeds: total nearest 87 % "
                    f"({nearest['links'][0]} kb/s)", float(nearest["total_pct"][0]),
                    unit="% of rate", note="no reference: which link each client had is "
@@ -558,12 +562,20 @@ def f5(ctx: Context) -> Outcome:
     return Outcome(comparisons=comps, tables=tables)
 
 
+#: Where P0 says what partitioned police-and-mark gives (Fig. 6).
+F6_SENTENCE = (
+    "P0 §4.2.1, Fig. 6: 'The total throughput (compliant and non-compliant) is much "
+    "higher than the aggregate rate, but the aggregate compliant throughput is lower'"
+)
+
+
 def _mark_comps(summ: pl.DataFrame, stem: str, label: str) -> list[Comparison]:
     return [
         Comparison(f"{label}: total (marked + unmarked)", _mean(summ, stem, "total_pct"),
-                   at_least=100.0, unit="% of rate", against="total above the rate"),
+                   at_least=100.0, unit="% of rate", against="total above the rate",
+                   source=F6_SENTENCE),
         Comparison(f"{label}: compliant", _mean(summ, stem, "compliant_pct"), at_most=100.0,
-                   unit="% of rate", against="compliant below the rate"),
+                   unit="% of rate", against="compliant below the rate", source=F6_SENTENCE),
     ]  # fmt: skip
 
 
@@ -626,7 +638,8 @@ def f7(ctx: Context) -> Outcome:
                          "short aggressive connections more, §4.2.2)", lru_x, fcfs_x,
                          claim="<", a_name="LRU", b_name="FCFS"),
         Comparison("sequential Jain / min(FCFS, LRU)", seq / min(fcfs, lru), at_most=0.8,
-                   against="sequential well below FCFS/LRU"),
+                   against="sequential well below FCFS/LRU",
+                   source="P0 §4.2.2, Fig. 7: Jain 0.43 sequential against 0.95 FCFS and LRU"),
         Comparison("LRU unequal: total", _mean(summ, "f7-lru-unequal", "total_pct"),
                    paper=99.5, unit="% of rate", atol=PCT_ATOL),
     ]  # fmt: skip
@@ -644,7 +657,9 @@ def f8(ctx: Context) -> Outcome:
         c, p = (_mean(summ, f"{f}-{links}", "compliant_pct") for f in ("f8", "f6"))
         comps.append(
             Comparison(f"{links}: compliant, common / partitioned", c / p, unit="×",
-                       at_least=1.0, against="more compliant traffic than partitioned")
+                       at_least=1.0, against="more compliant traffic than partitioned",
+                       source="P0 §4.2.2, Fig. 8: 'the total (compliant and noncompliant) and "
+                              "compliant throughput is higher than the partitioned scheme'")
         )  # fmt: skip
     return Outcome(comparisons=comps, tables=_tables(flows, summ, series))
 
@@ -673,12 +688,18 @@ def _f10_outcome(summ: pl.DataFrame) -> tuple[list[Comparison], list[Ablation]]:
     comps = [
         Comparison("equal: Jain", _mean(summ, "f10-equal", "jain"), paper=0.996, atol=JAIN_ATOL),
         Comparison("unequal: Jain (max-min)", _mean(summ, "f10-unequal", "jain"),
-                   at_least=0.98, against="as fair as partitioned buckets"),
+                   at_least=0.98, against="as fair as partitioned buckets",
+                   source="P0 §4.2.3: 'achieve the fairness level of a partitioned scheme, "
+                          "while sharing the unused capacity'"),
         Comparison("unequal: total", _mean(summ, "f10-unequal", "total_pct"), at_least=97.0,
-                   unit="% of rate", against="uses the full rate"),
+                   unit="% of rate", against="uses the full rate",
+                   source="P0 §4.2.3, Fig. 10(b): 'the unused capacity is shared among the "
+                          "remaining connections to fully utilize the assigned aggregate rate'"),
         Comparison("unequal: total, logical − partitioned",
                    _mean(summ, "f10-unequal", "total_pct") - _mean(summ, "f5-unequal", "total_pct"),
-                   at_least=3.0, unit="points", against="partitioned wastes the unused share"),
+                   at_least=3.0, unit="points", against="partitioned wastes the unused share",
+                   source="P0 §4.2.1 (Fig. 5: 87 % of the rate) against §4.2.3 (Fig. 10(b): "
+                          "'fully utilize the assigned aggregate rate')"),
     ]  # fmt: skip
     # Fairness effect: Jain above the no-rate-control runs of Fig. 3, per seed.
     base = _per_seed(summ, "f3-equal", "jain")
@@ -794,6 +815,22 @@ TRIGGER_SETS = {
     "timer+new_conn": ["new_conn"],
     "all": ["send", "ack", "idle_ack", "dupack", "closed_send", "new_conn"],
 }
+#: Where P0 says that shaping keeps the aggregate to its rate.
+TO_THE_RATE = "P0 abstract: 'limiting an aggregate's bandwidth usage to the desired rate'"
+#: Where P0 says that the aggregate-wide triggers fire (§6.3).
+TRIGGERS_OCCUR = "P0 §6.3: 'likely to occur with reasonable frequency'"
+#: Where the timer-only total comes from, by timer period: the paper's 15 ms default
+#: gives 99.5 % (§4.2.2); it expects a coarse timer to need more triggers (§4.2.1), so
+#: at 50 ms "uses the rate" is qoslab's check of its shaper with backlogged connections.
+TIMER_ONLY_SOURCE = {
+    "15ms": "P0 §4.2.2, Fig. 7(d): 'The throughput achieved is 99.5% of the aggregate rate' "
+            "(15 ms timer); " + TO_THE_RATE.removeprefix("P0 "),
+}  # fmt: skip
+TIMER_ONLY_OWN = {
+    "50ms": "the shaper keeps to b + r·T and, with every connection backlogged, fills the "
+            "rate on its timer alone; P0 §4.2.1 expects a coarse timer to need more triggers "
+            "('feasible only if additional triggers are used'), which f7-lru-mix tests",
+}  # fmt: skip
 #: The application of ``f7-lru-mix``'s fifth connection: it offers the whole aggregate
 #: rate, so its window is often full of packets held by the manager.
 TRIG_WRITES = {"size": "3KB", "every": "37ms"}
@@ -862,7 +899,9 @@ def triggers(ctx: Context) -> Outcome:
             comps.append(
                 Comparison(f"{stem}, {period}, timer only: total", pick(stem, period, "timer",
                            "total_pct"), at_least=97.0, at_most=100.5, unit="% of rate",
-                           against="conforms to the profile and uses it")
+                           against="conforms to the profile and uses it",
+                           source=TIMER_ONLY_SOURCE.get(period, ""),
+                           own=TIMER_ONLY_OWN.get(period, ""))
             )  # fmt: skip
     mix = t.filter(pl.col("scenario") == "f7-lru-mix")
     closed = mix.filter((pl.col("period") == "50ms") & (pl.col("triggers") == "timer+closed_send"))
@@ -870,22 +909,27 @@ def triggers(ctx: Context) -> Outcome:
         Comparison("f7-lru-mix, 50ms: total, timer+closed_send − timer only",
                    pick("f7-lru-mix", "50ms", "timer+closed_send", "total_pct")
                    - pick("f7-lru-mix", "50ms", "timer", "total_pct"), at_least=1.0,
-                   unit="points", against="window-closed sends make up for a coarse timer"),
+                   unit="points", against="window-closed sends make up for a coarse timer",
+                   source="P0 §6.2–6.3: triggers 'to facilitate accurate traffic shaping with "
+                          "relatively coarse shaping timers', (iii) 'application send on a "
+                          "connection whose congestion window is closed'"),
         Comparison("f7-lru-mix, 50ms: share of packets released by closed_send",
                    float(closed["released_closed_send"][0])
                    / float(closed.select(pl.sum_horizontal(pl.col("^released_.*$")))[0, 0]),
-                   at_least=0.2, against="fires in its situation"),
+                   at_least=0.2, against="fires in its situation", source=TRIGGERS_OCCUR),
         Comparison("f7-lru-mix, 50ms: packets released by new_conn",
                    pick("f7-lru-mix", "50ms", "timer+new_conn", "released_new_conn"),
-                   at_least=100, against="fires in its situation"),
+                   at_least=100, against="fires in its situation", source=TRIGGERS_OCCUR),
         Comparison("f7-lru-mix: highest total over trigger sets and periods",
                    float(mix["total_pct"].max()), at_most=100.5, unit="% of rate",  # type: ignore[arg-type]
-                   against="b + r·T (100.25 %) and header rounding"),
+                   against="b + r·T (100.25 %) and header rounding", source=TO_THE_RATE),
     ]  # fmt: skip
     worst = float(t.filter(pl.col("scenario") == "f10-equal")["jain"].min())  # type: ignore[arg-type]
     comps.append(
         Comparison("logical partitions: worst Jain over triggers and periods", worst,
-                   at_least=0.98, against="fair whatever the triggers")
+                   at_least=0.98, against="fair whatever the triggers",
+                   source="P0 §6.3: each trigger must '(b) apply the fairness criterion to "
+                          "select the appropriate connection'")
     )  # fmt: skip
     return Outcome(comparisons=comps, tables={"triggers": t})
 
@@ -942,6 +986,8 @@ MIX_QUEUES = [50, 10]
 MIX_RTT_AV = {50: 0.650, 10: 0.400}
 #: rtt_av values [s] at which ``p0-mix`` shows the 50-packet gain (the calibration).
 MIX_CAL_RTT_AV = [RTT_AV, 0.450, MIX_RTT_AV[50], 0.800]
+#: The calibrated parameter of ``p0-mix`` (shown at MIX_CAL_RTT_AV, 50-packet queue).
+MIX_CAL = "rtt_av of the aggregate-fair increase, 50-packet queue"
 
 #: The aggregate-fair increase's readings run beside the headline in ``p0-mix``: rtt_av
 #: the mean base RTT (312.5 ms) with the smoothed rtt_i; both the base RTT (``rtt =
@@ -1108,7 +1154,7 @@ def mix(ctx: Context) -> Outcome:
 
     calibrations = [
         Calibration(
-            parameter=f"rtt_av of the aggregate-fair increase, {q0}-packet queue",
+            parameter=MIX_CAL,
             chosen=_ms(MIX_RTT_AV[q0]),
             why="§5's rtt_av is the mean of the connections' rtt_i (smoothed RTTs here); "
                 "qoslab holds it fixed, at the measured mean srtt of the long connections",
@@ -1149,9 +1195,12 @@ def _mix_comparisons(m: Any) -> list[Comparison]:
         comps += [
             Comparison(f"{q}-packet queue, Reno: Jain of the long connections",
                        m(q, "reno", "jain_long"), at_most=0.9,
-                       against="RTT bias with the standard increase"),
+                       against="RTT bias with the standard increase",
+                       source="P0 §3: 'the short rtt connection ramps up much faster than "
+                              "the long rtt connection'"),
             Comparison(f"{q}-packet queue: Jain of the long connections, aggregate-fair − Reno",
-                       gain, at_least=0.05, against="fairer than Reno (P0 §5)"),
+                       gain, at_least=0.05, against="fairer than Reno (P0 §5)",
+                       calibrated=MIX_CAL if q == 50 else ""),
             Comparison(f"{q}-packet queue: rtt_av / mean smoothed RTT of the long "
                        "connections (aggregate-fair)",
                        MIX_RTT_AV[q] / m(q, "aggregate_fair", "srtt_mean"), unit="×",
@@ -1159,10 +1208,16 @@ def _mix_comparisons(m: Any) -> list[Comparison]:
                        against="rtt_av = (1/n) Σ rtt_i (§5), to 10 %"),
             Comparison(f"{q}-packet queue: access-link utilisation, aggregate-fair − Reno",
                        m(q, "aggregate_fair", "util_pct") - m(q, "reno", "util_pct"),
-                       at_least=-3.0, unit="points", against="no more than 3 points lost"),
+                       at_least=-3.0, unit="points", against="no more than 3 points lost",
+                       source="P0 §5, announced: 'recovers from loss in an aggressive but fair "
+                              "manner while improving bandwidth utilization' (3 points: "
+                              "qoslab's slack)"),
             Comparison(f"{q}-packet queue: mean short-transfer completion, aggregate-fair / Reno",
                        m(q, "aggregate_fair", "fct_mean") / m(q, "reno", "fct_mean"),
-                       at_most=1.2, unit="×", against="short transfers not slowed by > 20 %"),
+                       at_most=1.2, unit="×", against="short transfers not slowed by > 20 %",
+                       own="the paper claims fairness 'amongst a mixture of connections with "
+                           "long and short lifetimes' (§8) but gives no completion time: qoslab "
+                           "checks that the increase does not slow the short transfers"),
             Comparison(f"{q}-packet queue: retransmissions, Constant Rate / Reno",
                        m(q, "constant_rate", "retransmits") / m(q, "reno", "retransmits"),
                        at_least=1.5, unit="×",

@@ -760,10 +760,28 @@ def mechanism(
     pol = ratio(full["edge_policed_per_s"], edge)
     if edge_congested:
         comps.append(Comparison(name, pol, at_least=0.5, against="the regulators' own drops "
-                                "carry the shift to the edge"))  # fmt: skip
+                                "carry the shift to the edge", own=OWN_POLICED))  # fmt: skip
     else:
         comps.append(Comparison(name, pol, note=UNCONGESTED_EDGE))
     return abl, comps
+
+
+#: Where P2 says that without ERUF the drops are not at the edge: ERUF "moves" them there.
+MOVES_DROPS = (
+    "P2 §4: ERUF is 'able to move most packet drops from unresponsive flows to the "
+    "periphery of the network'"
+)
+#: Where P2 says that ERUF keeps what can be delivered: it drops undeliverable packets.
+UNDELIVERABLE = (
+    "P2 §4: ERUF drops 'undeliverable packets (i.e., packets that will be dropped "
+    "somewhere in the network before reaching their destination)'; the 128 kb/s "
+    "link's share is deliverable (0.9: qoslab's slack)"
+)
+#: Why the regulators' share of the edge's drops is qoslab's own check.
+OWN_POLICED = (
+    "the paper counts every drop at the edge routers; qoslab checks that ERUF's "
+    "regulators, not the edge's LQD buffer, make the shift"
+)
 
 
 #: Why "total drops with ERUF ÷ without" is an info row (Figs. 1 and 2).
@@ -781,13 +799,19 @@ UNCONGESTED_EDGE = (
 
 
 def edge_shares(
-    t: pl.DataFrame, at_least: float, against: str, deliverable_below: float = 0.0
+    t: pl.DataFrame,
+    at_least: float,
+    against: str,
+    deliverable_below: float = 0.0,
+    *,
+    source: str = "",
 ) -> list[Comparison]:
     """The share of drops at the edge with ERUF at every swept rate where the CBR offers
     at least 4× the 128 kb/s link (the rates below are in the sweep table).
     ``deliverable_below``: the CBR rate [kb/s] below which all CBR is deliverable (Fig.
     4's waist, whose CBR sinks sit behind 10 Mb/s): there no undeliverable traffic
-    exists, so the bound does not apply and the share is an info row."""
+    exists, so the bound does not apply and the share is an info row. ``source``: where
+    the paper makes the claim (its section and figure)."""
     rates = sorted(r for r in set(t["cbr_kbps"]) if r >= 4 * 128)
     return [
         Comparison(
@@ -795,6 +819,7 @@ def edge_shares(
             _edge_share(t, True, r),
             at_least=at_least,
             against=against,
+            source=source,
         )
         if r >= deliverable_below
         else Comparison(
@@ -896,7 +921,7 @@ def f1_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
                    at_least=0.8, against="'almost all undelivered packets' at the periphery"),
         Comparison("UDP goodput with ERUF at 2 Mb/s ÷ the 128 kb/s link's payload rate",
                    m["udp_kbps"] / ISDN_PAYLOAD_KBPS, at_least=0.9,
-                   against="regulation keeps the 128 kb/s link busy"),
+                   against="regulation keeps the 128 kb/s link busy", source=UNDELIVERABLE),
     ]  # fmt: skip
 
 
@@ -937,19 +962,22 @@ def f1(ctx: Context) -> Outcome:
                        seed_mean(per_seed(gain, se, sl)), cmd_s)),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
-                   at_least=2.0, against="ERUF improves TCP goodput (up to 3.5×)"),
+                   at_least=2.0, against="ERUF improves TCP goodput (up to 3.5×)",
+                   source="P2 §3.1: 'increase its goodput by a factor of up to 3.5' (≥ 2 from "
+                          "1 Mb/s: read from Fig. 1)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, True, top), at_least=0.8,
                    against="'almost all undelivered packets' at the periphery"),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core"),
+                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
         Comparison("total drops with ERUF ÷ without, 2 Mb/s", drops_ratio, unit="×",
                    note=CONSERVED),
         Comparison("UDP goodput with ERUF at 2 Mb/s ÷ the 128 kb/s link's payload rate",
                    _at(t, True, top, "udp_kbps") / ISDN_PAYLOAD_KBPS, at_least=0.9,
-                   against="regulation keeps the 128 kb/s link busy"),
-        *edge_shares(t, 0.8, "'almost all undelivered packets' at the periphery"),
+                   against="regulation keeps the 128 kb/s link busy", source=UNDELIVERABLE),
+        *edge_shares(t, 0.8, "'almost all undelivered packets' at the periphery",
+                     source="P2 §3.1, Fig. 1"),
         *mech,
     ]  # fmt: skip
     return Outcome(
@@ -1027,16 +1055,19 @@ def f2(ctx: Context) -> Outcome:
                    f"{_seeds(seeds)}", explanation=multi),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
-                   at_least=1.3, against="ERUF improves TCP goodput"),
+                   at_least=1.3, against="ERUF improves TCP goodput",
+                   source="P2 §3.1: 'The impact of ERUF on the goodput of the TCP flow is much "
+                          "higher in this case' (≥ 1.3 from 1 Mb/s: read from Fig. 2)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at edge routers",
                    _edge_share(t, True, top), at_least=0.5,
                    against="'most of the undeliverable packets' dropped early"),
         Comparison("without ERUF at 2 Mb/s: share of drops at edge routers",
                    _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core"),
+                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
         Comparison("total drops with ERUF ÷ without, 2 Mb/s", drops_ratio, unit="×",
                    note=CONSERVED),
-        *edge_shares(t, 0.5, "'most of the undeliverable packets' dropped early"),
+        *edge_shares(t, 0.5, "'most of the undeliverable packets' dropped early",
+                     source="P2 §3.1, Fig. 2"),
         *mech,
     ]  # fmt: skip
     return Outcome(
@@ -1076,7 +1107,10 @@ def f4(ctx: Context) -> Outcome:
                    at_least=2.0, against="the paper: ERUF 'significantly improves' TCP"),
         Comparison("TCP gain with ERUF, smallest over CBR rates ≥ 1.5 Mb/s",
                    float(over["gain"].min()), unit="×", at_least=1.3,
-                   against="ERUF improves TCP once the CBR alone fills the waist"),
+                   against="ERUF improves TCP once the CBR alone fills the waist",
+                   source="P2 §3.1 (waist): 'no appreciable packet drops till the offered load "
+                          "is more than the long haul link's bandwidth'; with ERUF 'significantly "
+                          "improves the goodput for the TCP flow' (1.3: qoslab's threshold)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, True, top), at_least=0.5,
                    against="'a significant number' dropped before the waist"),
@@ -1312,7 +1346,7 @@ def f5(ctx: Context) -> Outcome:
                                                   kind="reading")),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core"),
+                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
         Comparison(f"with ERUF at 2 Mb/s: the H3 → H6 flows across R1 → R2{MEAN}",
                    seed_mean(per_seed(h6, se)), at_most=130, unit="kb/s",
                    against=H6_AGAINST, note=on,
@@ -1321,8 +1355,11 @@ def f5(ctx: Context) -> Outcome:
         Comparison("UDP goodput with ERUF ÷ without, 2 Mb/s",
                    ratio(_at(t, True, top, "udp_kbps"), _at(t, False, top, "udp_kbps")),
                    unit="×", at_least=1.0,
-                   against="regulating the H6 flows frees R1 → R2 for the others"),
-        *edge_shares(t, 0.8, "'almost all packet drops' at the periphery"),
+                   against="regulating the H6 flows frees R1 → R2 for the others",
+                   source="P2 §4: 'The resources freed by dropping these packets early allows "
+                          "other flows to achieve significant performance improvement'"),
+        *edge_shares(t, 0.8, "'almost all packet drops' at the periphery",
+                     source="P2 §3.1 (video server)"),
         *mech,
     ]  # fmt: skip
     return Outcome(
@@ -1424,14 +1461,17 @@ def f3(ctx: Context) -> Outcome:
                        kind="reading")),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
-                   at_least=1.3, against="ERUF improves TCP goodput"),
+                   at_least=1.3, against="ERUF improves TCP goodput",
+                   source="P2 §3.1: 'allows the TCP flow to achieve up to a 20-fold improvement "
+                          "in goodput' (≥ 1.3 from 1 Mb/s: read from Fig. 3)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at edge routers",
                    _edge_share(t, True, top), at_least=0.5,
                    against="most drops at the edge (the paper: 'nearly all')"),
         Comparison("without ERUF at 2 Mb/s: share of drops at edge routers",
                    _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core"),
-        *edge_shares(t, 0.5, "most drops at the edge (the paper: 'nearly all')"),
+                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
+        *edge_shares(t, 0.5, "most drops at the edge (the paper: 'nearly all')",
+                     source="P2 §3.1, Fig. 3"),
         *mech,
     ]  # fmt: skip
     readings = readings_of(full, plain, alts, lambda m, p: f3_claims(m, p, needs=F3_READING_NEEDS))
@@ -1496,18 +1536,26 @@ def f7(ctx: Context) -> Outcome:
                                    {"conditioner.*.stages.*.aggregate": "flow"})))  # fmt: skip
     comps = [
         Comparison("without ERUF, 50 CBR: TCP goodput", tcp(50, "none"), at_most=300,
-                   unit="kb/s", against="the CBR flows take almost all of R2 → R3"),
+                   unit="kb/s", against="the CBR flows take almost all of R2 → R3",
+                   source="P2 §3.3: 'the unresponsive flows use up almost all of the bandwidth "
+                          "in the R2-R3 link' (≤ 300 kb/s of 1.5 Mb/s: qoslab's reading)"),
         Comparison("per-flow ERUF, 1 CBR: TCP with ÷ without",
                    ratio(tcp(1, "flow"), tcp(1, "none")),
-                   unit="×", at_least=2.0, against="ERUF helps TCP against few large flows"),
+                   unit="×", at_least=2.0, against="ERUF helps TCP against few large flows",
+                   source="P2 §3.3: 'For a small number of flows, ERUF drops a significant "
+                          "fraction of the packets … significantly better goodput'"),
         Comparison("per-flow ERUF: TCP with 50 CBR ÷ with 1 CBR",
                    ratio(tcp(50, "flow"), tcp(1, "flow")),
-                   unit="×", at_most=0.5, against="per-flow regulation weakens with many flows"),
+                   unit="×", at_most=0.5, against="per-flow regulation weakens with many flows",
+                   source="P2 §3.3: 'the total number of drops reduces; as does the goodput of "
+                          "the TCP flow'"),
         Comparison("aggregated ERUF, 50 CBR: TCP ÷ per-flow ERUF with 1 CBR",
                    ratio(tcp(50, "destination"), tcp(1, "flow")), paper=1.0, unit="×", rtol=0.2,
                    note="the paper: 'the same performance as for a single large flow'"),
         Comparison("aggregated ERUF, 50 CBR: share of drops at the edge", agg_share,
-                   at_least=0.8, against="drops move to the edge again"),
+                   at_least=0.8, against="drops move to the edge again",
+                   source="P2 §3.3: with the 50 flows aggregated 'ERUF achieves the same "
+                          "performance for this aggregate as it does for a single large flow'"),
         *mech,
     ]  # fmt: skip
     return Outcome(comparisons=comps, tables={"flows": t, "twins": _twins(twins)}, ablations=abl)
@@ -1537,12 +1585,18 @@ TCP_READINGS = [
 ACTED = "runs in which the regulators dropped a TCP packet"
 
 
-def _tcp_claims(t: pl.DataFrame) -> list[Comparison]:
+#: The calibrated parameter p2-tcp's claims rest on (a Calibration shows them at BUCKETS).
+BUCKET_CAL = "regulator bucket [bytes]"
+
+
+def _tcp_claims(t: pl.DataFrame, calibrated: str = "") -> list[Comparison]:
     """The TCP-only claims over the runs ``t`` (one row per run with ERUF). A claim
     about what ERUF does to TCP needs regulators that act: it is judged over the runs in
     which they dropped at least one packet, and is vacuous (outside) when there are none
     (a regulator installed on a quench that never drops a packet tests nothing; the drop
-    counts of such runs differ from the plain ones only through the quenches' timing)."""
+    counts of such runs differ from the plain ones only through the quenches' timing).
+    ``calibrated``: the calibrated parameter the three claims of the paper rest on (the
+    headline's, shown at each regulator bucket by p2-tcp's Calibration)."""
     acted = t.filter(pl.col("policed") >= 1)
     idle = t.filter(pl.col("policed") < 1)
     n, of = acted.height, t.height
@@ -1564,19 +1618,24 @@ def _tcp_claims(t: pl.DataFrame) -> list[Comparison]:
     return [
         Comparison("extra drops with ERUF, worst over the runs in which the regulators "
                    "dropped a packet", worst, at_most=1.0, unit="packets",
-                   against="the paper: 'not more than one'", note=on, acted=guard),
+                   against="the paper: 'not more than one'", note=on, acted=guard,
+                   calibrated=calibrated),
         Comparison("regulators' own drops of TCP packets, worst run", policed, at_most=1.0,
                    unit="packets", against="what ERUF itself drops ('not more than one')",
-                   note=on, acted=guard),
+                   note=on, acted=guard, calibrated=calibrated),
         Comparison("TCP goodput with ERUF ÷ without, worst over the runs in which the "
                    "regulators dropped a packet", _worst(gains), at_least=0.97, unit="×",
                    against="ERUF does not penalise conformant TCP (P2 §2.1)", note=on,
-                   acted=guard),
+                   acted=guard, calibrated=calibrated),
         Comparison(f"ERUF acted: {ACTED}", float(n), at_least=1.0,
-                   against=f"of {of}; else the claim is vacuous", note=on),
+                   against=f"of {of}; else the claim is vacuous", note=on,
+                   own="the claim 'not more than one additional packet drop' can only fail "
+                       "through ERUF if its regulators drop TCP packets"),
         Comparison("the core quenched TCP: source quenches sent, fewest over the runs",
                    float(t["quenches"].min()), at_least=1.0,  # type: ignore[arg-type]
-                   against="the core quenches TCP in every run"),
+                   against="the core quenches TCP in every run",
+                   own="ERUF acts on a TCP flow only after a quench (P2 §2.1): without one "
+                       "the runs do not test the claim"),
         Comparison("regulators installed on quenches, fewest over the runs",
                    float(t["installed"].min()),  # type: ignore[arg-type]
                    note="info: set up is not acted; a regulator that never drops is no guard"),
@@ -1649,8 +1708,10 @@ def tcp_claim(ctx: Context) -> Outcome:
             rows.append(_tcp_row(topo, n, seed, REG_BURST, inc, p, m))
     t = pl.DataFrame(rows)
     readings = [
-        ReadingResult(r, _tcp_claims(t.filter(pl.col("increase") == r.name))) for r in TCP_READINGS
-    ]
+        ReadingResult(r, _tcp_claims(t.filter(pl.col("increase") == r.name),
+                                     BUCKET_CAL if r == TCP_READINGS[0] else ""))
+        for r in TCP_READINGS
+    ]  # fmt: skip
     comps = readings[0].comparisons
     # The bucket dependence: the claim at smaller buckets (10 flows, one edge).
     seeds = range(1, 2 if ctx.quick else 4)
@@ -1672,7 +1733,7 @@ def tcp_claim(ctx: Context) -> Outcome:
         brows += rs
         per_bucket.append(_tcp_claims(pl.DataFrame(rs)))
     cal = Calibration(
-        parameter="regulator bucket [bytes]", chosen=REG_BURST,
+        parameter=BUCKET_CAL, chosen=REG_BURST,
         why="the paper gives none; one TCP window (64 × 1500 B) so that a regulator does "
         "not police a conformant TCP's window bursts: the TCP-only claim holds only with "
         "a deep bucket (at 3000 B the regulators drop hundreds of TCP packets), which pulls "

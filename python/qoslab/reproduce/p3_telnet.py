@@ -231,6 +231,7 @@ def _orders(rows: pl.DataFrame, picks: dict[str, str] | None = None, **kw: Any) 
             note=why,
             paper_ab=(PAPER_T1[a][i], PAPER_T1[b][i]),
             paper_source="Table I",
+            source="P3 §V.D, Table I",
             **kw,
         )
 
@@ -494,7 +495,8 @@ def f5(ctx: Context) -> Outcome:
         # Seed-paired: RTT-SW below basic (quick mode's one seed is a tie by rule).
         return p3.order(f"F1 micro-flows: {what}, RTT-SW < basic", seeds("rtt-sw", col),
                                 seeds("rtt", col), claim="<", a_name="RTT-SW",
-                                b_name="basic RTT", note=why)  # fmt: skip
+                                b_name="basic RTT", note=why,
+                                source="P3 §V.B, Fig. 5")  # fmt: skip
 
     comps = [
         order("share of time at cwnd < k", "small_window_share",

@@ -268,7 +268,7 @@ def t2(ctx: Context) -> Outcome:
                                   & (pl.col("conditioner") == c))[col].to_list()  # fmt: skip
         return Comparison.order(f"{what}: {LABELS[stem]} < {LABELS[best]}, {col}", pick(stem),
                                 pick(best), claim="<", unit="s", a_name=LABELS[stem],
-                                b_name=LABELS[best], note=why,
+                                b_name=LABELS[best], note=why, source="P3 §V.D, Table II",
                                 needs="20 runs per conditioner")  # fmt: skip
 
     for load, what in [("ns2", "ns-2 session timing"), ("concurrent", "concurrent sessions")]:
@@ -291,7 +291,9 @@ def t2(ctx: Context) -> Outcome:
     comps.append(
         Comparison("objects not complete at the end of the runs",
                    float(t.filter(pl.col("group") == "all")["incomplete"].sum()), at_most=0.0,
-                   against="every session ends within the run")
+                   against="every session ends within the run",
+                   own="a response time is only measured for an object that completes: one "
+                       "left unfinished would drop out of the means unseen")
     )  # fmt: skip
     return Outcome(comparisons=comps, tables={"response": t, "marking": marks, "per_seed": s},
                    ablations=ablations(t, s))  # fmt: skip

@@ -500,22 +500,24 @@ def f2_experiment(ctx: Context) -> Outcome:
     per_seed, t = _ratio_sweep(ctx, "f2", weights, seeds, duration)
     comps = _scaling_comparisons(t, weights, "2a")
 
-    def timeouts(w: int, needs: str = "") -> Comparison:
+    def timeouts(w: int, needs: str = "", calibrated: str = "") -> Comparison:
+        # One quantity at every weight, so that the calibration shows this very claim.
         return Comparison(
-            f"WAIMD: f0's timeouts per 100 s at w = {w}",
+            "WAIMD: f0's timeouts per 100 s at Fig. 2(b)'s weight",
             _pick(t, "f0_timeouts_100s", method="waimd", w=w),
             paper=8.0,
             rtol=0.5,
-            note="Fig. 2(b) does not state its weight; w = 10 taken (§3.1)",
+            note=f"w = {w}; Fig. 2(b) does not state its weight; w = 10 taken (§3.1)",
             needs=needs,
+            calibrated=calibrated,
         )
 
-    comps.append(timeouts(F2B_W))
+    comps.append(timeouts(F2B_W, calibrated=F2B_CAL))
     # Fig. 2(b)'s weight is not stated: the same claim at every swept weight around it.
     cal_w = [2, 5, F2B_W, 20, 50]
     calibrations = [
         Calibration(
-            "Fig. 2(b)'s WAIMD weight w", F2B_W,
+            F2B_CAL, F2B_W,
             "the paper does not state it; §3.1 says WAIMD \"does not scale beyond a weight "
             "of even 10\"", cal_w, [[timeouts(w, F2_EXTRA_NEEDS)] for w in cal_w],
         ),
@@ -531,6 +533,11 @@ def f2_experiment(ctx: Context) -> Outcome:
         readings=readings,
     )  # fmt: skip
 
+
+#: The calibrated parameter of Fig. 2(b)'s timeouts claim.
+F2B_CAL = "Fig. 2(b)'s WAIMD weight w"
+#: The calibrated parameter of Fig. 3(b)'s "about half the ideal at 10 Mb/s".
+F3B_CAL = "striping's send and receive buffer per socket at 10 Mb/s [KB]"
 
 #: Striping's socket buffers (send and receive, per connection) at which Fig. 2(a)'s
 #: small-weight claims are shown: the paper does not state them for Fig. 2(a).
@@ -935,6 +942,7 @@ def f3b_experiment(ctx: Context) -> Outcome:
             unit="×",
             interval=(0.35, 0.65),
             against="about half the ideal at 10 Mb/s (paper §3.2)",
+            calibrated=F3B_CAL,
         ),
         Comparison(
             f"striping: ratio at 3 Mb/s ÷ ratio at 10 Mb/s ({n3} seeds)",
@@ -961,6 +969,8 @@ def f3b_experiment(ctx: Context) -> Outcome:
                 claim="<",
                 a_name="3 Mb/s",
                 b_name="10 Mb/s",
+                source="P4 §3.2, Fig. 3(b): 'its performance degrades even more as the "
+                "bandwidth reduces'",
             )
         )
     comps += [
@@ -1021,7 +1031,7 @@ def f3b_experiment(ctx: Context) -> Outcome:
     buffers = pl.DataFrame([{"buffer_kb": kb, "ratio_over_w": sum(v) / len(v)}
                             for kb, v in sorted(stripe10.items())])  # fmt: skip
     calibration = Calibration(
-        "striping's send and receive buffer per socket at 10 Mb/s [KB]", BUFFER_KB,
+        F3B_CAL, BUFFER_KB,
         "the paper does not state Fig. 3(b)'s socket buffers; 64 KB per TCB, the memory "
         "the other methods get per unit of weight (the same as Fig. 2(a))",
         F3B_BUFFERS_KB,
@@ -1214,9 +1224,13 @@ def _unfairness(a: list[float], b: list[float], hi: int, lo: int, ratio: float) 
             f"means is {ratio:.3g}")  # fmt: skip
     if len(a) < 2:  # quick mode: the difference of one seed, not judged there
         diff = sum(a) / len(a) - sum(b) / len(b)
-        return Comparison(q, diff, at_least=0.0, note=note, needs="3 seeds")
+        return Comparison(q, diff, at_least=0.0, note=note, needs="3 seeds", source=F9B_SOURCE)
     return Comparison.order(q, a, b, claim=">", a_name=f"{hi} TCBs", b_name=f"{lo} TCBs",
-                            note=note, needs="3 seeds")  # fmt: skip
+                            note=note, needs="3 seeds", source=F9B_SOURCE)  # fmt: skip
+
+
+#: Where P4 says that the unfairness rises past the storage limit.
+F9B_SOURCE = "P4 §6.1, Fig. 9(b): 'the average throughput degrades and the unfairness increases'"
 
 
 #: pTCP's binding after fast reassign (P4 §4.1), run side by side in p4-f9.
