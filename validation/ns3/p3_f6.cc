@@ -38,11 +38,35 @@
 // direction "link <a>-<b> drops <d0> <d1> <d2>" (after the warm-up, per colour), then
 // "untagged <n>" (data packets that reached a RIO disc without a colour: must be 0) and
 // "wall_s <t>".
+//
+// --telnet=1: P3 Table I's Telnet workload as qoslab reads it
+// (python/qoslab/reproduce/p3_telnet.py, scenarios/p3/telnet-*.toml): every link at
+// 1 Mb/s, CIR (PIR) 100 (200) kb/s, and each aggregate --sessions Telnet sessions, each
+// on its own NewReno connection: 5-35 writes (uniform), the first at the session's start
+// (uniform in [0, --window) s), then exponential gaps of mean 100 ms, every write one
+// 1024-byte segment; the connection closes after its last write. A session opens its
+// connection at its start and writes its first write when the SYN handshake (which
+// qoslab's flows do not have) completes, so that the handshake is not in the writes'
+// delay (a SYN is retransmitted after 1 s, RFC 6298's initial RTO, not ns-3's 3 s); a
+// connection retransmits for ever (ns-3 would abort it after 6 retransmissions of a
+// segment). A write's delay runs from the write to the in-order delivery of its last
+// byte at the receiver. --marker=rtt-sw is the basic marker with small-window
+// protection (P3 §III, Feroz et al.): a packet of a connection whose cwnd (ns-3's, in
+// whole segments, from its CongestionWindow trace) is below 3 segments is DP0; a
+// protected packet that would have been DP1/DP2 is owed in bytes and later unprotected
+// DP0 packets of the aggregate carry the owed colour (DP2 debt first) until it is paid
+// (qoslab's protect_bound = "none"). Prints per aggregate
+// "tel <name> writes <w> delivered <d> delay_sum <s> completion_sum <s> sessions <n>
+// timeouts <o> dp0 <bytes> dp1 <pkts> dp2 <pkts> protected <pkts> rto <s>"
+// (delay_sum: the sum of the delivered writes' delays; completion: a session's last
+// delivery - its first write), then the link, untagged and wall_s lines.
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +75,7 @@
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
+#include "ns3/ppp-header.h"
 #include "ns3/traffic-control-module.h"
 
 #include "peer_tcp.h"
@@ -207,11 +232,32 @@ struct Aggregate {
   std::vector<double> rto;
   double published = 1.0;  // mean RTO over the connections with a sample [s]
   // Counters over the measured interval.
-  uint64_t dp0Bytes = 0, dp1 = 0, dp2 = 0, timeouts = 0;
+  uint64_t dp0Bytes = 0, dp1 = 0, dp2 = 0, timeouts = 0, protectedPkts = 0;
   Ptr<PacketSink> sink;
+  // Small-window protection: bytes owed as DP1 and as DP2.
+  std::array<uint64_t, 2> owed{};
+  // --telnet: the aggregate's sessions by their connection's source port.
+  std::map<uint16_t, size_t> byPort;
 };
 
+// --telnet: one Telnet session on its own connection.
+struct Session {
+  Aggregate* agg = nullptr;
+  uint32_t index = 0;  // within the aggregate
+  Ptr<Socket> sock;
+  uint32_t n = 0;                  // writes in the session
+  std::vector<double> at, delay;   // per write: when written, its delay (-1: not delivered)
+  uint64_t delivered = 0;          // bytes delivered in order
+  uint32_t cwndSegs = 0;           // the connection's cwnd in whole segments
+  double start = 0;
+};
+static std::vector<Session> g_sess;
+static const uint32_t kWrite = 1024;
+static Ptr<ExponentialRandomVariable> g_gap;
+
 static std::string g_marker = "rtt";
+static bool g_telnet = false;
+static const uint32_t kSmallWindow = 3;
 static double g_cir = 1e6 / 8, g_pir = 2e6 / 8;  // bytes/s
 static const double kWindow = 1.0;                // TSW window [s]
 static std::vector<Aggregate> g_agg;
@@ -240,7 +286,7 @@ static void Exchange() {
   Simulator::Schedule(Seconds(1), &Exchange);
 }
 
-static uint8_t Mark(Aggregate& a, uint32_t bytes) {
+static uint8_t BaseColour(Aggregate& a, uint32_t bytes) {
   double now = Simulator::Now().GetSeconds();
   if (a.tFront < 0) {
     a.rate = g_cir;
@@ -259,7 +305,7 @@ static uint8_t Mark(Aggregate& a, uint32_t bytes) {
   if (r <= g_cir) return 0;
   if (u >= (r - g_cir) / r) return 0;  // DP0 with probability 1 - p (P3's text)
   double q;
-  if (g_marker == "rtt") {
+  if (g_marker == "rtt" || g_marker == "rtt-sw") {
     q = std::pow(g_minRtt / a.rtt, 2);
   } else if (a.rtt <= g_minRtt) {  // rtt-rto: the minimum-RTT aggregate, its own ratio
     q = a.rtt / a.published;
@@ -269,10 +315,51 @@ static uint8_t Mark(Aggregate& a, uint32_t bytes) {
   return g_mrng->GetValue() < std::min(q, 1.0) ? 2 : 1;
 }
 
+// The colour with small-window protection (rtt-sw; `small` says whether the packet's
+// connection has cwnd below kSmallWindow) and payback of the protected bytes.
+static uint8_t Mark(Aggregate& a, uint32_t bytes, bool small) {
+  uint8_t base = BaseColour(a, bytes);
+  if (g_marker != "rtt-sw") return base;
+  if (small) {
+    if (base != 0) {
+      if (g_measuring) ++a.protectedPkts;
+      a.owed[base - 1] += bytes;
+    }
+    return 0;
+  }
+  if (base == 0 && (a.owed[0] > 0 || a.owed[1] > 0)) {
+    int i = a.owed[1] > 0 ? 1 : 0;  // DP2 debt first
+    a.owed[i] = a.owed[i] > bytes ? a.owed[i] - bytes : 0;
+    return static_cast<uint8_t>(i + 1);
+  }
+  return base;
+}
+
+// The source port of a TCP packet as the router's device received it (PPP framed), or
+// 0 for anything else.
+static uint16_t SourcePort(Ptr<const Packet> p) {
+  Ptr<Packet> c = p->Copy();
+  PppHeader ppp;
+  c->RemoveHeader(ppp);
+  Ipv4Header ip;
+  c->RemoveHeader(ip);
+  if (ip.GetProtocol() != 6) return 0;
+  TcpHeader th;
+  c->PeekHeader(th);
+  return th.GetSourcePort();
+}
+
 static void OnArrival(Aggregate* a, Ptr<const Packet> p) {
   uint32_t bytes = p->GetSize() - 2;  // the PPP header is not the IP packet's
+  bool small = false;
+  if (g_marker == "rtt-sw") {
+    auto it = a->byPort.find(SourcePort(p));
+    NS_ABORT_MSG_UNLESS(g_telnet, "rtt-sw needs --telnet=1");
+    NS_ABORT_MSG_UNLESS(it != a->byPort.end(), "packet of an unknown connection");
+    small = g_sess[it->second].cwndSegs < kSmallWindow;
+  }
   ColourTag t;
-  t.colour = Mark(*a, bytes);
+  t.colour = Mark(*a, bytes, small);
   p->AddPacketTag(t);
   if (!g_measuring) return;
   if (t.colour == 0) a->dp0Bytes += bytes;
@@ -299,6 +386,50 @@ static void Hook(Ptr<BulkSendApplication> app, Aggregate* a, uint32_t i) {
                       "RTO trace");
 }
 
+// --telnet: a session's writes, its cwnd and its deliveries.
+static void OnCwnd(Session* s, uint32_t, uint32_t cwnd) { s->cwndSegs = cwnd / kWrite; }
+static void Write(Session* s) {
+  int r = s->sock->Send(Create<Packet>(kWrite));
+  NS_ABORT_MSG_UNLESS(r == static_cast<int>(kWrite), "send buffer full");
+  s->at.push_back(Simulator::Now().GetSeconds());
+  s->delay.push_back(-1);
+  if (s->at.size() < s->n) {
+    Simulator::Schedule(Seconds(g_gap->GetValue()), &Write, s);
+  } else {
+    s->sock->Close();
+  }
+}
+static void OnConnected(Session* s, Ptr<Socket>) { Write(s); }
+static void OnConnectFail(Session*, Ptr<Socket>) { NS_ABORT_MSG("a connection failed"); }
+static void Open(Session* s, Address dst) {
+  Aggregate* a = s->agg;
+  s->sock->Bind();
+  Address local;
+  s->sock->GetSockName(local);
+  uint16_t port = InetSocketAddress::ConvertFrom(local).GetPort();
+  NS_ABORT_MSG_UNLESS(a->byPort.emplace(port, s - g_sess.data()).second, "port reused");
+  Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s->sock);
+  tcp->SetAttribute("TcpNoDelay", BooleanValue(true));
+  tcp->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, s));
+  tcp->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnState, a));
+  NS_ABORT_MSG_UNLESS(
+      tcp->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, a, s->index)),
+      "RTO trace");
+  s->sock->SetConnectCallback(MakeBoundCallback(&OnConnected, s),
+                              MakeBoundCallback(&OnConnectFail, s));
+  s->sock->Connect(dst);
+}
+static void OnSinkRx(Aggregate* a, Ptr<const Packet> p, const Address& from) {
+  auto it = a->byPort.find(InetSocketAddress::ConvertFrom(from).GetPort());
+  NS_ABORT_MSG_UNLESS(it != a->byPort.end(), "data of an unknown connection");
+  Session& s = g_sess[it->second];
+  s.delivered += p->GetSize();
+  double now = Simulator::Now().GetSeconds();
+  for (size_t j = 0; j < s.at.size() && (j + 1) * kWrite <= s.delivered; ++j) {
+    if (s.delay[j] < 0) s.delay[j] = now - s.at[j];
+  }
+}
+
 static std::vector<uint64_t> g_rxWarm;
 static void Warm() {
   g_measuring = true;
@@ -309,8 +440,13 @@ int main(int argc, char* argv[]) {
   double duration = 150, warmup = 50;
   uint32_t micro = 200, run = 1;
   bool middle = false;
+  uint32_t sessions = 100;
+  double window = 50;
   CommandLine cmd;
-  cmd.AddValue("marker", "standard | rtt | rtt-rto", g_marker);
+  cmd.AddValue("marker", "standard | rtt | rtt-rto | rtt-sw (--telnet only)", g_marker);
+  cmd.AddValue("telnet", "P3 Table I's Telnet workload (1 Mb/s links)", g_telnet);
+  cmd.AddValue("sessions", "--telnet: sessions (connections) per aggregate", sessions);
+  cmd.AddValue("window", "--telnet: sessions start uniformly in [0, window) s", window);
   cmd.AddValue("duration", "simulated seconds", duration);
   cmd.AddValue("warmup", "seconds discarded at the start", warmup);
   cmd.AddValue("micro", "TCP connections per aggregate", micro);
@@ -318,13 +454,28 @@ int main(int argc, char* argv[]) {
                middle);
   cmd.AddValue("run", "RngRun", run);
   cmd.Parse(argc, argv);
-  NS_ABORT_MSG_UNLESS(g_marker == "standard" || g_marker == "rtt" || g_marker == "rtt-rto",
+  NS_ABORT_MSG_UNLESS(g_marker == "standard" || g_marker == "rtt" || g_marker == "rtt-rto" ||
+                          (g_marker == "rtt-sw" && g_telnet),
                       "unknown marker");
+  // --telnet: every link at 1 Mb/s, the profile scaled with it (P3 §V.D as qoslab reads it).
+  const double linkBps = g_telnet ? 1e6 : 10e6;
+  if (g_telnet) {
+    g_cir = 100e3 / 8;
+    g_pir = 200e3 / 8;
+  }
   RngSeedManager::SetRun(run);
   g_mrng = CreateObject<UniformRandomVariable>();
 
   const uint32_t mss = 1024;
   SetPeerTcpDefaults(mss, false, 1 << 17, 64 * mss);
+  // --telnet: a connection is never given up (ns-3 aborts one after 6 retransmissions of
+  // a segment by default; qoslab's TCP retries for ever): a session whose segment is
+  // lost 7 times in a row would otherwise never deliver its writes.
+  if (g_telnet) {
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000000));
+    Config::SetDefault("ns3::TcpSocket::ConnCount", UintegerValue(1000000));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(1)));
+  }
 
   // Nodes: hosts n0..n9 are 0..9, routers R1..R4 are 10..13.
   NodeContainer nodes;
@@ -350,7 +501,7 @@ int main(int argc, char* argv[]) {
   Ptr<UniformRandomVariable> qrng = CreateObject<UniformRandomVariable>();
   for (size_t k = 0; k < doms.size(); ++k) {
     const Dom& d = doms[k];
-    double bps = (middle && k != 1) ? 100e6 : 10e6;
+    double bps = (middle && k != 1) ? 100e6 : linkBps;
     PointToPointHelper p;
     p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(bps))));
     p.SetChannelAttribute("Delay", TimeValue(MilliSeconds(d.delayMs)));
@@ -372,7 +523,7 @@ int main(int argc, char* argv[]) {
   g_agg = {{"F1", 1, 1, 7, 4, 0.088}, {"F2", 2, 1, 8, 4, 0.088}, {"F3", 3, 2, 4, 3, 0.008},
            {"F4", 0, 1, 9, 2, 0.044}, {"F5", 5, 3, 6, 4, 0.044}};
   PointToPointHelper acc;
-  acc.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+  acc.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(linkBps))));
   acc.SetChannelAttribute("Delay", StringValue("1ms"));
   acc.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
   std::vector<Ipv4Address> dstAddr;
@@ -391,7 +542,31 @@ int main(int argc, char* argv[]) {
   Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
   Ptr<UniformRandomVariable> jitter = CreateObject<UniformRandomVariable>();
-  for (size_t k = 0; k < g_agg.size(); ++k) {
+  if (g_telnet) {
+    g_gap = CreateObject<ExponentialRandomVariable>();
+    g_gap->SetAttribute("Mean", DoubleValue(0.1));
+    g_gap->SetAttribute("Bound", DoubleValue(0));
+    g_sess.resize(g_agg.size() * sessions);  // never resized again: pointers stay valid
+    for (size_t k = 0; k < g_agg.size(); ++k) {
+      Aggregate& a = g_agg[k];
+      a.rto.assign(sessions, 0.0);
+      PacketSinkHelper sh("ns3::TcpSocketFactory",
+                          InetSocketAddress(Ipv4Address::GetAny(), 5000));
+      a.sink = DynamicCast<PacketSink>(sh.Install(nodes.Get(a.dst)).Get(0));
+      a.sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, &a));
+      for (uint32_t i = 0; i < sessions; ++i) {
+        Session& s = g_sess[k * sessions + i];
+        s.agg = &a;
+        s.index = i;
+        s.sock = Socket::CreateSocket(nodes.Get(a.src), TcpSocketFactory::GetTypeId());
+        s.start = jitter->GetValue(0.0, window);
+        s.n = jitter->GetInteger(5, 35);
+        Simulator::Schedule(Seconds(s.start), &Open, &s,
+                            Address(InetSocketAddress(dstAddr[k], 5000)));
+      }
+    }
+  }
+  for (size_t k = 0; k < g_agg.size() && !g_telnet; ++k) {
     Aggregate& a = g_agg[k];
     a.rto.assign(micro, 0.0);
     PacketSinkHelper sh("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5000));
@@ -420,9 +595,33 @@ int main(int argc, char* argv[]) {
   auto t0 = std::chrono::steady_clock::now();
   Simulator::Run();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (g_telnet) std::cout << std::setprecision(12);  // the delay sums (F6 prints as before)
   uint64_t untagged = 0;
   for (auto& [n, q] : rios) untagged += q->untaggedData;
-  for (size_t k = 0; k < g_agg.size(); ++k) {
+  for (size_t k = 0; k < g_agg.size() && g_telnet; ++k) {
+    const Aggregate& a = g_agg[k];
+    uint64_t writes = 0, delivered = 0;
+    double delaySum = 0, completionSum = 0;
+    for (uint32_t i = 0; i < sessions; ++i) {
+      const Session& s = g_sess[k * sessions + i];
+      double sum = 0, last = 0;
+      for (size_t j = 0; j < s.at.size(); ++j) {
+        ++writes;
+        if (s.delay[j] < 0) continue;
+        ++delivered;
+        sum += s.delay[j];
+        last = std::max(last, s.at[j] + s.delay[j]);
+      }
+      delaySum += sum;
+      if (!s.at.empty()) completionSum += last - s.at[0];
+    }
+    std::cout << "tel " << a.name << " writes " << writes << " delivered " << delivered
+              << " delay_sum " << delaySum << " completion_sum " << completionSum << " sessions " << sessions
+              << " timeouts " << a.timeouts << " dp0 " << a.dp0Bytes << " dp1 " << a.dp1
+              << " dp2 " << a.dp2 << " protected " << a.protectedPkts << " rto "
+              << a.published << "\n";
+  }
+  for (size_t k = 0; k < g_agg.size() && !g_telnet; ++k) {
     const Aggregate& a = g_agg[k];
     std::cout << "agg " << a.name << " rx_bytes " << a.sink->GetTotalRx() - g_rxWarm[k]
               << " timeouts " << a.timeouts << " dp0 " << a.dp0Bytes << " dp1 " << a.dp1
