@@ -6,7 +6,9 @@ the store and the sweeps (``tests/test_imports.py`` keeps it so).
 Every figure is written as SVG (``--formats`` adds PNG or PDF; a reproduction always
 has PNG too) under ``DIR/figures/`` (a reproduction: ``DIR/<experiment>/figures/``) and
 referenced by relative links (the SVG shown, a PNG the lazily loaded fallback); tables
-show a preview and link to their Parquet files. A reproduction gets an index page (one
+show a preview and link to their Parquet files. A run's or sweep's figures are written
+by processes forked from this one while it draws the next (:class:`_Writer`), their SVG
+text as text (:data:`FIGURE_RC`). A reproduction gets an index page (one
 row per experiment in natural order, verdict counts as links), one page per experiment
 and one list per verdict; an explained miss carries its docs passage rendered into the
 page. Nothing links outside ``DIR``, so the folder can be copied or shared as it is.
@@ -16,10 +18,14 @@ checkout); nothing needs the engine.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import gc
 import json
 import os
 import re
+import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,21 +50,141 @@ def _rel(target: Path, page_dir: Path) -> str:
     return Path(os.path.relpath(Path(target).resolve(), Path(page_dir).resolve())).as_posix()
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+#: matplotlib settings of a run or sweep report's figures, each to draw them in less
+#: time: SVG text as text in the page's sans-serif font (selectable; no path drawn
+#: for each glyph), and titles at the top of their axes instead of placed anew above
+#: any tick labels there at every draw (these figures have none there: the same files).
+FIGURE_RC = {"svg.fonttype": "none", "axes.titley": 1.0}
+
+#: Most processes that write a run or sweep report's figures at once (this one and its
+#: forked children).
+MAX_FIGURE_JOBS = 4
+
+
+_Job = tuple[Any, Path, tuple[str, ...]]  # a figure, its files' stem, their formats
+
+
+class _Writer:
+    """Writes the figures a report hands it (:func:`qoslab.plot.save_figure`). With
+    ``jobs`` > 1 (Linux, which forks) the figures are written by children forked from
+    this process, up to ``jobs - 1`` at once, while this process draws the next ones: a
+    free child slot takes the figures waiting; :meth:`finish` shares what is left
+    between this process and children, then waits for them. A child starts with every
+    module and its figures in memory (nothing imported, nothing pickled: a worker pool
+    that did both was slower on two cores), writes their files and exits; it uses only
+    matplotlib, never the tables (polars and DuckDB keep threads a forked child must
+    not need). A child that fails has its figures written again here, which raises its
+    error. Elsewhere, or with ``jobs`` 1, each figure is written at once."""
+
+    def __init__(self, jobs: int = 1) -> None:
+        self.jobs = jobs if sys.platform.startswith("linux") and hasattr(os, "fork") else 1
+        self.pending: list[_Job] = []
+        self.children: dict[int, list[_Job]] = {}
+
+    def submit(self, fig: Any, stem: Path, formats: tuple[str, ...]) -> None:
+        if self.jobs < 2:
+            plot.save_figure(fig, stem, formats=formats)
+            return
+        self.pending.append((fig, stem, formats))
+        self._reap(block=False)
+        if len(self.children) < self.jobs - 1:  # this process draws on: a child takes all
+            self._fork(self.pending)
+            self.pending = []
+
+    def finish(self) -> None:
+        """Writes every figure submitted and not yet written; returns once all are."""
+        try:
+            while self.pending:
+                self._reap(block=False)
+                free = self.jobs - 1 - len(self.children)
+                if free > 0 and len(self.pending) > 1:  # a share each, this process's last
+                    n = len(self.pending) * free // (free + 1)
+                    for i in range(free):
+                        batch = self.pending[i * n // free : (i + 1) * n // free]
+                        if batch:
+                            self._fork(batch)
+                    del self.pending[:n]
+                fig, stem, formats = self.pending.pop()
+                plot.save_figure(fig, stem, formats=formats)
+            while self.children:
+                self._reap(block=True)
+        except BaseException:
+            self.abort()
+            raise
+        finally:
+            gc.unfreeze()
+
+    def abort(self) -> None:
+        """Stops the children still writing (the report failed or was interrupted)."""
+        import signal
+
+        for pid in list(self.children):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+                os.waitpid(pid, 0)
+            del self.children[pid]
+        self.pending.clear()
+        gc.unfreeze()
+
+    def _fork(self, batch: list[_Job]) -> None:
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered written twice
+            with contextlib.suppress(Exception):
+                stream.flush()
+        # Pages a process writes while a child shares them are copied: the objects so
+        # far are left out of this process's collections until finish() (a collection
+        # writes to every object it visits), and the child collects nothing.
+        gc.freeze()
+        with warnings.catch_warnings():  # 3.12+: "multi-threaded, use of fork()"
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: these figures' files, then out (no atexit, no flush)
+            code = 1
+            try:
+                gc.disable()
+                for fig, stem, formats in batch:
+                    plot.save_figure(fig, stem, formats=formats)
+                code = 0
+            finally:
+                os._exit(code)
+        self.children[pid] = list(batch)
+
+    def _reap(self, block: bool) -> None:
+        for pid in list(self.children)[: 1 if block else None]:
+            done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done == 0:
+                continue
+            batch = self.children.pop(pid)
+            if os.waitstatus_to_exitcode(status) != 0:  # again here: raises its error
+                for fig, stem, formats in batch:
+                    plot.save_figure(fig, stem, formats=formats)
+
+
 @dataclass
 class _Figures:
     """Where a page's figures go: ``dir/<prefix><slug>.<format>`` for each of
     ``formats``; remembers them. The page (in ``page``, default ``dir``'s parent) refers
-    to the files by relative links."""
+    to the files by relative links. ``writer`` writes them (at once by default; a
+    report's own calls :meth:`_Writer.finish` before the page is written)."""
 
     dir: Path
     prefix: str = ""
     written: list[Path] = field(default_factory=list)
     page: Path | None = None
     formats: tuple[str, ...] = ("svg", "png")
+    writer: _Writer = field(default_factory=_Writer)
 
     def sub(self, prefix: str) -> _Figures:
         return _Figures(
-            self.dir, f"{self.prefix}{prefix}-", self.written, self.page, self.formats
+            self.dir, f"{self.prefix}{prefix}-", self.written, self.page, self.formats,
+            self.writer,
         )  # fmt: skip
 
     def add(self, fig: Any, slug: str, title: str) -> dict[str, str] | None:
@@ -67,7 +193,7 @@ class _Figures:
         slug = re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{self.prefix}{slug}").strip("_")
         stem = self.dir / slug
         paths = [stem.with_name(f"{stem.name}.{ext}") for ext in self.formats]
-        plot.save_figure(fig, stem, formats=self.formats)
+        self.writer.submit(fig, stem, self.formats)
         for ext in plot.FORMATS:  # this figure's files of an earlier report, other formats
             old = stem.with_name(f"{stem.name}.{ext}")
             if ext not in self.formats and old.is_file() and _own_figure(old):
@@ -874,19 +1000,28 @@ def write_report(
     formats = check_formats(formats or (("svg", "png") if repro else ("svg",)))
     if repro and "png" not in formats:
         formats = (*formats, "png")  # the docs' figures are copied from these
-    figs = _Figures(d / "figures", page=out.parent, formats=formats)
-    if repro:
+    if repro:  # its experiments are drawn in a worker pool, each writing its own
+        figs = _Figures(d / "figures", page=out.parent, formats=formats)
         return _write_reproduction(d, out, _reproduce_context(d, figs))
-    ctx: dict[str, Any] = {"run": None, "sweep": None}
-    if (d / "sweep.json").is_file():
-        kind = "sweep"
-        ctx["sweep"] = _sweep_context(d, figs)
-    elif (d / "summary.json").is_file():
-        kind = "run"
-        ctx["run"] = _run_context(d, figs)
-    else:
+    if not (d / "sweep.json").is_file() and not (d / "summary.json").is_file():
         raise ResultsError(
             f"{d}: not a qoslab results directory (expected summary.json, sweep.json or "
             "reproduce.json in it)"
         )
+    import matplotlib
+
+    writer = _Writer(min(_cores(), MAX_FIGURE_JOBS))
+    figs = _Figures(d / "figures", page=out.parent, formats=formats, writer=writer)
+    ctx: dict[str, Any] = {"run": None, "sweep": None}
+    try:
+        with matplotlib.rc_context(FIGURE_RC):
+            if (d / "sweep.json").is_file():
+                kind = "sweep"
+                ctx["sweep"] = _sweep_context(d, figs)
+            else:
+                kind = "run"
+                ctx["run"] = _run_context(d, figs)
+            writer.finish()
+    finally:
+        writer.abort()  # after an error: the children still writing
     return _render("report.html.j2", out, kind=kind, name=d.resolve().name, **ctx)
