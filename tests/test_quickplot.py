@@ -5,6 +5,7 @@ list its columns."""
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -115,3 +116,22 @@ def test_a_count_table_adds_up_within_a_run_and_counts_runs_without_rows_as_zero
     assert old["len"].min() < 5  # a seed without a row there: the old mean's mistake
     fig = quick_plot(out, x, "goodput_bps", table="flows")  # two flows pooled: said so
     assert "--by name draws one line each" in fig.axes[0].get_title()
+
+
+def test_a_corrupt_parquet_file_is_named_and_nothing_is_lost(folders, tmp_path):
+    rdir, sw = folders
+    for src, table, x, y in ((rdir, "flows", "name", "goodput_bps"),
+                             (sw, "summary", "link.2.rate", "goodput_bps_mean")):  # fmt: skip
+        d = tmp_path / src.name
+        shutil.copytree(src, d)
+        bad = d / f"{table}.parquet"
+        damaged = bad.read_bytes()[:100]  # cut short: no Parquet footer
+        bad.write_bytes(damaged)
+        before = {f: f.read_bytes() for f in d.rglob("*") if f.is_file()}
+        p = cli("plot", d, "--table", table, "--x", x, "--y", y, cwd=tmp_path)
+        assert p.returncode == 2, p.stderr
+        assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+        assert f"{bad}: corrupt or not a Parquet file" in p.stderr, p.stderr
+        # nothing written, nothing removed, the damaged file as it was
+        assert not list(tmp_path.glob("*.png"))
+        assert {f: f.read_bytes() for f in d.rglob("*") if f.is_file()} == before

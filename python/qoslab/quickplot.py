@@ -72,13 +72,18 @@ def load_table(directory: str | Path, table: str) -> pl.DataFrame:
     """The table ``table`` of the folder ``directory``: a run's file as it is; in a
     sweep, its own file (``summary``, ``summary_*``) or the runs' table gathered, with
     run, seed and the swept parameters as columns (and numeric companions of values
-    given with units, ``link.2.rate_bps``). Errors name the folder and list its tables."""
+    given with units, ``link.2.rate_bps``). Errors name the folder and list its tables;
+    a damaged Parquet file raises :class:`~qoslab.ResultsError` naming it."""
     d = Path(directory)
     names = table_names(d)
     if table not in names:
         raise QoslabError(f"{d} has no table {table!r}; its tables: {', '.join(names)}")
     if (d / f"{table}.parquet").is_file():
-        df = pl.read_parquet(d / f"{table}.parquet")
+        f = d / f"{table}.parquet"
+        try:
+            df = pl.read_parquet(f)
+        except Exception as e:  # polars raises several types for damaged files
+            raise ResultsError(f"{f}: corrupt or not a Parquet file ({e})") from None
     else:
         from qoslab.sweep import gather
 
