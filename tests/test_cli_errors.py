@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from conftest import cli
+from conftest import cli, small_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,3 +87,26 @@ def test_ray_extra_installs_the_client_the_readme_uses():
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "ray://" in (ROOT / "README.md").read_text()
     assert any(d.startswith("ray[client]") for d in extra["optional-dependencies"]["ray"])
+
+
+def test_a_node_pos_of_three_values_names_the_node_and_the_key(tmp_path):
+    text = small_text().replace('name = "h2"\n', 'name = "h2"\npos = [0, 0, 1]\n', 1)
+    assert "pos = [0, 0, 1]" in text
+    f = tmp_path / "pos.toml"
+    f.write_text(text)
+    p = cli("check", f)
+    # serde's own words were "trailing characters" at node[1].pos, naming no node
+    _plain(p, "`node[1].pos`", 'node "h2"', "two numbers [x, y]", "found 3 values")
+    assert "trailing characters" not in p.stderr
+
+
+def test_a_negative_drop_events_limit_is_refused_naming_the_key(tmp_path):
+    text = small_text().replace(
+        'interval = "0.5s"\n', 'interval = "0.5s"\ndrop_events_limit = -1\n'
+    )
+    assert "drop_events_limit = -1" in text
+    f = tmp_path / "limit.toml"
+    f.write_text(text)
+    p = cli("check", f)
+    _plain(p, "`record.drop_events_limit`", "at least 1", "found -1")
+    assert "18446744073709551615" not in p.stderr  # serde's "from 0 to 2^64 - 1"

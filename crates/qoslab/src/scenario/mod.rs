@@ -51,6 +51,18 @@ fn located(outer: String, message: &str) -> ScenarioError {
     )
 }
 
+/// `err` saying which node its key is under by name (`node[3].pos` gets `node "r1": `
+/// before its message), the name looked up by `name(index)`; other errors as they are.
+fn name_node(mut err: ScenarioError, name: impl Fn(usize) -> Option<String>) -> ScenarioError {
+    let index = (err.key.strip_prefix("node["))
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(i, _)| i.parse().ok());
+    if let Some(n) = index.and_then(name) {
+        err.message = format!("node {n:?}: {}", err.message);
+    }
+    err
+}
+
 /// Checks the shape of a parsed TOML tree serde cannot: nesting depth and non-finite
 /// numbers (TOML has `nan` and `inf`; no quantity in a scenario may be either).
 fn check_toml_tree(v: &toml::Value, path: &str, depth: usize) -> Result<(), ScenarioError> {
@@ -113,7 +125,8 @@ pub fn parse(text: &str, format: Format) -> Result<Scenario, ScenarioError> {
                 }
                 ScenarioError::new("", msg)
             })?;
-            check_toml_tree(&toml::Value::Table(tree), "", 0)?;
+            let tree = toml::Value::Table(tree);
+            check_toml_tree(&tree, "", 0)?;
             let de = toml::Deserializer::new(text);
             serde_path_to_error::deserialize(de).map_err(|e| {
                 let path = e.path().to_string();
@@ -123,7 +136,10 @@ pub fn parse(text: &str, format: Format) -> Result<Scenario, ScenarioError> {
                     let (l, c) = line_col(text, span.start);
                     err.message = format!("{} (line {l}, column {c})", err.message);
                 }
-                err
+                name_node(err, |i| {
+                    let name = tree.get("node")?.get(i)?.get("name")?;
+                    name.as_str().map(str::to_string)
+                })
             })
         }
         Format::Json => {
@@ -142,7 +158,11 @@ pub fn parse(text: &str, format: Format) -> Result<Scenario, ScenarioError> {
             let mut de = serde_json::Deserializer::from_str(text);
             serde_path_to_error::deserialize(&mut de).map_err(|e| {
                 let path = e.path().to_string();
-                located(path, &e.into_inner().to_string())
+                let err = located(path, &e.into_inner().to_string());
+                name_node(err, |i| {
+                    let name = tree.get("node")?.get(i)?.get("name")?;
+                    name.as_str().map(str::to_string)
+                })
             })
         }
     }

@@ -101,8 +101,23 @@ pub struct NodeSpec {
     pub source_quench: Option<crate::net::quench::SourceQuenchConfig>,
     /// Where topology drawings place the node (`[x, y]`, x to the right, y up, one unit
     /// about one node spacing); the simulation ignores it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_pos")]
     pub pos: Option<[f64; 2]>,
+}
+
+/// A node's `pos`: a list of exactly two numbers, the message saying how many it had
+/// (serde's own for `[0, 0, 1]` was "trailing characters").
+fn de_pos<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<[f64; 2]>, D::Error> {
+    use serde::de::Error;
+    let v = Vec::<f64>::deserialize(d)?;
+    match v[..] {
+        [x, y] => Ok(Some([x, y])),
+        _ => Err(D::Error::custom(format!(
+            "expected two numbers [x, y] (where drawings place the node), found {} value{} {v:?}",
+            v.len(),
+            if v.len() == 1 { "" } else { "s" },
+        ))),
+    }
 }
 
 /// A duplex link between nodes `a` and `b`.
@@ -243,8 +258,36 @@ pub struct RecordSpec {
     #[serde(default)]
     pub drop_events: bool,
     /// Most rows `drop_events` keeps; later drops and marks are only counted.
-    #[serde(default = "default_drop_events_limit")]
+    #[serde(
+        default = "default_drop_events_limit",
+        deserialize_with = "de_drop_events_limit"
+    )]
     pub drop_events_limit: u64,
+}
+
+/// `record.drop_events_limit`: a number of rows, a negative one refused as such (serde's
+/// own message offered "a whole number from 0 to 18446744073709551615"; 0 is refused
+/// when the run is built, with its own message).
+fn de_drop_events_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    struct Rows;
+    impl serde::de::Visitor<'_> for Rows {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a whole number of rows, at least 1")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| {
+                E::custom(format!(
+                    "expected a whole number of rows, at least 1 (the most the drop_events \
+                     table keeps), found {v}"
+                ))
+            })
+        }
+    }
+    d.deserialize_u64(Rows)
 }
 
 /// Default of `record.drop_events_limit`: a million rows (under 50 MB while running).

@@ -392,3 +392,18 @@ fn telnet_values_and_combinations_are_named() {
     assert_eq!(k, "flow[0].telnet");
     assert!(qoslab::check_str(&tcp("telnet = {}"), Format::Toml).is_ok());
 }
+
+#[test]
+fn a_node_pos_of_three_values_names_the_node() {
+    let (k, m) = err(&(base() + "[[node]]\nname = \"pinned\"\npos = [0, 0, 1]\n"));
+    assert!(k.starts_with("node[") && k.ends_with("].pos"), "{k}");
+    assert!(m.contains("node \"pinned\": expected two numbers [x, y]"), "{m}");
+    assert!(m.contains("found 3 values"), "{m}");
+}
+
+#[test]
+fn a_negative_drop_events_limit_is_refused_as_such() {
+    let (k, m) = err(&(base() + "[record]\ndrop_events_limit = -1\n"));
+    assert_eq!(k, "record.drop_events_limit");
+    assert!(m.contains("at least 1") && m.contains("found -1"), "{m}");
+}
