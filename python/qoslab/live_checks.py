@@ -51,6 +51,11 @@ LINUX_INSTEAD: dict[str, str] = {
     "on_quench": "Linux ignores ICMP source quench",
     "byte_counting": "Linux always grows its window by the segments each ACK acknowledges "
     "(RFC 3465-style; no sysctl)",
+    "quickack": "Linux's receivers always use quick-ACK mode (no sysctl; TCP_QUICKACK per socket)",
+    "adaptive_delack": "Linux's delayed-ACK timer always adapts between 40 ms and 200 ms "
+    "(TCP_ATO_MIN, TCP_DELACK_MAX; no sysctl)",
+    "rto_keeps_ssthresh": "Linux keeps ssthresh on a timeout within a window of the last "
+    "reduction (tcp_enter_loss; no sysctl)",
 }
 
 #: The ``tcp`` keys a live run uses (``ecn``; see the module doc).

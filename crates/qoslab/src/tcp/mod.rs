@@ -324,6 +324,25 @@ pub struct TcpConfig {
     /// Appropriate byte counting (RFC 3465, Linux's rule): the window grows by the
     /// bytes each ACK acknowledges, not by one increment per ACK. Default off (ns-2).
     pub byte_counting: bool,
+    /// Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`): with
+    /// `delayed_ack`, the receiver ACKs every segment at once for its first ones (up to
+    /// 16, at most half the advertised window in segments), again after a gap in the
+    /// data longer than its RTO, 16 more after a duplicate segment, and 2 more after a
+    /// CE mark it starts echoing or, with ECN, a segment without ECT (a retransmission).
+    /// Default off (RFC 5681's every second segment only).
+    pub quickack: bool,
+    /// Linux's adaptive delayed-ACK timeout (`ato`): with `delayed_ack`, the timer starts
+    /// at `delack_timeout` (Linux's 40 ms `TCP_ATO_MIN`) and follows the gaps between
+    /// in-order segments (ato/2 + gap while the gap is under ato), doubles each time it
+    /// fires, never above the receiver's RTO; armed for min(ato, max(handshake RTT,
+    /// `delack_timeout`), 200 ms). Default off (a fixed `delack_timeout`).
+    pub adaptive_delack: bool,
+    /// A retransmission timeout that comes before the last window reduction has run its
+    /// window of data (fast recovery not over, an ECN reduction's window not yet
+    /// acknowledged, a backed-off retransmission of the same segment) keeps the ssthresh
+    /// that reduction set, as Linux's `tcp_enter_loss` does; off, every timeout but a
+    /// backoff halves again (with `halve = "window"` a backoff too, as ns-2). Default off.
+    pub rto_keeps_ssthresh: bool,
 }
 
 impl Default for TcpConfig {
@@ -350,6 +369,9 @@ impl Default for TcpConfig {
             halve: Halve::Flight,
             on_quench: QuenchResponse::Halve,
             byte_counting: false,
+            quickack: false,
+            adaptive_delack: false,
+            rto_keeps_ssthresh: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The receiving end: cumulative ACKs, delayed ACKs (RFC 5681 §4.2), SACK blocks
-//! (RFC 2018), ECN echo (RFC 3168 §6.1.3), a finite receive buffer, SYN-ACK and FIN.
+//! (RFC 2018), ECN echo (RFC 3168 §6.1.3), a finite receive buffer, SYN-ACK and FIN;
+//! optionally Linux's quick-ACK mode and adaptive delayed-ACK timeout ([`LinuxAck`]).
 
 use super::sack::OooRanges;
 use super::{TcpConfig, Variant};
@@ -33,6 +34,70 @@ pub struct TcpReceiver {
     last_wnd: u32,
     /// Subflow index to echo.
     subflow: u8,
+    /// ECN-capable connection (data arrives with ECT unless retransmitted).
+    ecn: bool,
+    /// Linux's ACK timing, when `quickack` or `adaptive_delack` is on.
+    linux: LinuxAck,
+}
+
+/// Most ACKs sent at once in one quick-ACK episode (Linux's `TCP_MAX_QUICKACKS`).
+const MAX_QUICKACKS: u32 = 16;
+/// Linux's `TCP_DELACK_MAX`: the longest a delayed ACK waits.
+const DELACK_MAX: Dur = Dur::from_millis(200);
+
+/// What Linux's receiver keeps to time its ACKs (its `icsk_ack`), read from tcp_input.c
+/// (`tcp_event_data_recv`, `tcp_incr_quickack`, `tcp_enter_quickack_mode`,
+/// `tcp_data_ecn_check`, `__tcp_ack_snd_check`), tcp_output.c (`tcp_send_delayed_ack`)
+/// and tcp_timer.c (the delayed-ACK timer inflating `ato`). `delack_timeout` stands for
+/// Linux's `TCP_ATO_MIN` = `TCP_DELACK_MIN` (40 ms).
+#[derive(Clone, Debug, Default)]
+struct LinuxAck {
+    /// Quick-ACK mode on (`TcpConfig::quickack`).
+    quickack: bool,
+    /// Adaptive timeout on (`TcpConfig::adaptive_delack`).
+    adaptive: bool,
+    /// ACKs still to send at once (`quick`).
+    quick: u32,
+    /// The adaptive delayed-ACK timeout (`ato`).
+    ato: Dur,
+    /// When the last in-order data segment arrived (`lrcvtime`); `None` before the first.
+    last_rcv: Option<SimTime>,
+    /// When the SYN-ACK went out, until the next segment measures the handshake's RTT.
+    synack_at: Option<SimTime>,
+    /// The handshake's RTT: a pure receiver's only sample (`srtt` from
+    /// `tcp_synack_rtt_meas`).
+    rtt: Option<Dur>,
+    /// A segment with ECT has arrived (`TCP_ECN_SEEN`).
+    ect_seen: bool,
+    /// `TCP_ATO_MIN`, `min_rto` and `initial_rto` of the connection.
+    ato_min: Dur,
+    min_rto: Dur,
+    initial_rto: Dur,
+}
+
+impl LinuxAck {
+    /// The receiver's RTO, which bounds `ato` and marks a gap as "too long": from the
+    /// handshake's one sample m, m + max(`min_rto`, 2m) (`tcp_rtt_estimator`'s first
+    /// sample, `tcp_set_rto`); `initial_rto` without a handshake (`TCP_TIMEOUT_INIT`).
+    fn rto(&self) -> Dur {
+        match self.rtt {
+            Some(m) => m + self.min_rto.max(m + m),
+            None => self.initial_rto,
+        }
+    }
+
+    /// How long the delayed-ACK timer waits when armed now (`tcp_send_delayed_ack`):
+    /// `ato`, but above `TCP_DELACK_MIN` no longer than the handshake's RTT (at least
+    /// `TCP_DELACK_MIN`), and never above `TCP_DELACK_MAX`.
+    fn delack_wait(&self) -> Dur {
+        let mut ato = self.ato.max(self.ato_min);
+        if ato > self.ato_min {
+            if let Some(rtt) = self.rtt {
+                ato = ato.min(rtt.max(self.ato_min));
+            }
+        }
+        ato.min(DELACK_MAX)
+    }
 }
 
 impl TcpReceiver {
@@ -60,6 +125,100 @@ impl TcpReceiver {
             ts_recent: SimTime::ZERO,
             last_wnd: cfg.max_window_bytes(),
             subflow: 0,
+            ecn: cfg.ecn,
+            linux: LinuxAck {
+                quickack: cfg.quickack,
+                adaptive: cfg.adaptive_delack,
+                ato: cfg.delack_timeout,
+                ato_min: cfg.delack_timeout,
+                min_rto: cfg.min_rto,
+                initial_rto: cfg.initial_rto,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// `tcp_incr_quickack`: at least `max` more ACKs at once, never more than half the
+    /// advertised window in segments (2 if that is 0).
+    fn incr_quickack(&mut self, max: u32) {
+        let half = self.window() / (2 * self.mss.max(1));
+        let n = if half == 0 { 2 } else { half }.min(max);
+        self.linux.quick = self.linux.quick.max(n);
+    }
+
+    /// `tcp_enter_quickack_mode`: quick ACKs, and `ato` back to its minimum.
+    fn enter_quickack(&mut self, max: u32) {
+        if self.linux.quickack {
+            self.incr_quickack(max);
+        }
+        self.linux.ato = self.linux.ato_min;
+    }
+
+    /// `tcp_event_data_recv` for an in-order data segment: the first one starts
+    /// quick-ACK mode; later ones adapt `ato` to the gap since the previous one, and a gap
+    /// longer than the RTO (the sender stalled) starts quick-ACK mode again.
+    fn data_recv(&mut self, now: SimTime) {
+        let la = &self.linux;
+        match la.last_rcv {
+            None => {
+                if la.quickack {
+                    self.incr_quickack(MAX_QUICKACKS);
+                }
+                self.linux.ato = self.linux.ato_min;
+            }
+            Some(last) => {
+                let m = now.saturating_since(last);
+                let half_min = Dur::from_nanos(la.ato_min.as_nanos() / 2);
+                let half_ato = Dur::from_nanos(la.ato.as_nanos() / 2);
+                let rto = la.rto();
+                if la.adaptive && m <= half_min {
+                    self.linux.ato = half_ato + half_min;
+                } else if la.adaptive && m < la.ato {
+                    self.linux.ato = (half_ato + m).min(rto);
+                } else if la.quickack && m > rto {
+                    self.incr_quickack(MAX_QUICKACKS);
+                }
+            }
+        }
+        self.linux.last_rcv = Some(now);
+    }
+
+    /// `tcp_data_ecn_check` (quick-ACK mode only): 2 quick ACKs for a CE mark that
+    /// starts the echo, and for a segment without ECT once ECT was seen ("probably a
+    /// retransmit": qoslab's ECN sender sends exactly its retransmissions without ECT).
+    fn ecn_check(&mut self, seg: &TcpHeader, starts_echo: bool) {
+        if !self.ecn || !self.linux.quickack {
+            return;
+        }
+        if seg.retransmit {
+            if self.linux.ect_seen {
+                self.enter_quickack(2);
+            }
+        } else {
+            self.linux.ect_seen = true;
+        }
+        if starts_echo {
+            self.enter_quickack(2);
+        }
+    }
+
+    /// `tcp_dec_quickack_mode` after an ACK of data went out: one quick ACK used; the
+    /// last one deflates `ato`.
+    fn quickack_sent(&mut self) {
+        if self.linux.quick > 0 {
+            self.linux.quick -= 1;
+            if self.linux.quick == 0 {
+                self.linux.ato = self.linux.ato_min;
+            }
+        }
+    }
+
+    /// How long a delayed ACK waits when armed now.
+    fn delack_wait(&self) -> Dur {
+        if self.linux.adaptive {
+            self.linux.delack_wait()
+        } else {
+            self.delack_timeout
         }
     }
 
@@ -78,12 +237,19 @@ impl TcpReceiver {
         if seg.flags & tcp_flags::CWR != 0 {
             self.ece = false;
         }
+        let starts_echo = ce && !self.ece;
         if ce {
             self.ece = true;
         }
         if seg.flags & tcp_flags::SYN != 0 {
             self.send_ack(tcp_flags::SYN | tcp_flags::ACK, out);
+            if self.linux.adaptive {
+                self.linux.synack_at = Some(now);
+            }
             return 0;
+        }
+        if let Some(t) = self.linux.synack_at.take() {
+            self.linux.rtt = Some(now.saturating_since(t));
         }
         let mut delivered = 0;
         let mut ack_now = !self.delayed_ack;
@@ -92,12 +258,17 @@ impl TcpReceiver {
             let end = seg.seq + seg.len as u64;
             let limit = self.buffer.map(|b| self.rcv_nxt - self.unread + b);
             if end <= self.rcv_nxt {
-                // Duplicate: acknowledge at once so the sender learns it (RFC 5681 §4.2).
+                // Duplicate: acknowledge at once so the sender learns it (RFC 5681 §4.2);
+                // Linux also ACKs the next ones at once (a lost ACK is likely).
                 ack_now = true;
+                self.enter_quickack(MAX_QUICKACKS);
             } else if limit.is_some_and(|l| end > l) {
                 // No room in the buffer: drop it and tell the sender the window.
                 ack_now = true;
+                self.enter_quickack(MAX_QUICKACKS);
             } else if start <= self.rcv_nxt {
+                self.data_recv(now);
+                self.ecn_check(seg, starts_echo);
                 let had_hole = !self.ooo.is_empty();
                 let old = self.rcv_nxt;
                 self.rcv_nxt = self.ooo.advance(end);
@@ -119,7 +290,12 @@ impl TcpReceiver {
                 }
             } else {
                 // Out of order: immediate duplicate ACK with SACK blocks.
+                self.ecn_check(seg, starts_echo);
                 self.ooo.insert(start, end);
+                ack_now = true;
+            }
+            // Linux's quick-ACK mode: every data segment at once.
+            if self.linux.quick > 0 {
                 ack_now = true;
             }
         }
@@ -133,16 +309,25 @@ impl TcpReceiver {
         }
         if ack_now {
             self.send_ack(tcp_flags::ACK, out);
+            if seg.len > 0 {
+                self.quickack_sent();
+            }
         } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + self.delack_timeout);
+            self.delack_at = Some(now + self.delack_wait());
         }
         delivered
     }
 
-    /// Fires the delayed-ACK timer if it is due.
+    /// Fires the delayed-ACK timer if it is due. With `adaptive_delack` a timer that
+    /// fired doubles `ato`, up to the RTO (Linux: "delayed ACK missed: inflate ATO").
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
         if self.delack_at.is_some_and(|t| t <= now) {
+            if self.linux.adaptive {
+                let la = &self.linux;
+                self.linux.ato = (la.ato + la.ato).min(la.rto());
+            }
             self.send_ack(tcp_flags::ACK, out);
+            self.quickack_sent();
         }
     }
 
@@ -348,6 +533,161 @@ mod tests {
         assert_eq!(r.app_read(t, 5000, &mut out), 2500);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].wnd, 3000);
+    }
+
+    /// Feeds `n` in-order 1000-byte segments from segment number `from` on, all at `t`.
+    fn feed(r: &mut TcpReceiver, t: SimTime, from: u64, n: u64, out: &mut Vec<TcpHeader>) {
+        for i in from..from + n {
+            r.on_segment(t, &data(i * 1000, 1000), false, out);
+        }
+    }
+
+    /// The cumulative ACK of every ACK in `out`, in segments.
+    fn acked(out: &[TcpHeader]) -> Vec<u64> {
+        out.iter().map(|h| h.ack / 1000).collect()
+    }
+
+    fn linux(max_window: u32) -> TcpConfig {
+        TcpConfig {
+            delayed_ack: true,
+            quickack: true,
+            max_window,
+            delack_timeout: Dur::from_millis(40),
+            ..cfg()
+        }
+    }
+
+    #[test]
+    fn quickack_acks_the_first_segments_at_once_then_every_second() {
+        // A 64-segment window: min(16, 64 / 2) = 16 quick ACKs, then every second.
+        let mut r = TcpReceiver::new(&linux(64));
+        let mut out = Vec::new();
+        feed(&mut r, SimTime::ZERO, 0, 20, &mut out);
+        let mut want: Vec<u64> = (1..=16).collect();
+        want.extend([18, 20]);
+        assert_eq!(acked(&out), want);
+        // A 6-segment window: 6 / 2 = 3 quick ACKs.
+        let mut r = TcpReceiver::new(&linux(6));
+        out.clear();
+        feed(&mut r, SimTime::ZERO, 0, 7, &mut out);
+        assert_eq!(acked(&out), [1, 2, 3, 5, 7]);
+        // Off: every second segment from the first.
+        let mut r = TcpReceiver::new(&TcpConfig {
+            quickack: false,
+            ..linux(64)
+        });
+        out.clear();
+        feed(&mut r, SimTime::ZERO, 0, 6, &mut out);
+        assert_eq!(acked(&out), [2, 4, 6]);
+    }
+
+    #[test]
+    fn quickack_after_a_duplicate_a_stall_and_a_retransmission_without_ect() {
+        // Window 8: 4 quick ACKs at a time.
+        let mut r = TcpReceiver::new(&linux(8));
+        let mut out = Vec::new();
+        let t = SimTime::ZERO;
+        feed(&mut r, t, 0, 8, &mut out);
+        assert_eq!(acked(&out), [1, 2, 3, 4, 6, 8]);
+        out.clear();
+        // A duplicate: ACKed at once, and so are the next 3 (4 quick ACKs in all).
+        r.on_segment(t, &data(0, 1000), false, &mut out);
+        feed(&mut r, t, 8, 5, &mut out);
+        assert_eq!(acked(&out), [8, 9, 10, 11, 13]);
+        out.clear();
+        // A gap longer than the RTO (1 s without a handshake): 4 quick ACKs again.
+        let later = SimTime::from_millis(1500);
+        feed(&mut r, later, 13, 6, &mut out);
+        assert_eq!(acked(&out), [14, 15, 16, 17, 19]);
+        out.clear();
+        // Within the RTO: no quick ACKs.
+        feed(&mut r, SimTime::from_millis(2400), 19, 2, &mut out);
+        assert_eq!(acked(&out), [21]);
+        // With ECN, a retransmission (sent without ECT) after ECT data: 2 quick ACKs.
+        let mut r = TcpReceiver::new(&TcpConfig {
+            ecn: true,
+            ..linux(8)
+        });
+        out.clear();
+        feed(&mut r, t, 0, 6, &mut out);
+        assert_eq!(acked(&out), [1, 2, 3, 4, 6]);
+        out.clear();
+        let mut rtx = data(6000, 1000);
+        rtx.retransmit = true;
+        r.on_segment(t, &rtx, false, &mut out);
+        feed(&mut r, t, 7, 4, &mut out);
+        assert_eq!(acked(&out), [7, 8, 10]);
+        // (Segment 10 waits for its delayed ACK.) A CE mark that starts the echo: 2
+        // quick ACKs; one while the echo goes on: none.
+        out.clear();
+        r.on_segment(t, &data(11_000, 1000), true, &mut out);
+        feed(&mut r, t, 12, 4, &mut out);
+        assert_eq!(acked(&out), [12, 13, 15]);
+        assert!(out.iter().all(|h| h.flags & tcp_flags::ECE != 0));
+        out.clear();
+        r.on_segment(t, &data(16_000, 1000), true, &mut out);
+        feed(&mut r, t, 17, 1, &mut out);
+        assert_eq!(acked(&out), [17]);
+    }
+
+    #[test]
+    fn adaptive_delack_follows_the_gaps_and_doubles_when_it_fires() {
+        let c = TcpConfig {
+            quickack: false,
+            adaptive_delack: true,
+            handshake: true,
+            ..linux(64)
+        };
+        let mut r = TcpReceiver::new(&c);
+        let mut out = Vec::new();
+        let ms = SimTime::from_millis;
+        let syn = TcpHeader {
+            flags: tcp_flags::SYN,
+            ..Default::default()
+        };
+        r.on_segment(ms(0), &syn, false, &mut out);
+        assert_eq!(
+            r.linux.rto(),
+            Dur::from_secs(1),
+            "initial_rto before a sample"
+        );
+        // The first segment one RTT (100 ms) after the SYN-ACK: RTO 100 + max(200, 200).
+        // ato = 40 ms: the timer waits 40 ms and, firing, doubles ato to 80 ms.
+        r.on_segment(ms(100), &data(0, 1000), false, &mut out);
+        assert_eq!(r.linux.rto(), Dur::from_millis(300));
+        assert_eq!(r.next_timer(), Some(ms(140)));
+        r.on_timer(ms(140), &mut out);
+        assert_eq!(r.linux.ato, Dur::from_millis(80));
+        // A gap of 100 ms ≥ ato: ato stays 80 ms, under the RTT bound (100 ms).
+        r.on_segment(ms(200), &data(1000, 1000), false, &mut out);
+        assert_eq!(r.next_timer(), Some(ms(280)));
+        r.on_timer(ms(280), &mut out); // ato 160 ms
+                                       // A gap of 100 ms < ato: ato = 160/2 + 100 = 180 ms, the timer min(180, RTT).
+        r.on_segment(ms(300), &data(2000, 1000), false, &mut out);
+        assert_eq!(r.linux.ato, Dur::from_millis(180));
+        assert_eq!(r.next_timer(), Some(ms(400)));
+        r.on_timer(ms(400), &mut out); // ato min(360, RTO 300) = 300 ms
+        assert_eq!(r.linux.ato, Dur::from_millis(300));
+        // Back-to-back segments (gap ≤ 20 ms) pull it back: 300/2 + 20 = 170 ms.
+        r.on_segment(ms(500), &data(3000, 1000), false, &mut out);
+        r.on_segment(ms(501), &data(4000, 1000), false, &mut out);
+        assert_eq!(r.linux.ato, Dur::from_millis(170));
+        assert_eq!(
+            acked(&out),
+            [0, 1, 2, 3, 5],
+            "SYN-ACK, timers, every second segment"
+        );
+        // Without the option the timer is delack_timeout whatever the gaps.
+        let mut r = TcpReceiver::new(&TcpConfig {
+            adaptive_delack: false,
+            ..c
+        });
+        r.on_segment(ms(0), &syn, false, &mut out);
+        for (i, t) in [100u64, 200, 300].into_iter().enumerate() {
+            r.on_segment(ms(t), &data(i as u64 * 1000, 1000), false, &mut out);
+            assert_eq!(r.next_timer(), Some(ms(t + 40)));
+            r.on_timer(ms(t + 40), &mut out);
+        }
     }
 
     #[test]

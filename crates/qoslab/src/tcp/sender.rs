@@ -69,6 +69,8 @@ pub struct TcpSender {
     prr: bool,
     /// What ssthresh halves.
     halve: Halve,
+    /// An RTO within a window of data after a reduction keeps its ssthresh (Linux).
+    rto_keeps_ssthresh: bool,
     /// Reaction to source quenches.
     on_quench: super::QuenchResponse,
     /// PRR state of the current recovery: `prr_delivered`, `prr_out`, `RecoverFS` [bytes].
@@ -132,6 +134,7 @@ impl TcpSender {
             limited_transmit: cfg.limited_transmit(),
             prr: cfg.variant == Variant::Sack && cfg.recovery == Recovery::Prr,
             halve: cfg.halve,
+            rto_keeps_ssthresh: cfg.rto_keeps_ssthresh,
             on_quench: cfg.on_quench,
             prr_delivered: 0,
             prr_out: 0,
@@ -862,10 +865,19 @@ impl TcpSender {
         // a backed-off retransmission of the same segment keeps ssthresh (as Linux and
         // ns-3 do), so repeated timeouts do not shrink it to 2 segments. ns-2 halves its
         // window of one segment again (`halve = "window"`).
-        let ss = if self.halve != Halve::Window
-            && self.state == TcpState::Loss
-            && self.rto_head == Some(self.snd_una)
-        {
+        //
+        // With `rto_keeps_ssthresh`, as Linux's `tcp_enter_loss`: ssthresh is kept by
+        // any timeout that comes before the reduction it follows has run its window of
+        // data (fast recovery not over, an ECN reduction whose CWR window is not yet
+        // acknowledged, a backed-off retransmission of the same segment), whatever
+        // `halve` says; that reduction already answered the congestion.
+        let backoff = self.state == TcpState::Loss && self.rto_head == Some(self.snd_una);
+        let reduced = self.rto_keeps_ssthresh
+            && (backoff
+                || (self.state == TcpState::Recovery && self.snd_una < self.recover)
+                || (self.state == TcpState::Open
+                    && self.signal_recover.is_some_and(|r| self.snd_una < r)));
+        let ss = if reduced || (self.halve != Halve::Window && backoff) {
             self.cc.ssthresh()
         } else {
             self.cc.ssthresh_after_loss(self.loss_flight())

@@ -425,6 +425,67 @@ fn a_repeated_timeout_keeps_ssthresh_unless_the_window_halves() {
 }
 
 #[test]
+fn rto_keeps_ssthresh_within_the_window_of_the_reduction_before_it() {
+    // IW 10 sent, three duplicate ACKs: fast recovery, ssthresh = 10/2 = 5 (flight).
+    // The retransmission is lost too and the RTO fires before `recover` is acknowledged:
+    // with the option (Linux's tcp_enter_loss) ssthresh stays 5; without, the timeout
+    // halves again what the recovery left (ssthresh 5: max(5/2, 2) = 2). The backed-off
+    // retransmission then keeps it either way ("flight"); with `halve = "window"` the
+    // option keeps it where ns-2's rule halves the one-segment window to 2.
+    let run = |keep: bool, halve: Halve| {
+        let c = TcpConfig {
+            initial_window: 10,
+            rto_keeps_ssthresh: keep,
+            halve,
+            ..cfg(Variant::NewReno)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let t = SimTime::from_millis(50);
+        for _ in 0..3 {
+            s.on_ack(t, &ack_hdr(0, None), &mut out);
+        }
+        assert_eq!(s.probe().state, TcpState::Recovery);
+        let mut v = vec![s.probe().ssthresh / MSS];
+        for _ in 0..2 {
+            let t = s.next_timer().expect("the RTO is armed");
+            s.on_timer(t, &mut out);
+            assert_eq!(s.probe().state, TcpState::Loss);
+            v.push(s.probe().ssthresh / MSS);
+        }
+        v
+    };
+    assert_eq!(run(true, Halve::Flight), [5, 5, 5]);
+    assert_eq!(run(false, Halve::Flight), [5, 2, 2]);
+    assert_eq!(run(true, Halve::Window), [5, 5, 5]);
+    assert_eq!(run(false, Halve::Window), [5, 2, 2]);
+    // After an ECN reduction whose window is not yet acknowledged, too.
+    let ecn = |keep: bool| {
+        let c = TcpConfig {
+            initial_window: 10,
+            ecn: true,
+            rto_keeps_ssthresh: keep,
+            ..cfg(Variant::NewReno)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let mut a = ack_hdr(MSS as u64, None);
+        a.flags |= tcp_flags::ECE;
+        s.on_ack(SimTime::from_millis(50), &a, &mut out);
+        let reduced = s.probe().ssthresh / MSS;
+        let t = s.next_timer().expect("the RTO is armed");
+        s.on_timer(t, &mut out);
+        (reduced, s.probe().ssthresh / MSS)
+    };
+    // ECE on the ACK of segment 0: ssthresh = flight 9 / 2 = 4; the RTO keeps it or
+    // halves the 4-segment window to 2.
+    assert_eq!(ecn(true), (4, 4));
+    assert_eq!(ecn(false), (4, 2));
+}
+
+#[test]
 fn prr_spreads_recovery_sends_in_proportion_to_delivered_data() {
     // IW 20, no limited transmit, segment 0 lost; dupack k (k = 1..19) SACKs segments
     // 1..=k. At dupack 3 recovery starts: pipe = 20 − 3 SACKed − 1 lost = 16 segments,
@@ -936,6 +997,10 @@ fn config_defaults_and_serde() {
         toml::from_str("variant = \"sack\"\nlimited_transmit = false\nrecovery = \"prr\"").unwrap();
     assert!(!c.limited_transmit());
     assert_eq!(c.recovery, Recovery::Prr);
+    let c: TcpConfig =
+        toml::from_str("quickack = true\nadaptive_delack = true\nrto_keeps_ssthresh = true")
+            .unwrap();
+    assert!(c.quickack && c.adaptive_delack && c.rto_keeps_ssthresh);
     let c: TcpConfig = toml::from_str("cc = \"reno\"").unwrap();
     assert_eq!(c.cc, CcConfig::Reno);
     let c: TcpConfig =
