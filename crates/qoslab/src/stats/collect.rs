@@ -692,7 +692,11 @@ fn colours_table(w: &World) -> Option<Table> {
     let mut rows = Vec::new();
     for (place, at, h) in chains {
         for (stage, flow, c) in h.chain.marked_since_warmup() {
-            rows.push((place, at, stage, h.chain.stages()[stage].kind(), flow, c));
+            // Live mode meters traffic of no flow too (pings: its flow id is one past the
+            // flows'); the table is per flow.
+            if (flow as usize) < w.flows.len() {
+                rows.push((place, at, stage, h.chain.stages()[stage].kind(), flow, c));
+            }
         }
     }
     if rows.is_empty() {
