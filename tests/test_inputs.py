@@ -51,7 +51,7 @@ MALFORMED: dict[str, tuple[list[tuple[str, str]] | str, str, str]] = {
         'expected a number, found the string "high"',
     ),
     "queue kind unknown": (
-        [(QUEUE, 'queue = { kind = "codel" }')],
+        [(QUEUE, 'queue = { kind = "codl" }')],
         "link[2].queue.kind",
         "one of droptail",
     ),
