@@ -5,7 +5,13 @@
 // (1500-byte IP packets, as qoslab's mss = 1460), socket buffers of --sockbuf bytes
 // (ns-3's 128 KiB default would cap the window of a few fast flows), delayed ACKs (2 segments / 200 ms), min RTO 200 ms,
 // initial window 10. The bottleneck queue is a FifoQueueDisc (DropTail) or RedQueueDisc
-// of `--limit` packets; the device queue behind it is cut to 1 packet.
+// of `--limit` packets; the device queue behind it is cut to 1 packet. `--queue=codel`,
+// `fq_codel` or `pie` runs ns-3's CoDelQueueDisc, FqCoDelQueueDisc or PieQueueDisc with
+// the RFC defaults (RFC 8289 / 8290 / 8033: target 5 ms / interval 100 ms, 1024 flows;
+// PIE target 15 ms, T_UPDATE 15 ms, alpha 0.125, beta 1.25, 150 ms burst allowance, its
+// timestamp delay estimator, not the dequeue-rate one), ECN off, `--limit` packets.
+// `--sample-ms=m` (> 0) also prints "qbytes_samples b1,b2,…": the bytes held by the
+// bottleneck queue disc plus the device queue behind it, every m ms after the warm-up.
 //
 // Prints one line per flow: "flow <i> rtt_ms <r> goodput_bps <g>" over [warmup, end],
 // then "bottleneck_packets <n>", "bottleneck_drops <d>" (queue-disc drops after the
@@ -61,6 +67,13 @@ static void HookTrace(Ptr<BulkSendApplication> app) {
 }
 static void CountTx(Ptr<const Packet>) { ++g_bottleneckTx; }
 
+// Bytes waiting at the bottleneck (disc + device queue), sampled every `every`.
+static std::vector<uint64_t> g_qbytes;
+static void SampleQueue(Ptr<QueueDisc> disc, Ptr<Queue<Packet>> dev, Time every) {
+  g_qbytes.push_back(disc->GetNBytes() + dev->GetNBytes());
+  Simulator::Schedule(every, &SampleQueue, disc, dev, every);
+}
+
 // Retransmissions: a segment whose sequence lies below the highest sequence its socket
 // has sent (one counter for all senders, one high-water mark per sender).
 static uint64_t g_retx = 0;
@@ -104,8 +117,11 @@ int main(int argc, char* argv[]) {
   uint32_t delackMs = 200;
   bool sack = true;
   int trace = -1;
+  double sampleMs = 0.0;
   CommandLine cmd;
-  cmd.AddValue("queue", "droptail or red", queue);
+  cmd.AddValue("queue", "droptail, red, codel, fq_codel or pie", queue);
+  cmd.AddValue("sample-ms", "bottleneck queue sampling period after the warm-up [ms] (0: off)",
+               sampleMs);
   cmd.AddValue("bottleneck", "bottleneck rate", bottleneck);
   cmd.AddValue("access", "access rate", access);
   cmd.AddValue("rtts", "base RTTs in ms, cycled over flows", rttsArg);
@@ -162,8 +178,29 @@ int main(int argc, char* argv[]) {
                          "QW", DoubleValue(0.002), "Gentle", BooleanValue(true), "MeanPktSize",
                          UintegerValue(1500), "LinkBandwidth", DataRateValue(DataRate(bottleneck)),
                          "LinkDelay", TimeValue(MilliSeconds(2)));
-  } else {
+  } else if (queue == "codel") {
+    tch.SetRootQueueDisc("ns3::CoDelQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"),
+                         "Target", TimeValue(MilliSeconds(5)), "Interval",
+                         TimeValue(MilliSeconds(100)), "MinBytes", UintegerValue(1500), "UseEcn",
+                         BooleanValue(false));
+  } else if (queue == "fq_codel") {
+    // FqCoDelQueueDisc takes its target and interval as strings.
+    tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"),
+                         "Target", StringValue("5ms"), "Interval", StringValue("100ms"), "Flows", UintegerValue(1024), "UseEcn",
+                         BooleanValue(false), "Perturbation", UintegerValue(run));
+  } else if (queue == "pie") {
+    tch.SetRootQueueDisc("ns3::PieQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"),
+                         "QueueDelayReference", TimeValue(MilliSeconds(15)), "Tupdate",
+                         TimeValue(MilliSeconds(15)), "A", DoubleValue(0.125), "B",
+                         DoubleValue(1.25), "MaxBurstAllowance", TimeValue(MilliSeconds(150)),
+                         "UseDequeueRateEstimator", BooleanValue(false), "UseCapDropAdjustment",
+                         BooleanValue(true), "UseDerandomization", BooleanValue(false),
+                         "MeanPktSize", UintegerValue(1500), "UseEcn", BooleanValue(false));
+  } else if (queue == "droptail") {
     tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"));
+  } else {
+    std::cerr << "unknown --queue=" << queue << "\n";
+    return 2;
   }
   QueueDiscContainer discs = tch.Install(bnDev.Get(0));
   bnDev.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&CountTx));
@@ -230,6 +267,11 @@ int main(int argc, char* argv[]) {
     for (uint32_t i = 0; i < flows; ++i) atWarmup[i] = sinks[i]->GetTotalRx();
     dropsAtWarmup = discs.Get(0)->GetStats().nTotalDroppedPackets;
   });
+  if (sampleMs > 0) {
+    Ptr<Queue<Packet>> devq = DynamicCast<PointToPointNetDevice>(bnDev.Get(0))->GetQueue();
+    Simulator::Schedule(Seconds(warmup), &SampleQueue, discs.Get(0), devq,
+                        Seconds(sampleMs / 1000.0));
+  }
   Simulator::Stop(Seconds(duration));
   auto t0 = std::chrono::steady_clock::now();
   Simulator::Run();
@@ -245,6 +287,11 @@ int main(int argc, char* argv[]) {
   std::cout << "retransmitted " << g_retx - retxAtWarmup << "\n";
   std::cout << "fast_recoveries " << g_recoveries - recoveriesAtWarmup << "\n";
   std::cout << "timeouts " << g_losses - lossesAtWarmup << "\n";
+  if (sampleMs > 0) {
+    std::cout << "qbytes_samples ";
+    for (size_t k = 0; k < g_qbytes.size(); ++k) std::cout << (k ? "," : "") << g_qbytes[k];
+    std::cout << "\n";
+  }
   std::cout << "wall_s " << wall << "\n";
   Simulator::Destroy();
   return 0;
