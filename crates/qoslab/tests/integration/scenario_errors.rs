@@ -397,7 +397,10 @@ fn telnet_values_and_combinations_are_named() {
 fn a_node_pos_of_three_values_names_the_node() {
     let (k, m) = err(&(base() + "[[node]]\nname = \"pinned\"\npos = [0, 0, 1]\n"));
     assert!(k.starts_with("node[") && k.ends_with("].pos"), "{k}");
-    assert!(m.contains("node \"pinned\": expected two numbers [x, y]"), "{m}");
+    assert!(
+        m.contains("node \"pinned\": expected two numbers [x, y]"),
+        "{m}"
+    );
     assert!(m.contains("found 3 values"), "{m}");
 }
 
