@@ -518,6 +518,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     warnings.extend(super::eruf::eruf_warnings(w));
     warnings.extend(super::rtt_markers::rto_rule_warnings(w));
     warnings.extend(super::silent::silent_flows_warning(w));
+    warnings.extend(super::silent::overflow_all_warnings(w));
     if let Some(log) = w.recorded.drop_log.as_deref() {
         if log.left_out > 0 {
             warnings.push(format!(

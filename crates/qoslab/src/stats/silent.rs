@@ -37,6 +37,30 @@ pub fn silent_flows_warning(w: &World) -> Option<String> {
     ))
 }
 
+/// One warning per interface whose queue refused every packet offered to it as overflow
+/// over the whole run: with a packet limit (at least 1) an empty queue always admits a
+/// packet, so this is a byte limit (`limit_bytes`) smaller than every packet offered.
+pub fn overflow_all_warnings(w: &World) -> Vec<String> {
+    use crate::drop::DropCause;
+    w.ifaces
+        .iter()
+        .filter(|f| {
+            let c = &f.counters;
+            c.arrived > 0
+                && c.departed == 0
+                && c.drops.packets[DropCause::Overflow.index()] == c.arrived
+        })
+        .map(|f| {
+            format!(
+                "queue of {} dropped all {} packets offered to it on arrival (overflow): its \
+                 byte limit (`limit_bytes`) is smaller than the packets; raise it to at least \
+                 the largest packet (1500 bytes for a 1460-byte TCP segment)",
+                f.name, f.counters.arrived
+            )
+        })
+        .collect()
+}
+
 /// Names with runs of numbered copies (`g-1`, `g-2`, …, `g-10`, as a flow with
 /// `count = 10` names them) written as one range, `g-1…g-10`.
 fn compact(names: &[&str]) -> Vec<String> {
