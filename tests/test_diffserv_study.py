@@ -14,6 +14,7 @@ import pytest
 
 import qoslab
 from conftest import cli
+from qoslab.report import write_report
 from qoslab.studies import class_colour_drops, group_fairness
 from qoslab.sweep import query
 from qoslab.tables import column_unit
@@ -131,6 +132,18 @@ def test_sweep_report_shows_the_study_first(study):
     # a 41-flow run: one curve per group, not one per flow
     assert 'src="figures/first-run-goodput.svg"' not in html
     assert "goodput per flow group" in html
+
+
+def test_report_figures_are_the_same_files_for_the_same_results(study):
+    # the report written again, in this process (the command wrote it in another): the
+    # same SVG bytes (no date, element ids from a fixed salt)
+    first = {f.name: f.read_bytes() for f in (study / "figures").glob("*.svg")}
+    assert len(first) >= 8
+    assert not [b for b in first.values() if b"<dc:date>" in b]
+    write_report(study)
+    again = {f.name: f.read_bytes() for f in (study / "figures").glob("*.svg")}
+    assert [n for n in first if again.get(n) != first[n]] == []
+    assert sorted(again) == sorted(first)
 
 
 def test_units_of_rates_delays_and_fractions():

@@ -159,6 +159,62 @@ def test_sweep_lines_never_join_different_settings():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "fair share"]
 
 
+def _boxes(fig):
+    """Every visible text of ``fig`` as drawn (tick labels, axis labels, titles, legends)
+    with the axes it belongs to (None: the figure's), in display pixels."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    r = canvas.get_renderer()
+    out = [(None, fig._suptitle.get_window_extent(r))] if fig._suptitle else []
+    out += [(None, leg.get_window_extent(r)) for leg in fig.legends]
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        texts = [ax.title, ax._left_title, ax.xaxis.label, ax.yaxis.label]
+        for axis in (ax.xaxis, ax.yaxis):  # the tick labels drawn: those in the view
+            lo, hi = sorted(axis.get_view_interval())
+            ticks = zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
+            texts += [t for x, t in ticks if lo <= x <= hi]
+        for t in texts:
+            if t.get_visible() and t.get_text():
+                out.append((ax, t.get_window_extent(r)))
+    return out
+
+
+def test_fitted_margins_keep_every_label_in_the_figure_and_off_other_panels(tmp_path):
+    # three panels of long wrapped titles, a long axis name, a legend outside at the
+    # right: margins fitted once instead of constrained layout, nothing clipped or
+    # overlapping another panel
+    rows = [
+        {"case": case, "conditioner.0.stages.0.cir": cir, "name": name, "n": 2,
+         "goodput_bps_mean": (i + 1) * 123456.0 * (j + 1), "goodput_bps_ci95": 1e4}
+        for i, cir in enumerate(("300kbps", "600kbps", "900kbps"))
+        for j, name in enumerate(("EF voice", "AF1 aggregate A of five flows", "best effort"))
+        for case in ("srtcm, a meter whose name wraps onto a second line", "trtcm", "tsw3cm")
+    ]  # fmt: skip
+    summary = with_numeric_companions(pl.DataFrame(rows), ["conditioner.0.stages.0.cir"])
+    fig = plot.goodput_vs_param(summary, "conditioner.0.stages.0.cir", others=["case"])
+    assert fig.get_layout_engine() is None  # no constrained layout, no second draw
+    plot.save_figure(fig, tmp_path / "f", formats=("png",))
+    W, H = fig.bbox.width, fig.bbox.height
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    boxes = _boxes(fig)
+    assert len(boxes) > 20
+    for _, b in boxes:
+        assert b.x0 >= 0 and b.y0 >= 0 and b.x1 <= W and b.y1 <= H, b
+    for owner, b in boxes:  # no text on another panel's plotting area
+        for ax in axes:
+            if ax is not owner:
+                assert not b.overlaps(ax.bbox), (owner, ax, b)
+    for i, (_, b) in enumerate(boxes):  # nor on another text
+        assert not [c for _, c in boxes[i + 1 :] if b.overlaps(c)], b
+    # ticks at the swept values, not 9 per axis
+    assert list(axes[0].get_xticks()) == pytest.approx([0.3, 0.6, 0.9])
+    assert 3 <= len(axes[0].get_yticks()) <= 7
+
+
 def test_param_names_and_twenty_distinct_series():
     assert (
         plot.param_name("conditioner.0.stages.0.cir") == "committed rate (conditioner 0, stage 0)"

@@ -30,6 +30,7 @@ __all__ = [
     "cwnd_traces",
     "dodge_offsets",
     "drops_by_place",
+    "fit_margins",
     "flow_names",
     "goodput_over_time",
     "goodput_over_time_by_group",
@@ -50,20 +51,171 @@ _TRACE_KEYS = ("flow", "name", "t")
 
 class QFigure(Figure):
     """A matplotlib ``Figure`` that notebooks display as PNG by itself (no pyplot,
-    ``%matplotlib`` or backend needed)."""
+    ``%matplotlib`` or backend needed). One made by :func:`new_figure` with ``layout
+    "fixed"`` has its margins fitted to its text once, when first saved or shown
+    (:func:`fit_margins`)."""
+
+    _fit_pending = False
 
     def _repr_png_(self) -> bytes:
         return png_bytes(self)
 
+    def savefig(self, *args: Any, **kw: Any) -> Any:
+        if self._fit_pending:
+            self._fit_pending = False
+            fit_margins(self)
+        return super().savefig(*args, **kw)
+
 
 def new_figure(
-    width: float = 7.0, height: float = 4.0, nrows: int = 1, ncols: int = 1, **kw: Any
+    width: float = 7.0,
+    height: float = 4.0,
+    nrows: int = 1,
+    ncols: int = 1,
+    layout: str | None = "constrained",
+    **kw: Any,
 ) -> tuple[Figure, Any]:
     """A new ``Figure`` of ``width`` × ``height`` inches with ``nrows`` × ``ncols`` axes
     (``Figure.subplots`` keywords in ``kw``, e.g. ``sharex=True``); returns (figure,
-    axes) without touching pyplot or the backend."""
-    fig = QFigure(figsize=(width, height), layout="constrained")
-    return fig, fig.subplots(nrows, ncols, squeeze=True, **kw)
+    axes) without touching pyplot or the backend. ``layout`` is matplotlib's layout
+    engine, or ``"fixed"``: no engine, the margins fitted once to the figure's text
+    when it is first saved (:func:`fit_margins`; the figures of this module: a third
+    of the time to save them, constrained layout measuring every tick label twice and
+    drawing the figure once more before it is written)."""
+    fixed = layout == "fixed"
+    fig = QFigure(figsize=(width, height), layout=None if fixed else layout)
+    fig._fit_pending = fixed
+    axes = fig.subplots(nrows, ncols, squeeze=True, **kw)
+    if fixed:
+        from matplotlib.ticker import MaxNLocator
+
+        for ax in fig.axes:  # a tick costs more to make and draw than the rest of a line
+            for axis in (ax.xaxis, ax.yaxis):
+                axis.set_major_locator(MaxNLocator(MAX_TICK_GAPS, steps=_TICK_STEPS, min_n_ticks=3))
+    return fig, axes
+
+
+#: Most gaps between major ticks on an axis of a figure with fitted margins
+#: (:func:`new_figure`; matplotlib's own locator puts up to 9 on an axis 6 inches long).
+MAX_TICK_GAPS = 5
+_TICK_STEPS = [1, 2, 2.5, 5, 10]  # matplotlib's AutoLocator's
+
+
+#: Space [points] :func:`fit_margins` leaves around the figure's text and between
+#: a panel's text and the next panel.
+_PAD = 5.0
+
+
+def _text_box(fig: Figure, renderer: Any, text: Any, s: str | None = None) -> tuple[float, float]:
+    """Width and height [pixels] of the matplotlib ``text`` as drawn (or of the string
+    ``s`` in its font and rotation); (0, 0) for none or an invisible one."""
+    from matplotlib.text import Text
+
+    if s is None:
+        if not text.get_visible() or not text.get_text():
+            return 0.0, 0.0
+        bb = text.get_window_extent(renderer)
+    else:
+        if not s:
+            return 0.0, 0.0
+        t = Text(0, 0, s, fontproperties=text.get_fontproperties(),
+                 rotation=text.get_rotation(), linespacing=text.get_linespacing())  # fmt: skip
+        t.set_figure(fig)
+        bb = t.get_window_extent(renderer)
+    return bb.width, bb.height
+
+
+def _tick_labels(axis: Any) -> tuple[Any, list[str], str]:
+    """An axis's first tick label (its font and rotation), those of the labels it
+    draws in its view that may be the widest or tallest (strings from its locator and
+    formatter, no ticks made) and the formatter's offset text; (None, [], "") when its
+    labels are off."""
+    side = "labelleft" if axis.axis_name == "y" else "labelbottom"
+    if not axis.get_tick_params(which="major").get(side, True):
+        return None, [], ""
+    locs = axis.get_majorticklocs()
+    lo, hi = sorted(axis.get_view_interval())
+    eps = (hi - lo) * 1e-10
+    fmt = axis.get_major_formatter()
+    labels = fmt.format_ticks(locs)
+    shown = [s for x, s in zip(locs, labels, strict=True) if lo - eps <= x <= hi + eps]
+    offset = fmt.get_offset() if hasattr(fmt, "get_offset") else ""
+    # the widest and the tallest: the three with most characters in a line, and most lines
+    longest = sorted(shown, key=lambda s: -max(map(len, s.split("\n"))))[:3]
+    tallest = max(shown, key=lambda s: s.count("\n"), default="")
+    return axis.get_major_ticks(1)[0].label1, list(dict.fromkeys([*longest, tallest])), offset
+
+
+def fit_margins(fig: Figure) -> None:
+    """Margins and gaps of a figure whose axes fill one grid (:func:`new_figure`), fitted
+    once to its text: the y tick labels and label of each panel on its left, its x tick
+    labels and label below it, its title above, the figure's title on top and its
+    legends ("outside right upper") on the right, each measured once (the tick labels
+    as the axis's locator and formatter give them, without making ticks). A figure
+    with other axes (a colour bar, a twin axis) gets constrained layout instead."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    specs = [ax.get_subplotspec() for ax in fig.axes]
+    grids = {id(s.get_gridspec()) for s in specs if s is not None}
+    if not axes or None in specs or len(grids) != 1:
+        fig.set_layout_engine("constrained")
+        return
+    gs = specs[0].get_gridspec()
+    nrows, ncols = gs.get_geometry()
+    dpi = fig.dpi
+    W, H = fig.get_size_inches() * dpi
+    r = RendererAgg(int(W), int(H), dpi)
+    pad = _PAD * dpi / 72
+    lefts, rights = [0.0] * ncols, [0.0] * ncols
+    tops, bottoms = [0.0] * nrows, [0.0] * nrows
+    for ax in axes:
+        ss = ax.get_subplotspec()
+        r0, r1 = ss.rowspan.start, ss.rowspan.stop - 1
+        c0, c1 = ss.colspan.start, ss.colspan.stop - 1
+        ticks_out = (3.5 + 3.5) * dpi / 72  # tick length and its label's pad
+        # left: y tick labels, then the y label
+        first, labels, offset = _tick_labels(ax.yaxis)
+        left = max((_text_box(fig, r, first, s)[0] for s in labels), default=0.0)
+        left += ticks_out if labels else 0.0
+        w, _ = _text_box(fig, r, ax.yaxis.label)
+        left += w + pad / 2 if w else 0.0
+        lefts[c0] = max(lefts[c0], left)
+        # below: x tick labels, then the x label
+        first, labels, xoffset = _tick_labels(ax.xaxis)
+        below = max((_text_box(fig, r, first, s)[1] for s in labels), default=0.0)
+        below += ticks_out if labels else 0.0
+        _, h = _text_box(fig, r, ax.xaxis.label)
+        below += h + pad / 2 if h else 0.0
+        if xoffset:  # below the tick labels, at the right
+            below += _text_box(fig, r, ax.xaxis.get_offset_text(), xoffset)[1]
+        bottoms[r1] = max(bottoms[r1], below)
+        # above: the titles (or the y offset text)
+        above = max(_text_box(fig, r, t)[1] for t in (ax.title, ax._left_title, ax._right_title))
+        above = above + 6 * dpi / 72 if above else 0.0  # axes.titlepad
+        if offset:
+            above = max(above, _text_box(fig, r, ax.yaxis.get_offset_text(), offset)[1] + pad)
+        tops[r0] = max(tops[r0], above)
+        rights[c1] = max(rights[c1], pad / 2)  # the last x tick label's right half
+    legend_w = 0.0
+    for leg in fig.legends:
+        legend_w = max(legend_w, leg.get_window_extent(r).width + pad)
+    _, sup = _text_box(fig, r, fig._suptitle) if fig._suptitle is not None else (0.0, 0.0)
+    top = (0.02 * H + sup + pad if sup else pad) + tops[0]
+    bottom = pad + bottoms[-1]
+    left = pad + lefts[0]
+    right = pad + max(rights[-1], legend_w)
+    hgap = max((bottoms[i] + tops[i + 1] for i in range(nrows - 1)), default=0.0) + pad
+    wgap = max((rights[i] + lefts[i + 1] for i in range(ncols - 1)), default=0.0) + pad
+    aw = max((W - left - right - (ncols - 1) * wgap) / ncols, W * 0.1)
+    ah = max((H - top - bottom - (nrows - 1) * hgap) / nrows, H * 0.1)
+    fig.subplots_adjust(
+        left=left / W, right=1 - right / W, bottom=bottom / H, top=1 - top / H,
+        wspace=wgap / aw, hspace=hgap / ah,
+    )  # fmt: skip
+    for leg in fig.legends:  # at the right, its top level with the panels'
+        leg.set_loc("upper right")
+        leg.set_bbox_to_anchor((1.0, 1 - (top - tops[0]) / H), transform=fig.transFigure)
 
 
 def flow_names(flows: pl.DataFrame | None) -> dict[int, str]:
@@ -118,7 +270,7 @@ def cum_throughput(
         return None
     df, label = _label_col(series.sort("t"), flows)
     df, shown = _busiest(df, label, "goodput_bps" if "goodput_bps" in df.columns else "cum_bytes")
-    fig, ax = new_figure()
+    fig, ax = new_figure(layout="fixed")
     n = 0
     for key, g in df.group_by(label, maintain_order=True):
         ax.plot(g["t"], g["cum_bytes"] * 8 / 1e6, label=str(key[0]))
@@ -141,7 +293,7 @@ def goodput_over_time(
         return None
     df, label = _label_col(series.sort("t"), flows)
     df, shown = _busiest(df, label, "goodput_bps")
-    fig, ax = new_figure()
+    fig, ax = new_figure(layout="fixed")
     n = 0
     for key, g in df.group_by(label, maintain_order=True):
         ax.step(g["t"], g["goodput_bps"] / 1e6, where="pre", label=str(key[0]))
@@ -166,7 +318,7 @@ def drops_by_place(drops: pl.DataFrame, title: str = "") -> Figure | None:
         pl.col(count).sum()
     )
     places = list(dict.fromkeys(piv[place].to_list()))
-    fig, ax = new_figure(7, 3.5)
+    fig, ax = new_figure(7, 3.5, layout="fixed")
     bottom = [0.0] * len(places)
     groups = piv.group_by(cause, maintain_order=True) if cause else [(("all",), piv)]
     for key, g in groups:
@@ -216,7 +368,9 @@ def sender_state(
     figs = []
     for key, g in wide.group_by(label, maintain_order=True):
         name = str(key[0])
-        fig, axes = new_figure(7, 1.3 + 1.7 * len(panels), len(panels), 1, sharex=True)
+        fig, axes = new_figure(
+            7, 1.3 + 1.7 * len(panels), len(panels), 1, sharex=True, layout="fixed"
+        )
         axes = [axes] if len(panels) == 1 else list(axes)
         t = g["t"].to_numpy()
         for ax, cols in zip(axes, panels, strict=True):
@@ -264,7 +418,7 @@ def cwnd_traces(
     wide, label = _label_col(_wide_traces(traces).sort("t"), flows)
     if "cwnd" not in wide.columns:
         return None
-    fig, ax = new_figure()
+    fig, ax = new_figure(layout="fixed")
     n = 0
     for key, g in wide.group_by(label, maintain_order=True):
         ax.step(g["t"], g["cwnd"].cast(pl.Float64) / 1e3, where="post", label=str(key[0]))
@@ -286,7 +440,7 @@ def queue_over_time(samples: pl.DataFrame, title: str = "", max_queues: int = 8)
     if length is None:
         return None
     ifaces = list(dict.fromkeys(samples["iface"].to_list()))[:max_queues]
-    fig, axes = new_figure(7, 1.2 + 1.8 * len(ifaces), len(ifaces), 1, sharex=True)
+    fig, axes = new_figure(7, 1.2 + 1.8 * len(ifaces), len(ifaces), 1, sharex=True, layout="fixed")
     axes = [axes] if len(ifaces) == 1 else list(axes)
     for ax, iface in zip(axes, ifaces, strict=True):
         g = samples.filter(pl.col("iface") == iface).sort("t")
@@ -315,7 +469,7 @@ def colour_averages(samples: pl.DataFrame, title: str = "", max_panels: int = 8)
         return None
     key = ["iface", "class"] if "class" in samples.columns else ["iface"]
     panels = list(dict.fromkeys(samples.select(key).rows()))[:max_panels]
-    fig, axes = new_figure(7, 1.2 + 1.8 * len(panels), len(panels), 1, sharex=True)
+    fig, axes = new_figure(7, 1.2 + 1.8 * len(panels), len(panels), 1, sharex=True, layout="fixed")
     axes = [axes] if len(panels) == 1 else list(axes)
     colours = {"avg_green": "tab:green", "avg_yellow": "goldenrod", "avg_red": "tab:red"}
     for ax, p in zip(axes, panels, strict=True):
@@ -513,7 +667,12 @@ def goodput_vs_param(
     ncols = 1 if len(shown) == 1 else 2 if len(shown) <= 4 else 3
     nrows = math.ceil(len(shown) / ncols)
     fig, axes = new_figure(
-        8.5 if ncols == 1 else 4 * ncols + 1.5, 1 + 3 * nrows, nrows, ncols, sharey=True
+        8.5 if ncols == 1 else 4 * ncols + 1.5,
+        1 + 3 * nrows,
+        nrows,
+        ncols,
+        sharey=True,
+        layout="fixed",
     )
     flat = list(axes.flat) if hasattr(axes, "flat") else [axes]
     yscale, yunit = _y_unit(metric)
@@ -556,6 +715,8 @@ def goodput_vs_param(
             handles.setdefault(lab, ax.lines[-1])
         if xcol is None:
             ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+        elif len(xs) <= 6:  # a tick at each swept value
+            ax.set_xticks(sorted({float(v) for v in sub["_x"].to_list() if v is not None}))
         xname = xlabel or axis_name(param, axis_names)
         ax.set_xlabel(f"{xname} [{xunit}]" if xunit else xname)
         if ax in flat[::ncols]:
@@ -669,7 +830,7 @@ def colour_bars(
     nrows = math.ceil(len(shown) / ncols)
     labels = list(dict.fromkeys(summary.select(inner).rows()))
     width = max(6.0, min(16.0, 0.45 * len(labels) * ncols + 2))
-    fig, axes = new_figure(width, 1.5 + 3 * nrows, nrows, ncols, sharey=True)
+    fig, axes = new_figure(width, 1.5 + 3 * nrows, nrows, ncols, sharey=True, layout="fixed")
     flat = list(axes.flat) if hasattr(axes, "flat") else [axes]
     total_ci = f"{prefix.rstrip('_')}{suffix}_ci95"
     for ax, combo in zip(flat, shown, strict=False):
@@ -723,7 +884,7 @@ def goodput_over_time_by_group(
     )
     if g.is_empty():
         return None
-    fig, ax = new_figure()
+    fig, ax = new_figure(layout="fixed")
     n = 0
     for i, (key, sub) in enumerate(g.group_by("group", maintain_order=True)):
         st = series_style(i)
@@ -808,7 +969,9 @@ def save_figure(
     fig: Figure, stem: str | Path, dpi: int = 100, formats: tuple[str, ...] = ("svg", "png")
 ) -> list[Path]:
     """Writes ``stem.<format>`` for each of ``formats`` (of :data:`FORMATS`); returns
-    the paths in that order."""
+    the paths in that order. Its metadata name qoslab (so that it knows its own files)
+    and no date: the same figure gives the same file (with a fixed ``svg.hashsalt``,
+    :data:`qoslab.report.FIGURE_RC`, the same SVG bytes)."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
@@ -816,7 +979,8 @@ def save_figure(
         if ext not in FORMATS:
             raise ValueError(f"figure format {ext!r}: one of {', '.join(FORMATS)}")
         buf = io.BytesIO()
-        meta = {"Software" if ext == "png" else "Creator": CREATOR}  # knows its own files
+        meta: dict[str, Any] = {"Software" if ext == "png" else "Creator": CREATOR}
+        meta.update({"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(ext, {}))
         fig.savefig(buf, format=ext, metadata=meta, **({"dpi": dpi} if ext == "png" else {}))
         p = stem.with_name(f"{stem.name}.{ext}")
         p.write_bytes(buf.getvalue())

@@ -58,11 +58,13 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-#: matplotlib settings of a run or sweep report's figures, each to draw them in less
-#: time: SVG text as text in the page's sans-serif font (selectable; no path drawn
-#: for each glyph), and titles at the top of their axes instead of placed anew above
-#: any tick labels there at every draw (these figures have none there: the same files).
-FIGURE_RC = {"svg.fonttype": "none", "axes.titley": 1.0}
+#: matplotlib settings of a run or sweep report's figures: SVG text as text in the
+#: page's sans-serif font (selectable; no path drawn for each glyph), and titles at the
+#: top of their axes instead of placed anew above any tick labels there at every draw
+#: (these figures have none there: the same files), each to draw them in less time;
+#: and the SVG's element ids from a fixed salt instead of a random one, so that the
+#: same results give the same files, byte for byte.
+FIGURE_RC = {"svg.fonttype": "none", "axes.titley": 1.0, "svg.hashsalt": "qoslab"}
 
 #: Most processes that write a run or sweep report's figures at once (this one and its
 #: forked children).
