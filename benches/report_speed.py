@@ -11,7 +11,9 @@ the report's time) and writes the report (SVG only, the default), timing the run
 the report, then the report again with every figure also as PNG (matplotlib imported
 and warm by then); and in a second fresh process (the two in turns) the same with the
 report written as before (its figures one after another in the report's process, with
-matplotlib's default settings instead of ``report.FIGURE_RC``). It prints the wall
+matplotlib's default settings instead of ``report.FIGURE_RC``, and constrained layout
+with matplotlib's tick locator instead of margins fitted once and at most five gaps
+between ticks: ``plot.new_figure``'s ``layout="fixed"``). It prints the wall
 seconds of each and their ratio to the runs' wall time of the same process (the
 machines are noisy; ratios from one process are what compare), the load average at
 the start and end, and the report's figure processes (the report forks children that
@@ -21,9 +23,10 @@ write figures while it draws the next). Default scenarios:
 report / runs <= 1.
 
 ``--cpu`` measures CPU seconds instead (the runs in one process, the report's own and
-its figure writers'), which a loaded machine changes less than wall time: where every
-login session gets an equal share of the cores (Linux's autogroup), neither the sweep's
-workers nor the report's figure writers get more than one session's share.
+its figure writers'; the report as written now and as before, in turns), which a loaded
+machine changes less than wall time: where every login session gets an equal share of
+the cores (Linux's autogroup), neither the sweep's workers nor the report's figure
+writers get more than one session's share.
 """
 
 from __future__ import annotations
@@ -43,6 +46,20 @@ SCENARIOS = (
     "scenarios/examples/diffserv_classes_study.toml",
 )
 
+#: The report as it was written before: its figures one after another in the report's
+#: process, matplotlib's defaults instead of ``report.FIGURE_RC``, and constrained
+#: layout with matplotlib's tick locator instead of margins fitted once and fewer ticks
+#: (``plot.new_figure``'s ``layout="fixed"``).
+BEFORE = """
+def before(report):
+    from qoslab import plot
+    new = plot.new_figure
+    def constrained(*a, layout="constrained", **kw):
+        return new(*a, layout="constrained", **kw)
+    plot.new_figure = constrained
+    report._cores, report.FIGURE_RC = (lambda: 1), {}
+"""
+
 #: One repeat, in a fresh process: the runs, then the report as the command writes it
 #: (its imports included); with "before", as it was written before (figures one after
 #: another in this process, matplotlib's defaults); else then the report with PNG too.
@@ -59,7 +76,7 @@ with tempfile.TemporaryDirectory() as tmp:
     t = time.perf_counter()
     from qoslab import report
     if mode == "before":
-        report._cores, report.FIGURE_RC = (lambda: 1), {}
+        before(report)
     report.write_report(out)
     svg = time.perf_counter() - t
     r = {"runs": runs, mode: svg, "jobs": min(report._cores(), report.MAX_FIGURE_JOBS)}
@@ -88,6 +105,8 @@ with tempfile.TemporaryDirectory() as tmp:
     runs = time.process_time() - c
     c, k = time.process_time(), children()
     from qoslab import report
+    if sys.argv[2] == "before":
+        before(report)
     report.write_report(out)
     own, kids = time.process_time() - c, children() - k
 print(json.dumps({"runs": runs, "report": own + kids, "own": own, "children": kids}))
@@ -107,7 +126,7 @@ def main() -> None:
     ways = {
         "svg": "svg (default)",
         "png": "svg+png (warm)",
-        "before": "svg as before (one after another, matplotlib's defaults)",
+        "before": "svg as before (one after another, matplotlib's defaults, constrained layout)",
     }
     for sc in a.scenario or SCENARIOS:
         print(f"{sc} (workers {a.workers}):")
@@ -116,7 +135,7 @@ def main() -> None:
             line = [f"  repeat {i + 1}:"]
             for mode in ("svg", "before") if i % 2 == 0 else ("before", "svg"):
                 p = subprocess.run(
-                    [sys.executable, "-c", REPEAT, str(ROOT / sc), str(a.workers), mode],
+                    [sys.executable, "-c", BEFORE + REPEAT, str(ROOT / sc), str(a.workers), mode],
                     capture_output=True, text=True, check=True,
                 )  # fmt: skip
                 r = json.loads(p.stdout.strip().splitlines()[-1])
@@ -139,21 +158,28 @@ def main() -> None:
 
 def cpu(a: argparse.Namespace) -> None:
     for sc in a.scenario or SCENARIOS:
-        ratios = []
+        ratios: dict[str, list[float]] = {"now": [], "before": []}
+        report: dict[str, list[float]] = {"now": [], "before": []}
         for i in range(a.repeat):
-            p = subprocess.run(
-                [sys.executable, "-c", CPU, str(ROOT / sc)],
-                capture_output=True, text=True, check=True,
-            )  # fmt: skip
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            ratios.append(r["report"] / r["runs"])
+            for mode in ("now", "before") if i % 2 == 0 else ("before", "now"):
+                p = subprocess.run(
+                    [sys.executable, "-c", BEFORE + CPU, str(ROOT / sc), mode],
+                    capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                r = json.loads(p.stdout.strip().splitlines()[-1])
+                ratios[mode].append(r["report"] / r["runs"])
+                report[mode].append(r["report"])
+                print(
+                    f"{sc} repeat {i + 1} ({mode}): CPU of the runs {r['runs']:.2f} s, of the "
+                    f"report {r['report']:.2f} s ({r['own']:.2f} s in its process, "
+                    f"{r['children']:.2f} s in the figure writers): {ratios[mode][-1]:.2f} x",
+                    flush=True,
+                )
+        for mode, label in (("now", "as written now"), ("before", "as before")):
             print(
-                f"{sc} repeat {i + 1}: CPU of the runs {r['runs']:.2f} s, of the report "
-                f"{r['report']:.2f} s ({r['own']:.2f} s in its process, {r['children']:.2f} s "
-                f"in the figure writers): {ratios[-1]:.2f} x",
-                flush=True,
+                f"  report / runs, CPU, {label}: median {statistics.median(ratios[mode]):.2f}; "
+                f"report CPU median {statistics.median(report[mode]):.2f} s"
             )
-        print(f"  report / runs, CPU: median {statistics.median(ratios):.2f}")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
