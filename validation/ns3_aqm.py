@@ -52,6 +52,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "validation"))
 import ns3_peer as peer  # noqa: E402
 
+from qoslab.twin import jain  # noqa: E402  (Jain's index; NaN when all are zero)
+
 DATA = ROOT / "validation" / "data" / "ns3-aqm.json"
 PAGE = ROOT / "docs" / "validation" / "ns3-aqm.md"
 AQM_LIMIT = 1000  # CoDel's and PIE's packets in both (FQ-CoDel: its own 10240)
@@ -212,10 +214,6 @@ def run_ns3(case, queue, seed, duration, warmup, delack_ms=200, plus_packet=Fals
 def percentiles_ms(samples: list[int], rate: float) -> tuple[float, float]:
     q = statistics.quantiles([b * 8 / rate * 1e3 for b in samples], n=100, method="inclusive")
     return q[49], q[94]
-
-
-def jain(xs):
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else float("nan")
 
 
 # --- the page, from the data alone ------------------------------------------------------

@@ -38,6 +38,8 @@ from typing import Any
 
 from ns3_build import build
 
+from qoslab.reproduce.p0 import jain
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SRC = ROOT / "validation" / "ns3" / "p3_f6.cc"
 BIN = ROOT / "validation" / "ns3" / "build" / "p3_f6"
@@ -82,11 +84,6 @@ MISMATCHES = [
     "Start times are uniform in [0, 5) s in both, drawn by each simulator's own "
     "generator from the seed: the same distribution, not the same draws.",
 ]
-
-
-def jain(xs: list[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return 1.0 if q == 0 else s * s / (len(xs) * q)
 
 
 def long_short(g: list[float]) -> float:
