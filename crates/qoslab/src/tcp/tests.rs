@@ -91,6 +91,46 @@ fn every_variant_delivers_every_byte_once_under_burst_loss() {
 }
 
 #[test]
+fn linux_options_keep_every_byte_delivered_once_under_random_and_burst_loss() {
+    // quick-ACK, the adaptive delayed-ACK timeout and rto_keeps_ssthresh (the twin's
+    // Linux options) over every variant, random and burst loss, ACK loss on one seed.
+    let total = 1_000_000;
+    for v in ALL {
+        for seed in 0..4u64 {
+            let c = TcpConfig {
+                delayed_ack: true,
+                quickack: true,
+                adaptive_delack: seed % 2 == 0,
+                rto_keeps_ssthresh: seed >= 2,
+                handshake: seed == 3,
+                ..cfg(v)
+            };
+            let mut path = Path::delay(10 + 10 * seed);
+            path.rate = Some(Rate::from_mbps(10));
+            path.buffer = 30;
+            path.loss = if seed % 2 == 0 {
+                Loss::Bernoulli(0.03, RngStream::derive(seed, "linux-loss"))
+            } else {
+                Loss::Burst {
+                    p: 0.01,
+                    len: 4,
+                    rng: RngStream::derive(seed, "linux-burst"),
+                    left: 0,
+                }
+            };
+            if seed == 3 {
+                path.ack_loss = Some((0.02, RngStream::derive(seed, "linux-ackloss")));
+            }
+            let mut w = Wire::new(&c, Some(total), path);
+            w.start();
+            w.run(SimTime::from_secs(5000));
+            assert_complete(&w, total, &format!("{v:?} linux options seed={seed}"));
+            assert!(w.drops > 0);
+        }
+    }
+}
+
+#[test]
 fn finite_receive_buffer_with_a_slow_reader_delivers_everything() {
     for v in ALL {
         let c = TcpConfig {
