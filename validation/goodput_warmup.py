@@ -12,6 +12,8 @@ The numbers are quoted in docs/scenario-format.md (the `flows` table).
 
 from __future__ import annotations
 
+import argparse
+
 import qoslab
 
 
@@ -31,6 +33,9 @@ def scenario(warmup: str) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     print("warm-up  goodput bytes  bottleneck payload bytes  ratio")
     for warmup in ["0s", "3s", "6s"]:
         r = qoslab.run(scenario(warmup))

@@ -9,6 +9,8 @@ held, and TCP's final smoothed RTT. Run: ``python validation/p0_rtt_bias.py``.
 
 from __future__ import annotations
 
+import argparse
+
 import qoslab
 from qoslab.reproduce import p0, scenarios_dir
 
@@ -32,6 +34,9 @@ def rows(stem: str, max_window: int | None = None) -> list[dict]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     print(f"{'scenario':16} {'win':>4} {'connection':12} {'base':>6} {'held':>5} "
           f"{'wait':>6} {'srtt':>6} {'wait/base':>9}")  # fmt: skip
     for w in (None, 20):

@@ -12,6 +12,7 @@ Usage: .venv/bin/python validation/p1_mss.py
 
 from __future__ import annotations
 
+import argparse
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -39,6 +40,9 @@ def one(args: tuple[str, int, int]) -> list[tuple[str, int, int, float, float]]:
 
 
 def main() -> int:
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     t0 = time.perf_counter()
     jobs = [(t, m, s) for t in ("t3", "t4") for m in (1460, 1000) for s in SEEDS]
     with ProcessPoolExecutor() as ex:

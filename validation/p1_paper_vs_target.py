@@ -12,6 +12,8 @@ Usage: .venv/bin/python validation/p1_paper_vs_target.py   (reads only p1.py's t
 
 from __future__ import annotations
 
+import argparse
+
 from qoslab.reproduce import p1
 
 
@@ -33,6 +35,9 @@ def rows():
 
 
 def main() -> int:
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     print(f"{'table':5} {'scenario':18} {'R [kb/s]':>9} {'paper mean':>11} {'÷ 1.06·R':>9}")
     below = []
     for tab, sc, k, m, x in rows():

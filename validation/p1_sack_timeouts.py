@@ -23,6 +23,7 @@ model rows separate the two causes: the halving rule under fixed TRC parameters,
 parameters (the pipe model's W_max from 6.5 against the FlightSize model's from 8.5).
 """
 
+import argparse
 import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -64,9 +65,14 @@ def one(job: tuple[int, list, int, str, dict, str | None]) -> tuple[int, int]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 24
-    seeds = json.loads(sys.argv[2]) if len(sys.argv) > 2 else [1, 2, 3]
-    lead = sys.argv[3] if len(sys.argv) > 3 else "40ms"
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("n", nargs="?", type=int, default=24, help="cases drawn")
+    ap.add_argument("seeds", nargs="?", default="[1, 2, 3]", help="JSON list of seeds")
+    ap.add_argument("lead", nargs="?", default="40ms", help="the TRC's recovery lead")
+    a = ap.parse_args()
+    n, seeds, lead = a.n, json.loads(a.seeds), a.lead
     cases = draw(n)
     jobs = [(i, f, s, lead, tcp, m) for i, (_, tcp, m) in enumerate(CONFIGS)
             for f in cases for s in seeds]  # fmt: skip

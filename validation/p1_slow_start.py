@@ -15,6 +15,7 @@ Usage: .venv/bin/python validation/p1_slow_start.py
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +31,9 @@ def one(rate: float, control: bool) -> dict:
 
 
 def main() -> int:
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     lines = [
         "# P1 slow-start control (Fig. 5) against none",
         "",

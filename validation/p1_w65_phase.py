@@ -14,6 +14,7 @@ two recoveries by the drop's phase.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -23,8 +24,9 @@ import trc_model_fit as fit
 
 import qoslab
 
-NAME = sys.argv[1] if len(sys.argv) > 1 else "newreno-flight-lt-nodelack"
-LEAD = sys.argv[2] if len(sys.argv) > 2 else None
+#: The fitted TCP's name and the TRC's recovery lead (None: the default); set by main.
+NAME = "newreno-flight-lt-nodelack"
+LEAD: str | None = None
 WS = [6.5, 8.5]
 RTTS = [0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 1.0]
 LOAD_RTTS = [0.05, 0.2, 0.8]
@@ -52,6 +54,14 @@ def cycle_rtts(w: float, rtt: float, load: bool, seed: int = 1) -> float:
 
 
 def main() -> None:
+    global NAME, LEAD
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("name", nargs="?", default=NAME, help="the TCP's name in the fit")
+    ap.add_argument("lead", nargs="?", default=None, help="the TRC's recovery lead")
+    a = ap.parse_args()
+    NAME, LEAD = a.name, a.lead
     print(f"{NAME}, recovery_lead = {LEAD or 'default'}: T [RTTs]")
     for w in WS:
         alone = "  ".join(f"{r * 1e3:.0f} ms {cycle_rtts(w, r, False):.3f}" for r in RTTS)

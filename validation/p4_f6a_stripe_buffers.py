@@ -9,7 +9,7 @@ e.g. ``100s 1`` for quick mode's settings. Prints f0's ratio ÷ w (its goodput o
 mean of f1..f9's, divided by w), mean and per seed, per weight and buffer.
 """
 
-import sys
+import argparse
 
 from qoslab.api import run
 from qoslab.reproduce import p4, scenarios_dir
@@ -19,8 +19,13 @@ BUFFERS_KB = (p4.BUFFER_KB, 1024)
 
 
 def main() -> None:
-    duration = sys.argv[1] if len(sys.argv) > 1 else "600s"
-    seeds = [int(s) for s in sys.argv[2].split(",")] if len(sys.argv) > 2 else [1, 2, 3]
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("duration", nargs="?", default="600s", help="run length")
+    ap.add_argument("seeds", nargs="?", default="1,2,3", help="comma-separated seeds")
+    a = ap.parse_args()
+    duration, seeds = a.duration, [int(s) for s in a.seeds.split(",")]
     path = scenarios_dir() / "p4" / "f6-stripe.toml"
     print(f"{duration}, seeds {seeds}; f0's ratio ÷ w (the ideal's band: 0.8-1.2)")
     for w in WEIGHTS:

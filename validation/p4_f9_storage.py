@@ -10,27 +10,40 @@ goodputs over 10 Mb/s); mean goodput per flow; relative standard deviation and J
 index of the ten goodputs.
 """
 
+import argparse
+
 import qoslab
 from qoslab.reproduce import p4, scenarios_dir
 
-head = ["TCBs", "seed", "pkts/TCB", "TO/TCB", "reassign/f", "util", "kb/s/flow", "rsd", "jain"]
-print(" ".join(f"{h:>10}" for h in head))
-for tcbs in (50, 100, 300, 600, 1000, 1500):
-    w = tcbs // p4.N_FLOWS
-    for seed in (1, 2):
-        ov = {**p4.weight_overrides("ptcp", w, p4.N_FLOWS), "duration": "300s"}
-        r = qoslab.run(scenarios_dir() / "p4" / "f9-ptcp.toml", ov, seed=seed)
-        g = p4._goodputs(r)
-        pt = r.tables["ptcp"]
-        row = [
-            tcbs,
-            seed,
-            p4.STORAGE_PKTS / tcbs,
-            pt["timeouts"].sum() / tcbs,
-            pt["reassigns"].sum() / p4.N_FLOWS,
-            sum(g) / 10e6,
-            sum(g) / len(g) / 1e3,
-            p4._rsd(g),
-            p4._jain(g),
-        ]
-        print(" ".join(f"{v:>10.3g}" if isinstance(v, float) else f"{v:>10}" for v in row))
+
+def main() -> None:
+    """Prints one row per number of TCBs and seed."""
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.parse_args()
+    head = ["TCBs", "seed", "pkts/TCB", "TO/TCB", "reassign/f", "util", "kb/s/flow", "rsd", "jain"]
+    print(" ".join(f"{h:>10}" for h in head))
+    for tcbs in (50, 100, 300, 600, 1000, 1500):
+        w = tcbs // p4.N_FLOWS
+        for seed in (1, 2):
+            ov = {**p4.weight_overrides("ptcp", w, p4.N_FLOWS), "duration": "300s"}
+            r = qoslab.run(scenarios_dir() / "p4" / "f9-ptcp.toml", ov, seed=seed)
+            g = p4._goodputs(r)
+            pt = r.tables["ptcp"]
+            row = [
+                tcbs,
+                seed,
+                p4.STORAGE_PKTS / tcbs,
+                pt["timeouts"].sum() / tcbs,
+                pt["reassigns"].sum() / p4.N_FLOWS,
+                sum(g) / 10e6,
+                sum(g) / len(g) / 1e3,
+                p4._rsd(g),
+                p4._jain(g),
+            ]
+            print(" ".join(f"{v:>10.3g}" if isinstance(v, float) else f"{v:>10}" for v in row))
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,7 @@ Prints f0's ratio ÷ w (its goodput over the mean of f1..f9's, divided by w) per
 and buffer setting.
 """
 
-import sys
+import argparse
 
 from qoslab.api import run
 from qoslab.reproduce import p4, scenarios_dir
@@ -23,7 +23,11 @@ SETTINGS = {
 
 
 def main() -> None:
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("seed", nargs="?", type=int, default=1, help="the run's seed")
+    seed = ap.parse_args().seed
     path = scenarios_dir() / "p4" / "f2-stripe.toml"
     print(f"seed {seed}; f0's ratio ÷ w")
     print(f"{'setting':24} " + " ".join(f"w = {w:<3}" for w in (2, 5)))

@@ -8,6 +8,7 @@ Rewrites the table in ``validation/data/trc-user/README.md`` (between its marker
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -26,6 +27,9 @@ CASES = [(60e3, 3.0), (150e3, 12.0), (300e3, 0.5), (700e3, 33.0), (1.5e6, 20.0),
 
 
 def main() -> int:
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     lo, hi = TRC_BAND
     lines = ["| request | access delay | ECN | W_max | RTT [ms] | achieved / requested "
              "| verdict |", "|---|---|---|---|---|---|---|"]  # fmt: skip

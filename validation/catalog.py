@@ -1,0 +1,168 @@
+"""The catalogue of validation/: one line per script — its kind, what it shows (the first
+line of its docstring) and which pages and modules cite it — written to
+validation/README.md. Nothing here is typed by hand but the kinds of the standing
+references and generators; the rest is read from the scripts and the repository.
+
+    python validation/catalog.py            # rewrite validation/README.md
+    python validation/catalog.py --check    # exit 1 if README.md is not current
+
+Kinds:
+- reference: compares qoslab with something nobody here wrote (ns-3.44, an analytic TCP
+  model, Linux through live mode) or draws its promises at random;
+- generator: writes files qoslab itself reads (fitted TRC models);
+- verdict: a reproduction module (``python/qoslab/reproduce``) cites it: a verdict or an
+  explanation rests on what it measured;
+- investigation: a question asked once and answered on a docs page; rerun it to check
+  the page's numbers;
+- library: no command of its own; other scripts import it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = ROOT / "validation"
+#: Scripts that compare against an outside reference (besides every ``ns3_*`` script).
+REFERENCES = {
+    "tcp_model.py",
+    "live_vs_sim.py",
+    "live_twin_burst.py",
+    "invariants.py",
+}
+#: Scripts that write files qoslab reads.
+GENERATORS = {"trc_model_fit.py"}
+#: Where citations are looked for (files under these, relative to the repository).
+CITING = ("README.md", "docs", "python/qoslab", "benches", "scripts", "validation")
+KINDS = ("reference", "generator", "verdict", "investigation", "library")
+
+
+def scripts() -> list[Path]:
+    """Every Python script directly in validation/, by name (this catalogue included)."""
+    return sorted(HERE.glob("*.py"))
+
+
+def summary(path: Path) -> str:
+    """The first sentence-line of a script's docstring, or an empty string."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    lines = []
+    for line in doc.splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
+def has_main(path: Path) -> bool:
+    """True when the script runs as a command (``if __name__ == "__main__"``)."""
+    return '__name__ == "__main__"' in path.read_text()
+
+
+def citing_files() -> list[Path]:
+    """The files whose text may cite a script."""
+    out = []
+    for c in CITING:
+        p = ROOT / c
+        if p.is_file():
+            out.append(p)
+        elif p.is_dir():
+            out += [f for f in sorted(p.rglob("*")) if f.suffix in (".md", ".py", ".sh", ".cc")]
+    return out
+
+
+def citations() -> dict[str, list[str]]:
+    """Script name → the repository paths that mention it (``NAME.py`` or, in Python, an
+    ``import NAME`` / ``from NAME import`` line)."""
+    texts = {f.relative_to(ROOT).as_posix(): f.read_text(errors="replace") for f in citing_files()}
+    names = {s.name for s in scripts()}
+    mention = re.compile(r"(?<![\w/])(?:validation/)?(\w+\.py)\b")
+    imports = re.compile(r"^[ \t]*(?:from|import)[ \t]+(\w+)", re.M)
+    out: dict[str, list[str]] = {n: [] for n in names}
+    for path, text in texts.items():
+        found = set(mention.findall(text))
+        if path.endswith(".py"):
+            found |= {m + ".py" for m in imports.findall(text)}
+        for n in sorted(found & names):
+            if path not in (f"validation/{n}", "validation/README.md"):
+                out[n].append(path)
+    return {n: sorted(v) for n, v in out.items()}
+
+
+def kind(path: Path, cited_by: list[str]) -> str:
+    """The script's kind (see the module doc)."""
+    if not has_main(path):
+        return "library"
+    if path.name in GENERATORS:
+        return "generator"
+    if path.name in REFERENCES or path.name.startswith("ns3_"):
+        return "reference"
+    if any(c.startswith("python/qoslab/reproduce") for c in cited_by):
+        return "verdict"
+    return "investigation"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render() -> str:
+    """validation/README.md's text."""
+    cites = citations()
+    rows = []
+    for s in scripts():
+        if s.name == "catalog.py":
+            continue
+        by = cites.get(s.name, [])
+        rows.append((kind(s, by), s.name, summary(s), by))
+    rows.sort(key=lambda r: (KINDS.index(r[0]), r[1]))
+    out = [
+        "# validation/",
+        "",
+        "Scripts that check qoslab against references nobody here wrote and answer the",
+        "questions the docs pages raise. Each runs from the repository's root with the",
+        "project's venv (`.venv/bin/python validation/NAME.py --help` prints its usage);",
+        "their stored results are under `validation/data/`, the ns-3 peer programs under",
+        "`validation/ns3/`, and the pages they write under `docs/validation/`.",
+        "",
+        "Generated by `python validation/catalog.py` from the scripts' docstrings and the",
+        "files that cite them: do not edit by hand. Kinds: *reference* (ns-3.44, an",
+        "analytic model, Linux, or random draws of qoslab's promises), *generator* (writes",
+        "files qoslab reads), *verdict* (a reproduction module cites it), *investigation*",
+        "(a question a docs page answers), *library* (imported by the others).",
+        "",
+        f"{len(rows)} scripts.",
+        "",
+        "| kind | script | what it shows | cited by |",
+        "|---|---|---|---|",
+    ]
+    for k, name, what, by in rows:
+        cited = ", ".join(f"`{b}`" for b in by) if by else "—"
+        out.append(f"| {k} | [`{name}`]({name}) | {_cell(what)} | {cited} |")
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    """Writes validation/README.md, or checks it with ``--check``."""
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--check", action="store_true", help="exit 1 if README.md is not current")
+    a = ap.parse_args()
+    text = render()
+    readme = HERE / "README.md"
+    if a.check:
+        if not readme.exists() or readme.read_text() != text:
+            print("validation/README.md is not current: run python validation/catalog.py")
+            return 1
+        return 0
+    readme.write_text(text)
+    print(f"wrote {readme.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
