@@ -4,7 +4,9 @@
 namespace. It opens the listeners of the flows that end at this host, prints ``ready``,
 waits for ``go`` on stdin (time zero of the run), then runs the flows that start here:
 TCP bulk senders (the kernel's own TCP, congestion control and ECN set per namespace by
-the runner) and UDP constant-bit-rate senders, plus ICMP echo probes, and the user's
+the runner), Telnet senders, web clients (the simulator's web model, one connection per
+object, to the web server of a flow whose source is another host) and UDP
+constant-bit-rate senders, plus ICMP echo probes, and the user's
 own programs (``[[live.program]]``) from their start to their stop time. On ``stop`` it
 stops the programs still running and prints one line of JSON: per sink flow the goodput
 bytes after the warm-up and a cumulative series, per sender the kernel's ``TCP_INFO``
@@ -14,9 +16,11 @@ state, per probe the RTTs, per program its exit status.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import math
 import os
+import queue
 import random
 import signal
 import socket
@@ -86,6 +90,11 @@ class Agent:
         self.arrivals: dict[int, list] = {}
         #: Telnet senders: (session, monotonic time, size, end offset) of every write.
         self.telnet_writes: dict[int, list] = {}
+        #: Web clients: their models (objects and pages as the run's tables want them).
+        self.web: dict[int, WebModel] = {}
+        for c in cfg.get("web_clients", []):
+            self.received[c["flow"]] = 0
+            self.series[c["flow"]] = []
         for lst in cfg["listen"]:
             for p in lst["peers"]:
                 self.peer_flow[(lst["proto"], p["peer"], p["peer_port"])] = p["flow"]
@@ -112,6 +121,113 @@ class Agent:
                 s.bind((self.cfg["addr"], lst["port"]))
                 threading.Thread(target=self.udp_loop, args=(s,), daemon=True).start()
             self.listeners.append(s)
+        for w in self.cfg.get("web_servers", []):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.set_cc(s)
+            if w["dscp"]:
+                # Accepted connections inherit it, and the SYN-ACK carries it too.
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, w["dscp"] << 2)
+            s.bind((self.cfg["addr"], w["port"]))
+            s.listen(1024)
+            threading.Thread(target=self.web_accept, args=(s, w), daemon=True).start()
+            self.listeners.append(s)
+
+    def web_accept(self, s: socket.socket, w: dict) -> None:
+        while True:
+            c, (addr, _) = s.accept()
+            if addr != w["client"]:
+                c.close()
+                continue
+            threading.Thread(target=self.web_serve, args=(c, w), daemon=True).start()
+
+    def web_serve(self, c: socket.socket, w: dict) -> None:
+        """One object's connection at the server: once the whole request has arrived
+        (its first 8 bytes name the object's size), the object, then FIN."""
+        got = b""
+        with c:
+            while len(got) < w["request"]:
+                try:
+                    d = c.recv(1 << 16)
+                except OSError:
+                    return
+                if not d:
+                    break
+                got += d
+            if len(got) < 8:
+                return
+            left = struct.unpack_from("!Q", got)[0]
+            buf = b"\0" * (1 << 16)
+            try:
+                while left > 0:
+                    n = c.send(buf[: min(left, len(buf))])
+                    left -= n
+                c.shutdown(socket.SHUT_WR)
+                # Until the client has read it all and closed (no RST on unread data).
+                while c.recv(1 << 16):
+                    pass
+            except OSError:
+                return
+
+    def web_client(self, f: dict) -> None:
+        """The client of a web flow: the simulator's model (sessions, pages, objects;
+        its stream's state from the runner), one connection per object."""
+        m = WebModel(f)
+        self.web[f["flow"]] = m
+        done: queue.Queue = queue.Queue()
+        end = self.cfg["duration"]
+        while True:
+            t = m.next_timer()
+            wait = min(t, end) - self.now()
+            try:
+                k, at = done.get(timeout=max(wait, 0.0)) if wait > 0 else done.get_nowait()
+            except queue.Empty:
+                if t > end or self.now() >= end:
+                    return
+                for k in m.on_timer(self.now()):
+                    threading.Thread(
+                        target=self.web_object, args=(f, m, k, done), daemon=True
+                    ).start()
+                continue
+            m.on_done(k, at)
+
+    def web_object(self, f: dict, m: WebModel, k: int, done: queue.Queue) -> None:
+        """Object `k` over its own connection: SYN, the request (its first 8 bytes the
+        object's size) and FIN, then the object until the server's FIN."""
+        o = m.objects[k]
+        size = o["bytes"]
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.set_cc(s)
+        s.bind((f["addr"], 0))
+        o["requested"] = self.now()
+        try:
+            s.connect((f["server"], f["sport"]))
+        except OSError:
+            s.close()
+            return
+        # Before the request leaves, the only retransmissions are of the SYN.
+        o["syns"] = 1 + (tcp_info(s) or {}).get("total_retrans", 0)
+        req = struct.pack("!Q", size).ljust(max(f["request"], 8), b"q")
+        got = 0
+        with s:
+            try:
+                s.sendall(req)
+                s.shutdown(socket.SHUT_WR)
+                while True:
+                    d = s.recv(1 << 16)
+                    if not d:
+                        return
+                    at = self.now()
+                    if got == 0:
+                        o["first"] = at
+                    got += len(d)
+                    o["received"] = min(got, size)
+                    self.count(f["flow"], len(d))
+                    if got >= size and o["done"] is None:
+                        o["done"] = at
+                        done.put((k, at))
+            except OSError:
+                return
 
     def set_cc(self, s: socket.socket) -> None:
         """The run's congestion control on this socket (accepted sockets inherit it)."""
@@ -299,6 +415,8 @@ class Agent:
     def start(self) -> None:
         self.t0 = time.monotonic()
         threading.Thread(target=self.sampler, daemon=True).start()
+        for f in self.cfg.get("web_clients", []):
+            threading.Thread(target=self.web_client, args=(f,), daemon=True).start()
         for f in self.cfg["send"]:
             if f["trace"]:
                 self.traces[f["flow"]] = []
@@ -400,6 +518,7 @@ class Agent:
             programs = [dict(v) for _, v in sorted(self.programs.items())]
         telnet = {str(f): {"t0": self.t0, "writes": list(w)} for f, w in self.telnet_writes.items()}
         arrivals = {str(f): list(a) for f, a in self.arrivals.items()}
+        web = {str(f): m.table() for f, m in self.web.items()}
         return {
             "sinks": sinks,
             "senders": senders,
@@ -407,11 +526,180 @@ class Agent:
             "programs": programs,
             "telnet": telnet,
             "arrivals": arrivals,
+            "web": web,
         }
 
     def cc_of(self, s: socket.socket) -> str:
         """The congestion control a socket runs."""
         return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+
+
+MASK64 = (1 << 64) - 1
+
+
+class Xoshiro:
+    """xoshiro256++, the simulator's generator (``rng.rs``'s ``RngStream``), from a
+    state the runner gives: the same state draws the same sequence, bit for bit."""
+
+    def __init__(self, state: list) -> None:
+        self.s = [int(x) for x in state]
+
+    def next_u64(self) -> int:
+        s = self.s
+        r = (((s[0] + s[3]) & MASK64) << 23 | ((s[0] + s[3]) & MASK64) >> 41) & MASK64
+        r = (r + s[0]) & MASK64
+        t = (s[1] << 17) & MASK64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = ((s[3] << 45) | (s[3] >> 19)) & MASK64
+        return r
+
+    def uniform(self) -> float:
+        """Uniform in [0, 1) with 53 bits, as ``RngStream::uniform``."""
+        return (self.next_u64() >> 11) * (1.0 / (1 << 53))
+
+    def sample(self, d: dict) -> float:
+        """One draw of a web model's random variable (``app::web::Dist::sample``)."""
+        k = d["kind"]
+        if k == "constant":
+            return d["value"]
+        if k == "exponential":
+            return -d["mean"] * math.log(1.0 - self.uniform())
+        if k == "pareto2":
+            u = 1.0 - self.uniform()
+            return d["mean"] * (d["shape"] - 1.0) * (u ** (-1.0 / d["shape"]) - 1.0)
+        return d["min"] + (d["max"] - d["min"]) * self.uniform()
+
+
+class WebModel:
+    """The simulator's web model (``app/web/mod.rs``, ns-2's PagePool/WebTraf) in real
+    time: session i + 1 starts an inter-session time after session i; a page draws its
+    objects, launches the first at once and each further one an inter-object time after
+    the previous launch; when all its objects are complete the session's next page starts
+    an inter-page time later. Draws are made in the simulator's order from its stream."""
+
+    def __init__(self, f: dict) -> None:
+        self.f = f
+        self.rng = Xoshiro(f["state"])
+        self.timers: list = []
+        self.seq = 0
+        #: [pages, pages started] per session.
+        self.sessions: list[list[int]] = []
+        self.objects: list[dict] = []
+        self.pages: list[dict] = []
+        self.at(f["start"], ("session", 0))
+
+    def at(self, t: float, action: tuple) -> None:
+        self.seq += 1
+        heapq.heappush(self.timers, (t, self.seq, action))
+
+    def after(self, now: float, key: str) -> float:
+        return now + max(self.rng.sample(self.f[key]), 0.0)
+
+    def count(self, key: str) -> int:
+        """A count or size: the ceiling of a draw, at least 1 (``app::web::count``)."""
+        v = self.rng.sample(self.f[key])
+        if math.isnan(v):
+            return 1
+        if v >= 0xFFFF_FFFF:
+            return 0xFFFF_FFFF
+        return max(math.ceil(v), 1)
+
+    def next_timer(self) -> float:
+        return self.timers[0][0] if self.timers else math.inf
+
+    def on_timer(self, now: float) -> list[int]:
+        """Runs every timer due by `now`, each at its own time; the objects to fetch."""
+        launch: list[int] = []
+        while self.timers and self.timers[0][0] <= now:
+            t, _, (kind, x) = heapq.heappop(self.timers)
+            if kind == "session":
+                pages = self.count("pages")
+                s = len(self.sessions)
+                self.sessions.append([pages, 0])
+                self.start_page(t, s, launch)
+                if len(self.sessions) < self.f["sessions"]:
+                    self.at(self.after(t, "inter_session"), ("session", 0))
+            elif kind == "page":
+                self.start_page(t, x, launch)
+            else:
+                self.launch_object(t, x, launch)
+        return launch
+
+    def start_page(self, t: float, session: int, launch: list[int]) -> None:
+        self.sessions[session][1] += 1
+        n = self.count("objects")
+        self.pages.append(
+            {
+                "session": session,
+                "objects": n,
+                "start": t,
+                "done": None,
+                "launched": 0,
+                "left": n,
+                "first_object": len(self.objects),
+            }
+        )
+        self.launch_object(t, len(self.pages) - 1, launch)
+
+    def launch_object(self, t: float, page: int, launch: list[int]) -> None:
+        size = self.count("object_size") * self.f["mss"]
+        p = self.pages[page]
+        p["launched"] += 1
+        self.objects.append(
+            {
+                "session": p["session"],
+                "page": page,
+                "bytes": size,
+                "requested": None,
+                "first": None,
+                "done": None,
+                "received": 0,
+                "syns": 0,
+            }
+        )
+        launch.append(len(self.objects) - 1)
+        if p["launched"] < p["objects"]:
+            self.at(self.after(t, "inter_object"), ("object", page))
+
+    def on_done(self, k: int, at: float) -> None:
+        """Object `k` was complete at `at`: its page may be, and the next page due."""
+        p = self.pages[self.objects[k]["page"]]
+        p["left"] -= 1
+        if p["left"] > 0:
+            return
+        p["done"] = at
+        s = self.sessions[p["session"]]
+        if s[1] < s[0]:
+            self.at(self.after(at, "inter_page"), ("page", p["session"]))
+
+    def table(self) -> dict:
+        """Objects (session, page, bytes, requested, first, done, received, syns) and
+        pages (session, objects, start, done), times [s] from the run's start, None
+        for what did not happen by the end."""
+        objs = [
+            [
+                o["session"],
+                o["page"],
+                o["bytes"],
+                o["requested"],
+                o["first"],
+                o["done"],
+                o["received"],
+                o["syns"],
+            ]
+            for o in self.objects
+        ]
+        # A page starts when its first object was requested (its SYN), as in the
+        # simulator, where that is the page's timer.
+        pages = [
+            [p["session"], p["objects"], self.objects[p["first_object"]]["requested"], p["done"]]
+            for p in self.pages
+        ]
+        return {"objects": objs, "pages": pages}
 
 
 def pareto_periods(onoff: dict):

@@ -49,6 +49,12 @@ impl RngStream {
         Self::from_seed(splitmix64(&mut st))
     }
 
+    /// The generator's state: another implementation of xoshiro256++ started from it
+    /// draws the same sequence (live mode's agents draw the web workload this way).
+    pub fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;

@@ -158,6 +158,9 @@ type FiveTuple = (u8, [u8; 4], u16, [u8; 4], u16);
 pub struct FlowMap {
     hosts: HashMap<[u8; 4], NodeId>,
     flows: HashMap<FiveTuple, FlowId>,
+    /// Servers whose clients connect from any port (web flows): (protocol, server
+    /// address, server port, client address).
+    servers: HashMap<(u8, [u8; 4], u16, [u8; 4]), FlowId>,
     /// The flow id given to traffic that is none of the scenario's flows (ping, …):
     /// one past the last flow.
     pub other: FlowId,
@@ -169,6 +172,7 @@ impl FlowMap {
         FlowMap {
             hosts: hosts.into_iter().collect(),
             flows: HashMap::new(),
+            servers: HashMap::new(),
             other,
         }
     }
@@ -177,6 +181,24 @@ impl FlowMap {
     pub fn add_flow(&mut self, proto: u8, src: ([u8; 4], u16), dst: ([u8; 4], u16), f: FlowId) {
         self.flows.insert((proto, src.0, src.1, dst.0, dst.1), f);
         self.flows.insert((proto, dst.0, dst.1, src.0, src.1), f);
+    }
+
+    /// Adds a server at `server` whose client at address `client` connects from any
+    /// port (a web flow: one connection per object, each from a port of the client's
+    /// kernel): both directions of every such connection map to `f`. An exact 5-tuple
+    /// of [`FlowMap::add_flow`] is looked up first.
+    pub fn add_server(&mut self, proto: u8, server: ([u8; 4], u16), client: [u8; 4], f: FlowId) {
+        self.servers.insert((proto, server.0, server.1, client), f);
+    }
+
+    /// The flow of a packet with this 5-tuple, if it is one of the scenario's.
+    fn flow_of(&self, key: FiveTuple) -> Option<FlowId> {
+        let (proto, src, sport, dst, dport) = key;
+        self.flows
+            .get(&key)
+            .or_else(|| self.servers.get(&(proto, src, sport, dst)))
+            .or_else(|| self.servers.get(&(proto, dst, dport, src)))
+            .copied()
     }
 
     /// The host with address `a`.
@@ -194,7 +216,7 @@ impl FlowMap {
     ) -> Result<Packet, Reject> {
         let dst = self.host(info.dst).ok_or(Reject::UnknownDestination)?;
         let key = (info.proto, info.src, info.src_port, info.dst, info.dst_port);
-        let flow = self.flows.get(&key).copied().unwrap_or(self.other);
+        let flow = self.flow_of(key).unwrap_or(self.other);
         let hdr = match info.tcp {
             Some((seq, ack, len, flags, wnd)) => Header::Tcp(TcpHeader {
                 seq: seq as u64,
@@ -340,6 +362,40 @@ mod tests {
         assert_eq!(
             m.packet(&nowhere, NodeId(2), 12, SimTime::ZERO),
             Err(Reject::UnknownDestination)
+        );
+    }
+
+    #[test]
+    fn a_servers_clients_from_any_port_map_to_its_flow() {
+        let mut m = FlowMap::new(
+            [([10, 0, 0, 3], NodeId(2)), ([10, 0, 0, 7], NodeId(5))],
+            FlowId(4),
+        );
+        // The server is 10.0.0.3:1025, its client 10.0.0.7 (any port).
+        m.add_server(PROTO_TCP, ([10, 0, 0, 3], 1025), [10, 0, 0, 7], FlowId(1));
+        let mut from_server = parse(&tcp_packet(0, 1448, 0x10)).unwrap();
+        for port in [5001, 40_000, 60_999] {
+            from_server.dst_port = port;
+            let p = m.packet(&from_server, NodeId(2), 1, SimTime::ZERO).unwrap();
+            assert_eq!(p.flow, FlowId(1), "{port}");
+            let mut to_server = from_server;
+            std::mem::swap(&mut to_server.src, &mut to_server.dst);
+            std::mem::swap(&mut to_server.src_port, &mut to_server.dst_port);
+            let p = m.packet(&to_server, NodeId(5), 2, SimTime::ZERO).unwrap();
+            assert_eq!(p.flow, FlowId(1), "{port}");
+        }
+        // Another server port, or UDP: not the flow.
+        let mut other = from_server;
+        other.src_port = 1026;
+        assert_eq!(
+            m.packet(&other, NodeId(2), 3, SimTime::ZERO).unwrap().flow,
+            FlowId(4)
+        );
+        let mut udp = from_server;
+        udp.proto = PROTO_UDP;
+        assert_eq!(
+            m.packet(&udp, NodeId(2), 4, SimTime::ZERO).unwrap().flow,
+            FlowId(4)
         );
     }
 }

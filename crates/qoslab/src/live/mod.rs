@@ -402,7 +402,7 @@ fn fmt_mbps(bps: f64) -> String {
 pub const MAX_SPIN: crate::time::Dur = crate::time::Dur::from_millis(5);
 
 /// Refuses what cannot run live, naming the key: qoslab's own TCP variants and
-/// applications (MulTCP and the other increase rules, pTCP, striping, web, periodic
+/// applications (MulTCP and the other increase rules, pTCP, striping, periodic
 /// writes), source quench (Linux ignores it), the P0
 /// QoS-manager triggers only the sender's stack sees, and hosts with more than one link.
 pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
@@ -415,9 +415,6 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
         }
         if f.stripe.is_some() {
             return refuse(k("stripe"), "striping is qoslab's own application");
-        }
-        if f.web.is_some() {
-            return refuse(k("web"), "the web model is qoslab's own application");
         }
         if f.writes.is_some() {
             return refuse(

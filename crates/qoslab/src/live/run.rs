@@ -630,7 +630,13 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
             w.nodes[f.src.0 as usize].addr,
             w.nodes[f.dst.0 as usize].addr,
         );
-        map.add_flow(proto, (s, f.src_port), (d, f.dst_port), FlowId(i as u32));
+        if sc.flow[i].web.is_some() {
+            // A web flow's client opens a connection per object from ports its kernel
+            // picks: every connection between the server's port and the client is it.
+            map.add_server(proto, (s, f.src_port), d, FlowId(i as u32));
+        } else {
+            map.add_flow(proto, (s, f.src_port), (d, f.dst_port), FlowId(i as u32));
+        }
     }
 
     // Agents: one per host, started and ready before the clock starts.
@@ -777,6 +783,9 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     if sc.flow.iter().any(|f| f.telnet.is_some()) {
         telnet_tables(&mut r, &results);
     }
+    if sc.flow.iter().any(|f| f.web.is_some()) {
+        web_tables(&mut r, &results);
+    }
     conns_table(&mut r, &w, &io);
     if let Some(p) = &peak {
         r.summary.insert("live_peak_pps".into(), p.pps.into());
@@ -866,6 +875,58 @@ fn telnet_tables(r: &mut RunResult, results: &[serde_json::Value]) {
         }
     }
     insert_telnet_tables(r, &rows);
+}
+
+/// The `web_objects` and `web_pages` tables of a live run, as the simulator's, from
+/// what the client's agent recorded: per object its session, page, size, when it
+/// called `connect` (the SYN), when its first and its last byte were read, bytes read
+/// and SYNs sent; per page its session, objects, start and completion (times on the
+/// machine's monotonic clock from the agent's start, the run's time zero).
+fn web_tables(r: &mut RunResult, results: &[serde_json::Value]) {
+    use crate::stats::{WebObjectRow, WebPageRow};
+    let f = |x: &serde_json::Value| x.as_f64().unwrap_or(f64::NAN);
+    let u = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+    // Per flow, in flow order (a flow's client is on one host).
+    let mut flows: BTreeMap<usize, &serde_json::Value> = BTreeMap::new();
+    for res in results {
+        for (k, v) in res["web"].as_object().into_iter().flatten() {
+            if let Ok(i) = k.parse::<usize>() {
+                flows.insert(i, v);
+            }
+        }
+    }
+    let mut objects = Vec::new();
+    let mut pages = Vec::new();
+    for (&flow, v) in &flows {
+        for o in v["objects"].as_array().into_iter().flatten() {
+            let (requested, first, done) = (f(&o[3]), f(&o[4]), f(&o[5]));
+            objects.push(WebObjectRow {
+                flow,
+                session: u(&o[0]) as u32,
+                page: u(&o[1]) as u32,
+                bytes: u(&o[2]),
+                requested,
+                first,
+                done,
+                response_first: first - requested,
+                response_all: done - requested,
+                received: u(&o[6]),
+                syns: u(&o[7]) as u32,
+            });
+        }
+        for p in v["pages"].as_array().into_iter().flatten() {
+            let (start, done) = (f(&p[2]), f(&p[3]));
+            pages.push(WebPageRow {
+                flow,
+                session: u(&p[0]) as u32,
+                objects: u(&p[1]) as u32,
+                start,
+                done,
+                response: done - start,
+            });
+        }
+    }
+    crate::stats::insert_web_tables(r, &objects, &pages);
 }
 
 /// Keeps at most this many bytes (the end) of a program's stdout and of its stderr.
@@ -1288,12 +1349,49 @@ fn agent_configs(
         .map(|&h| {
             let mut listen: BTreeMap<(String, u16), Vec<serde_json::Value>> = BTreeMap::new();
             let mut send = Vec::new();
+            let mut web_servers = Vec::new();
+            let mut web_clients = Vec::new();
             for (i, f) in w.flows.iter().enumerate() {
                 let spec = &sc.flow[i];
                 let tcp = matches!(f.app, FlowApp::Tcp(_));
                 let proto = if tcp { "tcp" } else { "udp" };
                 let src = addr_str(w.nodes[f.src.0 as usize].addr);
                 let dst = addr_str(w.nodes[f.dst.0 as usize].addr);
+                let web = match &f.app {
+                    FlowApp::Tcp(t) => t.web.as_deref(),
+                    _ => None,
+                };
+                if let Some(wf) = web {
+                    // WWW traffic (P3 §V.D): the server (the flow's source) answers each
+                    // request with the object the request names; the client (its
+                    // destination) runs the simulator's model from the state of the
+                    // simulator's own stream for this flow, so both draw the same
+                    // sequence of counts, sizes and gaps (docs/live.md, "WWW traffic").
+                    let request = wf.model.request_bytes();
+                    if f.src == h {
+                        web_servers.push(json!({
+                            "flow": i, "port": f.src_port, "client": dst,
+                            "request": request, "dscp": spec.dscp,
+                        }));
+                    }
+                    if f.dst == h {
+                        let rng =
+                            crate::rng::RngStream::derive(sc.seed, &format!("web/{}", spec.name));
+                        let cfg = spec.web.as_ref().expect("a web flow has its web table");
+                        web_clients.push(json!({
+                            "flow": i, "server": src, "sport": f.src_port, "addr": dst,
+                            "start": f.start.as_secs_f64(), "mss": wf.tcp.mss,
+                            "request": request, "sessions": cfg.sessions,
+                            "inter_session": cfg.inter_session, "pages": cfg.pages,
+                            "inter_page": cfg.inter_page, "objects": cfg.objects,
+                            "inter_object": cfg.inter_object,
+                            "object_size": cfg.object_size,
+                            // As strings: JSON numbers above 2^53 lose bits.
+                            "state": rng.state().map(|x| x.to_string()),
+                        }));
+                    }
+                    continue;
+                }
                 if f.dst == h {
                     listen
                         .entry((proto.to_string(), f.dst_port))
@@ -1371,6 +1469,8 @@ fn agent_configs(
                 "listen": listen.into_iter().map(|((proto, port), peers)| json!({
                     "proto": proto, "port": port, "peers": peers})).collect::<Vec<_>>(),
                 "send": send,
+                "web_servers": web_servers,
+                "web_clients": web_clients,
                 "ping": ping,
                 "programs": programs,
                 "duration": secs(w.end - SimTime::ZERO),

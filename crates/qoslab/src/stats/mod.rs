@@ -16,3 +16,4 @@ mod web;
 
 pub use collect::{collect, insert_telnet_tables, TelnetRow};
 pub use table::{Column, RunResult, Table};
+pub use web::{insert_web_tables, WebObjectRow, WebPageRow};

@@ -1,6 +1,7 @@
 //! The `web_objects` and `web_pages` tables of web flows (P3 §V.D): per object its
 //! request time and response times to the first and to the last byte, per page the time
-//! from its first request to its last object's delivery.
+//! from its first request to its last object's delivery. One builder for the simulator
+//! and live mode ([`insert_web_tables`]).
 
 use super::{Column, RunResult, Table};
 use crate::app::Web;
@@ -14,83 +15,145 @@ fn since(t: Option<SimTime>, from: SimTime) -> f64 {
     t.map_or(f64::NAN, |t| (t - from).as_secs_f64())
 }
 
+/// One object of a web flow, times in seconds from the run's start (NaN: not by the end).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WebObjectRow {
+    /// The flow's index.
+    pub flow: usize,
+    /// Session number (from 0).
+    pub session: u32,
+    /// Index of its page within the flow (into the flow's pages).
+    pub page: u32,
+    /// Size [bytes].
+    pub bytes: u64,
+    /// When the client opened its connection (sent the SYN) [s].
+    pub requested: f64,
+    /// When its first byte arrived in order at the client [s].
+    pub first: f64,
+    /// When its last byte arrived [s].
+    pub done: f64,
+    /// first − requested [s] (the simulator's from its integer clock, exact).
+    pub response_first: f64,
+    /// done − requested [s].
+    pub response_all: f64,
+    /// Bytes delivered in order at the client.
+    pub received: u64,
+    /// SYNs the client sent (1 without loss).
+    pub syns: u32,
+}
+
+/// One page of a web flow, times in seconds from the run's start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WebPageRow {
+    /// The flow's index.
+    pub flow: usize,
+    /// Session number (from 0).
+    pub session: u32,
+    /// Objects it has.
+    pub objects: u32,
+    /// When its first object was requested [s].
+    pub start: f64,
+    /// When its last object was complete [s] (NaN: not by the end).
+    pub done: f64,
+    /// done − start [s].
+    pub response: f64,
+}
+
 /// Adds `web_objects` and `web_pages` for the web flows `web` (flow index, model).
 pub(super) fn web_tables(r: &mut RunResult, web: &[(usize, &Web)]) {
-    let objs: Vec<(usize, usize, &crate::app::web::WebObject)> = web
+    let objects: Vec<WebObjectRow> = web
         .iter()
-        .flat_map(|(i, w)| w.objects.iter().enumerate().map(move |(k, o)| (*i, k, o)))
-        .collect();
-    let int = |f: &dyn Fn(&(usize, usize, &crate::app::web::WebObject)) -> i64| {
-        Column::Int(objs.iter().map(f).collect())
-    };
-    let float = |f: &dyn Fn(&(usize, usize, &crate::app::web::WebObject)) -> f64| {
-        Column::Float(objs.iter().map(f).collect())
-    };
-    let mut t = Table::default();
-    t.push("flow", int(&|x| x.0 as i64));
-    t.push("session", int(&|x| x.2.session as i64));
-    t.push("page", int(&|x| x.2.page as i64));
-    t.push("object", int(&|x| x.1 as i64));
-    t.push("bytes", int(&|x| x.2.bytes as i64));
-    t.push("requested", float(&|x| x.2.requested.as_secs_f64()));
-    t.push("first", float(&|x| secs(x.2.first)));
-    t.push("done", float(&|x| secs(x.2.done)));
-    t.push(
-        "response_first",
-        float(&|x| since(x.2.first, x.2.requested)),
-    );
-    t.push("response_all", float(&|x| since(x.2.done, x.2.requested)));
-    t.push("received", int(&|x| x.2.received as i64));
-    t.push("syns", int(&|x| x.2.syns as i64));
-    r.tables.insert("web_objects".into(), t);
-
-    type PageRow<'a> = (usize, usize, &'a crate::app::web::WebPage, u64);
-    let pages: Vec<PageRow> = web
-        .iter()
-        .flat_map(|(i, w)| {
-            let mut bytes = vec![0u64; w.pages.len()];
-            for o in &w.objects {
-                bytes[o.page as usize] += o.bytes;
-            }
-            w.pages
-                .iter()
-                .enumerate()
-                .map(move |(k, p)| (*i, k, p, bytes[k]))
-                .collect::<Vec<_>>()
+        .flat_map(|&(flow, w)| {
+            w.objects.iter().map(move |o| WebObjectRow {
+                flow,
+                session: o.session,
+                page: o.page,
+                bytes: o.bytes,
+                requested: o.requested.as_secs_f64(),
+                first: secs(o.first),
+                done: secs(o.done),
+                response_first: since(o.first, o.requested),
+                response_all: since(o.done, o.requested),
+                received: o.received,
+                syns: o.syns,
+            })
         })
         .collect();
+    let pages: Vec<WebPageRow> = web
+        .iter()
+        .flat_map(|&(flow, w)| {
+            w.pages.iter().map(move |p| WebPageRow {
+                flow,
+                session: p.session,
+                objects: p.objects,
+                start: p.started.as_secs_f64(),
+                done: secs(p.done),
+                response: since(p.done, p.started),
+            })
+        })
+        .collect();
+    insert_web_tables(r, &objects, &pages);
+}
+
+/// Puts `web_objects` (one row per object: its flow, session, page, index within the
+/// flow, bytes, request time, first and last byte's arrival, both response times,
+/// bytes received and SYNs) and `web_pages` (one row per page: objects, bytes as the
+/// sum of its objects', start, done, response = done − start) made of `objects` and
+/// `pages` (each in flow order, a page's index counted within its flow) into `r`: the
+/// simulator's and live mode's alike.
+pub fn insert_web_tables(r: &mut RunResult, objects: &[WebObjectRow], pages: &[WebPageRow]) {
+    // Index within the flow: objects and pages are counted from 0 in each flow.
+    let within = |flows: &mut dyn Iterator<Item = usize>| -> Vec<i64> {
+        let mut last = None;
+        let mut k = 0i64;
+        flows
+            .map(|f| {
+                k = if last == Some(f) { k + 1 } else { 0 };
+                last = Some(f);
+                k
+            })
+            .collect()
+    };
+    let int = |f: &dyn Fn(&WebObjectRow) -> i64| Column::Int(objects.iter().map(f).collect());
+    let float = |f: &dyn Fn(&WebObjectRow) -> f64| Column::Float(objects.iter().map(f).collect());
     let mut t = Table::default();
+    t.push("flow", int(&|x| x.flow as i64));
+    t.push("session", int(&|x| x.session as i64));
+    t.push("page", int(&|x| x.page as i64));
     t.push(
-        "flow",
-        Column::Int(pages.iter().map(|x| x.0 as i64).collect()),
+        "object",
+        Column::Int(within(&mut objects.iter().map(|x| x.flow))),
     );
-    t.push(
-        "session",
-        Column::Int(pages.iter().map(|x| x.2.session as i64).collect()),
-    );
-    t.push(
-        "page",
-        Column::Int(pages.iter().map(|x| x.1 as i64).collect()),
-    );
-    t.push(
-        "objects",
-        Column::Int(pages.iter().map(|x| x.2.objects as i64).collect()),
-    );
-    t.push(
-        "bytes",
-        Column::Int(pages.iter().map(|x| x.3 as i64).collect()),
-    );
-    t.push(
-        "start",
-        Column::Float(pages.iter().map(|x| x.2.started.as_secs_f64()).collect()),
-    );
-    t.push(
-        "done",
-        Column::Float(pages.iter().map(|x| secs(x.2.done)).collect()),
-    );
-    t.push(
-        "response",
-        Column::Float(pages.iter().map(|x| since(x.2.done, x.2.started)).collect()),
-    );
+    t.push("bytes", int(&|x| x.bytes as i64));
+    t.push("requested", float(&|x| x.requested));
+    t.push("first", float(&|x| x.first));
+    t.push("done", float(&|x| x.done));
+    t.push("response_first", float(&|x| x.response_first));
+    t.push("response_all", float(&|x| x.response_all));
+    t.push("received", int(&|x| x.received as i64));
+    t.push("syns", int(&|x| x.syns as i64));
+    r.tables.insert("web_objects".into(), t);
+
+    let page_no = within(&mut pages.iter().map(|x| x.flow));
+    let mut by_page: std::collections::HashMap<(usize, i64), i64> = Default::default();
+    for o in objects {
+        *by_page.entry((o.flow, o.page as i64)).or_default() += o.bytes as i64;
+    }
+    let bytes: Vec<i64> = pages
+        .iter()
+        .zip(&page_no)
+        .map(|(p, &k)| by_page.get(&(p.flow, k)).copied().unwrap_or(0))
+        .collect();
+    let int = |f: &dyn Fn(&WebPageRow) -> i64| Column::Int(pages.iter().map(f).collect());
+    let float = |f: &dyn Fn(&WebPageRow) -> f64| Column::Float(pages.iter().map(f).collect());
+    let mut t = Table::default();
+    t.push("flow", int(&|x| x.flow as i64));
+    t.push("session", int(&|x| x.session as i64));
+    t.push("page", Column::Int(page_no));
+    t.push("objects", int(&|x| x.objects as i64));
+    t.push("bytes", Column::Int(bytes));
+    t.push("start", float(&|x| x.start));
+    t.push("done", float(&|x| x.done));
+    t.push("response", float(&|x| x.response));
     r.tables.insert("web_pages".into(), t);
 }
