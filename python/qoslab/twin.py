@@ -138,15 +138,27 @@ def twin_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         notes.append(f"live ran Linux {cc}; qoslab has no {cc}: the twin runs Reno")
     for f in out.get("flow") or []:
         if isinstance(f, dict) and not any(k in f for k in ("cbr", "pareto")):
-            f["tcp"] = twin_tcp(f.get("tcp"), live)
+            tcp = twin_tcp(f.get("tcp"), live)
+            if "web" in f and "mss" in (f.get("tcp") or {}):
+                # A web flow's object and request sizes count in packets of its `mss`
+                # bytes: the twin keeps it and fetches the live run's bytes.
+                tcp["mss"] = f["tcp"]["mss"]
+            f["tcp"] = tcp
     return out, notes
+
+
+def _tcp_scale(spec: Mapping[str, Any], payload: int) -> float:
+    """The factor from a TCP flow's twin goodput to the live run's application bytes:
+    Linux's payload per packet over the twin's, except for a web flow, whose goodput is
+    its objects' bytes in both."""
+    return 1.0 if "web" in spec else payload / TWIN_MSS
 
 
 def jain(xs: list[float]) -> float:
     """Jain's fairness index (Σx)² / (n·Σx²); NaN for no flows or all zero."""
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    sq = sum(x * x for x in xs)
-    return (sum(xs) ** 2) / (len(xs) * sq) if xs and sq > 0 else float("nan")
+    from qoslab.fairness import jain as jain_index
+
+    return jain_index([x for x in xs if x is not None and not math.isnan(x)])
 
 
 def _udp_payload_share(size: Any) -> float:
@@ -185,7 +197,7 @@ def twin_table(
             scale = _udp_payload_share(udp.get("size", 1000))
             kind = "udp"
         else:
-            scale = payload / TWIN_MSS
+            scale = _tcp_scale(spec, payload)
             kind = "tcp"
         live_bps = float(r.get("goodput_bps") or 0.0)
         sim_bps = float(s["goodput_bps"]) * scale if s is not None else float("nan")
@@ -335,7 +347,9 @@ def twin_series(
     for name, spec in specs.items():
         udp = spec.get("cbr") or spec.get("pareto")
         sim_scale[name] = (
-            _udp_payload_share(udp.get("size", 1000)) if udp is not None else payload / TWIN_MSS
+            _udp_payload_share(udp.get("size", 1000))
+            if udp is not None
+            else _tcp_scale(spec, payload)
         )
     schema = {"flow": pl.String, "t": pl.Float64}
     live = pl.DataFrame(
