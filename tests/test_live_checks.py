@@ -61,3 +61,11 @@ def test_many_flows_are_summed_up_and_every_engine_key_has_a_reason():
     body = body[: body.index("\n}\n")]
     fields = set(re.findall(r"^\s+pub (\w+):", body, re.M))
     assert fields - {"ecn"} == set(LINUX_INSTEAD), fields ^ set(LINUX_INSTEAD)
+
+
+def test_a_web_flows_mss_still_sizes_its_objects():
+    w = ignored_tcp_warnings({**BASE, "flow": [_flow(0, {"mss": 1000}, web={})]})
+    assert len(w) == 1 and "tcp.mss" in w[0] and "1448 payload bytes" in w[0]
+    assert "object and request sizes still count in packets of its `mss`" in w[0]
+    w = ignored_tcp_warnings({**BASE, "flow": [_flow(0, {"mss": 1000})]})
+    assert "object" not in w[0]

@@ -75,9 +75,12 @@ def ignored_tcp_warnings(data: Mapping[str, Any]) -> list[str]:
     when ``[live] ecn`` is set (it then decides for every host)."""
     live = data.get("live") if isinstance(data.get("live"), Mapping) else {}
     by_key: dict[str, list[str]] = {}
+    web: set[str] = set()
     for i, f in enumerate(data.get("flow") or []):
         if not isinstance(f, Mapping) or not isinstance(f.get("tcp"), Mapping):
             continue
+        if "web" in f:
+            web.add(f"flow[{i}]")
         for key in f["tcp"]:
             if key in _USED and not (key == "ecn" and "ecn" in live):
                 continue
@@ -88,6 +91,8 @@ def ignored_tcp_warnings(data: Mapping[str, Any]) -> list[str]:
             why = "`[live] ecn` sets net.ipv4.tcp_ecn on every host"
         else:
             why = LINUX_INSTEAD.get(key, "it configures qoslab's simulated TCP")
+        if key == "mss" and web & set(flows):
+            why += "; a web flow's object and request sizes still count in packets of its `mss`"
         out.append(
             f"live: tcp.{key} ({_flows_text(flows)}) is ignored: the hosts run Linux TCP, "
             f"not qoslab's; {why}"
