@@ -163,9 +163,13 @@ def test_web_objects_and_pages_live(tmp_path):
     # The first byte needs the two round trips too, but not the whole object.
     assert (o["response_first"] >= 2 * RTT).all()
     assert (o["response_first"] <= o["response_all"]).all()
-    # A page: its three objects 20 ms apart, the last complete about 2 RTT after its
-    # request.
-    assert (p["response"] >= 0.040 + 2 * RTT + tx).all(), p
+    # A page takes at least as long as its first object (its start is that object's
+    # request; the agent may launch an object late, never early).
+    assert (p["response"] >= 2 * RTT + tx).all(), p
+    # Its objects were requested 20 ms apart (the median gap: a busy machine may delay
+    # a thread).
+    gaps = o.select(pl.col("requested").diff().over("page").alias("gap"))["gap"].drop_nulls()
+    assert gaps.len() == 16 and abs(gaps.median() - 0.020) < 0.002, gaps
     # Goodput: the object bytes the client read.
     assert r.flows["goodput_bytes"][0] == 24 * 8000
 
