@@ -97,6 +97,7 @@ def test_reproduce_all_with_nothing_registered(tmp_path, monkeypatch):
     from qoslab.cli import cli as cli_group
 
     monkeypatch.setattr(rep, "discover", lambda: {})
+    monkeypatch.setattr(rep.runner, "discover", lambda: {})
     p = CliRunner().invoke(cli_group, ["reproduce", "--all", "--quick", "-o", tmp_path / "rep"])
     assert p.exit_code == 0, p.output
     assert "no paper experiments are registered yet" in p.stdout

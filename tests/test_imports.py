@@ -6,6 +6,7 @@ point (``write_report``)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "python"
@@ -141,3 +142,94 @@ def test_circle_finder_sees_a_lazy_import_circle(tmp_path):
     (pkg / "g.py").write_text("")
     found = circles(import_graph(modules(tmp_path)))
     assert found == [["qoslab.a", "qoslab.b", "qoslab.c"], ["qoslab.sub", "qoslab.sub.x"]]
+
+
+PAPER = re.compile(r"^p[0-4]")
+
+
+def _paper_of(module: str) -> str | None:
+    """``p1`` for ``qoslab.reproduce.p1_live`` or ``p1``; None for other modules."""
+    last = module.rsplit(".", 1)[-1]
+    m = PAPER.match(last)
+    return m.group(0) if m and module.startswith(("qoslab.reproduce.", "p")) else None
+
+
+def private_uses(path: Path, own_paper: str | None) -> list[str]:
+    """``name`` of every private name (``_x``) ``path`` takes from another paper's
+    reproduction module: ``from qoslab.reproduce.pN import _x`` or ``pN._x`` where
+    ``pN`` was imported from ``qoslab.reproduce``."""
+    tree = ast.parse(path.read_text())
+    aliases: dict[str, str] = {}
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("qoslab.reproduce."):
+                paper = _paper_of(node.module)
+                for a in node.names:
+                    if a.name.startswith("_") and paper and paper != own_paper:
+                        bad.append(f"{node.module}.{a.name}")
+            if node.module == "qoslab.reproduce":
+                for a in node.names:
+                    if _paper_of("qoslab.reproduce." + a.name):
+                        aliases[a.asname or a.name] = "qoslab.reproduce." + a.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and _paper_of(aliases[node.value.id]) != own_paper
+        ):
+            bad.append(f"{aliases[node.value.id]}.{node.attr}")
+    return sorted(set(bad))
+
+
+def test_no_module_takes_another_papers_private_names():
+    # A paper module's private helpers are its own: the framework (verdicts, registry,
+    # context, runner, scenario_files) and qoslab.fairness hold what papers share, and a
+    # validation script uses public names only, so a renamed helper is a visible change.
+    root = PKG.parent
+    bad = []
+    for f in sorted((PKG / "qoslab" / "reproduce").glob("*.py")):
+        own = PAPER.match(f.stem)
+        bad += [f"{f.name}: {u}" for u in private_uses(f, own.group(0) if own else None)]
+    for f in sorted((root / "validation").glob("*.py")):
+        bad += [f"validation/{f.name}: {u}" for u in private_uses(f, None)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_name_check_can_fail(tmp_path):
+    f = tmp_path / "x.py"
+    f.write_text(
+        "from qoslab.reproduce import p4\nfrom qoslab.reproduce.p1 import _claim, set_trc\n"
+        "g = p4._goodputs(r)\nh = p4.flow_goodputs(r)\n"
+    )
+    assert private_uses(f, None) == ["qoslab.reproduce.p1._claim", "qoslab.reproduce.p4._goodputs"]
+    assert private_uses(f, "p4") == ["qoslab.reproduce.p1._claim"]
+
+
+def test_jain_is_defined_once():
+    # Jain's index has one definition (qoslab.fairness); the papers' and the twin's
+    # names delegate to it with their reading of "all zero".
+    import math
+
+    from qoslab import fairness, twin
+    from qoslab.reproduce import p0, p3, p4
+
+    xs = [3.0, 1.0, 0.0, 2.0]
+    want = 36 / (4 * 14)
+    for f in (fairness.jain, p0.jain, p3._jain, p4.jain, twin.jain):
+        assert abs(f(xs) - want) < 1e-12
+    assert p0.jain([0.0, 0.0]) == 1.0 and p3._jain([0.0]) == 1.0
+    assert math.isnan(p4.jain([0.0, 0.0])) and math.isnan(twin.jain([0.0, math.nan]))
+    assert fairness.max_min_shares(10.0, [1.0, 8.0, 8.0]) == [1.0, 4.5, 4.5]
+    defs = [
+        f"{f.relative_to(PKG)}:{n.lineno}"
+        for f in sorted((PKG / "qoslab").rglob("*.py"))
+        for n in ast.walk(ast.parse(f.read_text()))
+        if isinstance(n, ast.FunctionDef)
+        and n.name.lstrip("_") == "jain"
+        and any(isinstance(s, ast.Return) and isinstance(s.value, ast.BinOp) for s in ast.walk(n))
+    ]
+    assert defs == ["qoslab/fairness.py:12"], defs

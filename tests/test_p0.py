@@ -15,7 +15,7 @@ from conftest import cli
 from qoslab import docgen
 from qoslab.exceptions import ScenarioError
 from qoslab.reproduce import Explanation, p0, scenarios_dir
-from qoslab.reproduce.p1 import to_toml
+from qoslab.reproduce.scenario_files import to_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -231,7 +231,7 @@ def test_logical_partitions_twin_switches_off_the_partitions_only():
     # partitions' twin is §4.2.2's common bucket in FCFS order; the sequential scan also
     # drops the fair order, and passed although a fair common bucket is as fair.
     head = next(iter(p0.F10_TWINS))
-    assert head == "f7-fcfs" and p0.ROWS[head][1] == {**p0._common("fcfs_first")}
+    assert head == "f7-fcfs" and p0.ROWS[head][1] == {**p0.common_policy("fcfs_first")}
     logical, twin = p0.ROWS["f10-equal"][1], p0.ROWS[head][1]
     assert {k for k in {*logical, *twin} if logical.get(k) != twin.get(k)} == {"sharing", "order"}
     abl = [a for a in _data()["experiments"]["p0-f10"]["ablations"]

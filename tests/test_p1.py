@@ -175,7 +175,7 @@ def test_no_bias_by_rate_or_rtt_on_short_runs():
     for rel in ("p1/t3.toml", "p1/t4.toml"):
         sc = qoslab.scenario.load(scenarios_dir() / rel)
         res = qoslab.run(sc, {"duration": "600s"})
-        req = p1._requested(sc.data)
+        req = p1.requested_rates(sc.data)
         f = res.flows.with_columns(
             (
                 pl.col("goodput_bps") / pl.col("name").replace_strict(req, return_dtype=pl.Float64)
@@ -196,18 +196,18 @@ def _cells():
 def test_paper_tables_are_means_with_their_intervals():
     # Every mean printed above an interval is that interval's midpoint, to the printed
     # precision: the reading of the tables (29 cells), typo fixed (10492.4, not 1049.24).
-    both = [p1._paper_cell(c) for c in _cells() if "|" in c]
+    both = [p1.paper_cell(c) for c in _cells() if "|" in c]
     assert len(both) == 29
     for mean, lo, hi in both:
         # printed with 5–6 significant digits: the midpoint rounded differs by < 1e-5
         assert lo < mean < hi and abs(mean - (lo + hi) / 2) <= 1e-5 * mean, (mean, lo, hi)
     # The 124 ms row at 50 Mb/s is its own (not the 1.5 ms row's intervals).
-    assert p1._paper_cell(p1.PAPER_T1[(50, 124)][10000]) == (10504.5, 10500.8, 10508.2)
-    assert p1._paper_cell(p1.PAPER_T1[(50, 1.5)][10000]) == (10495.9, 10492.4, 10499.4)
-    assert p1._paper_cell(p1.PAPER_T1[(50, 124)][50]) == (53.718, 53.713, 53.723)
+    assert p1.paper_cell(p1.PAPER_T1[(50, 124)][10000]) == (10504.5, 10500.8, 10508.2)
+    assert p1.paper_cell(p1.PAPER_T1[(50, 1.5)][10000]) == (10495.9, 10492.4, 10499.4)
+    assert p1.paper_cell(p1.PAPER_T1[(50, 124)][50]) == (53.718, 53.713, 53.723)
     # Table 2's 2 Mb/s row is means with intervals; the 10 Mb/s row is a mean line only.
-    assert p1._paper_cell(p1.PAPER_T2[(2, 100)][0]) == (105.231, 105.179, 105.283)
-    assert p1._paper_cell(p1.PAPER_T2[(10, 100)][0]) == (107.263, None, None)
+    assert p1.paper_cell(p1.PAPER_T2[(2, 100)][0]) == (105.231, 105.179, 105.283)
+    assert p1.paper_cell(p1.PAPER_T2[(10, 100)][0]) == (107.263, None, None)
     assert p1._paper_range("107.263") == (107.263, 107.263)
 
 
@@ -259,7 +259,7 @@ def test_tables_2_to_4_run_at_the_papers_load():
     assert out[:7] == fl and set(out) == set(fl)
     assert sum(r for r, _ in out) == pytest.approx(1.7e6)
     t3 = p1.specs()["p1/t3-rho85.toml"]
-    total = sum(p1._requested(t3).values())
+    total = sum(p1.requested_rates(t3).values())
     assert 0.85 * 50e6 - 50e3 < total <= 0.85 * 50e6  # within the smallest request
     light = p1.specs()["p1/t3.toml"]
     assert t3["flow"][:9] == light["flow"] and t3["link"][:9] == light["link"][:9]
@@ -420,7 +420,7 @@ def test_network_drops_count_only_drops_outside_the_trcs():
 
     assert p1._network_drops(Res()) == 7
     data = p1.dumbbell("x", [(1e6, 0.001), (2e6, 0.002)], bottleneck=10e6, access=100e6)
-    assert p1._core_index(data) == 2 and data["link"][2]["queue"]["limit"] > 50
+    assert p1.core_index(data) == 2 and data["link"][2]["queue"]["limit"] > 50
 
 
 def test_f7b_band_is_the_approximation_error_plus_the_papers_3_percent():
@@ -501,9 +501,9 @@ def test_t1_2mbps_ecn_gap_is_the_slow_bottlenecks_queueing():
 
     data = tomllib.loads((scenarios_dir() / "p1" / "t1-2mbps.toml").read_text())
     fast = p1.fast_core(data, 10)
-    core = p1._core_index(data)
+    core = p1.core_index(data)
     assert fast["link"][core]["rate"] == 10 * data["link"][core]["rate"]
-    req, req_fast = p1._requested(data), p1._requested(fast)
+    req, req_fast = p1.requested_rates(data), p1.requested_rates(fast)
     assert len(req_fast) == 10 * len(req) and sorted(set(req_fast.values())) == sorted(req.values())
     load = sum(req.values()) / data["link"][core]["rate"]
     assert sum(req_fast.values()) / fast["link"][core]["rate"] == pytest.approx(load)
@@ -517,7 +517,7 @@ def test_t1_2mbps_ecn_gap_is_the_slow_bottlenecks_queueing():
             f = qoslab.run({k: v for k, v in d.items() if k != "sweep"}, ov, seed=1)
             f = f.table("flows").select("name", "goodput_bps", pl.lit(1).alias("seed"),
                                         pl.lit("1.5ms").alias("link.0.delay"))  # fmt: skip
-            r = p1._requested(d)
+            r = p1.requested_rates(d)
             f = f.with_columns(pl.col("name").replace_strict(r, return_dtype=pl.Float64)
                                .alias("requested"))  # fmt: skip
             out.append((ecn, f.with_columns((pl.col("goodput_bps") / pl.col("requested"))

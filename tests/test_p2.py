@@ -8,7 +8,7 @@ from pathlib import Path
 
 import qoslab
 from qoslab.reproduce import Explanation, p2, scenarios_dir
-from qoslab.reproduce.p1 import to_toml
+from qoslab.reproduce.scenario_files import to_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = {"duration": "40s", "warmup": "10s"}

@@ -10,7 +10,7 @@ import pytest
 
 import qoslab
 from qoslab.reproduce import Explanation, Saved, p3, p3_telnet, scenarios_dir
-from qoslab.reproduce.p1 import to_toml
+from qoslab.reproduce.scenario_files import to_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 

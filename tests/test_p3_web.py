@@ -11,7 +11,7 @@ import pytest
 import qoslab
 from qoslab.exceptions import ScenarioError
 from qoslab.reproduce import Explanation, p3_web, scenarios_dir
-from qoslab.reproduce.p1 import to_toml
+from qoslab.reproduce.scenario_files import to_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,6 +5,7 @@ traffic, and the experiments' claims in short runs."""
 from __future__ import annotations
 
 import itertools
+import math
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import pytest
 import qoslab
 from qoslab.exceptions import ScenarioError
 from qoslab.reproduce import p4, scenarios_dir
-from qoslab.reproduce.p1 import to_toml
+from qoslab.reproduce.scenario_files import to_toml
 
 
 def test_committed_scenarios_match_the_generator():
@@ -85,7 +86,7 @@ def test_multi_link_has_the_papers_cross_traffic():
     f = r.tables["flows"]
     cbr_bps = f.filter(f["name"] == "cbr")["goodput_bps"][0]
     assert 1.3e6 < cbr_bps < 2.7e6
-    assert all(g > 1e5 for g in p4._goodputs(r))
+    assert all(g > 1e5 for g in p4.flow_goodputs(r))
 
 
 def test_cbr_rate_change_errors_name_the_key(tmp_path):
@@ -121,7 +122,7 @@ def test_weighted_flow_beats_unit_flows_and_waimd_collapses_at_large_weights():
     def ratio(method: str, w: int) -> float:
         path = scenarios_dir() / "p4" / f"f2-{method}.toml"
         ov = {**p4.weight_overrides(method, w), "duration": "60s"}
-        return p4._ratio_row(p4._goodputs(qoslab.run(path, ov)))["ratio"]
+        return p4.ratio_row(p4.flow_goodputs(qoslab.run(path, ov)))["ratio"]
 
     assert ratio("waimd", 5) > 2.5
     assert ratio("stripe", 5) > 2.0
@@ -134,16 +135,17 @@ def test_striping_needs_large_buffers_at_w_20():
 
     def ratio(kb: int) -> float:
         ov = {**p4.buffer_overrides("stripe", kb, 20), "duration": "80s"}
-        return p4._ratio_row(p4._goodputs(qoslab.run(path, ov)))["ratio"]
+        return p4.ratio_row(p4.flow_goodputs(qoslab.run(path, ov)))["ratio"]
 
     assert ratio(512) > 1.3 * ratio(16)
 
 
 def test_relative_std_dev_and_jain():
-    assert p4._rsd([1.0, 1.0, 1.0]) == 0.0
-    assert p4._rsd([1.0, 3.0]) == pytest.approx(0.5)
-    assert p4._jain([1.0, 1.0]) == pytest.approx(1.0)
-    assert p4._jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert p4.rel_std([1.0, 1.0, 1.0]) == 0.0
+    assert p4.rel_std([1.0, 3.0]) == pytest.approx(0.5)
+    assert p4.jain([1.0, 1.0]) == pytest.approx(1.0)
+    assert p4.jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert math.isnan(p4.jain([0.0, 0.0]))  # p4's tables: no goodput is no index
 
 
 def test_paper_figures_draw_one_curve_per_method_and_the_ideal(tmp_path):

@@ -439,9 +439,9 @@ def test_p1_paper_figures_draw_from_tables_shaped_as_p1_writes_them(tmp_path):
             rows.append({"run": run, "requested": r, "goodput_bps": r * 1.06, "ratio": 1.06,
                          "link.0.delay": "1.5ms", "access_ms": 1.5})  # fmt: skip
     flows = pl.DataFrame(rows)
-    mm = p1._minmax(flows, ["requested"])
-    mm_delay = p1._minmax(flows, ["link.0.delay", "requested"])
-    mm_access = p1._minmax(flows, ["access_ms"])
+    mm = p1.minmax(flows, ["requested"])
+    mm_delay = p1.minmax(flows, ["link.0.delay", "requested"])
+    mm_access = p1.minmax(flows, ["access_ms"])
     f7a = pl.DataFrame({"ecn": [False, True], "requested": [5e4, 1e6],
                         "vs_target": [0.99, 1.01]})  # fmt: skip
     f7b = pl.DataFrame({"link.0.delay": ["0.5ms", "3ms"] * 2, "requested": [5e4, 5e4, 1e7, 1e7],

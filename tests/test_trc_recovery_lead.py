@@ -18,7 +18,7 @@ SEEDS = [1, 2, 3]
 def _run(lead: str | None) -> pl.DataFrame:
     sc = p1.heldout10_scenario(p1.DEFAULT_TCP, flows=FLOWS, lead=lead, duration="400s")
     sc.pop("sweep", None)
-    req = p1._requested(sc)
+    req = p1.requested_rates(sc)
     out = []
     for seed in SEEDS:
         r = qoslab.run(sc, seed=seed)

@@ -2,15 +2,16 @@
 """A DiffServ marker against an FQ-CoDel baseline: the numbers of
 docs/marker-vs-fq-codel.md.
 
-Runs the sweep of scenarios/examples/marker_vs_fq_codel.toml (an assured aggregate of
-2 Reno flows at 100 ms RTT with a committed rate, a best-effort aggregate of 2 or 8 Reno
-flows at 20 ms RTT, one 10 Mb/s bottleneck that is a DropTail FIFO, FQ-CoDel, or a
-trTCM edge with a RIO-C queue, and here also that edge with 2- and 3-packet buckets;
-five seeds each), keeps per run every flow's goodput and each aggregate's one-way delay
-percentiles in validation/data/marker-vs-fq-codel.json, and rewrites the page's generated block from that file: per configuration the
-aggregates' goodput, the assured aggregate's goodput against its committed rate, Jain's
-index over all flows and each aggregate's queueing delay (its data packets' one-way
-delay p50 / p95 less the path's propagation and transmission time), and what they show.
+Runs the sweep of scenarios/examples/marker_vs_fq_codel.toml (an assured aggregate of 2
+Reno flows at 100 ms RTT with a committed rate, a best-effort aggregate of 2 or 8 Reno
+flows at 20 ms RTT, one 10 Mb/s bottleneck that is a DropTail FIFO, FQ-CoDel, or a trTCM
+edge with a RIO-C queue, and here also that edge with 2- and 3-packet buckets; five
+seeds each), keeps per run every flow's goodput and each aggregate's one-way delay
+percentiles in validation/data/marker-vs-fq-codel.json, and rewrites the page's
+generated block from that file: per configuration the aggregates' goodput, the assured
+aggregate's goodput against its committed rate, Jain's index over all flows and each
+aggregate's queueing delay (its data packets' one-way delay p50 / p95 less the path's
+propagation and transmission time), and what they show.
 
 Usage: python validation/marker_vs_fq_codel.py          (runs the sweep, a few seconds)
        python validation/marker_vs_fq_codel.py --page   (rewrites the page from the data)

@@ -28,6 +28,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ns3_peer as peer
 
+from qoslab import fairness
+
 # name → (flows, RTTs cycled [ms], queue kind of ns3_peer.QUEUES, buffer [packets], SACK)
 # Without SACK the first recovery after slow start (windows are uncapped) repairs one hole
 # per RTT for several seconds: those cases run 90 s with a 30 s warm-up instead.
@@ -46,7 +48,8 @@ CASES = {
 
 
 def jain(xs):
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else float("nan")
+    """Jain's index; NaN when all are zero (:func:`qoslab.fairness.jain`)."""
+    return fairness.jain(xs)
 
 
 def span(v, fmt="{:.3f}"):

@@ -103,7 +103,7 @@ def qoslab_scenario(case: str, variant: str) -> dict[str, Any]:
     from qoslab.reproduce import p0
 
     order, links, triggers, window, _, _ = CASES[case]
-    sc = p0.scenario(f"f7-ns3-{case}", _links(links), p0._common(order))
+    sc = p0.scenario(f"f7-ns3-{case}", _links(links), p0.common_policy(order))
     if triggers is not None:
         sc["qosmgr"][0]["triggers"] = triggers
     for f in sc["flow"]:

@@ -47,7 +47,7 @@ def order_rows(seeds: int) -> list[str]:
            "|---|---|---|---|---|---|"]  # fmt: skip
     for trig_name, trig in [("timer+send+ack", None), ("timer alone", [])]:
         for order in ORDERS:
-            sc = p0.scenario("f7-x", p0.EQUAL, p0._common(order.split("_reversed")[0]))
+            sc = p0.scenario("f7-x", p0.EQUAL, p0.common_policy(order.split("_reversed")[0]))
             if order.endswith("_reversed"):
                 sc["flow"] = sc["flow"][::-1]
             if trig is not None:

@@ -3,7 +3,7 @@
 
 `p1-t1` and `p1-t2` explain their 2 Mb/s "worst achieved ÷ requested" misses by the
 bottleneck's queueing using up the RTT_dev = 10 ms the TRC absorbs, and test it by
-rerunning the 2 Mb/s sweeps with every TRC's RTT_dev = 30 ms (`p1._rtt_dev_sweeps`, the
+rerunning the 2 Mb/s sweeps with every TRC's RTT_dev = 30 ms (`p1.rtt_dev_sweeps`, the
 same seeds). They do so only when the comparison misses, inside a full-mode
 reproduction; this script runs the same reruns on their own (100 seeds, drops and ECN;
 Table 2 light load and ρ = 0.85) and prints the quantities beside the band each must
@@ -48,28 +48,28 @@ def main() -> None:
         seeds = min(a.seeds, 20)
         for bw in (10, 50):
             rel = f"p1/t1-{bw}mbps.toml"
-            dfs = p1._rtt_dev_sweeps(ctx, rel, f"t1-{bw}mbps", None, (False, True), seeds)
-            gap = p1._gap_cf(dfs, ["link.0.delay", "requested"], rel)[1]
+            dfs = p1.rtt_dev_sweeps(ctx, rel, f"t1-{bw}mbps", None, (False, True), seeds)
+            gap = p1.gap_cf(dfs, ["link.0.delay", "requested"], rel)[1]
             rows.append((f"T1 {bw} Mb/s: largest |ECN ÷ drops − 1|", gap, "≤ 0.01"))
         print(f"RTT_dev = {p1.RTT_DEV_CF}, {seeds} seeds, drops and ECN")
         for q, v, band in rows:
             print(f"  {q:60} {v:.4f}  (band {band})")
         return
     rel = "p1/t1-2mbps.toml"
-    t1 = p1._rtt_dev_sweeps(ctx, rel, "t1-2mbps", None, (False, True), a.seeds)
+    t1 = p1.rtt_dev_sweeps(ctx, rel, "t1-2mbps", None, (False, True), a.seeds)
     rows.append(("T1 2 Mb/s: worst achieved / requested", min(d["ratio"].min() for _, d in t1),
                  "≥ 1"))  # fmt: skip
     rows.append(("T1 2 Mb/s: largest |ECN ÷ drops − 1|",
-                 p1._gap_cf(t1, ["link.0.delay", "requested"], rel)[1], "≤ 0.01"))  # fmt: skip
+                 p1.gap_cf(t1, ["link.0.delay", "requested"], rel)[1], "≤ 0.01"))  # fmt: skip
     worst = []
     for rel, name in (("p1/t2-2mbps-100k.toml", "t2-2mbps-100k"),
                       ("p1/t2-2mbps-100k-rho85.toml", "t2-2mbps-100k-rho85")):  # fmt: skip
-        dfs = [(e, p1._t2_access(d)) for e, d in
-               p1._rtt_dev_sweeps(ctx, rel, name, None, (False, True), a.seeds)]  # fmt: skip
+        dfs = [(e, p1.t2_access(d)) for e, d in
+               p1.rtt_dev_sweeps(ctx, rel, name, None, (False, True), a.seeds)]  # fmt: skip
         worst += [d["ratio"].min() for _, d in dfs]
         if "rho85" not in rel:
             rows.append(("T2 2 Mb/s: largest |ECN ÷ drops − 1|",
-                         p1._gap_cf(dfs, ["access_ms"], rel)[1], "≤ 0.01"))  # fmt: skip
+                         p1.gap_cf(dfs, ["access_ms"], rel)[1], "≤ 0.01"))  # fmt: skip
     rows.append(("T2 2 Mb/s (light and ρ = 0.85): worst achieved / requested", min(worst),
                  "≥ 1"))  # fmt: skip
     print(f"RTT_dev = {p1.RTT_DEV_CF}, {a.seeds} seeds, drops and ECN")

@@ -66,7 +66,7 @@ PACKET_BITS = 1500 * 8
 
 def cells(dfs: list[tuple[bool, pl.DataFrame]], keys: list[str] = KEYS) -> pl.DataFrame:
     """ECN ÷ drops − 1 of the cell means (a flow's copies pooled)."""
-    t = {ecn: p1._minmax(df, keys) for ecn, df in dfs}
+    t = {ecn: p1.minmax(df, keys) for ecn, df in dfs}
     j = t[False].join(t[True], on=keys, suffix="_ecn")
     return j.select(*keys, (pl.col("mean_kbps_ecn") / pl.col("mean_kbps") - 1).alias("gap"))
 
@@ -75,25 +75,25 @@ def t2_part(ctx: Context, n: int) -> None:
     """Table 2's 2 Mb/s row (seven 100 kb/s flows, access delays 0.5–249 ms, light load):
     reruns 1, 2, 3, 4 and 6b of Table 1's, cells by access delay."""
     data = tomllib.loads(ctx.scenario(T2_REL).read_text())
-    core = p1._core_index(data)
+    core = p1.core_index(data)
     keys = ["access_ms"]
 
     def acc(dfs: list[tuple[bool, pl.DataFrame]]) -> list[tuple[bool, pl.DataFrame]]:
         base = pl.col("name").str.replace(r"c\d+$", "")  # a copy counts as its flow
-        return [(e, p1._t2_access(d.with_columns(base))) for e, d in dfs]
+        return [(e, p1.t2_access(d.with_columns(base))) for e, d in dfs]
 
-    table = cells(acc(p1._sweep_both(ctx, T2_REL, f"{T2_LABEL}-cause", max_seeds=n)), keys)
+    table = cells(acc(p1.sweep_both(ctx, T2_REL, f"{T2_LABEL}-cause", max_seeds=n)), keys)
     noload = cells(
         acc(
-            p1._sweep_both(
+            p1.sweep_both(
                 ctx, T2_REL, f"{T2_LABEL}-noload", max_seeds=n,
                 extra={f"link.{core}.rate": 100_000_000},
             )
         ),
         keys,
     )  # fmt: skip
-    dev30 = cells(acc(p1._rtt_dev_sweeps(ctx, T2_REL, T2_LABEL, None, (False, True), n)), keys)
-    fast = cells(acc(p1._fast_core_sweeps(ctx, T2_REL, T2_LABEL, None, n, 10)), keys)
+    dev30 = cells(acc(p1.rtt_dev_sweeps(ctx, T2_REL, T2_LABEL, None, (False, True), n)), keys)
+    fast = cells(acc(p1.fast_core_sweeps(ctx, T2_REL, T2_LABEL, None, n, 10)), keys)
     share = table.join(noload, on=keys, suffix="_nl").select(
         *keys, ((1 + pl.col("gap")) / (1 + pl.col("gap_nl")) - 1).alias("gap")
     )
@@ -123,7 +123,7 @@ def t2_part(ctx: Context, n: int) -> None:
 def one_way_fixed(data: dict, delay: str, core_bps: float) -> float:
     """Propagation and one full packet's serialisation per hop, sender to receiver [s]
     (every receiver's link is alike in the P1 scenarios)."""
-    hops = [data["link"][0], data["link"][p1._core_index(data)], data["link"][2]]
+    hops = [data["link"][0], data["link"][p1.core_index(data)], data["link"][2]]
     prop = float(delay.removesuffix("ms")) / 1e3
     prop += sum(float(lk["delay"].removesuffix("ms")) / 1e3 for lk in hops[1:])
     rates = [float(hops[0]["rate"]), core_bps, float(hops[2]["rate"])]
@@ -133,7 +133,7 @@ def one_way_fixed(data: dict, delay: str, core_bps: float) -> float:
 def waits(ctx: Context, label: str, data: dict, core_bps: float) -> pl.DataFrame:
     """Per mode, access delay and request: the mean wait of a packet at the bottleneck
     [ms] and the mean bottleneck queue [packets], from sweep ``label``'s runs."""
-    req = p1._requested(data)
+    req = p1.requested_rates(data)
     out = []
     for ecn in (False, True):
         sw = ctx.out / "sweeps" / f"{label}-{'ecn' if ecn else 'drop'}"
@@ -167,7 +167,7 @@ def cycles(ctx: Context, label: str, data: dict, w: pl.DataFrame | None) -> pl.D
     the measured time between two signals (1000 s ÷ the sender's fast retransmits or ECN
     reductions after the warm-up) ÷ the mean RTT (the TRC's RTT plus the mean wait in
     ``w``; none without load)."""
-    req = p1._requested(data)
+    req = p1.requested_rates(data)
     out = []
     for ecn in (False, True):
         sw = ctx.out / "sweeps" / f"{label}-{'ecn' if ecn else 'drop'}"
@@ -194,8 +194,8 @@ def cycles(ctx: Context, label: str, data: dict, w: pl.DataFrame | None) -> pl.D
 def told_wait(ctx: Context, data: dict, w: pl.DataFrame, seeds: int) -> pl.DataFrame:
     """Rerun 5: per access delay and mode, every TRC's RTT_net raised by its flow's mean
     wait in ``w``; ECN ÷ drops − 1 of the cell means."""
-    paths = p1._stage_paths(data)
-    req = p1._requested(data)
+    paths = p1.stage_paths(data)
+    req = p1.requested_rates(data)
     out = []
     for delay in sorted(w["link.0.delay"].unique(), key=lambda x: float(x.removesuffix("ms"))):
         dfs = []
@@ -205,7 +205,7 @@ def told_wait(ctx: Context, data: dict, w: pl.DataFrame, seeds: int) -> pl.DataF
                       .iter_rows()}  # fmt: skip
             ov = {f"{paths[f]}.rtt_net": f"{(by_req[r][0] * 1e3 + by_req[r][1]):.4f}ms"
                   for f, r in req.items()}  # fmt: skip
-            (_, df), = p1._sweep_both(ctx, REL, f"{LABEL}-told-wait-{delay}-{int(ecn)}",
+            (_, df), = p1.sweep_both(ctx, REL, f"{LABEL}-told-wait-{delay}-{int(ecn)}",
                                       grid={"link.0.delay": [delay]}, modes=(ecn,), extra=ov,
                                       max_seeds=seeds)  # fmt: skip
             dfs.append((ecn, df))
@@ -216,22 +216,22 @@ def told_wait(ctx: Context, data: dict, w: pl.DataFrame, seeds: int) -> pl.DataF
 def report(a: argparse.Namespace) -> None:
     ctx = Context("p1-ecn-cause", a.out, quick=False, workers=a.workers, ray=None)
     data = tomllib.loads(ctx.scenario(REL).read_text())
-    core = p1._core_index(data)
+    core = p1.core_index(data)
     core_bps = float(data["link"][core]["rate"])
     n = a.seeds
 
     def run(label: str, **kw) -> list[tuple[bool, pl.DataFrame]]:
-        return p1._sweep_both(ctx, REL, label, max_seeds=n, **kw)
+        return p1.sweep_both(ctx, REL, label, max_seeds=n, **kw)
 
     table = run(f"{LABEL}-cause", extra=RECORD)
     noload = run(f"{LABEL}-noload", extra={f"link.{core}.rate": 100_000_000})
-    dev30 = p1._rtt_dev_sweeps(ctx, REL, LABEL, None, (False, True), n)
+    dev30 = p1.rtt_dev_sweeps(ctx, REL, LABEL, None, (False, True), n)
     w_table = waits(ctx, f"{LABEL}-cause", data, core_bps)
     told = told_wait(ctx, data, w_table, n)
     small = run(
         f"{LABEL}-mss960", extra={f"flow.{i}.tcp.mss": 960 for i in range(len(data["flow"]))}
     )
-    fast = {k: p1._fast_core_sweeps(ctx, REL, LABEL, None, n, k, extra=RECORD) for k in (5, 10)}
+    fast = {k: p1.fast_core_sweeps(ctx, REL, LABEL, None, n, k, extra=RECORD) for k in (5, 10)}
     w_fast = {
         k: waits(ctx, f"{LABEL}-core-x{k}", p1.fast_core(data, k), core_bps * k) for k in fast
     }

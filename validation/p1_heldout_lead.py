@@ -34,7 +34,7 @@ def main() -> None:
     sc.pop("sweep", None)
     if mode:
         p1.set_trc(sc, recovery_lead=mode)
-    req = p1._requested(sc)
+    req = p1.requested_rates(sc)
     rows = []
     for s in seeds:
         r = run(sc, seed=s)

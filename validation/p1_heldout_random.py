@@ -63,7 +63,7 @@ def one(job: tuple[int, str, dict, list, int, str | None, str | None]) -> dict:
     sc.pop("sweep", None)
     if rtt_dev:
         p1.set_trc(sc, rtt_dev=rtt_dev)
-    req = p1._requested(sc)
+    req = p1.requested_rates(sc)
     r = run(sc, seed=seed)
     fl = r.tables["flows"]
     ratio = [g / req[n] for n, g in zip(fl["name"], fl["goodput_bps"], strict=True)]

@@ -71,7 +71,7 @@ def operating_points() -> list[dict]:
     under the CUBIC model, from a 3-s simulated run of the case as p1-live builds it."""
     from qoslab.api import run
     from qoslab.reproduce import Context
-    from qoslab.reproduce.p1 import _requested
+    from qoslab.reproduce.p1 import requested_rates
     from qoslab.reproduce.p1_live import CASES, CCS, case_data
 
     assert CCS["cubic"] == MODEL
@@ -80,7 +80,7 @@ def operating_points() -> list[dict]:
     for case in CASES:
         # p1-live's own scenario for CUBIC, simulated (the simulator ignores [live])
         data = case_data(ctx, case, "3s", "1s", "cubic")
-        req = _requested(data)
+        req = requested_rates(data)
         trc = run(data, seed=1).table("trc")
         for r in trc.iter_rows(named=True):
             out.append({"case": case, "flow": r["name"], "requested": req[r["name"]],
@@ -123,7 +123,7 @@ def wide() -> None:
     """Table 1's cases live with CUBIC on a bottleneck ten times wider; writes WIDE."""
     from qoslab.api import live
     from qoslab.reproduce import Context
-    from qoslab.reproduce.p1 import _requested
+    from qoslab.reproduce.p1 import requested_rates
     from qoslab.reproduce.p1_live import case_data
 
     ctx = Context("p1-live", ROOT / "results", True, None, None)  # only finds scenarios
@@ -134,7 +134,7 @@ def wide() -> None:
         bn["rate"] = WIDE_RATE
         data["name"] += "-wide"
         res = live(data, seed=1)
-        req = _requested(data)
+        req = requested_rates(data)
         fl, d = res.tables["flows"], res.drops
         qd = int(d.filter(d["place_kind"] == "iface")["packets"].sum())
         ok = int(bool(res.summary.get("live_timing_ok")))

@@ -31,7 +31,7 @@ def one(args: tuple[str, int, int]) -> list[tuple[str, int, int, float, float]]:
     data = load(scenarios_dir() / "p1" / f"{tab}.toml").data
     data.pop("sweep", None)
     data["flow"] = [{**f, "tcp": {**f["tcp"], "mss": mss}} for f in data["flow"]]
-    req = p1._requested(data)
+    req = p1.requested_rates(data)
     res = qoslab.run(data, seed=seed)
     return [
         (tab, mss, seed, req[r["name"]], r["goodput_bps"] / req[r["name"]])

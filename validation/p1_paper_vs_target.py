@@ -21,16 +21,16 @@ def rows():
     """(table, scenario, request [kb/s], paper mean, mean ÷ 1.06·R)."""
     for (bw, d), cells in p1.PAPER_T1.items():
         for k, c in cells.items():
-            m = p1._paper_cell(c)[0]
+            m = p1.paper_cell(c)[0]
             yield "T1", f"{bw} Mb/s, {d:g} ms", k, m, m / (1.06 * k)
     for (bw, k), cells in p1.PAPER_T2.items():
         for d, c in zip(p1.T2_DELAYS, cells, strict=True):
-            m = p1._paper_cell(c)[0]
+            m = p1.paper_cell(c)[0]
             yield "T2", f"{bw} Mb/s, {d * 1e3:g} ms", k, m, m / (1.06 * k)
     for tab, cells in (("T3", p1.PAPER_T3), ("T4", p1.PAPER_T4)):
         for r, c in zip(p1.RATES, cells, strict=True):
             k = int(r / 1e3)
-            m = p1._paper_cell(c)[0]
+            m = p1.paper_cell(c)[0]
             yield tab, "50 Mb/s", k, m, m / (1.06 * k)
 
 

@@ -60,7 +60,7 @@ def job(j: tuple) -> dict[str, Any]:
         ov = {**p4.weight_overrides("ptcp", x), "duration": f"{secs:g}s",
               "flow.f0.ptcp.binding": binding}  # fmt: skip
         res = qoslab.run(path, ov, seed=seed)
-        g = p4._goodputs(res)
+        g = p4.flow_goodputs(res)
         out = {"ratio_over_w": g[0] / (sum(g[1:]) / 9) / x, **shares(res, secs, 10e6)}
     elif fig == "F9":
         path = str(ROOT / "scenarios/p4/f9-ptcp.toml")
@@ -68,7 +68,7 @@ def job(j: tuple) -> dict[str, Any]:
         ov = {**p4.weight_overrides("ptcp", w, p4.N_FLOWS), "duration": f"{secs:g}s"}
         ov |= {f"flow.f{i}.ptcp.binding": binding for i in range(p4.N_FLOWS)}
         res = qoslab.run(path, ov, seed=seed)
-        g = p4._goodputs(res)
+        g = p4.flow_goodputs(res)
         out = {"mean_mbps": statistics.fmean(g) / 1e6, **shares(res, secs, 10e6)}
     else:
         (mbps, rtt, n), w = x

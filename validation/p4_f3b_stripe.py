@@ -56,13 +56,13 @@ def main() -> None:
             if a.send_buffer:
                 ov["flow.f0.stripe.send_buffer"] = a.send_buffer
             r = qoslab.run(scenarios_dir() / "p4" / "f2-stripe.toml", ov, seed=seed)
-            g = p4._goodputs(r)
+            g = p4.flow_goodputs(r)
             flows, st = r.tables["flows"], r.tables["stripe"]
             unit_to = flows.filter(flows["name"] != "f0")["timeouts"].mean()
             row = [
                 mbps,
                 seed,
-                p4._ratio_row(g)["ratio"],
+                p4.ratio_row(g)["ratio"],
                 unit_to,
                 st["timeouts"][0] / W,
                 sum(g[1:]) / 9 / (mbps * 1e6 / (W + 9)),

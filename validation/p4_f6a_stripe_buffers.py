@@ -31,7 +31,7 @@ def main() -> None:
     for w in WEIGHTS:
         for kb in BUFFERS_KB:
             ov = {**p4.buffer_overrides("stripe", kb, w), "duration": duration}
-            rs = [p4._ratio_row(p4._goodputs(run(path, ov, seed=s)))["ratio"] / w for s in seeds]
+            rs = [p4.ratio_row(p4.flow_goodputs(run(path, ov, seed=s)))["ratio"] / w for s in seeds]
             each = " ".join(f"{r:.3f}" for r in rs)
             print(f"w = {w:<3} {kb:>5} KB per socket: {sum(rs) / len(rs):.3f}  ({each})")
 

@@ -28,7 +28,7 @@ def main() -> None:
             for seed in (1, 2, 3):
                 ov = {**p4.weight_overrides(method, w, p4.N_FLOWS), "duration": "600s"}
                 r = qoslab.run(scenarios_dir() / "p4" / f"f6b-{method}.toml", ov, seed=seed)
-                g = p4._goodputs(r)
+                g = p4.flow_goodputs(r)
                 if method == "stripe":
                     to = r.tables["stripe"].sort("flow")["timeouts"].to_list()
                 else:
@@ -38,7 +38,7 @@ def main() -> None:
                     method,
                     w,
                     seed,
-                    p4._rsd(g),
+                    p4.rel_std(g),
                     statistics.mean(g) / 1e3,
                     statistics.mean(to),
                     min(to),

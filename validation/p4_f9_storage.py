@@ -13,6 +13,7 @@ index of the ten goodputs.
 import argparse
 
 import qoslab
+from qoslab.fairness import jain
 from qoslab.reproduce import p4, scenarios_dir
 
 
@@ -29,7 +30,7 @@ def main() -> None:
         for seed in (1, 2):
             ov = {**p4.weight_overrides("ptcp", w, p4.N_FLOWS), "duration": "300s"}
             r = qoslab.run(scenarios_dir() / "p4" / "f9-ptcp.toml", ov, seed=seed)
-            g = p4._goodputs(r)
+            g = p4.flow_goodputs(r)
             pt = r.tables["ptcp"]
             row = [
                 tcbs,
@@ -39,8 +40,8 @@ def main() -> None:
                 pt["reassigns"].sum() / p4.N_FLOWS,
                 sum(g) / 10e6,
                 sum(g) / len(g) / 1e3,
-                p4._rsd(g),
-                p4._jain(g),
+                p4.rel_std(g),
+                jain(g),
             ]
             print(" ".join(f"{v:>10.3g}" if isinstance(v, float) else f"{v:>10}" for v in row))
 

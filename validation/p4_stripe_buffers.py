@@ -35,7 +35,7 @@ def main() -> None:
         vals = []
         for w in (2, 5):
             res = run(path, {**p4.weight_overrides("stripe", w), **ov}, seed=seed)
-            vals.append(p4._ratio_row(p4._goodputs(res))["ratio"] / w)
+            vals.append(p4.ratio_row(p4.flow_goodputs(res))["ratio"] / w)
         print(f"{label:24} " + " ".join(f"{v:7.3f}" for v in vals))
 
 

@@ -25,8 +25,9 @@ from typing import Any
 
 import polars as pl
 
-from qoslab import docgen, plot
+from qoslab import docgen, fairness, plot
 from qoslab.api import run
+from qoslab.fairness import max_min_shares
 from qoslab.reproduce import (
     Ablation,
     Calibration,
@@ -42,7 +43,7 @@ from qoslab.reproduce import (
     register,
     switched_off,
 )
-from qoslab.reproduce.p1 import write_specs
+from qoslab.reproduce.scenario_files import write_specs
 
 MSS = 1000
 PKT = MSS + 40
@@ -126,7 +127,7 @@ MARK_LOGICAL = {"action": "police_and_mark", "sharing": "logical"}
 SHAPE_LOGICAL = {"action": "shape", "sharing": "logical"}
 
 
-def _common(order: str) -> dict[str, Any]:
+def common_policy(order: str) -> dict[str, Any]:
     return {"action": "shape", "sharing": "common", "order": order}
 
 
@@ -171,10 +172,10 @@ ROWS: dict[str, tuple[list[float], dict[str, Any] | None, bool]] = {
     "f5-unequal": (UNEQUAL, SHAPE_PART_RTT, False),
     "f6-equal": (EQUAL, MARK_PART, True),
     "f6-unequal": (UNEQUAL, MARK_PART, True),
-    "f7-sequential": (EQUAL, _common("sequential"), False),
-    "f7-fcfs": (EQUAL, _common("fcfs_first"), False),
-    "f7-lru": (EQUAL, _common("lru"), False),
-    "f7-lru-unequal": (UNEQUAL, _common("lru"), False),
+    "f7-sequential": (EQUAL, common_policy("sequential"), False),
+    "f7-fcfs": (EQUAL, common_policy("fcfs_first"), False),
+    "f7-lru": (EQUAL, common_policy("lru"), False),
+    "f7-lru-unequal": (UNEQUAL, common_policy("lru"), False),
     "f8-equal": (EQUAL, MARK_COMMON, True),
     "f8-unequal": (UNEQUAL, MARK_COMMON, True),
     "f10-equal": (EQUAL, SHAPE_LOGICAL, False),
@@ -206,20 +207,8 @@ def write_scenarios(root: Path | None = None) -> list[Path]:
 
 
 def jain(xs: list[float]) -> float:
-    """Jain's index (Σx)²/(n·Σx²)."""
-    s, q = sum(xs), sum(x * x for x in xs)
-    return 1.0 if q == 0 else s * s / (len(xs) * q)
-
-
-def max_min_shares(capacity: float, demands: list[float]) -> list[float]:
-    """Max-min fair shares of ``capacity`` among ``demands`` (water filling)."""
-    share = [0.0] * len(demands)
-    left, n = capacity, len(demands)
-    for i in sorted(range(len(demands)), key=lambda i: demands[i]):
-        share[i] = min(demands[i], left / n)
-        left -= share[i]
-        n -= 1
-    return share
+    """Jain's index (Σx)²/(n·Σx²) (:func:`qoslab.fairness.jain`; 1 when all are zero)."""
+    return fairness.jain(xs, all_zero=1.0)
 
 
 def fair_shares(links: list[float], controlled: bool) -> list[float]:
@@ -372,7 +361,7 @@ def variant_scenario(
     order: str, *, reverse: bool = False, triggers: list[str] | None = None
 ) -> dict[str, Any]:
     """The common-bucket scenario of :func:`_variant` on equal links."""
-    sc = scenario("f7-variant", EQUAL, _common(order))
+    sc = scenario("f7-variant", EQUAL, common_policy(order))
     if reverse:
         sc["flow"] = sc["flow"][::-1]
     if triggers is not None:
@@ -841,7 +830,7 @@ def trigger_mix_scenario(seed: int = 1) -> dict[str, Any]:
     application writing TRIG_WRITES on a fifth connection (to the 50 ms client) and the
     short transfers of ``mix_arrivals``: workload for the window-closed-send and
     new-connection triggers (P0 §6.3 iii, iv)."""
-    data = scenario("f7-lru-mix", EQUAL, _common("lru"))
+    data = scenario("f7-lru-mix", EQUAL, common_policy("lru"))
     tcp = dict(data["flow"][0]["tcp"])
     # 37 ms and a jittered start: writes do not coincide with the timer's ticks.
     data["flow"].append({"name": "writer-rtt50", "from": "s", "to": "c1", "tcp": tcp,

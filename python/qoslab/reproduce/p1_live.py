@@ -44,7 +44,7 @@ from qoslab.reproduce import (
     require_live,
     switched_off,
 )
-from qoslab.reproduce.p1 import _claim, _claim_ok, _requested, set_trc
+from qoslab.reproduce.p1 import _claim, _claim_ok, requested_rates, set_trc
 
 #: Linux's payload per segment with timestamps (1500-byte packets): the TRC counts the
 #: controlled flow's segments of this size, and the sinks report this payload.
@@ -121,7 +121,7 @@ def p1_live(ctx: Context) -> Outcome:
         for side in [*CCS, "sim", "off"]:
             cc = side if side in CCS else ("reno" if side == "off" else None)
             data = case_data(ctx, case, duration, warmup, cc)
-            req = _requested(data)
+            req = requested_rates(data)
             if side == "off":
                 data = no_trc(data)
             for seed in range(1, runs + 1):

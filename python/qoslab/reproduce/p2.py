@@ -46,7 +46,7 @@ from qoslab.reproduce import (
     register,
     switched_off,
 )
-from qoslab.reproduce.p1 import write_specs
+from qoslab.reproduce.scenario_files import write_specs
 
 ACCESS, LONG_HAUL, ISDN = "10Mbps", "1.5Mbps", "128kbps"
 #: Every router queue without ERUF (and every non-edge queue with it): ns-2's 50 packets,
@@ -1309,30 +1309,32 @@ def h6_readings(full: dict[str, float], plain: dict[str, float]) -> list[Reading
     ]  # fmt: skip
 
 
-def _h6(res: Any) -> dict[str, float]:
+def h6_into_r2(res: Any) -> dict[str, float]:
     return {"h6_into_r2_kbps": into_link_kbps(res, "h6", "r2->h6")}
 
 
 @register("p2-f5", title="Video server: five CBR flows, three to one 128 kb/s link, ERUF or not",
           paper="P2 Fig. 5")  # fmt: skip
 def f5(ctx: Context) -> Outcome:
-    t = sweep_rates(ctx, "f5", video_server, _h6)
+    t = sweep_rates(ctx, "f5", video_server, h6_into_r2)
     top = max(t["cbr_kbps"])
     plain, full = _row(t, False, top), _row(t, True, top)
-    alts = reading_runs(ctx, "f5", video_server, top, _h6)
-    twins = top_runs(ctx, "f5", video_server, top, _h6)
+    alts = reading_runs(ctx, "f5", video_server, top, h6_into_r2)
+    twins = top_runs(ctx, "f5", video_server, top, h6_into_r2)
     abl, mech = mechanism("f5", plain, full, twins, _cmd("f5", "video_server"),
                           cols=("edge_share", "h6_into_r2_kbps"),
                           base=with_total(_short(video_server(True), ctx), top))  # fmt: skip
     seeds = top_seeds(ctx)
-    se = seeded(ctx, with_total(_short(video_server(True), ctx), top), "f5", seeds, _h6, full)
+    se = seeded(
+        ctx, with_total(_short(video_server(True), ctx), top), "f5", seeds, h6_into_r2, full
+    )
     lit_data = with_reading(with_total(_short(video_server(True), ctx), top), *LITERAL)
-    sl = seeded(ctx, lit_data, "f5", seeds, _h6, first=alts[LITERAL])
+    sl = seeded(ctx, lit_data, "f5", seeds, h6_into_r2, first=alts[LITERAL])
     cmd = (
         'python -c "from qoslab.reproduce import p2; from qoslab.api import run; '
         "rs = [run(p2.with_reading(p2.with_total(p2.video_server(True), 2000), "
         f"'bytes_per_second'), seed=s) for s in {seeds}]; "
-        "print([(p2.measure(r, p2.EDGES['f5']), p2._h6(r)) for r in rs])\""
+        "print([(p2.measure(r, p2.EDGES['f5']), p2.h6_into_r2(r)) for r in rs])\""
     )
     change = "increase = bytes_per_second (same seeds)"
     share = lambda m: m["edge_share"]  # noqa: E731

@@ -39,6 +39,7 @@ from typing import Any
 import polars as pl
 
 from qoslab import plot
+from qoslab.fairness import jain as jain_index
 from qoslab.reproduce import (
     Ablation,
     Comparison,
@@ -54,7 +55,7 @@ from qoslab.reproduce import (
     paired_interval,
     register,
 )
-from qoslab.reproduce.p1 import write_specs
+from qoslab.reproduce.scenario_files import write_specs
 
 #: Micro-flows per aggregate (P3 §IV).
 MICRO = 200
@@ -862,8 +863,7 @@ MD_TOPOLOGIES: dict[str, dict[str, str]] = {
 
 
 def _jain(xs: list[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return 1.0 if q == 0 else s * s / (len(xs) * q)
+    return jain_index(xs, all_zero=1.0)
 
 
 #: Seeds of every Fig. 6 run, in quick mode too: its claims are seed-paired orders, which

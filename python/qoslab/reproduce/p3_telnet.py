@@ -39,7 +39,7 @@ from qoslab.reproduce import (
     p3,
     register,
 )
-from qoslab.reproduce.p1 import write_specs
+from qoslab.reproduce.scenario_files import write_specs
 
 # --------------------------------------------------------------------------- Table I
 

@@ -39,7 +39,6 @@ from qoslab.reproduce import (
     p3,
     register,
 )
-from qoslab.reproduce.p1 import write_specs
 from qoslab.reproduce.p3 import (
     LABELS,
     MARKERS,
@@ -50,6 +49,7 @@ from qoslab.reproduce.p3 import (
     md_network,
     md_rtt,
 )
+from qoslab.reproduce.scenario_files import write_specs
 
 LINK = "1Mbps"
 CIR, PIR = "100kbps", "200kbps"

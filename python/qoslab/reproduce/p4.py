@@ -40,6 +40,7 @@ from typing import Any
 import polars as pl
 
 from qoslab import docgen, plot
+from qoslab.fairness import jain
 from qoslab.reproduce import (
     Ablation,
     Calibration,
@@ -55,7 +56,7 @@ from qoslab.reproduce import (
     figure,
     register,
 )
-from qoslab.reproduce.p1 import write_specs
+from qoslab.reproduce.scenario_files import write_specs
 
 N_FLOWS = 10
 WEIGHTS = [1, 2, 5, 10, 20, 50, 100]
@@ -279,14 +280,14 @@ def bandwidth_overrides(method: str, mbps: float, w: int) -> dict[str, Any]:
     return {**ov, **buffer_overrides(method, BUFFER_KB * scale, w)}
 
 
-def _goodputs(res: Any, n: int = N_FLOWS) -> list[float]:
+def flow_goodputs(res: Any, n: int = N_FLOWS) -> list[float]:
     """Goodput [b/s] of f0..f{n-1} in order."""
     flows = res.tables["flows"]
     by_name = dict(zip(flows["name"].to_list(), flows["goodput_bps"].to_list(), strict=True))
     return [float(by_name[f"f{i}"]) for i in range(n)]
 
 
-def _ratio_row(g: list[float]) -> dict[str, float]:
+def ratio_row(g: list[float]) -> dict[str, float]:
     unit = sum(g[1:]) / (len(g) - 1)
     return {"f0_bps": g[0], "unit_bps": unit, "ratio": g[0] / unit, "total_bps": sum(g)}
 
@@ -347,7 +348,7 @@ def _method_sweep(
         for m, v, seed in cells
     ]  # fmt: skip
     rows = [
-        {"method": m, key: v, "seed": seed, **_ratio_row(_goodputs(res)),
+        {"method": m, key: v, "seed": seed, **ratio_row(flow_goodputs(res)),
          **_extras(res, m, duration)}
         for (m, v, seed), res in zip(cells, ctx.run_many(jobs), strict=True)
     ]  # fmt: skip
@@ -602,7 +603,7 @@ def _method_sweep_one(
                          for c, seed in jobs])  # fmt: skip
     out: dict[tuple[Any, int], list[float]] = {}
     for (c, _), res in zip(jobs, runs, strict=True):
-        out.setdefault(c, []).append(_ratio_row(_goodputs(res))["ratio"])
+        out.setdefault(c, []).append(ratio_row(flow_goodputs(res))["ratio"])
     return out
 
 
@@ -825,7 +826,7 @@ def _f0_ratios(
     ov = {**bandwidth_overrides(method, mbps, W3), "duration": duration, **extra}
     runs = ctx.run_many([RunJob(path, ov, seed) for seed in seeds])
     return [
-        {"seed": seed, "ratio_over_w": _ratio_row(_goodputs(res))["ratio"] / W3,
+        {"seed": seed, "ratio_over_w": ratio_row(flow_goodputs(res))["ratio"] / W3,
          **_extras(res, method, duration)}
         for seed, res in zip(seeds, runs, strict=True)
     ]  # fmt: skip
@@ -1074,16 +1075,10 @@ def _f3b_figure(saved: Saved) -> Any:
 F6B_WEIGHTS = [1, 2, 5, 10, 15, 20]
 
 
-def _rsd(xs: list[float]) -> float:
+def rel_std(xs: list[float]) -> float:
     """Relative standard deviation: population standard deviation over the mean."""
     m = sum(xs) / len(xs)
     return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) / m if m > 0 else math.nan
-
-
-def _jain(xs: list[float]) -> float:
-    """Jain's fairness index (Σx)² / (n·Σx²)."""
-    s2 = sum(x * x for x in xs)
-    return sum(xs) ** 2 / (len(xs) * s2) if s2 > 0 else math.nan
 
 
 @register(
@@ -1108,8 +1103,8 @@ def f6_experiment(ctx: Context) -> Outcome:
     ]  # fmt: skip
     rows = []
     for (method, w, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
-        g = _goodputs(res)
-        rows.append({"method": method, "w": w, "seed": seed, "rsd": _rsd(g), "jain": _jain(g),
+        g = flow_goodputs(res)
+        rows.append({"method": method, "w": w, "seed": seed, "rsd": rel_std(g), "jain": jain(g),
                      "mean_bps": sum(g) / len(g)})  # fmt: skip
     b = _mean_by(pl.DataFrame(rows), ["method", "w"], ["rsd", "jain", "mean_bps"])
     top = max(b["w"].to_list())
@@ -1263,9 +1258,9 @@ def f9_experiment(ctx: Context) -> Outcome:
     ]  # fmt: skip
     rows = []
     for (n, seed), res in zip(cells, ctx.run_many(jobs), strict=True):
-        g = _goodputs(res)
+        g = flow_goodputs(res)
         rows.append({"tcbs": n, "w": n // N_FLOWS, "seed": seed, "mean_bps": sum(g) / len(g),
-                     "rsd": _rsd(g), "jain": _jain(g)})  # fmt: skip
+                     "rsd": rel_std(g), "jain": jain(g)})  # fmt: skip
     per_seed = pl.DataFrame(rows)
     t = _mean_by(per_seed, ["tcbs", "w"], ["mean_bps", "rsd", "jain"]).with_columns(
         (STORAGE_PKTS / pl.col("tcbs")).alias("storage_per_tcb")
@@ -1287,7 +1282,7 @@ def f9_experiment(ctx: Context) -> Outcome:
         ])  # fmt: skip
         out: dict[int, list[list[float]]] = {hi: [], lo: []}
         for (n, _), res in zip(cells, runs, strict=True):
-            out[n].append(_goodputs(res))
+            out[n].append(flow_goodputs(res))
         return out
 
     def mean_ratio(g: dict[int, list[list[float]]]) -> float:
