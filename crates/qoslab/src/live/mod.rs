@@ -440,6 +440,33 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
+    // A web flow's server listens on its source port at its source host (its clients
+    // connect from ports their kernel picks): no other TCP socket there may take that
+    // port (the defaults, as the build gives them, never do).
+    let sport = |i: usize| sc.flow[i].src_port.unwrap_or(1024 + (i % 60_000) as u16);
+    for (i, w) in sc.flow.iter().enumerate() {
+        if w.web.is_none() {
+            continue;
+        }
+        let clash = sc.flow.iter().enumerate().find(|&(j, f)| {
+            j != i
+                && f.tcp.is_some()
+                && ((f.from == w.from && sport(j) == sport(i))
+                    || (f.web.is_none()
+                        && f.to == w.from
+                        && f.dst_port.unwrap_or(5001) == sport(i)))
+        });
+        if let Some((j, _)) = clash {
+            return refuse(
+                format!("flow[{i}].src_port"),
+                &format!(
+                    "the web server's port {} on host {:?} is taken by flow[{j}]'s socket there",
+                    sport(i),
+                    w.from
+                ),
+            );
+        }
+    }
     for (i, n) in sc.node.iter().enumerate() {
         if n.source_quench.is_some() {
             return refuse(
@@ -589,6 +616,16 @@ mod tests {
         assert!(check_live(&ok).is_ok());
         let m = scenario("[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\ntcp = { cc = { kind = \"multcp\", w = 2 } }\n").unwrap();
         assert_eq!(check_live(&m).unwrap_err().key, "flow[0].tcp.cc");
+        // A web flow runs live, unless its server's port is another socket's there.
+        let web = "[[flow]]\nname = \"w\"\nfrom = \"a\"\nto = \"b\"\ntcp = {}\nweb = {}\n";
+        let bulk = |port: &str| {
+            format!("[[flow]]\nname = \"t\"\nfrom = \"b\"\nto = \"a\"\ntcp = {{}}\n{port}")
+        };
+        assert!(check_live(&scenario(&format!("{web}{}", bulk(""))).unwrap()).is_ok());
+        let taken = scenario(&format!("{web}{}", bulk("dst_port = 1024\n"))).unwrap();
+        let e = check_live(&taken).unwrap_err();
+        assert_eq!(e.key, "flow[0].src_port");
+        assert!(e.to_string().contains("port 1024") && e.to_string().contains("flow[1]"));
         let p =
             scenario("[[flow]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\nptcp = { pipes = 2 }\n");
         if let Ok(p) = p {
