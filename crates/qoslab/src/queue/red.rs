@@ -163,7 +163,11 @@ impl Ewma {
             // F&J §4: m = idle time / transmission time of a typical packet.
             // An average of zero stays zero (the factor is finite): the common case of
             // a queue that never builds up (the ACK direction) computes nothing.
-            if self.avg != 0.0 {
+            if self.w_q >= 1.0 {
+                // No memory: the average is the queue, also after an idle period of
+                // zero length (where (1 − w_q)^0 would keep the old value).
+                self.avg = 0.0;
+            } else if self.avg != 0.0 {
                 let m =
                     now.saturating_since(self.idle_since).as_nanos() as f64 / self.typical_tx_ns;
                 if m != self.last_decay.0 {
@@ -200,6 +204,10 @@ pub struct RedSettings {
     pub wait: bool,
     /// Mean packet size for the idle decay and byte-mode scaling [bytes].
     pub mean_pkt_size: u32,
+    /// Forced drops (average past `max_th`, or 2·`max_th` when gentle) drop every
+    /// packet; `false` with `ecn`: ECN-capable packets are marked instead (ns-3's
+    /// `UseHardDrop` false), the buffer limit still drops.
+    pub hard_drop: bool,
 }
 
 /// A FIFO managed by RED (F&J 1993).
@@ -307,6 +315,11 @@ impl Red {
                     marked: false,
                 }
             }
+            Verdict::Forced
+                if !self.s.hard_drop && self.s.ecn && matches!(pkt.ecn, Ecn::Ect | Ecn::Ce) =>
+            {
+                marked = true;
+            }
             Verdict::Forced => {
                 return Judged::Drop {
                     cause: DropCause::RedForced,
@@ -407,6 +420,12 @@ pub(crate) fn d_mean_pkt_size() -> Bytes {
 }
 fn is_false(b: &bool) -> bool {
     !*b
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn d_true() -> bool {
+    true
 }
 
 /// One RED curve in a scenario: `{ min_th, max_th, max_p }`, all three required (each
@@ -526,6 +545,12 @@ pub struct RedConfig {
     /// Mean packet size for idle decay and byte-mode scaling [bytes]; default 1000.
     #[serde(default = "d_mean_pkt_size")]
     pub mean_pkt_size: Bytes,
+    /// Forced drops drop ECN-capable packets too; default true. `false` (needs `ecn`)
+    /// marks them instead, as ns-3's `UseHardDrop` false, and allows `min_th = max_th`:
+    /// with `w_q = 1` that is DCTCP's step marking at an instantaneous queue of K
+    /// packets (RFC 8257 §3.1).
+    #[serde(default = "d_true", skip_serializing_if = "is_true")]
+    pub hard_drop: bool,
 }
 
 impl Default for RedConfig {
@@ -542,6 +567,7 @@ impl Default for RedConfig {
             ecn: false,
             wait: false,
             mean_pkt_size: d_mean_pkt_size(),
+            hard_drop: true,
         }
     }
 }
@@ -551,7 +577,18 @@ impl RedConfig {
     pub fn validate(&self) -> Result<(), ScenarioError> {
         Limit::check_keys(self.limit, self.limit_bytes)?;
         let curve = RedThresholds::new(self.min_th, self.max_th, self.max_p);
-        curve.validate("")?;
+        if !self.hard_drop && !self.ecn {
+            return Err(ScenarioError::new(
+                "hard_drop",
+                "expected hard_drop = false only with ecn = true (it marks instead of dropping)",
+            ));
+        }
+        if !self.hard_drop && self.min_th == self.max_th {
+            // A step: nothing below the threshold, a mark at or above it.
+            RedThresholds::new(self.min_th, self.min_th + 1.0, self.max_p).validate("")?;
+        } else {
+            curve.validate("")?;
+        }
         check_unit_interval("w_q", self.w_q)?;
         check_mean_pkt_size(self.mean_pkt_size)?;
         match Limit::from_keys(self.limit, self.limit_bytes) {
@@ -585,6 +622,7 @@ impl RedConfig {
             ecn: self.ecn,
             wait: self.wait,
             mean_pkt_size: self.mean_pkt_size.0 as u32,
+            hard_drop: self.hard_drop,
         }
     }
 }
@@ -615,6 +653,7 @@ pub(crate) mod tests {
             ecn: false,
             wait: false,
             mean_pkt_size: 1000,
+            hard_drop: true,
         }
     }
 
@@ -887,6 +926,76 @@ pub(crate) mod tests {
         let mut q = Red::new(s, Rate::from_mbps(10), RngStream::from_seed(5));
         let h = hold(&mut q, 16, 1000, 20_000, 1000, ect);
         assert_eq!((h.marked, h.forced), (0, 1000));
+    }
+
+    #[test]
+    fn step_marking_at_an_instantaneous_threshold_with_hard_drop_off() {
+        // DCTCP's marking (RFC 8257 §3.1) as ns-3's RED: min_th = max_th = K = 20,
+        // w_q = 1, ECN, UseHardDrop false. An arrival finding ≥ 20 packets is marked.
+        let c: RedConfig = toml::from_str(
+            "limit = 30\nmin_th = 20\nmax_th = 20\nw_q = 1\nmax_p = 1\necn = true\nhard_drop = false",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        let mut q = Red::new(c.settings(), Rate::from_mbps(10), RngStream::from_seed(8));
+        let ect = |i| Packet {
+            ecn: Ecn::Ect,
+            ..pkt(i, 1000)
+        };
+        let mut d = Drops::default();
+        let t = SimTime::ZERO;
+        for i in 0..25 {
+            q.enqueue(t, ect(i), &mut d);
+        }
+        assert_eq!(d.ecn_marked, 5, "arrivals 20..24 found 20..24 packets");
+        assert!(d.dropped.is_empty());
+        // A packet without ECT at or above K is dropped (forced).
+        q.enqueue(t, pkt(99, 1000), &mut d);
+        assert_eq!(d.dropped.last().map(|x| x.1), Some(DropCause::RedForced));
+        // Down to 19 packets: the next arrival is not marked; the one after is.
+        for _ in 0..6 {
+            q.dequeue(t, &mut d).unwrap();
+        }
+        d.clear();
+        q.enqueue(t, ect(100), &mut d);
+        assert_eq!(d.ecn_marked, 0);
+        q.enqueue(t, ect(101), &mut d);
+        assert_eq!(d.ecn_marked, 1);
+        // The buffer limit still drops, marked or not.
+        d.clear();
+        for i in 0..15 {
+            q.enqueue(t, ect(200 + i), &mut d);
+        }
+        assert_eq!(d.dropped.len(), 6, "30 packets at most");
+        // An empty queue at the very instant it emptied: the average is 0 again.
+        while q.dequeue(t, &mut d).is_some() {}
+        d.clear();
+        q.enqueue(t, ect(300), &mut d);
+        assert_eq!((d.ecn_marked, q.average()), (0, Some(0.0)));
+        // With hard drops (the default) the same arrivals are dropped, not marked; and
+        // equal thresholds are refused then, as is hard_drop = false without ECN.
+        let hard = RedConfig {
+            hard_drop: true,
+            max_th: 21.0,
+            ..c
+        };
+        let mut q = Red::new(
+            hard.settings(),
+            Rate::from_mbps(10),
+            RngStream::from_seed(8),
+        );
+        let mut d = Drops::default();
+        for i in 0..25 {
+            q.enqueue(t, ect(i), &mut d);
+        }
+        assert_eq!((d.ecn_marked, d.dropped.len()), (0, 4));
+        let e = RedConfig {
+            hard_drop: true,
+            ..c
+        };
+        assert_eq!(e.validate().unwrap_err().key, "max_th");
+        let e = RedConfig { ecn: false, ..c };
+        assert_eq!(e.validate().unwrap_err().key, "hard_drop");
     }
 
     #[test]
