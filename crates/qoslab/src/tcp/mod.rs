@@ -147,6 +147,17 @@ pub enum CcConfig {
         /// c [segments/s²]: the rate grows by c segments/s per second.
         c: f64,
     },
+    /// CUBIC (RFC 9438): window W_cubic(t) = C·(t − K)³ + W_max, decrease to β.
+    Cubic {
+        /// C [segments/s³] (RFC 9438 §5.1: 0.4).
+        c: f64,
+        /// β_cubic, the multiplicative decrease factor (RFC 9438 §4.6: 0.7).
+        beta: f64,
+        /// Fast convergence (RFC 9438 §4.7), default on.
+        fast_convergence: bool,
+        /// HyStart++ (RFC 9406) in the initial slow start, default off.
+        hystart: bool,
+    },
 }
 
 /// The RTT that scales an aggregate-fair increase (P0 §5 writes rtt_i without saying
@@ -169,13 +180,27 @@ struct CcTable {
     rtt_av: Option<Dur>,
     c: Option<f64>,
     rtt: Option<String>,
+    beta: Option<f64>,
+    fast_convergence: Option<bool>,
+    hystart: Option<bool>,
 }
 
 impl CcTable {
     fn into_config<E: de::Error>(self) -> Result<CcConfig, E> {
         let extra = |k: &str| E::custom(format!("key `{k}` does not apply to cc `{}`", self.kind));
-        if self.c.is_some() && self.kind != "constant_rate" {
+        if self.c.is_some() && !matches!(self.kind.as_str(), "constant_rate" | "cubic") {
             return Err(extra("c"));
+        }
+        if self.kind != "cubic" {
+            for (k, set) in [
+                ("beta", self.beta.is_some()),
+                ("fast_convergence", self.fast_convergence.is_some()),
+                ("hystart", self.hystart.is_some()),
+            ] {
+                if set {
+                    return Err(extra(k));
+                }
+            }
         }
         if self.rtt.is_some() && self.kind != "aggregate_fair" {
             return Err(extra("rtt"));
@@ -229,8 +254,22 @@ impl CcTable {
                     .ok_or_else(|| E::custom("cc `constant_rate` needs `c` [segments/s²]"))?;
                 Ok(CcConfig::ConstantRate { c })
             }
+            "cubic" => {
+                if self.w.is_some() {
+                    return Err(extra("w"));
+                }
+                if self.rtt_av.is_some() {
+                    return Err(extra("rtt_av"));
+                }
+                Ok(CcConfig::Cubic {
+                    c: self.c.unwrap_or(cc::Cubic::C),
+                    beta: self.beta.unwrap_or(cc::Cubic::BETA),
+                    fast_convergence: self.fast_convergence.unwrap_or(true),
+                    hystart: self.hystart.unwrap_or(false),
+                })
+            }
             other => Err(E::custom(format!(
-                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\", \"constant_rate\""
+                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\", \"constant_rate\", \"cubic\""
             ))),
         }
     }
@@ -251,6 +290,9 @@ impl<'de> Deserialize<'de> for CcConfig {
                     rtt_av: None,
                     c: None,
                     rtt: None,
+                    beta: None,
+                    fast_convergence: None,
+                    hystart: None,
                 }
                 .into_config()
             }
@@ -469,6 +511,18 @@ impl TcpConfig {
                 "cc.c",
                 "expected a positive constant c [segments/s²], found {c}"
             ),
+            CcConfig::Cubic { c, beta, .. } => {
+                crate::ensure_scenario!(
+                    c.is_finite() && c > 0.0,
+                    "cc.c",
+                    "expected a positive CUBIC constant C [segments/s³] (RFC 9438: 0.4), found {c}"
+                );
+                crate::ensure_scenario!(
+                    beta > 0.0 && beta < 1.0,
+                    "cc.beta",
+                    "expected a decrease factor beta in (0, 1) (RFC 9438: 0.7), found {beta}"
+                );
+            }
         }
         Ok(())
     }
@@ -521,6 +575,7 @@ impl TcpConfig {
             CcConfig::MulTcp { .. } => name += "-multcp",
             CcConfig::AggregateFair { .. } => name += "-aggregate_fair",
             CcConfig::ConstantRate { .. } => name += "-constant_rate",
+            CcConfig::Cubic { .. } => name += "-cubic",
         }
         name
     }

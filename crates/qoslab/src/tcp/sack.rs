@@ -196,6 +196,13 @@ impl Scoreboard {
         (self.recs.get(i)?.seq == seq).then_some(i)
     }
 
+    /// The newest segment lying wholly below the cumulative ACK `ack`, if any is still
+    /// recorded (call before [`Scoreboard::ack`] removes it).
+    pub fn newest_covered(&self, ack: u64) -> Option<&SegRec> {
+        let i = self.recs.partition_point(|r| r.end() <= ack);
+        i.checked_sub(1).map(|j| &self.recs[j])
+    }
+
     /// The segment at index `i`.
     pub fn get(&self, i: usize) -> &SegRec {
         &self.recs[i]

@@ -10,7 +10,7 @@
 //! retransmitted segment (Karn's rule, RFC 6298 §3). Timestamps are still sent (`ts_val`)
 //! and echoed (`ts_ecr`) for the host's use, but not used for RTT.
 
-use super::cc::{AckSample, AnyCc, CongestionControl};
+use super::cc::{AckSample, AnyCc, CongestionControl, CongestionEvent};
 use super::rto::RttEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::{
@@ -600,6 +600,12 @@ impl TcpSender {
             .min(self.snd_max)
             .max(self.snd_una);
         let newly = acked_to - self.snd_una;
+        // This ACK's own RTT for the controller (RFC 9406 §4.2; Karn's rule).
+        let ack_rtt = self
+            .sb
+            .newest_covered(acked_to)
+            .filter(|r| !r.ever_rtx)
+            .map(|r| now - r.sent);
         self.sb.ack(acked_to);
         let mut sample = None;
         if let Some((end, t)) = self.timing {
@@ -665,6 +671,8 @@ impl TcpSender {
                         in_flight: flight,
                         rtt: sample,
                         srtt: self.rtt.srtt(),
+                        una: acked_to,
+                        ack_rtt,
                     };
                     self.cc.on_ack(&s);
                 }
@@ -714,6 +722,7 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
         self.stats.fast_retransmits += 1;
         let ss = self.cc.ssthresh_after_loss(self.loss_flight());
+        self.cc.on_congestion_event(CongestionEvent::Loss);
         self.loss_reduction();
         self.recover = self.snd_max;
         self.sb.clear_rtx();
@@ -883,6 +892,7 @@ impl TcpSender {
             self.cc.ssthresh_after_loss(self.loss_flight())
         };
         self.rto_head = Some(self.snd_una);
+        self.cc.on_congestion_event(CongestionEvent::Timeout);
         self.loss_reduction();
         // RFC 5681 §3.1: loss window of one segment.
         self.cc.set_window(self.mss, ss);
@@ -938,6 +948,7 @@ impl TcpSender {
             Halve::Pipe | Halve::Window => Halve::Pipe,
         };
         let ss = self.cc.ssthresh_after_signal(self.flight_or_window(rule));
+        self.cc.on_congestion_event(CongestionEvent::Signal);
         self.cc.set_window(ss, ss);
         self.signal_recover = Some(self.snd_max);
         if ecn {

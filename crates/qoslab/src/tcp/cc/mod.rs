@@ -13,11 +13,14 @@
 
 mod aggregate_fair;
 mod constant_rate;
+mod cubic;
+mod hystart;
 mod multcp;
 mod reno;
 
 pub use aggregate_fair::AggregateFair;
 pub use constant_rate::ConstantRate;
+pub use cubic::Cubic;
 pub use multcp::MulTcp;
 pub use reno::Reno;
 
@@ -37,6 +40,25 @@ pub struct AckSample {
     pub rtt: Option<Dur>,
     /// The smoothed RTT after this ACK, if any sample exists.
     pub srtt: Option<Dur>,
+    /// The cumulative ACK: the lowest unacknowledged byte after this ACK (HyStart++
+    /// delimits its rounds by it, RFC 9406 §4.2).
+    pub una: u64,
+    /// This ACK's own RTT: now less the send time of the newest segment it newly
+    /// acknowledges, unless that segment was ever retransmitted (Karn). Unlike `rtt`
+    /// (one timed segment per window) there is one per ACK, as RFC 9406 §4.2 needs.
+    pub ack_rtt: Option<Dur>,
+}
+
+/// A congestion event the sender tells its controller about, just before it applies
+/// the reduction (the controller's window is still the one before it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionEvent {
+    /// Loss detected by duplicate ACKs or SACK (fast retransmit).
+    Loss,
+    /// Retransmission timeout.
+    Timeout,
+    /// ECN echo or source quench: a reduction without a loss.
+    Signal,
 }
 
 /// A congestion-control algorithm; the sender owns loss detection and retransmission.
@@ -60,6 +82,9 @@ pub trait CongestionControl {
     fn set_window(&mut self, cwnd: u32, ssthresh: u32);
     /// Updates the aggregate's average RTT (aggregate-fair only; others ignore it).
     fn set_rtt_av(&mut self, _rtt_av: Dur) {}
+    /// A congestion event happens now, before its reduction is applied (CUBIC records
+    /// W_max and ends its epoch, RFC 9438 §4.6–4.8); default: nothing.
+    fn on_congestion_event(&mut self, _event: CongestionEvent) {}
 }
 
 /// Window state shared by the AIMD family: cwnd [bytes, fractional], ssthresh, cap.
@@ -165,6 +190,8 @@ pub enum AnyCc {
     AggregateFair(AggregateFair),
     /// Constant Rate increase.
     ConstantRate(ConstantRate),
+    /// CUBIC (RFC 9438).
+    Cubic(Cubic),
 }
 
 impl AnyCc {
@@ -179,6 +206,12 @@ impl AnyCc {
                 AnyCc::AggregateFair(AggregateFair::new(w, rtt_av).with_rtt(rtt))
             }
             CcConfig::ConstantRate { c } => AnyCc::ConstantRate(ConstantRate::new(w, c)),
+            CcConfig::Cubic {
+                c,
+                beta,
+                fast_convergence,
+                hystart,
+            } => AnyCc::Cubic(Cubic::new(w, c, beta, fast_convergence, hystart)),
         }
     }
 }
@@ -190,6 +223,7 @@ macro_rules! dispatch {
             AnyCc::MulTcp($c) => $e,
             AnyCc::AggregateFair($c) => $e,
             AnyCc::ConstantRate($c) => $e,
+            AnyCc::Cubic($c) => $e,
         }
     };
 }
@@ -218,5 +252,8 @@ impl CongestionControl for AnyCc {
     }
     fn set_rtt_av(&mut self, rtt_av: Dur) {
         dispatch!(self, c => c.set_rtt_av(rtt_av))
+    }
+    fn on_congestion_event(&mut self, event: CongestionEvent) {
+        dispatch!(self, c => c.on_congestion_event(event))
     }
 }
