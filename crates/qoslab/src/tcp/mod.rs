@@ -158,6 +158,15 @@ pub enum CcConfig {
         /// HyStart++ (RFC 9406) in the initial slow start, default off.
         hystart: bool,
     },
+    /// DCTCP (RFC 8257): cut cwnd·(1 − α/2) per window with marks, α the estimated
+    /// fraction of marked bytes; needs `ecn = true`, and a queue that marks at a
+    /// threshold of its instantaneous length (RFC 8257 §3.1).
+    Dctcp {
+        /// Estimation gain g of α ← (1 − g)·α + g·F, in (0, 1] (RFC 8257 §3.3: 1/16).
+        g: f64,
+        /// α before the first window, in [0, 1] (Linux's and ns-3's default: 1).
+        alpha_init: f64,
+    },
 }
 
 /// The RTT that scales an aggregate-fair increase (P0 §5 writes rtt_i without saying
@@ -183,6 +192,8 @@ struct CcTable {
     beta: Option<f64>,
     fast_convergence: Option<bool>,
     hystart: Option<bool>,
+    g: Option<f64>,
+    alpha_init: Option<f64>,
 }
 
 impl CcTable {
@@ -196,6 +207,16 @@ impl CcTable {
                 ("beta", self.beta.is_some()),
                 ("fast_convergence", self.fast_convergence.is_some()),
                 ("hystart", self.hystart.is_some()),
+            ] {
+                if set {
+                    return Err(extra(k));
+                }
+            }
+        }
+        if self.kind != "dctcp" {
+            for (k, set) in [
+                ("g", self.g.is_some()),
+                ("alpha_init", self.alpha_init.is_some()),
             ] {
                 if set {
                     return Err(extra(k));
@@ -268,8 +289,20 @@ impl CcTable {
                     hystart: self.hystart.unwrap_or(false),
                 })
             }
+            "dctcp" => {
+                if self.w.is_some() {
+                    return Err(extra("w"));
+                }
+                if self.rtt_av.is_some() {
+                    return Err(extra("rtt_av"));
+                }
+                Ok(CcConfig::Dctcp {
+                    g: self.g.unwrap_or(1.0 / 16.0),
+                    alpha_init: self.alpha_init.unwrap_or(1.0),
+                })
+            }
             other => Err(E::custom(format!(
-                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\", \"constant_rate\", \"cubic\""
+                "unknown cc `{other}`, expected one of \"reno\", \"multcp\", \"aggregate_fair\", \"constant_rate\", \"cubic\", \"dctcp\""
             ))),
         }
     }
@@ -293,6 +326,8 @@ impl<'de> Deserialize<'de> for CcConfig {
                     beta: None,
                     fast_convergence: None,
                     hystart: None,
+                    g: None,
+                    alpha_init: None,
                 }
                 .into_config()
             }
@@ -523,6 +558,23 @@ impl TcpConfig {
                     "expected a decrease factor beta in (0, 1) (RFC 9438: 0.7), found {beta}"
                 );
             }
+            CcConfig::Dctcp { g, alpha_init } => {
+                crate::ensure_scenario!(
+                    g > 0.0 && g <= 1.0,
+                    "cc.g",
+                    "expected an estimation gain g in (0, 1] (RFC 8257: 1/16), found {g}"
+                );
+                crate::ensure_scenario!(
+                    (0.0..=1.0).contains(&alpha_init),
+                    "cc.alpha_init",
+                    "expected an initial alpha in [0, 1] (a fraction of marked bytes), found {alpha_init}"
+                );
+                crate::ensure_scenario!(
+                    self.ecn,
+                    "ecn",
+                    "cc \"dctcp\" reacts to ECN marks only (RFC 8257 §3): set ecn = true"
+                );
+            }
         }
         Ok(())
     }
@@ -576,6 +628,7 @@ impl TcpConfig {
             CcConfig::AggregateFair { .. } => name += "-aggregate_fair",
             CcConfig::ConstantRate { .. } => name += "-constant_rate",
             CcConfig::Cubic { .. } => name += "-cubic",
+            CcConfig::Dctcp { .. } => name += "-dctcp",
         }
         name
     }

@@ -38,6 +38,9 @@ pub struct TcpReceiver {
     ecn: bool,
     /// Linux's ACK timing, when `quickack` or `adaptive_delack` is on.
     linux: LinuxAck,
+    /// DCTCP's echo (RFC 8257 §3.2): `ece` is the CE state of the last data segment
+    /// with ECT, CWR is ignored, and a change of state sends a delayed ACK at once.
+    dctcp: bool,
 }
 
 /// Most ACKs sent at once in one quick-ACK episode (Linux's `TCP_MAX_QUICKACKS`).
@@ -135,6 +138,7 @@ impl TcpReceiver {
                 initial_rto: cfg.initial_rto,
                 ..Default::default()
             },
+            dctcp: cfg.ecn && matches!(cfg.cc, super::CcConfig::Dctcp { .. }),
         }
     }
 
@@ -233,13 +237,29 @@ impl TcpReceiver {
     ) -> u64 {
         self.ts_recent = seg.ts_val;
         self.subflow = seg.subflow;
-        // RFC 3168 §6.1.3: CWR stops the echo; a CE on this very packet starts it again.
-        if seg.flags & tcp_flags::CWR != 0 {
-            self.ece = false;
-        }
-        let starts_echo = ce && !self.ece;
-        if ce {
-            self.ece = true;
+        let mut starts_echo = ce && !self.ece;
+        if self.dctcp {
+            // RFC 8257 §3.2: the two-state machine. Segments without ECT (qoslab's ECN
+            // sender sends exactly its retransmissions so) leave the state, as Linux's
+            // `tcp_data_ecn_check`. A change while an ACK is delayed first sends that ACK
+            // at once, with the old state, for the data before this segment.
+            if seg.len > 0 && !seg.retransmit && ce != self.ece {
+                if self.delack_at.is_some() {
+                    self.send_ack(tcp_flags::ACK, out);
+                    self.quickack_sent();
+                }
+                self.ece = ce;
+            }
+        } else {
+            // RFC 3168 §6.1.3: CWR stops the echo; a CE on this very packet starts it
+            // again.
+            if seg.flags & tcp_flags::CWR != 0 {
+                self.ece = false;
+            }
+            starts_echo = ce && !self.ece;
+            if ce {
+                self.ece = true;
+            }
         }
         if seg.flags & tcp_flags::SYN != 0 {
             self.send_ack(tcp_flags::SYN | tcp_flags::ACK, out);
@@ -507,6 +527,61 @@ mod tests {
         r.on_segment(t, &cwr, false, &mut out);
         let ece: Vec<bool> = out.iter().map(|h| h.flags & tcp_flags::ECE != 0).collect();
         assert_eq!(ece, vec![true, true, false]);
+    }
+
+    #[test]
+    fn dctcp_echoes_each_segments_mark_and_flushes_a_delayed_ack_on_a_change() {
+        // RFC 8257 §3.2 with delayed ACKs (every second segment). CE on segments
+        // 2, 3, 4 and 7; segment 6 carries CWR, which DCTCP's receiver ignores.
+        let c = TcpConfig {
+            delayed_ack: true,
+            ecn: true,
+            cc: super::super::CcConfig::Dctcp {
+                g: 1.0 / 16.0,
+                alpha_init: 1.0,
+            },
+            ..cfg()
+        };
+        let ce = [false, false, true, true, true, false, false, true];
+        let run = |c: &TcpConfig| {
+            let mut r = TcpReceiver::new(c);
+            let mut out = Vec::new();
+            let t = SimTime::ZERO;
+            for (i, &m) in ce.iter().enumerate() {
+                let mut d = data(i as u64 * 1000, 1000);
+                if i == 6 {
+                    d.flags |= tcp_flags::CWR;
+                }
+                r.on_segment(t, &d, m, &mut out);
+            }
+            r.on_timer(SimTime::from_millis(200), &mut out);
+            out.iter()
+                .map(|h| (h.ack / 1000, h.flags & tcp_flags::ECE != 0))
+                .collect::<Vec<_>>()
+        };
+        // 2 (unmarked pair); 4 (marked pair: the change at 2 found no ACK pending);
+        // 5 at once when unmarked 5 arrives behind marked 4, with 4's state; 7 (the
+        // unmarked pair 5–6); 8 by the timer, marked.
+        assert_eq!(
+            run(&c),
+            [(2, false), (4, true), (5, true), (7, false), (8, true)]
+        );
+        // RFC 3168's echo of the same segments: sticky from 2 until the CWR on 6, again from 7.
+        let classic = TcpConfig {
+            cc: super::super::CcConfig::Reno,
+            ..c.clone()
+        };
+        assert_eq!(run(&classic), [(2, false), (4, true), (6, true), (8, true)]);
+        // A retransmission (sent without ECT) leaves the state: no flush, no change.
+        let mut r = TcpReceiver::new(&c);
+        let mut out = Vec::new();
+        r.on_segment(SimTime::ZERO, &data(0, 1000), true, &mut out);
+        let mut rtx = data(1000, 1000);
+        rtx.retransmit = true;
+        r.on_segment(SimTime::ZERO, &rtx, false, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 2000);
+        assert_ne!(out[0].flags & tcp_flags::ECE, 0);
     }
 
     #[test]

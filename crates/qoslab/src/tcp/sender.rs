@@ -10,7 +10,7 @@
 //! retransmitted segment (Karn's rule, RFC 6298 §3). Timestamps are still sent (`ts_val`)
 //! and echoed (`ts_ecr`) for the host's use, but not used for RTT.
 
-use super::cc::{AckSample, AnyCc, CongestionControl, CongestionEvent};
+use super::cc::{AckSample, AnyCc, CongestionControl, CongestionEvent, EcnAck};
 use super::rto::RttEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::{
@@ -607,6 +607,15 @@ impl TcpSender {
             .filter(|r| !r.ever_rtx)
             .map(|r| now - r.sent);
         self.sb.ack(acked_to);
+        if newly > 0 {
+            // Every advance, in any state, with its echo (DCTCP's α, RFC 8257 §3.3).
+            self.cc.on_ecn_ack(&EcnAck {
+                newly_acked: newly.min(u32::MAX as u64) as u32,
+                ece,
+                snd_una: acked_to,
+                snd_max: self.snd_max,
+            });
+        }
         let mut sample = None;
         if let Some((end, t)) = self.timing {
             if acked_to >= end {
@@ -663,7 +672,9 @@ impl TcpSender {
                 // so the ACKs of the whole go-back carry ECE; blocking on them left the
                 // window at one segment until the next new data (Linux grows in Loss
                 // whatever ECE says).
-                let answered = self.ece_answered.is_some_and(|r| acked_to <= r);
+                // DCTCP's ECE echoes marks exactly and grows the window as Linux does.
+                let answered =
+                    self.ece_answered.is_some_and(|r| acked_to <= r) || self.cc.grows_on_ece();
                 if (!ece || answered) && newly > 0 {
                     let s = AckSample {
                         now,

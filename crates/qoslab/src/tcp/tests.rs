@@ -1160,3 +1160,122 @@ fn config_errors_name_the_key() {
         "rcv_buffer"
     );
 }
+
+// ------------------------------------------------------------------ DCTCP
+
+fn dctcp(g: f64, alpha_init: f64) -> TcpConfig {
+    TcpConfig {
+        ecn: true,
+        cc: CcConfig::Dctcp { g, alpha_init },
+        ..cfg(Variant::NewReno)
+    }
+}
+
+#[test]
+fn dctcp_cuts_cwnd_by_alpha_over_two_once_per_window_on_the_wire() {
+    // As `ecn_marks_reduce_once_per_rtt_without_retransmission`: three marks in one
+    // window, a window capped at 20 segments. With g ≈ 0, α stays alpha_init: the cut
+    // is 20 − ⌊20·α/2⌋ segments of cwnd (not of the flight, 19, that RFC 3168 halves).
+    let run = |alpha: f64, marks: &[u64]| {
+        let c = TcpConfig {
+            max_window: 20,
+            ..dctcp(1e-12, alpha)
+        };
+        let mut path = Path::delay(50);
+        path.ce_seqs = seqs(marks);
+        let mut w = Wire::new(&c, Some(200 * MSS as u64), path);
+        w.start();
+        w.run(SimTime::from_secs(100));
+        assert_complete(&w, 200_000, "dctcp");
+        w
+    };
+    // (α values off the integer products: α drifts by ~1e-12.)
+    for (alpha, segs) in [(0.55, 15), (0.95, 11), (0.25, 18)] {
+        let w = run(alpha, &[40, 42, 45]);
+        let s = w.snd.stats();
+        assert_eq!((s.ecn_reductions, s.retransmits), (1, 0), "α = {alpha}");
+        assert_eq!(w.snd.probe().ssthresh, segs * MSS, "α = {alpha}");
+    }
+    // Marks several windows apart: one cut each.
+    let w = run(0.55, &[40, 42, 120, 180]);
+    assert_eq!(w.snd.stats().ecn_reductions, 3);
+}
+
+#[test]
+fn dctcp_delivers_every_byte_once_under_random_loss_and_marks() {
+    let total = 1_000_000;
+    for v in [Variant::NewReno, Variant::Sack] {
+        for (k, p) in [0.01, 0.05].into_iter().enumerate() {
+            for seed in 0..3u64 {
+                let c = TcpConfig {
+                    variant: v,
+                    delayed_ack: seed != 0,
+                    handshake: seed == 2,
+                    ..dctcp(1.0 / 16.0, 1.0)
+                };
+                let mut path = Path::delay(10);
+                path.rate = Some(Rate::from_mbps(10));
+                path.buffer = 30;
+                path.loss = Loss::Bernoulli(p, RngStream::derive(seed, &format!("dloss{k}")));
+                // A mark on every 7th segment's first transmission.
+                path.ce_seqs = (0..total / MSS as u64)
+                    .step_by(7)
+                    .map(|i| i * MSS as u64)
+                    .collect();
+                let mut w = Wire::new(&c, Some(total), path);
+                w.start();
+                w.run(SimTime::from_secs(5000));
+                assert_complete(&w, total, &format!("dctcp {v:?} p={p} seed={seed}"));
+                assert!(w.snd.stats().ecn_reductions > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn dctcp_config_keys_defaults_and_errors() {
+    let c: TcpConfig = toml::from_str("ecn = true\ncc = \"dctcp\"").unwrap();
+    assert_eq!(
+        c.cc,
+        CcConfig::Dctcp {
+            g: 0.0625,
+            alpha_init: 1.0
+        }
+    );
+    c.validate().unwrap();
+    assert_eq!(c.model_name(), "newreno-flight-lt-nodelack-dctcp");
+    let c: TcpConfig =
+        toml::from_str("ecn = true\ncc = { kind = \"dctcp\", g = 0.125, alpha_init = 0 }").unwrap();
+    assert_eq!(
+        c.cc,
+        CcConfig::Dctcp {
+            g: 0.125,
+            alpha_init: 0.0
+        }
+    );
+    let e = toml::from_str::<TcpConfig>("cc = { kind = \"reno\", g = 0.1 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`g` does not apply"), "{e}");
+    let e = toml::from_str::<TcpConfig>("cc = { kind = \"dctcp\", w = 2 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`w` does not apply"), "{e}");
+    let bad = |ecn: bool, g: f64, alpha_init: f64| {
+        TcpConfig {
+            ecn,
+            cc: CcConfig::Dctcp { g, alpha_init },
+            ..Default::default()
+        }
+        .validate()
+        .err()
+        .map(|e| e.key)
+    };
+    assert_eq!(bad(true, 1.0, 0.0), None);
+    assert_eq!(bad(true, 0.0, 1.0).as_deref(), Some("cc.g"));
+    assert_eq!(bad(true, 1.5, 1.0).as_deref(), Some("cc.g"));
+    assert_eq!(bad(true, f64::NAN, 1.0).as_deref(), Some("cc.g"));
+    assert_eq!(bad(true, 0.1, -0.1).as_deref(), Some("cc.alpha_init"));
+    assert_eq!(bad(true, 0.1, 1.01).as_deref(), Some("cc.alpha_init"));
+    assert_eq!(bad(false, 0.1, 1.0).as_deref(), Some("ecn"));
+}

@@ -14,6 +14,7 @@
 mod aggregate_fair;
 mod constant_rate;
 mod cubic;
+mod dctcp;
 mod hystart;
 mod multcp;
 mod reno;
@@ -21,6 +22,7 @@ mod reno;
 pub use aggregate_fair::AggregateFair;
 pub use constant_rate::ConstantRate;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use multcp::MulTcp;
 pub use reno::Reno;
 
@@ -61,6 +63,21 @@ pub enum CongestionEvent {
     Signal,
 }
 
+/// What the sender tells its controller about every ACK that advances `snd_una`, in
+/// any state (loss recovery included), with its ECN echo: DCTCP's marked-fraction
+/// estimate counts them all (RFC 8257 §3.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnAck {
+    /// Bytes newly acknowledged by this ACK [bytes].
+    pub newly_acked: u32,
+    /// The ACK carried ECE (the connection is ECN-capable).
+    pub ece: bool,
+    /// `snd_una` after this ACK.
+    pub snd_una: u64,
+    /// One past the highest byte sent (SND.NXT of RFC 8257, before any go-back).
+    pub snd_max: u64,
+}
+
 /// A congestion-control algorithm; the sender owns loss detection and retransmission.
 pub trait CongestionControl {
     /// Name used in scenario files and result tables, e.g. "reno", "multcp".
@@ -85,6 +102,14 @@ pub trait CongestionControl {
     /// A congestion event happens now, before its reduction is applied (CUBIC records
     /// W_max and ends its epoch, RFC 9438 §4.6–4.8); default: nothing.
     fn on_congestion_event(&mut self, _event: CongestionEvent) {}
+
+    /// Every ACK that advances `snd_una`, with its ECE flag (DCTCP only; others ignore it).
+    fn on_ecn_ack(&mut self, _ack: &EcnAck) {}
+    /// Whether an ACK with ECE may still grow the window: RFC 3168 §6.1.2 says no (the
+    /// default); DCTCP's receiver echoes each mark exactly (RFC 8257 §3.2), so yes.
+    fn grows_on_ece(&self) -> bool {
+        false
+    }
 }
 
 /// Window state shared by the AIMD family: cwnd [bytes, fractional], ssthresh, cap.
@@ -192,6 +217,8 @@ pub enum AnyCc {
     ConstantRate(ConstantRate),
     /// CUBIC (RFC 9438).
     Cubic(Cubic),
+    /// DCTCP (RFC 8257).
+    Dctcp(Dctcp),
 }
 
 impl AnyCc {
@@ -212,6 +239,7 @@ impl AnyCc {
                 fast_convergence,
                 hystart,
             } => AnyCc::Cubic(Cubic::new(w, c, beta, fast_convergence, hystart)),
+            CcConfig::Dctcp { g, alpha_init } => AnyCc::Dctcp(Dctcp::new(w, g, alpha_init)),
         }
     }
 }
@@ -224,6 +252,7 @@ macro_rules! dispatch {
             AnyCc::AggregateFair($c) => $e,
             AnyCc::ConstantRate($c) => $e,
             AnyCc::Cubic($c) => $e,
+            AnyCc::Dctcp($c) => $e,
         }
     };
 }
@@ -255,5 +284,11 @@ impl CongestionControl for AnyCc {
     }
     fn on_congestion_event(&mut self, event: CongestionEvent) {
         dispatch!(self, c => c.on_congestion_event(event))
+    }
+    fn on_ecn_ack(&mut self, ack: &EcnAck) {
+        dispatch!(self, c => c.on_ecn_ack(ack))
+    }
+    fn grows_on_ece(&self) -> bool {
+        dispatch!(self, c => c.grows_on_ece())
     }
 }
