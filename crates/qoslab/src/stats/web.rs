@@ -157,3 +157,72 @@ pub fn insert_web_tables(r: &mut RunResult, objects: &[WebObjectRow], pages: &[W
     t.push("response", float(&|x| x.response));
     r.tables.insert("web_pages".into(), t);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(flow: usize, page: u32, bytes: u64, requested: f64, done: f64) -> WebObjectRow {
+        WebObjectRow {
+            flow,
+            session: 0,
+            page,
+            bytes,
+            requested,
+            first: requested + 0.08,
+            done,
+            response_first: 0.08,
+            response_all: done - requested,
+            received: if done.is_nan() { 0 } else { bytes },
+            syns: 1,
+        }
+    }
+
+    fn ints(t: &Table, name: &str) -> Vec<i64> {
+        match t.get(name) {
+            Some(Column::Int(v)) => v.clone(),
+            c => panic!("{name}: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn objects_and_pages_are_counted_within_their_flow_and_pages_sum_their_objects() {
+        // Flow 0: page 0 of two objects, page 1 of one still in flight; flow 2: one page.
+        let objects = [
+            obj(0, 0, 1000, 0.0, 0.1),
+            obj(0, 0, 3000, 0.01, 0.12),
+            obj(0, 1, 2000, 0.3, f64::NAN),
+            obj(2, 0, 5000, 0.5, 0.6),
+        ];
+        let page = |flow, objects, start, done| WebPageRow {
+            flow,
+            session: 0,
+            objects,
+            start,
+            done,
+            response: done - start,
+        };
+        let pages = [
+            page(0, 2, 0.0, 0.12),
+            page(0, 1, 0.3, f64::NAN),
+            page(2, 1, 0.5, 0.6),
+        ];
+        let mut r = RunResult::default();
+        insert_web_tables(&mut r, &objects, &pages);
+        let o = &r.tables["web_objects"];
+        assert_eq!(ints(o, "object"), [0, 1, 2, 0]);
+        assert_eq!(ints(o, "page"), [0, 0, 1, 0]);
+        assert_eq!(ints(o, "received"), [1000, 3000, 0, 5000]);
+        let Some(Column::Float(all)) = o.get("response_all") else {
+            panic!()
+        };
+        assert!((all[1] - 0.11).abs() < 1e-12 && all[2].is_nan());
+        let p = &r.tables["web_pages"];
+        assert_eq!(ints(p, "page"), [0, 1, 0]);
+        assert_eq!(ints(p, "bytes"), [4000, 2000, 5000]);
+        let Some(Column::Float(resp)) = p.get("response") else {
+            panic!()
+        };
+        assert!((resp[0] - 0.12).abs() < 1e-12 && resp[1].is_nan());
+    }
+}
