@@ -35,13 +35,13 @@ from qoslab.scenario import load
 from qoslab.store import new_stage, prepare_output, write_run
 from qoslab.sweep import (
     SweepSpec,
-    _LocalPool,
     build_catalog,
     gather,
     plan,
     run_sweep,
     summarise,
 )
+from qoslab.sweep.pool import _LocalPool
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "examples" / "two_cbr.toml"
 

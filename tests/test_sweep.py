@@ -237,7 +237,8 @@ def test_pool_workers_start_with_qoslab_already_imported(tmp_path):
     # run (importing them costs about 0.3 s of CPU per worker and sweep).
     from qoslab.scenario import load
     from qoslab.store import prepare_output
-    from qoslab.sweep import SweepSpec, _LocalPool, plan
+    from qoslab.sweep import SweepSpec, plan
+    from qoslab.sweep.pool import _LocalPool
 
     sc = load(_scenario(tmp_path, "1s"))
     tasks = plan(sc, SweepSpec.from_scenario(sc, seeds=1))
@@ -259,7 +260,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 from qoslab.scenario import load
 from qoslab.store import prepare_output
-from qoslab.sweep import SweepSpec, _LocalPool, plan, worker_context
+from qoslab.sweep import SweepSpec, plan, worker_context
+from qoslab.sweep.pool import _LocalPool
 
 if __name__ == "__main__":
     # Another pool of qoslab's (a report's) starts the process's one fork server first.
@@ -307,7 +309,8 @@ def test_outcome_reports_time_in_the_workers_tasks(tmp_path):
 def test_gather_reads_all_runs_at_once_into_the_same_frame(tmp_path):
     # gather reads every run's file in one call; the frame is the one file-by-file
     # reading gives (leading run, seed and params columns with their types, row order).
-    from qoslab.sweep import _with_params, gather, load_tasks
+    from qoslab.sweep import gather, load_tasks
+    from qoslab.sweep.summary import _with_params
 
     out = tmp_path / "o"
     run_sweep(_scenario(tmp_path), out, seeds=2, workers=1, progress=False)

@@ -220,7 +220,7 @@ def test_one_worker_runs_in_process(tmp_path, monkeypatch):
         raise AssertionError("a process pool was started for one worker")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
-    monkeypatch.setattr("qoslab.sweep.ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr("qoslab.sweep.pool.ProcessPoolExecutor", no_pool)
     res, _ = _sweep(_scenario(tmp_path), tmp_path / "out", workers=1)
     assert res.done == 2
 

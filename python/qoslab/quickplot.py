@@ -150,7 +150,7 @@ def aggregate(df: pl.DataFrame, x: str, y: str, by: str | None = None) -> pl.Dat
 
 def _runs(d: Path) -> pl.DataFrame:
     """One row per finished run of the sweep ``d``: run, seed and its swept values."""
-    from qoslab.sweep import _finished, _with_params, load_tasks
+    from qoslab.sweep.summary import _finished, _with_params, load_tasks
 
     one = pl.DataFrame({"_n": [0]})
     frames = [_with_params(one, t) for t in _finished(d, load_tasks(d))]

@@ -49,7 +49,7 @@ class RunJob:
 
 def _cores() -> int:
     """The cores this process may use."""
-    from qoslab.sweep import _default_workers
+    from qoslab.sweep.pool import _default_workers
 
     return _default_workers()
 
@@ -101,15 +101,11 @@ class _JobPool:
 
     def close(self, abort: bool = False) -> None:
         """Stops the workers: at once (``abort``), or after their work."""
+        from qoslab.sweep.pool import stop_executor
+
         self.closed = True
         #: The worker processes it had (the executor forgets them once shut down).
-        self.procs = list((getattr(self.ex, "_processes", None) or {}).values())
-        if abort:
-            self.ex.shutdown(wait=False, cancel_futures=True)
-            for p in self.procs:
-                p.terminate()
-        else:
-            self.ex.shutdown(wait=True)
+        self.procs = stop_executor(self.ex, abort)
 
 
 class Context:
