@@ -440,23 +440,13 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
-/// The clock that drives a run.
-///
-/// Virtual (the simulator's, and every `run`): time jumps to the next event, so a run
-/// takes as long as its events take to compute and is reproducible bit for bit. Wall
-/// (live mode, docs/live.md): the loop sleeps until the next event is due on
-/// the monotonic clock, runs every event due by then *at its scheduled time* (so the
-/// mechanisms see model times, as in a virtual run) and records how late each ran.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ClockKind {
-    /// Jump to the next event (the simulator).
-    #[default]
-    Virtual,
-    /// Follow the monotonic clock from the start of the run.
-    Wall,
-}
-
 /// The monotonic clock of a wall-clock run, as a [`SimTime`] since the run's start.
+///
+/// A simulated run has no clock: time jumps to the next event, so it takes as long as
+/// its events take to compute and is reproducible bit for bit. A live run (docs/live.md)
+/// sleeps until the next event is due on this clock, runs every event due by then *at
+/// its scheduled time* (so the mechanisms see model times, as in a simulated run) and
+/// records how late each ran.
 #[derive(Clone, Copy, Debug)]
 pub struct WallClock {
     origin: std::time::Instant,
