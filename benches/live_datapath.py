@@ -22,6 +22,20 @@
    (qoslab's default, 31 250 /s, is 250 Mb/s of 1500-byte packets and their ACKs, what
    this measured on the 2-core development machine).
 
+4. ``--rate MBPS [--rate …] [--flows N] [--rtt MS] [--repeat K] [--base PYTHONPATH]``:
+   N CUBIC flows a → b over a bottleneck of MBPS (access link 10 × as fast, RTT MS,
+   default 1 ms, a one-BDP DropTail queue of at least 100 packets), each run in a fresh
+   process. Per run: goodput, packets/s read from the hosts, the datapath thread's CPU
+   per packet read (``live_cpu`` × the run's length ÷ packets read) and its wall time
+   working per packet (``live_busy`` × length ÷ packets: not asleep or polling; the
+   thread runs SCHED_FIFO, so other processes do not stretch it), how often it slept,
+   p99 and p99.9 lateness, the verdict and its cause, and the load average before and
+   after. With ``--base``, each repeat also runs the qoslab found on that PYTHONPATH (a
+   copy of an earlier ``python/qoslab`` with its ``_core`` module), in turns with this
+   one, so that both see the same machine: the CPU per packet of the two is the
+   load-robust comparison. ``--out FILE`` appends the command, ``uptime`` before and
+   after, and every line printed.
+
 The scenarios here set ``[live] max_pps`` high: they are meant to exceed the datapath.
 The load average is printed with the numbers: on the shared development box other jobs
 take CPU from the datapath and the endpoints, so figures measured there are lower
@@ -31,8 +45,11 @@ bounds, not the quiet-machine figures.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -93,6 +110,116 @@ SHAPED = chain(
 BUDGET = chain(
     "bench-budget", _link("10Gbps", "1ms", "100000"), _link("{rate}Mbps", "4ms", "{limit}")
 )
+
+
+def rate_scenario(mbps: float, flows: int, rtt_ms: float, dur: float, warm: float) -> str:
+    """``--rate`` mode's scenario: ``flows`` CUBIC flows a → r → b, the bottleneck r → b
+    at ``mbps``, the access link 10 × as fast, each link a quarter of the RTT one way, a
+    one-BDP DropTail queue (at least 100 packets) at the bottleneck."""
+    bdp = max(100, int(mbps * 1e6 * rtt_ms / 1e3 / 12_000))
+    quarter = f"{rtt_ms * 250:g}us"
+    text = chain(
+        "bench-rate",
+        _link(f"{mbps * 10:g}Mbps", quarter, "100000"),
+        _link(f"{mbps:g}Mbps", quarter, str(bdp)),
+    ).format(dur=dur, warm=warm)
+    extra = "".join(
+        f'[[flow]]\nname = "bulk{i}"\nfrom = "a"\nto = "b"\ntcp = {{}}\n' for i in range(1, flows)
+    )
+    # The [live] table must stay last: the extra flows go before it.
+    head, live = text.split("[live]")
+    return head + extra + "[live]" + live
+
+
+def rate_child(spec: dict) -> dict:
+    """One ``--rate`` run in this process (the qoslab on its path): the figures as JSON."""
+    from qoslab.api import live
+
+    text = rate_scenario(spec["mbps"], spec["flows"], spec["rtt"], spec["dur"], spec["warm"])
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "s.toml"
+        p.write_text(text)
+        load0 = os.getloadavg()[0]
+        r = live(p)
+        load1 = os.getloadavg()[0]
+    s = r.summary
+    hosts = r.table("live_hosts")
+    read = int(hosts["tun_read"].sum())
+    dur = spec["dur"]
+    return {
+        "goodput_bps": float(r.flows["goodput_bps"].sum()),
+        "pps": s.get("live_pps"),
+        "cpu_us": s["live_cpu"] * dur / max(read, 1) * 1e6,
+        "work_us": s["live_busy"] * dur / max(read, 1) * 1e6,
+        "sleeps_per_pkt": (s["live_sleeps"] / max(read, 1)) if "live_sleeps" in s else None,
+        "p99_us": s.get("live_lateness_p99_us"),
+        "p999_us": s.get("live_lateness_p999_us"),
+        "ok": bool(s.get("live_timing_ok")),
+        "cause": s.get("live_timing_cause"),
+        "machine_busy": s.get("live_machine_busy"),
+        "load": (load0, load1),
+    }
+
+
+def rate_mode(a: argparse.Namespace, say) -> None:
+    """``--rate``: each rate, ``--repeat`` times, in turns with ``--base`` if given."""
+    warm = min(2.0, a.seconds / 3)
+    variants = [("now", None)] + ([("base", a.base)] if a.base else [])
+    for mbps in a.rate:
+        got: dict[str, list[dict]] = {v: [] for v, _ in variants}
+        for k in range(a.repeat):
+            # Alternate which goes first, so neither always follows the other.
+            order = variants if k % 2 == 0 else variants[::-1]
+            for name, path in order:
+                spec = {
+                    "mbps": mbps,
+                    "flows": a.flows,
+                    "rtt": a.rtt,
+                    "dur": a.seconds,
+                    "warm": warm,
+                }
+                env = dict(os.environ)
+                if path:
+                    env["PYTHONPATH"] = path
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", json.dumps(spec)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if out.returncode != 0:
+                    say(f"{name} failed: {out.stderr.strip()[-500:]}")
+                    continue
+                m = json.loads(out.stdout.strip().splitlines()[-1])
+                got[name].append(m)
+                sl = m["sleeps_per_pkt"]
+                say(
+                    f"{mbps:g} Mb/s × {a.flows} flow(s), RTT {a.rtt:g} ms, {name}: goodput "
+                    f"{m['goodput_bps'] / 1e6:7.1f} Mb/s, {m['pps']:7.0f} packets/s read; "
+                    f"datapath CPU {m['cpu_us']:5.2f} µs/packet, working "
+                    f"{m['work_us']:5.2f} µs/packet"
+                    + (f", {sl:.3f} sleeps/packet" if sl is not None else "")
+                    + f"; p99 {m['p99_us']:6.1f} µs, p99.9 {m['p999_us']:7.1f} µs: "
+                    f"{'valid' if m['ok'] else 'OUT OF BOUNDS'} ({m['cause']}); machine "
+                    f"{100 * (m['machine_busy'] or 0):.0f} % busy, load average "
+                    f"{m['load'][0]:.2f} → {m['load'][1]:.2f}"
+                )
+        for name, _ in variants:
+            ms = got[name]
+            if not ms:
+                continue
+            med = {
+                k: statistics.median(m[k] for m in ms)
+                for k in ("goodput_bps", "pps", "cpu_us", "work_us", "p99_us")
+            }
+            say(
+                f"  {mbps:g} Mb/s × {a.flows}, {name}: median of {len(ms)}: goodput "
+                f"{med['goodput_bps'] / 1e6:.1f} Mb/s, {med['pps']:.0f} packets/s, CPU "
+                f"{med['cpu_us']:.2f} µs/packet, working {med['work_us']:.2f} µs/packet, "
+                f"p99 {med['p99_us']:.1f} µs; valid {sum(m['ok'] for m in ms)} of {len(ms)}"
+            )
+
 
 #: Bottleneck rates [Mb/s] the budget mode tries.
 BUDGET_RATES = (100, 250, 500, 1000)
@@ -173,12 +300,42 @@ def main() -> None:
         action="store_true",
         help="only the budget sweep: the timing verdict at 100-1000 Mb/s",
     )
+    ap.add_argument("--rate", type=float, action="append", help="--rate mode: Mb/s")
+    ap.add_argument("--flows", type=int, default=1, help="--rate mode: flows (default 1)")
+    ap.add_argument("--rtt", type=float, default=1.0, help="--rate mode: RTT [ms]")
+    ap.add_argument("--repeat", type=int, default=1, help="--rate mode: runs of each")
+    ap.add_argument("--base", help="--rate mode: PYTHONPATH of the qoslab to compare with")
+    ap.add_argument("--out", help="append the command, uptime and output to this file")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child:
+        print(json.dumps(rate_child(json.loads(a.child))))
+        return
     from qoslab.api import live_unavailable
 
     problem = live_unavailable()
     if problem:
         sys.exit(f"error: {problem}")
+    out = open(a.out, "a", encoding="utf-8") if a.out else None
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+
+    def uptime() -> str:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+    if out:
+        out.write(f"# python benches/live_datapath.py {' '.join(sys.argv[1:])}\n")
+        out.write(f"# uptime before: {uptime()}\n")
+    if a.rate:
+        say(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        rate_mode(a, say)
+        if out:
+            out.write(f"# uptime after: {uptime()}\n\n")
+        return
     warm = min(3.0, a.seconds / 3)
     print(
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; figures under "
