@@ -1,6 +1,7 @@
 """The ns-3 pages of the paper reproductions (docs/validation/ns3-p0-f5.md,
 ns3-p0-f7.md, ns3-p4-waimd.md, ns3-p4-waimd-f6a.md, ns3-p3-f6.md and ns3-p3-t1.md), and
-the AQM queues' page (docs/validation/ns3-aqm.md, issue 61), are what their
+the AQM queues' page (docs/validation/ns3-aqm.md, issue 61) and DCTCP's
+(docs/validation/ns3-dctcp.md), are what their
 scripts make of the committed data, so no number on them is typed by hand; and the pages
 change when the data do."""
 
@@ -24,6 +25,7 @@ PAGES = [
     ("ns3_p3_f6", None),
     ("ns3_p3_t1", None),
     ("ns3_aqm", None),
+    ("ns3_dctcp", None),
 ]
 
 
@@ -151,3 +153,38 @@ def test_the_aqm_verdicts_follow_the_bands():
             checks = mod.summarize(same, c, q)[1]
             assert checks["p50"] and checks["p95"], (c, q)
     assert committed.keys() == {"total", "jain", "ranking", "p50", "p95"}
+
+
+def test_the_dctcp_verdicts_follow_the_bands():
+    """Each DCTCP case's verdict is computed from the rows against the script's bands:
+    qoslab's goodputs scaled to 1.04 × ns-3's total in one case turn its total outside
+    (3 %) there and nowhere else; qoslab's queue p95 moved to ns-3's + the band + 0.5
+    packet turns p95 outside; ns-3's Jain set to qoslab's (by copying the goodputs) brings
+    Jain inside."""
+    mod = _load("ns3_dctcp", None)
+    data = json.loads(mod.DATA.read_text())
+    case, other = list(data["cases"])[:2]
+    out, committed = mod.summarize(data, case)
+    assert committed.keys() == {"total", "jain", "p50", "p95"}
+    ratio = out["qoslab"]["total"] / out["ns-3.44"]["total"]
+    changed = copy.deepcopy(data)
+    for r in changed["rows"]:
+        if r["sim"] == "qoslab" and r["case"] == case:
+            r["goodputs"] = [g * (1.04 / ratio) for g in r["goodputs"]]
+    assert not mod.summarize(changed, case)[1]["total"]
+    assert mod.summarize(changed, other)[1] == mod.summarize(data, other)[1]
+    assert "outside: total" in mod.page(changed)
+    m95 = out["ns-3.44"]["p95"]
+    band = max(mod.QUEUE_REL * m95, mod.QUEUE_ABS)
+    moved = copy.deepcopy(data)
+    for r in moved["rows"]:
+        if r["sim"] == "qoslab" and r["case"] == case:
+            r["queue_pkts"][1] += m95 + band + 0.5 - out["qoslab"]["p95"]
+    assert not mod.summarize(moved, case)[1]["p95"]
+    same = copy.deepcopy(data)
+    q_rows = {(r["case"], r["seed"]): r for r in same["rows"] if r["sim"] == "qoslab"}
+    for r in same["rows"]:
+        if r["sim"] == "ns-3.44":
+            r["goodputs"] = list(q_rows[(r["case"], r["seed"])]["goodputs"])
+    for c in same["cases"]:
+        assert mod.summarize(same, c)[1]["jain"], c

@@ -19,6 +19,11 @@
 // "retransmitted <r>" (segments the senders sent again, i.e. below their highest sequence
 // sent, after the warm-up), "fast_recoveries <f>" and "timeouts <o>" (entries into
 // CA_RECOVERY and CA_LOSS after the warm-up, all senders) and "wall_s <t>". `--sack=0` runs plain NewReno.
+// `--cc=dctcp` runs TcpDctcp (RFC 8257; ECN on, g 1/16, α starting at 1) instead of
+// TcpNewReno; `--queue=red_step --red-k=K` is DCTCP's step marking: RedQueueDisc with
+// MinTh = MaxTh = K, QW = 1, UseEcn, UseHardDrop false, not gentle (an ECT arrival that
+// finds K packets or more in the disc is marked, never dropped before the limit).
+// "bottleneck_marks <m>" counts the disc's CE marks after the warm-up.
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -118,6 +123,8 @@ int main(int argc, char* argv[]) {
   bool sack = true;
   int trace = -1;
   double sampleMs = 0.0;
+  std::string cc = "newreno";
+  double redK = 20.0;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail, red, codel, fq_codel or pie", queue);
   cmd.AddValue("sample-ms", "bottleneck queue sampling period after the warm-up [ms] (0: off)",
@@ -136,6 +143,8 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("delack-timeout", "delayed-ACK timeout [ms]", delackMs);
   cmd.AddValue("sack", "SACK on (NewReno + SACK) or off (plain NewReno)", sack);
   cmd.AddValue("trace", "flow whose sender state is printed on every change (-1: none)", trace);
+  cmd.AddValue("cc", "congestion control: newreno or dctcp (dctcp turns ECN on)", cc);
+  cmd.AddValue("red-k", "marking threshold K of --queue=red_step [packets]", redK);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -143,7 +152,15 @@ int main(int argc, char* argv[]) {
   std::vector<double> starts = ParseList(startsArg);
   starts.resize(flows, 0.0);
 
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+  if (cc == "dctcp") {
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpDctcp"));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+  } else if (cc == "newreno") {
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+  } else {
+    std::cerr << "unknown --cc=" << cc << "\n";
+    return 2;
+  }
   Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
   Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
@@ -176,6 +193,13 @@ int main(int argc, char* argv[]) {
     tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"),
                          "MinTh", DoubleValue(5), "MaxTh", DoubleValue(15), "LInterm", DoubleValue(10),
                          "QW", DoubleValue(0.002), "Gentle", BooleanValue(true), "MeanPktSize",
+                         UintegerValue(1500), "LinkBandwidth", DataRateValue(DataRate(bottleneck)),
+                         "LinkDelay", TimeValue(MilliSeconds(2)));
+  } else if (queue == "red_step") {
+    tch.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(std::to_string(limit) + "p"),
+                         "MinTh", DoubleValue(redK), "MaxTh", DoubleValue(redK), "QW",
+                         DoubleValue(1.0), "Gentle", BooleanValue(false), "UseEcn",
+                         BooleanValue(true), "UseHardDrop", BooleanValue(false), "MeanPktSize",
                          UintegerValue(1500), "LinkBandwidth", DataRateValue(DataRate(bottleneck)),
                          "LinkDelay", TimeValue(MilliSeconds(2)));
   } else if (queue == "codel") {
@@ -255,6 +279,7 @@ int main(int argc, char* argv[]) {
 
   std::vector<uint64_t> atWarmup(flows, 0);
   uint64_t dropsAtWarmup = 0;
+  uint64_t marksAtWarmup = 0;
   uint64_t txAtWarmup = 0;
   uint64_t retxAtWarmup = 0;
   uint64_t recoveriesAtWarmup = 0;
@@ -266,6 +291,7 @@ int main(int argc, char* argv[]) {
     retxAtWarmup = g_retx;
     for (uint32_t i = 0; i < flows; ++i) atWarmup[i] = sinks[i]->GetTotalRx();
     dropsAtWarmup = discs.Get(0)->GetStats().nTotalDroppedPackets;
+    marksAtWarmup = discs.Get(0)->GetStats().nTotalMarkedPackets;
   });
   if (sampleMs > 0) {
     Ptr<Queue<Packet>> devq = DynamicCast<PointToPointNetDevice>(bnDev.Get(0))->GetQueue();
@@ -283,6 +309,8 @@ int main(int argc, char* argv[]) {
   std::cout << "bottleneck_packets " << g_bottleneckTx << "\n";
   std::cout << "bottleneck_drops "
             << discs.Get(0)->GetStats().nTotalDroppedPackets - dropsAtWarmup << "\n";
+  std::cout << "bottleneck_marks "
+            << discs.Get(0)->GetStats().nTotalMarkedPackets - marksAtWarmup << "\n";
   std::cout << "measured_packets " << g_bottleneckTx - txAtWarmup << "\n";
   std::cout << "retransmitted " << g_retx - retxAtWarmup << "\n";
   std::cout << "fast_recoveries " << g_recoveries - recoveriesAtWarmup << "\n";
