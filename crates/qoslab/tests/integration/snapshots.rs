@@ -1,11 +1,14 @@
 //! Guards against silent change: the shipped scenarios (examples, P0 to P4, cut short) give
 //! the same result tables byte for byte, and bad scenarios the same error (key and
-//! message), as recorded in `tests/snapshots/`.
+//! message), as recorded in `tests/snapshots/`. Each table is recorded by its rows and a
+//! fingerprint of the whole and of every column, so that a failure names the columns
+//! that changed (`results.txt: p1/t1.toml flows: columns changed: goodput_bps, drops`).
 //!
 //! After a deliberate change, rewrite the records with
 //! `QOSLAB_BLESS=1 cargo test -p qoslab --test integration snapshots` and say why in
 //! the commit.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,55 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
+/// For two lines of one table's record (`file table rows=N fnv=… cols=a:…,b:…`), what
+/// changed: the row count and the columns whose fingerprints differ, the columns added
+/// and removed. `None` for lines of another form or of different tables.
+fn changed_columns(was: &str, now: &str) -> Option<String> {
+    fn parse(l: &str) -> Option<(&str, &str, BTreeMap<&str, &str>)> {
+        let mut it = l.split(' ');
+        let (file, table, rows) = (it.next()?, it.next()?, it.next()?);
+        let cols = it.find_map(|x| x.strip_prefix("cols="))?;
+        let mut map: BTreeMap<&str, &str> =
+            cols.split(',').filter_map(|c| c.split_once(':')).collect();
+        map.insert("(rows)", rows);
+        Some((file, table, map))
+    }
+    let (wf, wt, wc) = parse(was)?;
+    let (nf, nt, nc) = parse(now)?;
+    if (wf, wt) != (nf, nt) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if wc["(rows)"] != nc["(rows)"] {
+        parts.push(format!("{} → {}", wc["(rows)"], nc["(rows)"]));
+    }
+    let changed: Vec<&str> = wc
+        .iter()
+        .filter(|(k, v)| **k != "(rows)" && nc.get(*k).is_some_and(|n| n != *v))
+        .map(|(k, _)| *k)
+        .collect();
+    if !changed.is_empty() {
+        parts.push(format!("columns changed: {}", changed.join(", ")));
+    }
+    let gone: Vec<&str> = wc
+        .keys()
+        .filter(|k| !nc.contains_key(*k))
+        .copied()
+        .collect();
+    let new: Vec<&str> = nc
+        .keys()
+        .filter(|k| !wc.contains_key(*k))
+        .copied()
+        .collect();
+    if !gone.is_empty() {
+        parts.push(format!("columns removed: {}", gone.join(", ")));
+    }
+    if !new.is_empty() {
+        parts.push(format!("columns added: {}", new.join(", ")));
+    }
+    Some(format!("{wf} {wt}: {}", parts.join("; ")))
+}
+
 /// Compares `got` with the record `name`, or rewrites it under `QOSLAB_BLESS=1`.
 fn compare(name: &str, got: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,7 +94,10 @@ fn compare(name: &str, got: &str) {
         .lines()
         .zip(got.lines())
         .filter(|(w, g)| w != g)
-        .map(|(w, g)| format!("  was: {w}\n  now: {g}"))
+        .map(|(w, g)| match changed_columns(w, g) {
+            Some(what) => format!("  {what}"),
+            None => format!("  was: {w}\n  now: {g}"),
+        })
         .collect();
     assert!(
         want == got,
@@ -51,6 +106,21 @@ fn compare(name: &str, got: &str) {
         got.lines().count(),
         diff.join("\n")
     );
+}
+
+#[test]
+fn a_changed_table_names_its_changed_columns() {
+    let was = "a.toml flows rows=2 fnv=01 cols=x:00000001,y:00000002,w:00000009";
+    let now = "a.toml flows rows=3 fnv=02 cols=x:00000001,y:00000003,z:00000004";
+    assert_eq!(
+        changed_columns(was, now).unwrap(),
+        "a.toml flows: rows=2 → rows=3; columns changed: y; columns removed: w; columns added: z"
+    );
+    assert_eq!(
+        changed_columns(was, "b.toml flows rows=2 fnv=01 cols=x:1"),
+        None
+    );
+    assert_eq!(changed_columns("a.toml events 5", "a.toml events 6"), None);
 }
 
 #[test]
@@ -93,11 +163,20 @@ fn shipped_scenarios_give_the_recorded_tables() {
         }
         for (t, table) in &r.tables {
             let bytes = serde_json::to_vec(table).unwrap();
+            // Each column's own fingerprint (32 bits) too, so that a failure names the
+            // columns that changed, not only the table.
+            let cols: Vec<String> = table
+                .names
+                .iter()
+                .zip(&table.columns)
+                .map(|(n, c)| format!("{n}:{:08x}", fnv(&serde_json::to_vec(c).unwrap()) >> 32))
+                .collect();
             writeln!(
                 out,
-                "{name} {t} rows={} fnv={:016x}",
+                "{name} {t} rows={} fnv={:016x} cols={}",
                 table.rows(),
-                fnv(&bytes)
+                fnv(&bytes),
+                cols.join(",")
             )
             .unwrap();
         }
