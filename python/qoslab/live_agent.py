@@ -37,6 +37,11 @@ TCP_INFO_LEN = 104
 TCP_INFO_MIN_RTT = 148
 #: The bytes asked for: through tcpi_min_rtt.
 TCP_INFO_ASK = TCP_INFO_MIN_RTT + 4
+#: A bulk sink's SO_RCVLOWAT: what arrives in LOWAT_SPAN seconds at the rate it read over
+#: the last LOWAT_EVERY seconds, at most LOWAT_MAX bytes.
+LOWAT_SPAN = 0.001
+LOWAT_EVERY = 0.01
+LOWAT_MAX = 16384
 
 
 def tcp_info(sock: socket.socket) -> dict | None:
@@ -249,6 +254,16 @@ class Agent:
     def tcp_sink(self, c: socket.socket, flow: int) -> None:
         arrivals = self.arrivals.get(flow)
         total = 0
+        # Without per-read times to keep, the sink reads in chunks of what arrives in
+        # about 1 ms at its current rate (SO_RCVLOWAT; at most 16 KB and a quarter of the
+        # receive buffer, so the kernel never enlarges the buffer for it): its kernel
+        # wakes it once per chunk, not once per segment. At 1 Gb/s that is one wake-up
+        # per 11 segments instead of one per segment, each of which cost the datapath
+        # thread an interprocessor interrupt inside its TUN write (docs/live.md, "The
+        # datapath's budget"). Bytes wait at most that chunk's time before they are read.
+        adapt = arrivals is None
+        cap = min(LOWAT_MAX, c.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) // 4)
+        lowat, since, got = 1, time.monotonic(), 0
         while True:
             d = c.recv(1 << 16)
             if not d:
@@ -257,6 +272,15 @@ class Agent:
             if arrivals is not None:
                 total += len(d)
                 arrivals.append([time.monotonic(), total])
+            if adapt:
+                got += len(d)
+                now = time.monotonic()
+                if now - since >= LOWAT_EVERY:
+                    new = max(1, min(cap, int(got * LOWAT_SPAN / (now - since))))
+                    if new != lowat:
+                        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, new)
+                        lowat = new
+                    since, got = now, 0
 
     def udp_loop(self, s: socket.socket) -> None:
         while True:
