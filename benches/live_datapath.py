@@ -329,6 +329,14 @@ def main() -> None:
 
     if out:
         out.write(f"# python benches/live_datapath.py {' '.join(sys.argv[1:])}\n")
+        head = subprocess.run(
+            ["git", "-C", str(Path(__file__).parent), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        out.write(f"# now: qoslab as on this path, at commit {head or '?'}")
+        out.write(f"; base: {a.base}\n" if a.base else "\n")
         out.write(f"# uptime before: {uptime()}\n")
     if a.rate:
         say(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
@@ -345,12 +353,14 @@ def main() -> None:
         for mbps in BUDGET_RATES:
             bdp = max(100, int(mbps * 1e6 * 0.010 / 12_000))
             m = run(BUDGET, a.seconds, warm, rate=mbps, limit=bdp)
-            print(
+            say(
                 f"{mbps:5d} Mb/s: goodput {m['goodput_bps'] / 1e6:7.1f} Mb/s, "
                 f"{m['pps']:8.0f} packets/s read; p99 {m['p99_us']:7.1f} µs, p99.9 "
                 f"{m['p999_us']:7.1f} µs: {'valid' if m['timing_ok'] else 'OUT OF BOUNDS'} "
                 f"({m['cause']}); load average {m['load'][0]:.2f} → {m['load'][1]:.2f}"
             )
+        if out:
+            out.write(f"# uptime after: {uptime()}\n\n")
         return
     if a.only in (None, "forward"):
         m = run(FORWARD, a.seconds, warm)
