@@ -24,6 +24,8 @@
 // MinTh = MaxTh = K, QW = 1, UseEcn, UseHardDrop false, not gentle (an ECT arrival that
 // finds K packets or more in the disc is marked, never dropped before the limit).
 // "bottleneck_marks <m>" counts the disc's CE marks after the warm-up.
+// `--cc=cubic` runs TcpCubic (RFC 9438: C 0.4, β 0.7, fast convergence, TCP-friendly
+// region), HyStart off unless `--hystart=1`.
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -125,6 +127,7 @@ int main(int argc, char* argv[]) {
   double sampleMs = 0.0;
   std::string cc = "newreno";
   double redK = 20.0;
+  bool hystart = false;
   CommandLine cmd;
   cmd.AddValue("queue", "droptail, red, codel, fq_codel or pie", queue);
   cmd.AddValue("sample-ms", "bottleneck queue sampling period after the warm-up [ms] (0: off)",
@@ -143,8 +146,9 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("delack-timeout", "delayed-ACK timeout [ms]", delackMs);
   cmd.AddValue("sack", "SACK on (NewReno + SACK) or off (plain NewReno)", sack);
   cmd.AddValue("trace", "flow whose sender state is printed on every change (-1: none)", trace);
-  cmd.AddValue("cc", "congestion control: newreno or dctcp (dctcp turns ECN on)", cc);
+  cmd.AddValue("cc", "congestion control: newreno, cubic or dctcp (dctcp turns ECN on)", cc);
   cmd.AddValue("red-k", "marking threshold K of --queue=red_step [packets]", redK);
+  cmd.AddValue("hystart", "TcpCubic's HyStart with --cc=cubic (default off)", hystart);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -157,6 +161,14 @@ int main(int argc, char* argv[]) {
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
   } else if (cc == "newreno") {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+  } else if (cc == "cubic") {
+    // RFC 9438's constants; TcpFriendliness is its Reno-friendly region (§4.3).
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpCubic"));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(hystart));
+    Config::SetDefault("ns3::TcpCubic::C", DoubleValue(0.4));
+    Config::SetDefault("ns3::TcpCubic::Beta", DoubleValue(0.7));
+    Config::SetDefault("ns3::TcpCubic::FastConvergence", BooleanValue(true));
+    Config::SetDefault("ns3::TcpCubic::TcpFriendliness", BooleanValue(true));
   } else {
     std::cerr << "unknown --cc=" << cc << "\n";
     return 2;
