@@ -4,6 +4,7 @@ spends per bottleneck packet.
     python benches/ab.py BASE NEW                  # identity, then instructions
     python benches/ab.py BASE NEW --no-identity --cases 12-red-20M --sim-seconds 300
     python benches/ab.py BASE NEW --no-instructions --seconds 5
+    python benches/ab.py BASE NEW --no-identity --no-instructions --pairs 9   # CPU time
 
 **Identity.** Every scenario the project ships (``scenarios/**/*.toml``: sweeps left
 out, runs longer than ``--seconds`` cut to it) and every dumbbell of
@@ -19,6 +20,12 @@ run to run; the instruction count of a deterministic run does not. Each case of
 gives instructions per bottleneck packet (``r1->r2`` departures) and NEW ÷ BASE. It
 needs valgrind (Debian: ``valgrind``); without it this part is skipped with a message.
 
+**CPU time** (``--pairs N``). Each case of ``--cases`` runs as ``N`` pairs of whole
+processes, one of each binary, which one first alternating from pair to pair; the table
+gives each binary's median CPU time (user + system, less disturbed than wall time by
+other work on a shared machine) and the median of the pairs' NEW ÷ BASE with their least
+and greatest, and the load average before and after each case.
+
 Exits 1 if a result differs, 2 on bad arguments.
 """
 
@@ -29,7 +36,9 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -161,6 +170,40 @@ def instruction_table(base: Path, new: Path, cases: list[str], sim_seconds: floa
             print(f"{name:<22} {ia / pa:>8.0f} {ib / pb:>8.0f} {ib / ia:>9.4f}")
 
 
+def cpu_seconds(binary: Path, scenario: Path) -> float:
+    """CPU time (user + system) of one whole run of ``binary`` on ``scenario`` [s]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([str(binary), str(scenario)], check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def cpu_table(base: Path, new: Path, cases: list[str], sim_seconds: float, pairs: int) -> None:
+    """Prints both binaries' median CPU time on each case over ``pairs`` alternating
+    pairs, the median NEW ÷ BASE of the pairs (least–greatest) and the load average."""
+    print(f"\nCPU time per run ({sim_seconds:g} simulated s, {pairs} pairs, alternating)")
+    print(f"{'case':<22} {'base (s)':>9} {'new (s)':>9} {'new/base':>9} {'(least–greatest)':>17}"
+          "  load before, after")  # fmt: skip
+    with tempfile.TemporaryDirectory() as t:
+        for name in cases:
+            f = Path(t) / f"{name}.toml"
+            f.write_text(dumbbell(name, sim_seconds))
+            load0 = os.getloadavg()[0]
+            a, b = [], []
+            for i in range(pairs):
+                if i % 2:
+                    b.append(cpu_seconds(new, f))
+                    a.append(cpu_seconds(base, f))
+                else:
+                    a.append(cpu_seconds(base, f))
+                    b.append(cpu_seconds(new, f))
+            r = [y / x for x, y in zip(a, b, strict=True)]
+            spread = f"({min(r):.3f}–{max(r):.3f})"
+            print(f"{name:<22} {statistics.median(a):>9.3f} {statistics.median(b):>9.3f} "
+                  f"{statistics.median(r):>9.3f} {spread:>17}  "
+                  f"{load0:.2f}, {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("base", type=Path, help="the qoslab-run binary before the change")
@@ -168,9 +211,11 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0,
                     help="identity: cut longer runs to this many simulated seconds")  # fmt: skip
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
-                    help="instructions: ns3_bench cases, comma-separated")  # fmt: skip
+                    help="instructions and CPU time: ns3_bench cases, comma-separated")  # fmt: skip
     ap.add_argument("--sim-seconds", type=float, default=60.0,
-                    help="instructions: simulated seconds per case")  # fmt: skip
+                    help="instructions and CPU time: simulated seconds per case")  # fmt: skip
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="CPU time: pairs of runs per case of --cases (0: none)")  # fmt: skip
     ap.add_argument("--no-identity", action="store_true")
     ap.add_argument("--no-instructions", action="store_true")
     a = ap.parse_args()
@@ -179,8 +224,10 @@ def main() -> int:
             ap.error(f"{b}: no such binary (cargo build --release --bin qoslab-run)")
         if not os.access(b, os.X_OK):
             ap.error(f"{b}: not executable (a qoslab-run binary is)")
+    if a.pairs < 0:
+        ap.error("--pairs: expected 0 or more")
     cases = [c for c in a.cases.split(",") if c]
-    if not cases and not a.no_instructions:
+    if not cases and (a.pairs or not a.no_instructions):
         ap.error("--cases: name at least one case (or pass --no-instructions)")
     unknown = [c for c in cases if c not in ns3_bench.CASES]
     if unknown:
@@ -195,6 +242,8 @@ def main() -> int:
             except RuntimeError as e:
                 print(f"instructions: {e}", file=sys.stderr)
                 return 1
+    if a.pairs:
+        cpu_table(a.base, a.new, cases, a.sim_seconds, a.pairs)
     return 1 if bad else 0
 
 

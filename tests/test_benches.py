@@ -280,3 +280,50 @@ def test_full_reproduction_refuses_what_is_not_a_timing():
             continue
         raise AssertionError(f"took {bad!r} for a timing")
     assert fr.with_history(ok, {**ok, "date": "2025-12-01"})["history"][0]["runs"] == 20
+
+
+def test_ns3_bench_baselines_run_cubic_through_fq_codel_in_both_simulators(monkeypatch):
+    b = _module(ROOT / "validation" / "ns3_bench.py")
+    assert set(b.BASELINES).isdisjoint(b.FAST) and set(b.BASELINES) <= set(b.ALL)
+    for name, (n, *_rest) in b.BASELINES.items():
+        sc = tomllib.loads(b.case_scenario(name, 1))
+        assert [f["tcp"]["cc"] for f in sc["flow"]] == ["cubic"] * n, name
+        bottleneck = next(lk for lk in sc["link"] if (lk["a"], lk["b"]) == ("r1", "r2"))
+        assert bottleneck["queue"]["kind"] == "fq_codel"
+        assert bottleneck["queue"]["limit"] == 10240 and bottleneck["queue"]["flows"] == 1024
+        assert all(lk["queue"]["kind"] == "droptail" for lk in sc["link"] if lk is not bottleneck)
+        assert qoslab.check(sc).name
+    # The reference cases keep their scenario, without a cc.
+    ref = b.case_scenario("12-red-20M", 1)
+    assert "cc =" not in ref and ref == b.qoslab_scenario(
+        12, "red", b.starts_of(12), 1, 0.0, 1, "20Mbps", "200Mbps", 100,
+        rtts=[10, 30, 90, 150, 270],
+    )  # fmt: skip
+    seen = []
+
+    def fake_run(args, **_kw):
+        seen.append(args)
+        return subprocess.CompletedProcess(args, 0, "flow 0 x\nbottleneck_packets 1234\n", "")
+
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    assert b.run_case_ns3("64-cubic-fq_codel-10M", 1)[2] == 1234
+    args = seen[0]
+    assert [a for a in args if a.startswith("--queue=")] == ["--queue=fq_codel"]
+    # ns-3's disc gets the limit, its device queue one packet more.
+    assert "--cc=cubic" in args and "--limit=10240" in args and "--flows=64" in args
+
+
+def test_ab_cpu_time_alternates_the_first_binary_and_takes_the_paired_median(monkeypatch, capsys):
+    ab = _module(ROOT / "benches" / "ab.py")
+    order, cpu = [], {"base": iter([1.0, 1.0, 2.0]), "new": iter([1.1, 0.5, 2.2])}
+
+    def fake(binary, _scenario):
+        order.append(binary.name)
+        return next(cpu[binary.name])
+
+    monkeypatch.setattr(ab, "cpu_seconds", fake)
+    ab.cpu_table(Path("base"), Path("new"), ["4-droptail-10M-50ms"], 1.0, 3)
+    assert order == ["base", "new", "new", "base", "base", "new"]
+    # Paired ratios 1.1, 0.5, 1.1: median 1.1, medians of the times 1.0 and 1.1.
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("4-drop"))
+    assert row.split()[1:5] == ["1.000", "1.100", "1.100", "(0.500–1.100)"], row

@@ -3,7 +3,9 @@
 
 Cases: small dumbbells of 2–12 flows with mixed RTTs under DropTail and RED at 10 and
 20 Mb/s; 8 and 64 flows at 10 Mb/s, 16 and 256 flows at 100 Mb/s, 1000 flows at 1 Gb/s
-(RTTs 20/40/80/160 ms cycling). Access links are 10× the bottleneck; SACK, delayed
+(RTTs 20/40/80/160 ms cycling); and, only when named in `--only`, the baselines
+of issue 61: CUBIC senders through an FQ-CoDel bottleneck (8 flows at 20 Mb/s, 64 at
+10 Mb/s, 16 at 100 Mb/s; `BASELINES`). Access links are 10× the bottleneck; SACK, delayed
 ACKs, IW 10. Per case both simulators run the same scenario (same start times) in
 `--repeat` pairs of whole processes (start-up, scenario reading and result output
 included), alternately (qoslab first in even pairs, ns-3 first in odd ones); the table
@@ -72,6 +74,22 @@ CASES = {
 }
 # ns-3 needs about 12 minutes for the last one: it runs only when named in --only.
 SLOW = {"1000-droptail-1G"}
+# The baselines of issue 61, in the same form: CUBIC senders (RFC 9438's constants,
+# HyStart off on both sides) through an FQ-CoDel bottleneck with RFC 8290's defaults
+# (limit 10240 packets, 1024 flow queues, quantum 1514, target 5 ms, interval 100 ms, as
+# validation/ns3_aqm.py runs them; ns-3's disc holds the limit, its device one packet more).
+# They run only when named in --only, so the whole runs the summary speaks of keep their
+# cases, and benches/ab.py's identity check (whose base binary may predate them) too.
+BASELINES = {
+    "8-cubic-fq_codel-20M": (8, [10, 270], "fq_codel", "20Mbps", 10240, 60),
+    "64-cubic-fq_codel-10M": (64, [20, 40, 80, 160], "fq_codel", "10Mbps", 10240, 60),
+    "16-cubic-fq_codel-100M": (16, [20, 40, 80, 160], "fq_codel", "100Mbps", 10240, 20),
+}
+#: Every case by name: the reference dumbbells and the baselines.
+ALL = {**CASES, **BASELINES}
+#: The baselines' bottleneck queue in qoslab (ns-3's peer: `--queue=fq_codel`).
+FQ_CODEL = ('{ kind = "fq_codel", limit = 10240, flows = 1024, quantum = 1514, '
+            'target = "5ms", interval = "100ms" }')  # fmt: skip
 
 
 def tenfold(rate):
@@ -83,6 +101,49 @@ def tenfold(rate):
     if unit == "G":
         return f"{v:g}Gbps"
     return f"{v:g}{unit}bps"
+
+
+def starts_of(n):
+    """The flows' start times of a case of `n` flows (the same in both simulators)."""
+    rnd = random.Random(n)
+    return [round(rnd.random(), 6) for _ in range(n)]
+
+
+def case_scenario(name, duration):
+    """qoslab's scenario of case `name` run for `duration` simulated seconds."""
+    n, rtts, queue, bn, limit, _ = ALL[name]
+    starts, acc = starts_of(n), tenfold(bn)
+    if name not in BASELINES:
+        return qoslab_scenario(n, queue, starts, duration, 0.0, 1, bn, acc, limit, rtts=rtts)
+    text = qoslab_scenario(n, "droptail", starts, duration, 0.0, 1, bn, acc, limit, rtts=rtts)
+    # The bottleneck is the last link, its queue the text's last line.
+    head, sep, _ = text.rpartition("queue = ")
+    text = head + sep + FQ_CODEL + "\n"
+    tcp_end = 'granularity = "1ms" }'
+    if text.count(tcp_end) != n:
+        raise RuntimeError(f"{name}: expected {n} flows' tcp tables in ns3_peer's scenario")
+    return text.replace(tcp_end, 'granularity = "1ms", cc = "cubic" }')
+
+
+def run_case_ns3(name, duration):
+    """(wall, cpu, bottleneck packets) of one ns-3 process running case `name`."""
+    n, rtts, queue, bn, limit, _ = ALL[name]
+    starts, acc = starts_of(n), tenfold(bn)
+    if name not in BASELINES:
+        return run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
+    # ns3_args gives the disc one packet less than `limit` (the device holds one more).
+    args = ns3_peer.ns3_args(n, "droptail", starts, duration, 0.0, 1, limit + 1, bn, acc,
+                             rtts=rtts)  # fmt: skip
+    args = [a for a in args if not a.startswith("--queue=")]
+    args += ["--queue=fq_codel", "--cc=cubic", "--hystart=0"]
+    c0, t0 = child_cpu(), time.perf_counter()
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    wall, cpu = time.perf_counter() - t0, child_cpu() - c0
+    hops = [int(line.split()[1]) for line in out.splitlines()
+            if line.startswith("bottleneck_packets ")]  # fmt: skip
+    if len(hops) != 1:
+        raise RuntimeError(f"{name}: ns-3's peer printed no bottleneck_packets line")
+    return wall, cpu, hops[0]
 
 
 def child_cpu():
@@ -162,10 +223,8 @@ def profile(name, top=12):
     binary = ns3_peer.QOSLAB
     if not binary.exists():
         raise RuntimeError(f"missing {binary} (cargo build --release --bin qoslab-run)")
-    n, rtts, queue, bn, limit, secs = CASES[name]
-    rnd = random.Random(n)
-    starts = [round(rnd.random(), 6) for _ in range(n)]
-    text = qoslab_scenario(n, queue, starts, secs * 10, 0.0, 1, bn, tenfold(bn), limit, rtts=rtts)
+    secs = ALL[name][5]
+    text = case_scenario(name, secs * 10)
     with tempfile.TemporaryDirectory() as tmp:
         sc, data = pathlib.Path(tmp) / "case.toml", pathlib.Path(tmp) / "perf.data"
         sc.write_text(text)
@@ -232,7 +291,7 @@ def write_history(out, history, load, scale, tag, folder):
     """Writes the table of every recorded run of this load, scale and build into page
     `out` (between its markers, before the profile); returns False, writing nothing,
     when there is no such run."""
-    lines = records.history_lines(history, load, scale, tag, list(CASES), folder)
+    lines = records.history_lines(history, load, scale, tag, list(ALL), folder)
     if not lines:
         return False
     text = out.read_text() if out.exists() else ""
@@ -257,7 +316,7 @@ def make_record(rows, args, started, box, commit):
     """The record of one measurement (see `ns3_records`)."""
     cases = {}
     for name, n, rtts, queue, bn, d, qw, nw, walls, cpus, ev, qh, _k, nh, _g, _e in rows:
-        limit = CASES[name][4]
+        limit = ALL[name][4]
         cases[name] = {"flows": n, "rtts_ms": rtts, "queue": queue, "bottleneck": bn,
                        "limit_pkts": limit, "seconds": d, "qoslab_wall_s": qw,
                        "ns3_wall_s": nw, "wall_ratios": walls, "cpu_ratios": cpus,
@@ -309,7 +368,7 @@ def main() -> int:
     if args.load < 0:
         print("--load: expected a number of processes, 0 or more", file=sys.stderr)
         return 2
-    if args.profile not in CASES:
+    if args.profile not in ALL:
         print(f"--profile: unknown case {args.profile!r}", file=sys.stderr)
         return 2
     folder = pathlib.Path(args.records)
@@ -352,9 +411,9 @@ def main() -> int:
         write_profile(pathlib.Path(args.out), args.profile)
         return 0
     only = [x for x in args.only.split(",") if x]
-    unknown = [x for x in only if x not in CASES]
+    unknown = [x for x in only if x not in ALL]
     if unknown:
-        print(f"--only: unknown case {unknown[0]!r} (cases: {', '.join(CASES)})", file=sys.stderr)
+        print(f"--only: unknown case {unknown[0]!r} (cases: {', '.join(ALL)})", file=sys.stderr)
         return 2
     for b in (QOSLAB, NS3):
         if not b.exists():
@@ -396,24 +455,17 @@ def measure(names, args):
     """Per case, the paired runs of both simulators: the page's rows."""
     rows = []
     for name in names:
-        n, rtts, queue, bn, limit, secs = CASES[name]
+        n, rtts, queue, bn, _limit, secs = ALL[name]
         duration = secs * args.scale
-        rnd = random.Random(n)
-        starts = [round(rnd.random(), 6) for _ in range(n)]
-        acc = tenfold(bn)
-        text = qoslab_scenario(n, queue, starts, duration, 0.0, 1, bn, acc, limit, rtts=rtts)
+        text = case_scenario(name, duration)
         q_runs, n_runs, e_runs = [], [], []
         for i in range(args.repeat):
             if i % 2:
-                n_runs.append(
-                    run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
-                )
+                n_runs.append(run_case_ns3(name, duration))
             q_runs.append(run_qoslab_timed(text))
             e_runs.append(run_qoslab_timed(text, every_hop=True))
             if not i % 2:
-                n_runs.append(
-                    run_ns3_timed(n, queue, starts, duration, 0.0, 1, limit, bn, acc, rtts=rtts)
-                )
+                n_runs.append(run_case_ns3(name, duration))
         walls = [nr[0] / qr[0] for qr, nr in zip(q_runs, n_runs, strict=True)]
         cpus = [nr[1] / qr[1] for qr, nr in zip(q_runs, n_runs, strict=True)]
         gains = [er[0] / qr[0] for qr, er in zip(q_runs, e_runs, strict=True)]
@@ -448,11 +500,22 @@ def write_summary(rec, page, history=()):
     text = page.read_text()
     if SUMMARY_BEGIN not in text:
         return
-    flows = {c: v[0] for c, v in CASES.items()}
+    flows = {c: v[0] for c, v in ALL.items()}
     new = f"{SUMMARY_BEGIN}{records.summary(rec, history, flows)}{SUMMARY_END}"
     pat = re.escape(SUMMARY_BEGIN) + ".*?" + re.escape(SUMMARY_END)
     page.write_text(re.sub(pat, lambda _: new, text, flags=re.S))
     print(f"updated the summary in {page}")
+
+
+#: What the page says of the baseline cases when it has any.
+BASELINE_NOTE = (
+    "Cases named `cubic-fq_codel`: CUBIC senders (RFC 9438: C 0.4, β 0.7, fast "
+    'convergence; HyStart off; qoslab `cc = "cubic"`, ns-3 `TcpCubic`) through an '
+    "FQ-CoDel bottleneck with RFC 8290's defaults (limit 10240 packets, 1024 flow "
+    "queues, quantum 1514 bytes, target 5 ms, interval 100 ms; qoslab `kind = "
+    '"fq_codel"`, ns-3 `FqCoDelQueueDisc` with one packet more in its device queue), '
+    "the rest as in the other cases."
+)
 
 
 def write_page(rows, args, only, rec, history=()):
@@ -470,6 +533,11 @@ def write_page(rows, args, only, rec, history=()):
         cmd += f" --scale {args.scale:g}"
     if only:
         cmd += f" --only {','.join(only)}"
+    page = "ns3-speed-loaded.md" if args.load else "ns3-speed.md"
+    if pathlib.Path(args.out).resolve() != (ROOT / "docs" / "validation" / page).resolve():
+        cmd += f" --out {os.path.relpath(pathlib.Path(args.out).resolve(), ROOT)}"
+    if args.profile != "12-red-20M" and not args.load:
+        cmd += f" --profile {args.profile}"
     loaded = (f" with {args.load} busy process{'es' if args.load > 1 else ''} beside them"
               if args.load else "")  # fmt: skip
     lines = [
@@ -492,6 +560,7 @@ def write_page(rows, args, only, rec, history=()):
         "its own (`qoslab-run --every-hop`: no cut-through, no transmissions committed "
         "ahead; the same results), its events per bottleneck packet and its wall time "
         "over the default's (median of the pairs, least–greatest).",
+        *(["", BASELINE_NOTE] if any(r[0] in BASELINES for r in rows) else []),
         "",
         "| case | flows | RTTs (ms) | queue | bottleneck | simulated (s) | qoslab wall (s) "
         "| ns-3 wall (s) | wall ratio | CPU ratio | qoslab events / bottleneck pkt "
