@@ -59,6 +59,9 @@ pub struct TcpSender {
     /// With ECN, `snd_max` at the last loss reduction (timeout or fast retransmit):
     /// ECE on an ACK up to it echoes marks that reduction already answered.
     ece_answered: Option<u64>,
+    /// `snd_max` at the last ECN reduction: for a controller that grows on ECE ACKs
+    /// (DCTCP), no growth until the cumulative ACK reaches it (Linux's CWR state).
+    ecn_cwr_end: Option<u64>,
     fin_sent: bool,
     fin_acked: bool,
     syn_sent_at: SimTime,
@@ -126,6 +129,7 @@ impl TcpSender {
             signal_recover: None,
             cwr_pending: false,
             ece_answered: None,
+            ecn_cwr_end: None,
             fin_sent: false,
             fin_acked: false,
             syn_sent_at: SimTime::ZERO,
@@ -672,10 +676,15 @@ impl TcpSender {
                 // so the ACKs of the whole go-back carry ECE; blocking on them left the
                 // window at one segment until the next new data (Linux grows in Loss
                 // whatever ECE says).
-                // DCTCP's ECE echoes marks exactly and grows the window as Linux does.
-                let answered =
-                    self.ece_answered.is_some_and(|r| acked_to <= r) || self.cc.grows_on_ece();
-                if (!ece || answered) && newly > 0 {
+                // DCTCP's ECE echoes marks exactly: its ACKs grow the window whatever
+                // ECE says, except in the window of data after its cut (Linux's CWR state
+                // and ns-3's CA_CWR keep cwnd until snd_una reaches the cut's snd_max).
+                let grow = if self.cc.grows_on_ece() {
+                    self.ecn_cwr_end.is_none_or(|r| acked_to >= r)
+                } else {
+                    !ece || self.ece_answered.is_some_and(|r| acked_to <= r)
+                };
+                if grow && newly > 0 {
                     let s = AckSample {
                         now,
                         newly_acked: newly.min(u32::MAX as u64) as u32,
@@ -964,6 +973,7 @@ impl TcpSender {
         self.signal_recover = Some(self.snd_max);
         if ecn {
             self.cwr_pending = true;
+            self.ecn_cwr_end = Some(self.snd_max);
             self.stats.ecn_reductions += 1;
         } else {
             self.stats.quench_reductions += 1;

@@ -1202,6 +1202,46 @@ fn dctcp_cuts_cwnd_by_alpha_over_two_once_per_window_on_the_wire() {
 }
 
 #[test]
+fn dctcp_grows_on_ece_acks_but_not_in_the_window_after_its_cut() {
+    // Initial window 10, slow start. The ACK of segment 0 carries ECE: it grows the
+    // window to 11 (as any ACK), then the cut with α = 1 leaves 11 − ⌊5.5⌋ = 6 segments,
+    // cwnd = ssthresh. ACKs below snd_max at the cut (10 segments) leave cwnd at 6 (Linux's
+    // CWR state); the ACK reaching it grows again, by MSS²/cwnd in congestion avoidance.
+    let c = TcpConfig {
+        initial_window: 10,
+        max_window: 100,
+        ..dctcp(1e-12, 1.0)
+    };
+    let mut s = TcpSender::new(&c, None);
+    let mut out = Vec::new();
+    s.start(SimTime::ZERO, &mut out);
+    assert_eq!(out.len(), 10);
+    let ack = |n: u64, ece: bool| TcpHeader {
+        ack: n * MSS as u64,
+        flags: tcp_flags::ACK | if ece { tcp_flags::ECE } else { 0 },
+        wnd: 100 * MSS,
+        ..Default::default()
+    };
+    let t = SimTime::from_millis(100);
+    s.on_ack(t, &ack(1, true), &mut out);
+    assert_eq!((s.probe().cwnd, s.probe().ssthresh), (6 * MSS, 6 * MSS));
+    for n in 2..10 {
+        s.on_ack(t, &ack(n, n % 3 == 0), &mut out);
+        assert_eq!(
+            s.probe().cwnd,
+            6 * MSS,
+            "ACK {n} inside the window after the cut"
+        );
+    }
+    assert_eq!(s.stats().ecn_reductions, 1);
+    s.on_ack(t, &ack(10, false), &mut out);
+    assert_eq!(s.probe().cwnd, 6 * MSS + MSS / 6);
+    // An ECE ACK after that window grows (and then cuts again: a new window).
+    s.on_ack(t, &ack(11, true), &mut out);
+    assert_eq!(s.stats().ecn_reductions, 2);
+}
+
+#[test]
 fn dctcp_delivers_every_byte_once_under_random_loss_and_marks() {
     let total = 1_000_000;
     for v in [Variant::NewReno, Variant::Sack] {

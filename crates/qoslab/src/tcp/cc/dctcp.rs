@@ -7,7 +7,8 @@
 //! updates α ← (1 − g)·α + g·F with F the marked fraction, g = 1/16 by default. On
 //! ECE it sets cwnd ← cwnd·(1 − α/2), at most once per window of data (§3.3; the
 //! sender's RFC 3168 once-per-window rule and CWR apply). Loss is answered as
-//! Reno (§3.5); the increase is Reno's.
+//! Reno (§3.5); the increase is Reno's, on ACKs with or without ECE, but not in the
+//! window of data after a cut (Linux's CWR state).
 //!
 //! α starts at `alpha_init`, 1 by default: Linux's `dctcp_alpha_on_init` default
 //! (1024/1024) and ns-3's `TcpDctcp::DctcpAlphaOnInit`, so the first marks halve the
@@ -94,7 +95,8 @@ impl CongestionControl for Dctcp {
     }
     fn grows_on_ece(&self) -> bool {
         // The receiver echoes each segment's mark exactly (RFC 8257 §3.2), so an ECE
-        // ACK is not a standing congestion signal; Linux grows on it as on any ACK.
+        // ACK is not a standing congestion signal; Linux grows on it as on any ACK
+        // outside its CWR state (the sender holds cwnd for the window after a cut).
         true
     }
     fn ssthresh_after_loss(&self, in_flight: u32) -> u32 {

@@ -106,7 +106,8 @@ pub trait CongestionControl {
     /// Every ACK that advances `snd_una`, with its ECE flag (DCTCP only; others ignore it).
     fn on_ecn_ack(&mut self, _ack: &EcnAck) {}
     /// Whether an ACK with ECE may still grow the window: RFC 3168 §6.1.2 says no (the
-    /// default); DCTCP's receiver echoes each mark exactly (RFC 8257 §3.2), so yes.
+    /// default); DCTCP's receiver echoes each mark exactly (RFC 8257 §3.2), so yes, but
+    /// not before the data sent before its last cut is acknowledged (Linux's CWR state).
     fn grows_on_ece(&self) -> bool {
         false
     }
