@@ -182,9 +182,13 @@ def test_the_dctcp_verdicts_follow_the_bands():
             r["queue_pkts"][1] += m95 + band + 0.5 - out["qoslab"]["p95"]
     assert not mod.summarize(moved, case)[1]["p95"]
     same = copy.deepcopy(data)
-    q_rows = {(r["case"], r["seed"]): r for r in same["rows"] if r["sim"] == "qoslab"}
+
+    def key(r):
+        return r["case"], r["seed"], r.get("variant", "base")
+
+    q_rows = {key(r): r for r in same["rows"] if r["sim"] == "qoslab"}
     for r in same["rows"]:
         if r["sim"] == "ns-3.44":
-            r["goodputs"] = list(q_rows[(r["case"], r["seed"])]["goodputs"])
+            r["goodputs"] = list(q_rows[key(r)]["goodputs"])
     for c in same["cases"]:
         assert mod.summarize(same, c)[1]["jain"], c

@@ -23,7 +23,12 @@ Judged per case, decided before any number was seen:
   around K, the 10 ms samples catch it at random phases, and the two simulators'
   windows are cut in whole segments (qoslab, as Linux) or in bytes (ns-3).
 
-Usage: python3 validation/ns3_dctcp.py [--seeds N] [--cases a,b]
+Counterfactual (``--byte-counting``): qoslab's flows with ``byte_counting = true``. With
+delayed ACKs qoslab's default increase adds MSS²/cwnd per ACK (ns-2's rule), half a
+segment per RTT, where ns-3's TcpNewReno-based TcpDctcp counts the segments each ACK
+acknowledges (one segment per RTT, as RFC 3465 and Linux); ns-3's rows are run again.
+
+Usage: python3 validation/ns3_dctcp.py [--seeds N] [--cases a,b] [--byte-counting]
        python3 validation/ns3_dctcp.py --page   (rewrites the page from the data)
 Needs: validation/ns3/build.sh (the ns-3 peer), maturin develop (qoslab).
 Writes validation/data/ns3-dctcp.json and docs/validation/ns3-dctcp.md.
@@ -70,8 +75,9 @@ def starts_for(n: int, seed: int) -> list[float]:
     return [round(rnd.random(), 6) for _ in range(n)]
 
 
-def scenario(case, seed, duration, warmup) -> dict:
-    """The qoslab dumbbell of the case with DCTCP flows and the step-marking queue."""
+def scenario(case, seed, duration, warmup, byte_counting=False) -> dict:
+    """The qoslab dumbbell of the case with DCTCP flows and the step-marking queue;
+    ``byte_counting`` turns RFC 3465 byte counting on (the counterfactual)."""
     n, bottleneck, rtts = CASES[case]
     starts = starts_for(n, seed)
     tcp = {
@@ -87,6 +93,8 @@ def scenario(case, seed, duration, warmup) -> dict:
         "ecn": True,
         "cc": {"kind": "dctcp", "g": 0.0625, "alpha_init": 1.0},
     }
+    if byte_counting:
+        tcp["byte_counting"] = True
     nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
     links, flows = [], []
     access = {"rate": "1Gbps", "framing": 2, "queue": {"kind": "droptail", "limit": 1000}}
@@ -123,13 +131,13 @@ def scenario(case, seed, duration, warmup) -> dict:
     }
 
 
-def run_qoslab(case, seed, duration, warmup):
+def run_qoslab(case, seed, duration, warmup, byte_counting=False):
     import polars as pl
 
     from qoslab.api import run
 
     t0 = time.perf_counter()
-    res = run(scenario(case, seed, duration, warmup))
+    res = run(scenario(case, seed, duration, warmup, byte_counting))
     wall = time.perf_counter() - t0
     good = [float(x) for x in res.flows.sort("flow")["goodput_bps"]]
     s = res.queue_samples.filter((pl.col("iface") == "r1->r2") & (pl.col("t") >= warmup - 1e-9))
@@ -137,7 +145,7 @@ def run_qoslab(case, seed, duration, warmup):
     return good, [int(b) for b in s["bytes"]], marks, wall
 
 
-def run_ns3(case, seed, duration, warmup):
+def run_ns3(case, seed, duration, warmup, byte_counting=False):
     n, bottleneck, rtts = CASES[case]
     args = peer.ns3_args(
         n,
@@ -176,8 +184,8 @@ def percentiles_pkts(samples: list[int]) -> tuple[float, float]:
 # --- the page, from the data alone ------------------------------------------------------
 
 
-def summarize(data, case):
-    rows = [r for r in data["rows"] if r["case"] == case]
+def summarize(data, case, variant="base"):
+    rows = [r for r in data["rows"] if r["case"] == case and r.get("variant", "base") == variant]
     out = {}
     for sim in ("qoslab", "ns-3.44"):
         rs = [r for r in rows if r["sim"] == sim]
@@ -218,6 +226,32 @@ def page(data) -> str:
         "bottleneck queue p50 and p95 (10 ms samples of the packets waiting, per seed, mean "
         "over seeds) within max(20 % of ns-3's, 3 packets).",
         "",
+    ]
+    body, total, misses = table(data, "base")
+    lines += [*body, "", f"**{total - misses} of {total}** cases within every band.", ""]
+    for note in data.get("notes", []):
+        lines += [note, ""]
+    for variant, vmeta in data.get("variants", {}).items():
+        title, text = VARIANT_TEXT.get(variant, (f"Variant {variant}", ""))
+        body, total, misses = table(data, variant)
+        lines += [f"## {title}", "", f"`{vmeta['command']}`. {text}", "", *body, ""]
+        lines += [f"**{total - misses} of {total}** cases within every band.", ""]
+    return "\n".join(lines)
+
+
+VARIANT_TEXT = {
+    "byte_counting": (
+        "Counterfactual: qoslab with byte counting",
+        "qoslab's flows count acknowledged bytes (`byte_counting = true`, RFC 3465) instead "
+        "of adding MSS²/cwnd per ACK: with delayed ACKs every second segment, ns-3's "
+        "TcpDctcp (its NewReno increase counts acknowledged segments) grows one segment per "
+        "RTT, qoslab's default half of that. ns-3's rows are run again with the same seeds.",
+    ),
+}
+
+
+def table(data, variant) -> tuple[list[str], int, int]:
+    lines = [
         "| case | total Mb/s qoslab / ns-3 (ratio) | Jain qoslab / ns-3 | queue p50 packets "
         "qoslab / ns-3 | queue p95 packets qoslab / ns-3 (band ±) | CE marks per run "
         "qoslab / ns-3 | verdict |",
@@ -225,7 +259,9 @@ def page(data) -> str:
     ]
     total = misses = 0
     for case in data["cases"]:
-        out, checks = summarize(data, case)
+        if not any(r["case"] == case and r.get("variant", "base") == variant for r in data["rows"]):
+            continue
+        out, checks = summarize(data, case, variant)
         q, m = out["qoslab"], out["ns-3.44"]
         failed = [k for k, ok in checks.items() if not ok]
         total += 1
@@ -238,10 +274,7 @@ def page(data) -> str:
             f"{q['p50']:.1f} / {m['p50']:.1f} | {q['p95']:.1f} / {m['p95']:.1f} (±{band:.1f}) | "
             f"{q['marks']:.0f} / {m['marks']:.0f} | {verdict} |"
         )
-    lines += ["", f"**{total - misses} of {total}** cases within every band.", ""]
-    for note in data.get("notes", []):
-        lines += [note, ""]
-    return "\n".join(lines)
+    return lines, total, misses
 
 
 def main() -> int:
@@ -250,6 +283,11 @@ def main() -> int:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--warmup", type=float, default=5.0)
+    ap.add_argument(
+        "--byte-counting",
+        action="store_true",
+        help="counterfactual: qoslab's flows with byte_counting = true",
+    )
     ap.add_argument("--page", action="store_true", help="rewrite the page from the data only")
     args = ap.parse_args()
     if args.page:
@@ -260,16 +298,20 @@ def main() -> int:
         print(f"missing {peer.NS3}: run validation/ns3/build.sh", file=sys.stderr)
         return 2
     cases = args.cases.split(",")
+    variant = "byte_counting" if args.byte_counting else "base"
     rows = []
     for case in cases:
         for seed in range(1, args.seeds + 1):
             for sim, fn in (("qoslab", run_qoslab), ("ns-3.44", run_ns3)):
-                good, samples, marks, wall = fn(case, seed, args.duration, args.warmup)
+                good, samples, marks, wall = fn(
+                    case, seed, args.duration, args.warmup, args.byte_counting
+                )
                 rows.append(
                     {
                         "case": case,
                         "seed": seed,
                         "sim": sim,
+                        "variant": variant,
                         "goodputs": good,
                         "queue_pkts": list(percentiles_pkts(samples)),
                         "samples": len(samples),
@@ -279,7 +321,7 @@ def main() -> int:
                 )
                 r = rows[-1]
                 print(
-                    f"{case} seed {seed} {sim}: {sum(good) / 1e6:.2f} Mb/s jain "
+                    f"{variant} {case} seed {seed} {sim}: {sum(good) / 1e6:.2f} Mb/s jain "
                     f"{jain(good):.3f} queue p50/p95 {r['queue_pkts'][0]:.1f}/"
                     f"{r['queue_pkts'][1]:.1f} pkts, {marks} marks ({wall:.1f} s)",
                     flush=True,
@@ -289,19 +331,28 @@ def main() -> int:
         cmd += f" --seeds {args.seeds}"
     if cases != list(CASES):
         cmd += f" --cases {','.join(cases)}"
+    if args.byte_counting:
+        cmd += " --byte-counting"
     meta = {
         "command": cmd,
         "duration": args.duration,
         "warmup": args.warmup,
         "seeds": list(range(1, args.seeds + 1)),
     }
-    data = {
-        "meta": meta,
-        "k": K,
-        "cases": {c: list(CASES[c]) for c in cases},
-        "rows": rows,
-        "notes": [],
-    }
+    if variant == "base":
+        data = {
+            "meta": meta,
+            "k": K,
+            "cases": {c: list(CASES[c]) for c in cases},
+            "rows": rows,
+            "notes": [],
+            "variants": {},
+        }
+    else:
+        # A counterfactual joins the committed base runs; its rows replace its earlier ones.
+        data = json.loads(DATA.read_text())
+        data["rows"] = [r for r in data["rows"] if r.get("variant", "base") != variant] + rows
+        data.setdefault("variants", {})[variant] = meta
     DATA.parent.mkdir(parents=True, exist_ok=True)
     DATA.write_text(json.dumps(data, indent=1) + "\n")
     PAGE.write_text(page(data))
