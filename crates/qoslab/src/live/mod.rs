@@ -257,7 +257,7 @@ pub fn peak_rate(sc: &crate::scenario::Scenario, w: &crate::world::World) -> Opt
     let mut tcp: Vec<bool> = Vec::new();
     for (i, f) in w.flows.iter().enumerate() {
         let spec = sc.flow.get(i);
-        let (rate, bytes, is_tcp) = match spec.map(|s| (&s.cbr, &s.pareto)) {
+        let (rate, bytes, is_tcp) = match spec.map(|s| (s.cbr(), s.pareto())) {
             Some((Some(c), _)) => (c.rate.bps() as f64, c.size as f64, false),
             Some((None, Some(p))) => (p.rate.bps() as f64, p.size as f64, false),
             _ => (f64::INFINITY, TCP_PACKET, true),
@@ -410,19 +410,22 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
         |key: String, why: &str| Err(ScenarioError::new(key, format!("cannot run live: {why}")));
     for (i, f) in sc.flow.iter().enumerate() {
         let k = |s: &str| format!("flow[{i}].{s}");
-        if f.ptcp.is_some() {
-            return refuse(k("ptcp"), "pTCP is qoslab's own transport");
+        match f.tcp_app() {
+            Some(crate::scenario::TcpAppSpec::Ptcp { .. }) => {
+                return refuse(k("ptcp"), "pTCP is qoslab's own transport");
+            }
+            Some(crate::scenario::TcpAppSpec::Stripe { .. }) => {
+                return refuse(k("stripe"), "striping is qoslab's own application");
+            }
+            Some(crate::scenario::TcpAppSpec::Writes { .. }) => {
+                return refuse(
+                    k("writes"),
+                    "periodic writes are not built into the live sender yet",
+                );
+            }
+            _ => {}
         }
-        if f.stripe.is_some() {
-            return refuse(k("stripe"), "striping is qoslab's own application");
-        }
-        if f.writes.is_some() {
-            return refuse(
-                k("writes"),
-                "periodic writes are not built into the live sender yet",
-            );
-        }
-        if let Some(t) = &f.tcp {
+        if let Some(t) = f.tcp() {
             match t.cc {
                 crate::tcp::CcConfig::Reno => {}
                 crate::tcp::CcConfig::MulTcp { .. } => {
@@ -445,14 +448,14 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
     // port (the defaults, as the build gives them, never do).
     let sport = |i: usize| sc.flow[i].src_port.unwrap_or(1024 + (i % 60_000) as u16);
     for (i, w) in sc.flow.iter().enumerate() {
-        if w.web.is_none() {
+        if w.web().is_none() {
             continue;
         }
         let clash = sc.flow.iter().enumerate().find(|&(j, f)| {
             j != i
-                && f.tcp.is_some()
+                && f.tcp().is_some()
                 && ((f.from == w.from && sport(j) == sport(i))
-                    || (f.web.is_none()
+                    || (f.web().is_none()
                         && f.to == w.from
                         && f.dst_port.unwrap_or(5001) == sport(i)))
         });

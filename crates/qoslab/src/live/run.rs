@@ -670,7 +670,7 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
             w.nodes[f.src.0 as usize].addr,
             w.nodes[f.dst.0 as usize].addr,
         );
-        if sc.flow[i].web.is_some() {
+        if sc.flow[i].web().is_some() {
             // A web flow's client opens a connection per object from ports its kernel
             // picks: every connection between the server's port and the client is it.
             map.add_server(proto, (s, f.src_port), d, FlowId(i as u32));
@@ -822,10 +822,10 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
     };
     warnings.extend(timing_verdict(&mut r, &w, &io, &load));
     warnings.extend(program_table(&mut r, &live, &results, &work));
-    if sc.flow.iter().any(|f| f.telnet.is_some()) {
+    if sc.flow.iter().any(|f| f.telnet().is_some()) {
         telnet_tables(&mut r, &results);
     }
-    if sc.flow.iter().any(|f| f.web.is_some()) {
+    if sc.flow.iter().any(|f| f.web().is_some()) {
         web_tables(&mut r, &results);
     }
     conns_table(&mut r, &w, &io);
@@ -1439,7 +1439,7 @@ fn agent_configs(
                     if f.dst == h {
                         let rng =
                             crate::rng::RngStream::derive(sc.seed, &format!("web/{}", spec.name));
-                        let cfg = spec.web.as_ref().expect("a web flow has its web table");
+                        let cfg = spec.web().expect("a web flow has its web table");
                         web_clients.push(json!({
                             "flow": i, "server": src, "sport": f.src_port, "addr": dst,
                             "start": f.start.as_secs_f64(), "mss": wf.tcp.mss,
@@ -1460,11 +1460,11 @@ fn agent_configs(
                         .or_default()
                         .push(json!({
                             "flow": i, "peer": src, "peer_port": f.src_port,
-                            "arrivals": spec.telnet.is_some(),
+                            "arrivals": spec.telnet().is_some(),
                         }));
                 }
                 if f.src == h {
-                    let (rate, size) = match (&spec.cbr, &spec.pareto) {
+                    let (rate, size) = match (spec.cbr(), spec.pareto()) {
                         (Some(c), _) => (c.rate.bps() as f64, c.size as u64),
                         (None, Some(p)) => (p.rate.bps() as f64, p.size as u64),
                         (None, None) => (0.0, 0),
@@ -1472,14 +1472,14 @@ fn agent_configs(
                     // Pareto on/off (ns-2's Application/Traffic/Pareto): the agent draws
                     // its periods from its own stream seeded by the run's seed and the
                     // flow, with the simulator's law (not its sequence).
-                    let onoff = spec.pareto.as_ref().map(|p| {
+                    let onoff = spec.pareto().map(|p| {
                         json!({"mean_on": secs(p.mean_on), "mean_off": secs(p.mean_off),
                                "shape": p.shape, "seed": sc.seed.wrapping_mul(1_000_003)
                                    .wrapping_add(i as u64)})
                     });
                     // Telnet (P3 §V.D): the agent draws its sessions and writes from the
                     // simulator's laws, from its own stream (not the simulator's sequence).
-                    let telnet = spec.telnet.as_ref().map(|t| {
+                    let telnet = spec.telnet().map(|t| {
                         json!({"mean_interval": secs(t.mean_interval), "size_min": t.size_min,
                                "size_max": t.size_max, "packets_min": t.packets_min,
                                "packets_max": t.packets_max, "mean_idle": secs(t.mean_idle),
@@ -1490,7 +1490,7 @@ fn agent_configs(
                         "telnet": telnet,
                         "flow": i, "proto": proto, "dst": dst, "dport": f.dst_port,
                         "src": src, "sport": f.src_port, "start": f.start.as_secs_f64(),
-                        "stop": spec.stop.map(secs), "bytes": spec.bytes.map(|b| b.0),
+                        "stop": spec.stop.map(secs), "bytes": spec.bytes().map(|b| b.0),
                         "rate": rate, "size": size, "dscp": spec.dscp,
                         "trace": traced.contains(&f.name.as_str()), "onoff": onoff,
                     }));

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::model::Scenario;
+use super::model::{AppSpec, Scenario, TcpAppSpec};
 use super::trc::{self, Place};
 use crate::app::{Cbr, ParetoOnOff, UdpSink};
 use crate::cond::{Chain, ConditionerConfig};
@@ -332,160 +332,59 @@ fn flows<'a>(
             ));
         }
         let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
-        if f.writes.is_some() && f.tcp.is_none() {
-            return Err(ScenarioError::new(
-                key("writes"),
-                "writes applies to TCP flows only",
-            ));
-        }
-        if let Some(wr) = &f.writes {
-            if wr.size.0 == 0 {
-                return Err(ScenarioError::new(
-                    key("writes.size"),
-                    "expected a positive number of bytes per write",
-                ));
-            }
-            if wr.every == crate::time::Dur::ZERO {
-                return Err(ScenarioError::new(
-                    key("writes.every"),
-                    "expected a positive time between writes, found 0",
-                ));
-            }
-        }
-        if let Some(tn) = &f.telnet {
-            if f.tcp.is_none() {
-                return Err(ScenarioError::new(
-                    key("telnet"),
-                    "telnet applies to TCP flows only",
-                ));
-            }
-            for (set, k) in [(f.writes.is_some(), "writes"), (f.bytes.is_some(), "bytes")] {
-                if set {
-                    return Err(ScenarioError::new(
-                        key(k),
-                        format!(
-                            "{k} cannot be combined with telnet (Telnet decides its own writes)"
-                        ),
-                    ));
-                }
-            }
-            tn.validate().map_err(|e| at(key("telnet"), e))?;
-        }
-        if let Some(wb) = &f.web {
-            if f.tcp.is_none() {
-                return Err(ScenarioError::new(
-                    key("web"),
-                    "web applies to TCP flows only",
-                ));
-            }
-            for (set, k) in [
-                (f.writes.is_some(), "writes"),
-                (f.bytes.is_some(), "bytes"),
-                (f.telnet.is_some(), "telnet"),
-            ] {
-                if set {
-                    return Err(ScenarioError::new(
-                        key(k),
-                        format!("{k} cannot be combined with web (the web model opens its own connections)"),
-                    ));
-                }
-            }
-            if sc.record.traces.iter().any(|t| t == &f.name) {
-                return Err(ScenarioError::new(
-                    "record.traces",
-                    format!(
-                        "flow {:?} is a web flow; only single TCP senders can be traced",
-                        f.name
-                    ),
-                ));
-            }
-            wb.validate().map_err(|e| at(key("web"), e))?;
-        }
-        if let Some(st) = &f.stripe {
-            if f.tcp.is_none() {
-                return Err(ScenarioError::new(
-                    key("stripe"),
-                    "stripe applies to TCP flows only",
-                ));
-            }
-            for (set, k) in [
-                (f.writes.is_some(), "writes"),
-                (f.telnet.is_some(), "telnet"),
-                (f.web.is_some(), "web"),
-            ] {
-                if set {
-                    return Err(ScenarioError::new(
-                        key(k),
-                        format!("{k} cannot be combined with stripe (the striping application writes its own blocks)"),
-                    ));
-                }
-            }
-            if sc.record.traces.iter().any(|t| t == &f.name) {
-                return Err(ScenarioError::new(
-                    "record.traces",
-                    format!(
-                        "flow {:?} is a striped flow; only single TCP senders can be traced",
-                        f.name
-                    ),
-                ));
-            }
-            st.validate().map_err(|e| at(key("stripe"), e))?;
-        }
-        if let Some(pt) = &f.ptcp {
-            let Some(tcp) = &f.tcp else {
-                return Err(ScenarioError::new(
-                    key("ptcp"),
-                    "ptcp applies to TCP flows only",
-                ));
-            };
-            for (set, k) in [
-                (f.writes.is_some(), "writes"),
-                (f.telnet.is_some(), "telnet"),
-                (f.web.is_some(), "web"),
-                (f.stripe.is_some(), "stripe"),
-            ] {
-                if set {
-                    return Err(ScenarioError::new(
-                        key(k),
-                        format!("{k} cannot be combined with ptcp (the pTCP engine writes its own data)"),
-                    ));
-                }
-            }
-            if tcp.rcv_buffer.is_some() {
-                return Err(ScenarioError::new(
-                    key("tcp.rcv_buffer"),
-                    "a pTCP flow's receive buffer belongs to its engine: set ptcp.recv_buffer instead",
-                ));
-            }
-            if sc.record.traces.iter().any(|t| t == &f.name) {
-                return Err(ScenarioError::new(
-                    "record.traces",
-                    format!(
-                        "flow {:?} is a pTCP flow; only single TCP senders can be traced",
-                        f.name
-                    ),
-                ));
-            }
-            pt.validate(tcp.mss).map_err(|e| at(key("ptcp"), e))?;
-        }
-        if f.bytes.is_some() && f.tcp.is_none() {
-            return Err(ScenarioError::new(
-                key("bytes"),
-                "bytes applies to TCP flows only",
-            ));
-        }
+        // Which application tables may sit together was settled when the file was read
+        // (`FlowSpec`'s `TryFrom`); what is left are their values.
         let traced = sc.record.traces.iter().any(|t| t == &f.name);
-        if traced && f.tcp.is_none() {
-            return Err(ScenarioError::new(
-                "record.traces",
-                format!(
-                    "flow {:?} is not a TCP flow; only TCP senders can be traced",
-                    f.name
-                ),
-            ));
+        if traced {
+            let what = match f.tcp_app() {
+                None => Some("is not a TCP flow; only TCP senders"),
+                Some(TcpAppSpec::Web(_)) => Some("is a web flow; only single TCP senders"),
+                Some(TcpAppSpec::Stripe { .. }) => {
+                    Some("is a striped flow; only single TCP senders")
+                }
+                Some(TcpAppSpec::Ptcp { .. }) => Some("is a pTCP flow; only single TCP senders"),
+                Some(_) => None,
+            };
+            if let Some(what) = what {
+                return Err(ScenarioError::new(
+                    "record.traces",
+                    format!("flow {:?} {what} can be traced", f.name),
+                ));
+            }
         }
-        let app = match (&f.tcp, &f.cbr, &f.pareto) {
-            (Some(c), None, None) => {
+        let app = match &f.app {
+            AppSpec::Tcp { tcp: c, app } => {
+                match app {
+                    TcpAppSpec::Bulk { .. } => {}
+                    TcpAppSpec::Writes { writes: wr, .. } => {
+                        if wr.size.0 == 0 {
+                            return Err(ScenarioError::new(
+                                key("writes.size"),
+                                "expected a positive number of bytes per write",
+                            ));
+                        }
+                        if wr.every == crate::time::Dur::ZERO {
+                            return Err(ScenarioError::new(
+                                key("writes.every"),
+                                "expected a positive time between writes, found 0",
+                            ));
+                        }
+                    }
+                    TcpAppSpec::Telnet(tn) => tn.validate().map_err(|e| at(key("telnet"), e))?,
+                    TcpAppSpec::Web(wb) => wb.validate().map_err(|e| at(key("web"), e))?,
+                    TcpAppSpec::Stripe { stripe: st, .. } => {
+                        st.validate().map_err(|e| at(key("stripe"), e))?
+                    }
+                    TcpAppSpec::Ptcp { ptcp: pt, .. } => {
+                        if c.rcv_buffer.is_some() {
+                            return Err(ScenarioError::new(
+                                key("tcp.rcv_buffer"),
+                                "a pTCP flow's receive buffer belongs to its engine: set ptcp.recv_buffer instead",
+                            ));
+                        }
+                        pt.validate(c.mss).map_err(|e| at(key("ptcp"), e))?
+                    }
+                }
                 c.validate().map_err(|e| at(key("tcp"), e))?;
                 if f.stop.is_some() {
                     return Err(ScenarioError::new(
@@ -493,20 +392,30 @@ fn flows<'a>(
                         "stop applies to UDP flows; give a TCP flow `bytes` for a finite transfer",
                     ));
                 }
-                let bytes = f.bytes.map(|b| b.0);
+                let bytes = app.bytes().map(|b| b.0);
                 if bytes == Some(0) {
                     return Err(ScenarioError::new(
                         key("bytes"),
                         "expected a positive number of bytes",
                     ));
                 }
-                let writer = f.writes.map(|wr| Writer {
-                    size: wr.size.0,
-                    every: wr.every,
-                    left: bytes,
-                });
+                let writer = match app {
+                    TcpAppSpec::Writes { writes: wr, .. } => Some(Writer {
+                        size: wr.size.0,
+                        every: wr.every,
+                        left: bytes,
+                    }),
+                    _ => None,
+                };
+                let telnet = match app {
+                    TcpAppSpec::Telnet(tn) => {
+                        let r = RngStream::derive(sc.seed, &format!("telnet/{}", f.name));
+                        Some(Box::new(crate::app::Telnet::new(tn, r)))
+                    }
+                    _ => None,
+                };
                 FlowApp::Tcp(Box::new(TcpFlow {
-                    snd: if writer.is_some() || f.telnet.is_some() {
+                    snd: if writer.is_some() || telnet.is_some() {
                         TcpSender::new_app_limited(c)
                     } else {
                         TcpSender::new(c, bytes)
@@ -522,25 +431,29 @@ fn flows<'a>(
                     started: false,
                     finite: bytes.is_some(),
                     done_at: SimTime::NEVER,
-                    telnet: f.telnet.as_ref().map(|tn| {
-                        let r = RngStream::derive(sc.seed, &format!("telnet/{}", f.name));
-                        Box::new(crate::app::Telnet::new(tn, r))
-                    }),
-                    web: f.web.as_ref().map(|wb| {
-                        let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
-                        Box::new(crate::app::web::WebFlow::new(wb, c, r))
-                    }),
-                    stripe: f
-                        .stripe
-                        .as_ref()
-                        .map(|st| Box::new(crate::app::Stripe::new(st, c, bytes))),
-                    ptcp: f
-                        .ptcp
-                        .as_ref()
-                        .map(|pt| Box::new(crate::app::Ptcp::new(pt, c, bytes))),
+                    telnet,
+                    web: match app {
+                        TcpAppSpec::Web(wb) => {
+                            let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
+                            Some(Box::new(crate::app::web::WebFlow::new(wb, c, r)))
+                        }
+                        _ => None,
+                    },
+                    stripe: match app {
+                        TcpAppSpec::Stripe { stripe: st, .. } => {
+                            Some(Box::new(crate::app::Stripe::new(st, c, bytes)))
+                        }
+                        _ => None,
+                    },
+                    ptcp: match app {
+                        TcpAppSpec::Ptcp { ptcp: pt, .. } => {
+                            Some(Box::new(crate::app::Ptcp::new(pt, c, bytes)))
+                        }
+                        _ => None,
+                    },
                 }))
             }
-            (None, Some(c), None) => {
+            AppSpec::Cbr(c) => {
                 c.validate().map_err(|e| at(key("cbr"), e))?;
                 FlowApp::Cbr {
                     src: Cbr::new(c, stop, rng),
@@ -549,7 +462,7 @@ fn flows<'a>(
                     size: c.size,
                 }
             }
-            (None, None, Some(p)) => {
+            AppSpec::Pareto(p) => {
                 p.validate().map_err(|e| at(key("pareto"), e))?;
                 FlowApp::Pareto {
                     src: ParetoOnOff::new(p, stop, rng),
@@ -557,22 +470,6 @@ fn flows<'a>(
                     seq: 0,
                     size: p.size,
                 }
-            }
-            (t, c, p) => {
-                let found = t.is_some() as u8 + c.is_some() as u8 + p.is_some() as u8;
-                let k = if p.is_some() {
-                    "pareto"
-                } else if t.is_some() {
-                    "tcp"
-                } else {
-                    "cbr"
-                };
-                return Err(ScenarioError::new(
-                    key(k),
-                    format!(
-                        "expected exactly one application table (cbr, pareto or tcp), found {found}"
-                    ),
-                ));
             }
         };
         for (k, d) in [("dscp", f.dscp), ("ack_dscp", f.ack_dscp)] {
@@ -739,7 +636,7 @@ fn multcp_warnings(sc: &Scenario) -> Vec<String> {
     sc.flow
         .iter()
         .filter_map(|f| {
-            let t = f.tcp.as_ref()?;
+            let t = f.tcp()?;
             match (t.cc, t.variant) {
                 (CcConfig::MulTcp { w }, Variant::Reno | Variant::Tahoe) if w > 1.0 => {
                     Some(format!(

@@ -13,7 +13,7 @@ mod trc;
 
 pub use crate::units::{self, Bytes};
 pub use build::build;
-pub use model::{FlowSpec, LinkSpec, NodeSpec, RecordSpec, Scenario};
+pub use model::{AppSpec, FlowSpec, LinkSpec, NodeSpec, RecordSpec, Scenario, TcpAppSpec};
 
 use crate::config::ScenarioError;
 

@@ -158,9 +158,10 @@ pub struct LinkSpec {
     pub loss_b_to_a: Option<f64>,
 }
 
-/// A flow: exactly one of `cbr`, `pareto` (UDP) or `tcp`.
+/// A flow: two hosts, when it runs, how its packets are marked, and its application
+/// ([`AppSpec`]), made from the application tables of a `[[flow]]` as written.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "FlowFile")]
 pub struct FlowSpec {
     /// Unique name.
     pub name: String,
@@ -169,60 +170,335 @@ pub struct FlowSpec {
     /// Receiving host.
     pub to: String,
     /// When the source starts; default 0.
-    #[serde(default)]
     pub start: Dur,
     /// The start is drawn uniformly from [start, start + start_jitter) with the flow's
     /// own stream (derived from the run seed and the flow name); default 0.
-    #[serde(default)]
     pub start_jitter: Dur,
     /// When the source stops; default: runs to the end.
-    #[serde(default)]
     pub stop: Option<Dur>,
-    /// Constant bit rate UDP source.
-    #[serde(default)]
-    pub cbr: Option<CbrConfig>,
-    /// Pareto on/off UDP source.
-    #[serde(default)]
-    pub pareto: Option<ParetoConfig>,
-    /// TCP bulk transfer (NewReno by default); see `tcp::TcpConfig` for the keys.
-    #[serde(default)]
-    pub tcp: Option<TcpConfig>,
-    /// Bytes to transfer (finite TCP transfers); default: unlimited.
-    #[serde(default)]
-    pub bytes: Option<Bytes>,
-    /// TCP only: the application writes `size` bytes every `every` instead of handing
-    /// TCP everything at the start (P0 §6.3: its sends on a window-closed connection);
-    /// with `bytes` it stops (and closes) after that many.
-    #[serde(default)]
-    pub writes: Option<WritesSpec>,
-    /// TCP only: a Telnet application (sessions of small writes with exponential
-    /// interarrival times, P3 §V.D) instead of a bulk transfer.
-    #[serde(default)]
-    pub telnet: Option<crate::app::TelnetConfig>,
-    /// TCP only: WWW traffic (P3 §V.D, ns-2's web traffic model): sessions of pages of
-    /// objects, one connection per object; the flow's source is the server.
-    #[serde(default)]
-    pub web: Option<crate::app::WebConfig>,
-    /// TCP only: application striping (P4 §2): w TCP connections, data in blocks,
-    /// read in block order at the receiver.
-    #[serde(default)]
-    pub stripe: Option<crate::app::StripeConfig>,
-    /// TCP only: pTCP (P4 §4): one connection of `pipes` TCP-v pipes whose engine owns
-    /// the send and receive buffers.
-    #[serde(default)]
-    pub ptcp: Option<crate::app::PtcpConfig>,
+    /// The application and its transport.
+    pub app: AppSpec,
     /// DSCP of the packets the source sends (a number or a PHB name); default 0 (BE).
-    #[serde(default, deserialize_with = "crate::dscp::de_dscp")]
     pub dscp: u8,
     /// DSCP of the packets the destination sends back (TCP ACKs); default 0 (BE).
-    #[serde(default, deserialize_with = "crate::dscp::de_dscp")]
     pub ack_dscp: u8,
     /// Source port; default 1024 + the flow's index in the file.
-    #[serde(default)]
     pub src_port: Option<u16>,
     /// Destination port; default 5001.
-    #[serde(default)]
     pub dst_port: Option<u16>,
+}
+
+/// A flow's application and transport: exactly one of the file's `cbr`, `pareto` or
+/// `tcp` tables, a TCP flow with at most one application table beside it.
+#[derive(Clone, Debug)]
+pub enum AppSpec {
+    /// `cbr = {…}`: constant bit rate UDP source.
+    Cbr(CbrConfig),
+    /// `pareto = {…}`: Pareto on/off UDP source.
+    Pareto(ParetoConfig),
+    /// `tcp = {…}` (NewReno by default; see `tcp::TcpConfig` for the keys) and what
+    /// writes on the connection.
+    Tcp {
+        /// The transport's settings.
+        tcp: Box<TcpConfig>,
+        /// The application.
+        app: TcpAppSpec,
+    },
+}
+
+/// The application of a TCP flow: one of the flow's `writes`, `telnet`, `web`,
+/// `stripe` or `ptcp` tables, or none (a bulk transfer), with `bytes` where it applies.
+#[derive(Clone, Debug)]
+pub enum TcpAppSpec {
+    /// A bulk transfer: everything handed to TCP at the start.
+    Bulk {
+        /// `bytes`: bytes to transfer (a finite transfer); default unlimited.
+        bytes: Option<Bytes>,
+    },
+    /// `writes = {…}`: `size` bytes every `every` instead of everything at the start
+    /// (P0 §6.3: its sends on a window-closed connection).
+    Writes {
+        /// The writes.
+        writes: WritesSpec,
+        /// `bytes`: stop (and close) after that many; default write forever.
+        bytes: Option<Bytes>,
+    },
+    /// `telnet = {…}`: sessions of small writes with exponential interarrival times
+    /// (P3 §V.D).
+    Telnet(crate::app::TelnetConfig),
+    /// `web = {…}`: WWW traffic (P3 §V.D, ns-2's web traffic model): sessions of pages
+    /// of objects, one connection per object; the flow's source is the server.
+    Web(Box<crate::app::WebConfig>),
+    /// `stripe = {…}`: application striping (P4 §2): w TCP connections, data in
+    /// blocks, read in block order at the receiver.
+    Stripe {
+        /// The striping.
+        stripe: crate::app::StripeConfig,
+        /// `bytes`: bytes to transfer; default unlimited.
+        bytes: Option<Bytes>,
+    },
+    /// `ptcp = {…}`: pTCP (P4 §4): one connection of `pipes` TCP-v pipes whose engine
+    /// owns the send and receive buffers.
+    Ptcp {
+        /// The pTCP engine's settings.
+        ptcp: crate::app::PtcpConfig,
+        /// `bytes`: bytes to transfer; default unlimited.
+        bytes: Option<Bytes>,
+    },
+}
+
+impl TcpAppSpec {
+    /// `bytes`, for the applications it applies to.
+    pub fn bytes(&self) -> Option<Bytes> {
+        match self {
+            TcpAppSpec::Bulk { bytes }
+            | TcpAppSpec::Writes { bytes, .. }
+            | TcpAppSpec::Stripe { bytes, .. }
+            | TcpAppSpec::Ptcp { bytes, .. } => *bytes,
+            TcpAppSpec::Telnet(_) | TcpAppSpec::Web(_) => None,
+        }
+    }
+}
+
+impl FlowSpec {
+    /// The TCP settings of a TCP flow.
+    pub fn tcp(&self) -> Option<&TcpConfig> {
+        match &self.app {
+            AppSpec::Tcp { tcp, .. } => Some(tcp),
+            _ => None,
+        }
+    }
+
+    /// The application of a TCP flow.
+    pub fn tcp_app(&self) -> Option<&TcpAppSpec> {
+        match &self.app {
+            AppSpec::Tcp { app, .. } => Some(app),
+            _ => None,
+        }
+    }
+
+    /// The CBR source of a CBR flow.
+    pub fn cbr(&self) -> Option<&CbrConfig> {
+        match &self.app {
+            AppSpec::Cbr(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The Pareto on/off source of a Pareto flow.
+    pub fn pareto(&self) -> Option<&ParetoConfig> {
+        match &self.app {
+            AppSpec::Pareto(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The Telnet application of a Telnet flow.
+    pub fn telnet(&self) -> Option<&crate::app::TelnetConfig> {
+        match self.tcp_app() {
+            Some(TcpAppSpec::Telnet(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The web application of a web flow.
+    pub fn web(&self) -> Option<&crate::app::WebConfig> {
+        match self.tcp_app() {
+            Some(TcpAppSpec::Web(w)) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// `bytes` of a finite TCP transfer.
+    pub fn bytes(&self) -> Option<Bytes> {
+        self.tcp_app().and_then(TcpAppSpec::bytes)
+    }
+}
+
+/// A `[[flow]]` as written: the application tables side by side, made one [`AppSpec`]
+/// (or refused, naming the keys that exclude each other) by `FlowSpec`'s `TryFrom`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowFile {
+    /// Unique name.
+    name: String,
+    /// Sending host.
+    from: String,
+    /// Receiving host.
+    to: String,
+    /// When the source starts; default 0.
+    #[serde(default)]
+    start: Dur,
+    /// Start jitter; default 0.
+    #[serde(default)]
+    start_jitter: Dur,
+    /// When the source stops; default: runs to the end.
+    #[serde(default)]
+    stop: Option<Dur>,
+    /// Constant bit rate UDP source.
+    #[serde(default)]
+    cbr: Option<CbrConfig>,
+    /// Pareto on/off UDP source.
+    #[serde(default)]
+    pareto: Option<ParetoConfig>,
+    /// TCP transport.
+    #[serde(default)]
+    tcp: Option<TcpConfig>,
+    /// Bytes to transfer (finite TCP transfers).
+    #[serde(default)]
+    bytes: Option<Bytes>,
+    /// TCP only: periodic writes.
+    #[serde(default)]
+    writes: Option<WritesSpec>,
+    /// TCP only: a Telnet application.
+    #[serde(default)]
+    telnet: Option<crate::app::TelnetConfig>,
+    /// TCP only: WWW traffic.
+    #[serde(default)]
+    web: Option<crate::app::WebConfig>,
+    /// TCP only: application striping.
+    #[serde(default)]
+    stripe: Option<crate::app::StripeConfig>,
+    /// TCP only: pTCP.
+    #[serde(default)]
+    ptcp: Option<crate::app::PtcpConfig>,
+    /// DSCP of the packets the source sends.
+    #[serde(default, deserialize_with = "crate::dscp::de_dscp")]
+    dscp: u8,
+    /// DSCP of the packets the destination sends back.
+    #[serde(default, deserialize_with = "crate::dscp::de_dscp")]
+    ack_dscp: u8,
+    /// Source port.
+    #[serde(default)]
+    src_port: Option<u16>,
+    /// Destination port.
+    #[serde(default)]
+    dst_port: Option<u16>,
+}
+
+/// Why each TCP application table excludes the ones before it.
+const TCP_APPS: [(&str, &str); 5] = [
+    ("writes", ""),
+    ("telnet", "Telnet decides its own writes"),
+    ("web", "the web model opens its own connections"),
+    ("stripe", "the striping application writes its own blocks"),
+    ("ptcp", "the pTCP engine writes its own data"),
+];
+
+impl TryFrom<FlowFile> for FlowSpec {
+    type Error = String;
+
+    /// The one place that refuses application tables which exclude each other; the
+    /// message (made by `config::encode`) names the key and the table it clashes with.
+    fn try_from(f: FlowFile) -> Result<FlowSpec, String> {
+        let refuse = |k: &str, m: String| crate::config::encode(k, &m);
+        let set = [
+            f.writes.is_some(),
+            f.telnet.is_some(),
+            f.web.is_some(),
+            f.stripe.is_some(),
+            f.ptcp.is_some(),
+        ];
+        let mut apps = (0..TCP_APPS.len()).filter(|&i| set[i]);
+        let (first, second) = (apps.next(), apps.next());
+        let bytes = f.bytes;
+        // A UDP flow has none of TCP's application tables.
+        let udp_only = || match first {
+            Some(a) => {
+                let k = TCP_APPS[a].0;
+                Err(refuse(k, format!("{k} applies to TCP flows only")))
+            }
+            None if bytes.is_some() => {
+                Err(refuse("bytes", "bytes applies to TCP flows only".into()))
+            }
+            None => Ok(()),
+        };
+        let app = match (f.tcp, f.cbr, f.pareto) {
+            (Some(tcp), None, None) => {
+                if let (Some(a), Some(b)) = (first, second) {
+                    let ((k, _), (with, why)) = (TCP_APPS[a], TCP_APPS[b]);
+                    return Err(refuse(
+                        k,
+                        format!("{k} cannot be combined with {with} ({why})"),
+                    ));
+                }
+                let no_bytes = |app: usize| match bytes {
+                    Some(_) => {
+                        let (with, why) = TCP_APPS[app];
+                        Err(refuse(
+                            "bytes",
+                            format!("bytes cannot be combined with {with} ({why})"),
+                        ))
+                    }
+                    None => Ok(()),
+                };
+                let app = if let Some(writes) = f.writes {
+                    TcpAppSpec::Writes { writes, bytes }
+                } else if let Some(t) = f.telnet {
+                    no_bytes(1)?;
+                    TcpAppSpec::Telnet(t)
+                } else if let Some(w) = f.web {
+                    no_bytes(2)?;
+                    TcpAppSpec::Web(Box::new(w))
+                } else if let Some(stripe) = f.stripe {
+                    TcpAppSpec::Stripe { stripe, bytes }
+                } else if let Some(ptcp) = f.ptcp {
+                    TcpAppSpec::Ptcp { ptcp, bytes }
+                } else {
+                    TcpAppSpec::Bulk { bytes }
+                };
+                AppSpec::Tcp {
+                    tcp: Box::new(tcp),
+                    app,
+                }
+            }
+            (None, Some(c), None) => {
+                udp_only()?;
+                AppSpec::Cbr(c)
+            }
+            (None, None, Some(p)) => {
+                udp_only()?;
+                AppSpec::Pareto(p)
+            }
+            (None, None, None) if first.is_some() || bytes.is_some() => {
+                // TCP's application tables without the `tcp` table.
+                let k = first.map_or("bytes", |a| TCP_APPS[a].0);
+                return Err(refuse(
+                    k,
+                    format!("{k} applies to TCP flows only: add a `tcp` table (`tcp = {{}}`)"),
+                ));
+            }
+            (t, c, p) => {
+                let found = t.is_some() as u8 + c.is_some() as u8 + p.is_some() as u8;
+                let k = if p.is_some() {
+                    "pareto"
+                } else if t.is_some() {
+                    "tcp"
+                } else {
+                    "cbr"
+                };
+                return Err(refuse(
+                    k,
+                    format!(
+                        "expected exactly one application table (cbr, pareto or tcp), found {found}"
+                    ),
+                ));
+            }
+        };
+        Ok(FlowSpec {
+            name: f.name,
+            from: f.from,
+            to: f.to,
+            start: f.start,
+            start_jitter: f.start_jitter,
+            stop: f.stop,
+            app,
+            dscp: f.dscp,
+            ack_dscp: f.ack_dscp,
+            src_port: f.src_port,
+            dst_port: f.dst_port,
+        })
+    }
 }
 
 /// A TCP application's periodic writes (`writes = { size = "4KB", every = "50ms" }`).

@@ -31,10 +31,10 @@ pub fn warnings(sc: &Scenario) -> Vec<String> {
         }
     }
     for (i, f) in sc.flow.iter().enumerate() {
-        if let Some(c) = &f.cbr {
+        if let Some(c) = f.cbr() {
             rate(format!("flow[{i}].cbr.rate"), c.rate, "a CBR source");
         }
-        if let Some(p) = &f.pareto {
+        if let Some(p) = f.pareto() {
             rate(format!("flow[{i}].pareto.rate"), p.rate, "a Pareto source");
         }
     }

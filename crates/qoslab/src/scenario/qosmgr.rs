@@ -95,7 +95,7 @@ pub fn build(
                 ));
             }
             owner[j] = Some(i);
-            let mss = sc.flow[j].tcp.as_ref().map_or(1000, |t| t.mss);
+            let mss = sc.flow[j].tcp().map_or(1000, |t| t.mss);
             let back = path(w, f.dst, f.src);
             let fwd = path(w, f.src, f.dst);
             flows.push((FlowId(j as u32), rtt_net(w, &fwd, &back, mss)));

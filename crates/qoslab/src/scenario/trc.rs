@@ -96,7 +96,7 @@ pub fn bind(
         ));
     };
     let flow = &w.flows[fi];
-    let Some(tcp) = sc.flow[fi].tcp.as_ref() else {
+    let Some(tcp) = sc.flow[fi].tcp() else {
         return Err(err(
             format!("{key}.flow"),
             format!("flow {:?} is not a TCP flow; a TRC controls TCP", t.flow),

@@ -265,7 +265,7 @@ fn meaningless_settings_are_rejected_at_check_time() {
 #[test]
 fn sizes_take_units_rates_in_bytes_are_bytes_and_a_bom_is_ignored() {
     let sc = parse(&base().replace("size = 500", "size = \"1KB\""));
-    assert_eq!(sc.flow[0].cbr.as_ref().map(|c| c.size), Some(1000));
+    assert_eq!(sc.flow[0].cbr().map(|c| c.size), Some(1000));
     let sc = parse(&base().replace("rate = \"1Mbps\"", "rate = \"2MBps\""));
     assert_eq!(sc.link[2].rate, qoslab::time::Rate::from_mbps(16));
     let (k, m) = err(&base().replace("rate = \"1Mbps\"", "rate = \"2MBPS\""));
@@ -391,6 +391,63 @@ fn telnet_values_and_combinations_are_named() {
     let (k, _) = err(&base().replace("jitter = 0 }", "jitter = 0 }\ntelnet = {}"));
     assert_eq!(k, "flow[0].telnet");
     assert!(qoslab::check_str(&tcp("telnet = {}"), Format::Toml).is_ok());
+}
+
+#[test]
+fn application_tables_that_exclude_each_other_are_named_together() {
+    let cbr = "cbr = { rate = \"100kbps\", size = 500, jitter = 0 }";
+    let with = |tables: &str| base().replace(cbr, tables);
+    // Every pair of TCP applications: the key is the first in the order writes,
+    // telnet, web, stripe, ptcp, the message names the second.
+    let apps = [
+        ("writes", "writes = { size = 1000, every = \"1s\" }"),
+        ("telnet", "telnet = {}"),
+        ("web", "web = {}"),
+        ("stripe", "stripe = { connections = 2 }"),
+        ("ptcp", "ptcp = { pipes = 2 }"),
+    ];
+    for (i, (a, ta)) in apps.iter().enumerate() {
+        for (b, tb) in &apps[i + 1..] {
+            let (k, m) = err(&with(&format!("tcp = {{}}\n{tb}\n{ta}")));
+            assert_eq!(k, format!("flow[0].{a}"));
+            assert!(
+                m.starts_with(&format!("{a} cannot be combined with {b} (")),
+                "{m}"
+            );
+        }
+        // Alone beside `tcp` each is accepted; beside `cbr` each is refused.
+        assert!(qoslab::check_str(&with(&format!("tcp = {{}}\n{ta}")), Format::Toml).is_ok());
+        let (k, m) = err(&with(&format!("{cbr}\n{ta}")));
+        assert_eq!(k, format!("flow[0].{a}"));
+        assert!(
+            m.starts_with(&format!("{a} applies to TCP flows only")),
+            "{m}"
+        );
+    }
+    // `bytes` goes with a bulk transfer, writes, striping and pTCP, not Telnet or web.
+    for (a, ta) in apps {
+        let r = qoslab::check_str(
+            &with(&format!("tcp = {{}}\nbytes = 5000\n{ta}")),
+            Format::Toml,
+        );
+        match a {
+            "telnet" | "web" => {
+                let Err(Error::Scenario(e)) = r else {
+                    panic!("{a}: {r:?}")
+                };
+                assert_eq!(e.key, "flow[0].bytes");
+                assert!(
+                    e.message.contains(&format!("combined with {a}")),
+                    "{}",
+                    e.message
+                );
+            }
+            _ => assert!(r.is_ok(), "{a}: {r:?}"),
+        }
+    }
+    let (k, m) = err(&with("bytes = 5000"));
+    assert_eq!(k, "flow[0].bytes");
+    assert!(m.contains("add a `tcp` table"), "{m}");
 }
 
 #[test]
