@@ -1939,18 +1939,19 @@ mod tests {
         let (mut io, ends) = tun_io(1);
         let clock = WallClock::start();
         let us = Dur::from_micros;
-        // A sleep costs 2 ms here: a 500 µs wait polls the host to its end, never sleeps.
-        io.sleep_cost_ns = 2_000_000;
+        // A sleep costs 10 s here: a 20 ms wait polls the host to its end, never sleeps
+        // (the waits are long enough that a loaded machine cannot make them 0).
+        io.sleep_cost_ns = 10_000_000_000;
         let t0 = clock.now();
-        io.wait(&clock, t0 + us(500));
-        assert!(clock.now() >= t0 + us(500));
+        io.wait(&clock, t0 + us(20_000));
+        assert!(clock.now() >= t0 + us(20_000));
         assert_eq!(io.sleeps, 0);
         assert!(io.polled_ns > 0 && io.idle_ns == io.polled_ns);
         assert!(!io.polled_ready);
         // A packet waiting ends the poll: the loop reads it.
         let pkt = udp_packet([10, 0, 0, 1], [10, 0, 0, 1]);
         assert!(sys::write_packet(ends[0].as_raw_fd(), &pkt));
-        io.wait(&clock, clock.now() + Dur::from_millis(1));
+        io.wait(&clock, clock.now() + Dur::from_secs(1));
         assert!(io.polled_ready);
         assert_eq!(io.sleeps, 0);
         let mut got = Vec::new();
@@ -1958,7 +1959,7 @@ mod tests {
         assert_eq!(got.len(), 1);
         // Without the measured cost (0), the same wait sleeps.
         io.sleep_cost_ns = 0;
-        io.wait(&clock, clock.now() + us(500));
+        io.wait(&clock, clock.now() + us(20_000));
         assert_eq!(io.sleeps, 1);
     }
 
@@ -1966,13 +1967,13 @@ mod tests {
     fn after_a_poll_only_the_hosts_it_found_readable_are_read() {
         let (mut io, ends) = tun_io(2);
         let clock = WallClock::start();
-        io.sleep_cost_ns = 2_000_000;
+        io.sleep_cost_ns = 10_000_000_000;
         // Each ring slot holds a full packet from the start: reading does not allocate.
         assert!(io.ring.iter().all(|(_, b)| b.capacity() >= SLOT));
         let slot0 = io.ring[0].1.as_ptr();
         let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
         assert!(sys::write_packet(ends[0].as_raw_fd(), &udp_packet(a, b)));
-        io.wait(&clock, clock.now() + Dur::from_millis(1));
+        io.wait(&clock, clock.now() + Dur::from_secs(1));
         assert!(io.polled_ready);
         // Host b's packet comes after the poll: this round reads a's only (no EAGAIN
         // read of b) …
