@@ -589,6 +589,34 @@ mod wire_tests {
     }
 
     #[test]
+    fn hystart_slows_slow_start_when_the_queue_builds() {
+        // 10 Mb/s, 100 ms base RTT, 1040-byte packets (BDP ≈ 120), a deep buffer of
+        // 1000 packets. Slow start doubles per round until the window passes BDP +
+        // buffer ≈ 1120 and overflows within 3 s. HyStart++ sees the round that starts
+        // at segment 512 begin with a queue of about 400 packets (RTT 214 ms against
+        // 107 ms the round before, far above the 12.5 ms threshold), enters CSS at its
+        // 8th ACK and grows a quarter as fast from there: no drop in the first 3 s.
+        let run = |hystart: bool| {
+            let c = TcpConfig {
+                max_window: 2000,
+                ..cubic(Variant::Sack, hystart)
+            };
+            let mut path = Path::delay(50);
+            path.rate = Some(Rate::from_mbps(10));
+            path.buffer = 1000;
+            let mut w = Wire::new(&c, None, path);
+            w.start();
+            w.run(SimTime::from_secs(3));
+            let css = matches!(w.snd.cc(), crate::tcp::cc::AnyCc::Cubic(c) if c.in_css());
+            (w.drops, css)
+        };
+        let (drops_on, css_on) = run(true);
+        let (drops_off, css_off) = run(false);
+        assert_eq!((drops_on, css_on), (0, true));
+        assert!(drops_off > 100 && !css_off, "{drops_off}");
+    }
+
+    #[test]
     fn scenario_keys_defaults_and_errors() {
         let c: TcpConfig = toml::from_str("cc = \"cubic\"").unwrap();
         assert_eq!(
