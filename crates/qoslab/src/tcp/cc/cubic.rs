@@ -210,9 +210,13 @@ impl CongestionControl for Cubic {
             CongestionEvent::Timeout => self.w_max = None,
             CongestionEvent::Loss | CongestionEvent::Signal => {
                 // §4.7 fast convergence: a window below the last W_max releases
-                // bandwidth for new flows; §4.6: cwnd_prior = cwnd.
+                // bandwidth for new flows; §4.6: cwnd_prior = cwnd. The two compare in
+                // whole segments, as Linux (`bictcp_recalc_ssthresh`) and ns-3
+                // (`TcpCubic`) keep them: a loss at the window of the last one (a flow
+                // alone on its path, every cycle ending where the buffer overflows) is
+                // not "below" it by a fraction of a segment of growth.
                 self.w_max = Some(match self.w_max {
-                    Some(w_max) if self.fast_convergence && cwnd < w_max => {
+                    Some(w_max) if self.fast_convergence && cwnd.floor() < w_max.floor() => {
                         cwnd * (1.0 + self.beta) / 2.0
                     }
                     _ => cwnd,
@@ -346,6 +350,31 @@ mod tests {
             ..Default::default()
         });
         assert!((segs(&c) - (w0 + 0.5)).abs() < 1e-9, "{} vs {w0}", segs(&c));
+    }
+
+    #[test]
+    fn fast_convergence_compares_whole_segments() {
+        // A flow alone on its path loses where the buffer overflows, at the same window
+        // every cycle; a fraction of a segment short of the last W_max is not "below"
+        // it (Linux and ns-3 compare whole segments), else every other cycle would be
+        // cut short by fast convergence.
+        let mut c = Cubic::new(
+            Window::new(MSS, 2, 1000 * MSS),
+            Cubic::C,
+            Cubic::BETA,
+            true,
+            false,
+        );
+        let loss_at = |c: &mut Cubic, segs: f64| {
+            c.set_window((segs * MSS as f64) as u32, 70 * MSS);
+            c.on_congestion_event(CongestionEvent::Loss);
+            c.w_max().unwrap()
+        };
+        assert!((loss_at(&mut c, 100.6) - 100.6).abs() < 1e-9);
+        // 100.2 < 100.6, but both are 100 whole segments: no fast convergence.
+        assert!((loss_at(&mut c, 100.2) - 100.2).abs() < 1e-9);
+        // 99.6 is a whole segment below: W_max = 99.6 · (1 + β)/2.
+        assert!((loss_at(&mut c, 99.6) - 99.6 * 1.7 / 2.0).abs() < 1e-9);
     }
 
     #[test]
