@@ -55,25 +55,93 @@ pub struct TcpFlow {
     pub rcv_armed: SimTime,
     /// Last traced (cwnd, ssthresh, state), to record only changes.
     pub last_trace: (u32, u32, TcpState),
-    /// The application's periodic writes, if it writes over time.
-    pub writer: Option<Writer>,
+    /// What writes on the connection.
+    pub app: TcpApp,
     /// The connection was opened (its first `Source` event ran).
     pub started: bool,
     /// A finite transfer (`bytes` given): listed in the `transfers` table.
     pub finite: bool,
     /// When a finite transfer was fully acknowledged (NEVER: not yet).
     pub done_at: SimTime,
-    /// The Telnet application writing on the connection, if any (P3 §V.D).
-    pub telnet: Option<Box<crate::app::Telnet>>,
-    /// The web application, if any (P3 §V.D): its model and its per-object connections;
-    /// the flow's own `snd` and `rcv` stay unused then.
-    pub web: Option<Box<crate::app::web::WebFlow>>,
-    /// The striping application and its connections, if any (P4 §2); the flow's own
-    /// `snd` and `rcv` stay unused then.
-    pub stripe: Option<Box<crate::app::Stripe>>,
-    /// The pTCP connection, if any (P4 §4): its engine and pipes; the flow's own `snd`
-    /// and `rcv` stay unused then.
-    pub ptcp: Option<Box<crate::app::Ptcp>>,
+}
+
+/// The application of a TCP flow (one of them, as the scenario's
+/// [`crate::scenario::TcpAppSpec`]).
+#[derive(Debug)]
+pub enum TcpApp {
+    /// Everything handed to TCP at the start (a bulk transfer).
+    Bulk,
+    /// Periodic writes.
+    Writes(Writer),
+    /// The Telnet application writing on the connection (P3 §V.D).
+    Telnet(Box<crate::app::Telnet>),
+    /// The web application (P3 §V.D): its model and its per-object connections; the
+    /// flow's own `snd` and `rcv` stay unused.
+    Web(Box<crate::app::web::WebFlow>),
+    /// The striping application and its connections (P4 §2); the flow's own `snd` and
+    /// `rcv` stay unused.
+    Stripe(Box<crate::app::Stripe>),
+    /// The pTCP connection (P4 §4): its engine and pipes; the flow's own `snd` and `rcv`
+    /// stay unused.
+    Ptcp(Box<crate::app::Ptcp>),
+}
+
+impl TcpApp {
+    /// The Telnet application, if it is one.
+    pub fn telnet(&self) -> Option<&crate::app::Telnet> {
+        match self {
+            TcpApp::Telnet(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The web application, if it is one.
+    pub fn web(&self) -> Option<&crate::app::web::WebFlow> {
+        match self {
+            TcpApp::Web(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The web application, if it is one, to change.
+    pub fn web_mut(&mut self) -> Option<&mut crate::app::web::WebFlow> {
+        match self {
+            TcpApp::Web(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The striping application, if it is one.
+    pub fn stripe(&self) -> Option<&crate::app::Stripe> {
+        match self {
+            TcpApp::Stripe(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The striping application, if it is one, to change.
+    pub fn stripe_mut(&mut self) -> Option<&mut crate::app::Stripe> {
+        match self {
+            TcpApp::Stripe(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The pTCP connection, if it is one.
+    pub fn ptcp(&self) -> Option<&crate::app::Ptcp> {
+        match self {
+            TcpApp::Ptcp(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The pTCP connection, if it is one, to change.
+    pub fn ptcp_mut(&mut self) -> Option<&mut crate::app::Ptcp> {
+        match self {
+            TcpApp::Ptcp(x) => Some(x),
+            _ => None,
+        }
+    }
 }
 
 /// An application writing `size` bytes every `every` on a TCP connection.

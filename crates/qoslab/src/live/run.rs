@@ -1420,7 +1420,7 @@ fn agent_configs(
                 let src = addr_str(w.nodes[f.src.0 as usize].addr);
                 let dst = addr_str(w.nodes[f.dst.0 as usize].addr);
                 let web = match &f.app {
-                    FlowApp::Tcp(t) => t.web.as_deref(),
+                    FlowApp::Tcp(t) => t.app.web(),
                     _ => None,
                 };
                 if let Some(wf) = web {

@@ -13,7 +13,9 @@ use crate::queue::{ClassContext, QueueConfig};
 use crate::rng::RngStream;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use crate::world::{DropLog, Flow, FlowApp, FlowCounters, RecordPlan, TcpFlow, World, Writer};
+use crate::world::{
+    DropLog, Flow, FlowApp, FlowCounters, RecordPlan, TcpApp, TcpFlow, World, Writer,
+};
 
 fn at(prefix: String, e: ScenarioError) -> ScenarioError {
     let key = if e.key.is_empty() {
@@ -399,23 +401,30 @@ fn flows<'a>(
                         "expected a positive number of bytes",
                     ));
                 }
-                let writer = match app {
-                    TcpAppSpec::Writes { writes: wr, .. } => Some(Writer {
+                let app = match app {
+                    TcpAppSpec::Bulk { .. } => TcpApp::Bulk,
+                    TcpAppSpec::Writes { writes: wr, .. } => TcpApp::Writes(Writer {
                         size: wr.size.0,
                         every: wr.every,
                         left: bytes,
                     }),
-                    _ => None,
-                };
-                let telnet = match app {
                     TcpAppSpec::Telnet(tn) => {
                         let r = RngStream::derive(sc.seed, &format!("telnet/{}", f.name));
-                        Some(Box::new(crate::app::Telnet::new(tn, r)))
+                        TcpApp::Telnet(Box::new(crate::app::Telnet::new(tn, r)))
                     }
-                    _ => None,
+                    TcpAppSpec::Web(wb) => {
+                        let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
+                        TcpApp::Web(Box::new(crate::app::web::WebFlow::new(wb, c, r)))
+                    }
+                    TcpAppSpec::Stripe { stripe: st, .. } => {
+                        TcpApp::Stripe(Box::new(crate::app::Stripe::new(st, c, bytes)))
+                    }
+                    TcpAppSpec::Ptcp { ptcp: pt, .. } => {
+                        TcpApp::Ptcp(Box::new(crate::app::Ptcp::new(pt, c, bytes)))
+                    }
                 };
                 FlowApp::Tcp(Box::new(TcpFlow {
-                    snd: if writer.is_some() || telnet.is_some() {
+                    snd: if matches!(app, TcpApp::Writes(_) | TcpApp::Telnet(_)) {
                         TcpSender::new_app_limited(c)
                     } else {
                         TcpSender::new(c, bytes)
@@ -427,30 +436,10 @@ fn flows<'a>(
                     snd_armed: SimTime::NEVER,
                     rcv_armed: SimTime::NEVER,
                     last_trace: Default::default(),
-                    writer,
+                    app,
                     started: false,
                     finite: bytes.is_some(),
                     done_at: SimTime::NEVER,
-                    telnet,
-                    web: match app {
-                        TcpAppSpec::Web(wb) => {
-                            let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
-                            Some(Box::new(crate::app::web::WebFlow::new(wb, c, r)))
-                        }
-                        _ => None,
-                    },
-                    stripe: match app {
-                        TcpAppSpec::Stripe { stripe: st, .. } => {
-                            Some(Box::new(crate::app::Stripe::new(st, c, bytes)))
-                        }
-                        _ => None,
-                    },
-                    ptcp: match app {
-                        TcpAppSpec::Ptcp { ptcp: pt, .. } => {
-                            Some(Box::new(crate::app::Ptcp::new(pt, c, bytes)))
-                        }
-                        _ => None,
-                    },
                 }))
             }
             AppSpec::Cbr(c) => {

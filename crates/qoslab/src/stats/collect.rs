@@ -220,7 +220,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         .iter()
         .enumerate()
         .filter_map(|(i, f)| match &f.app {
-            FlowApp::Tcp(t) => t.telnet.as_deref().map(|x| (i, x)),
+            FlowApp::Tcp(t) => t.app.telnet().map(|x| (i, x)),
             _ => None,
         })
         .collect();
@@ -234,7 +234,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         .iter()
         .enumerate()
         .filter_map(|(i, f)| match &f.app {
-            FlowApp::Tcp(t) => t.web.as_deref().map(|x| (i, &x.model)),
+            FlowApp::Tcp(t) => t.app.web().map(|x| (i, &x.model)),
             _ => None,
         })
         .collect();
@@ -248,7 +248,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         .iter()
         .enumerate()
         .filter_map(|(i, f)| match &f.app {
-            FlowApp::Tcp(t) => t.stripe.as_deref().map(|x| (i, x)),
+            FlowApp::Tcp(t) => t.app.stripe().map(|x| (i, x)),
             _ => None,
         })
         .collect();
@@ -262,7 +262,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
         .iter()
         .enumerate()
         .filter_map(|(i, f)| match &f.app {
-            FlowApp::Tcp(t) => t.ptcp.as_deref().map(|x| (i, x)),
+            FlowApp::Tcp(t) => t.app.ptcp().map(|x| (i, x)),
             _ => None,
         })
         .collect();

@@ -34,7 +34,7 @@ mod web;
 pub use drop_log::{DropAt, DropEvent, DropLog};
 pub use qos::QosSet;
 
-pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpFlow, Writer};
+pub use crate::flow::{Flow, FlowApp, FlowCounters, TcpApp, TcpFlow, Writer};
 
 /// A run failed after the scenario was accepted (a bug or a resource limit).
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]

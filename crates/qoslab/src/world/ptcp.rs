@@ -11,7 +11,7 @@ impl World {
         let mut out = std::mem::take(&mut self.tcp_out);
         if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
             t.started = true;
-            if let Some(pt) = t.ptcp.as_deref_mut() {
+            if let Some(pt) = t.app.ptcp_mut() {
                 pt.start(now, &mut out);
             }
         }
@@ -26,7 +26,7 @@ impl World {
         let f = &mut self.flows[pkt.flow.0 as usize];
         let to_receiver = node == f.dst;
         if let FlowApp::Tcp(t) = &mut f.app {
-            if let Some(pt) = t.ptcp.as_deref_mut() {
+            if let Some(pt) = t.app.ptcp_mut() {
                 let p = h.subflow as usize;
                 if p < pt.pipes.len() {
                     if to_receiver {
@@ -49,7 +49,7 @@ impl World {
     pub(super) fn ptcp_timer(&mut self, now: SimTime, flow: FlowId, pipe: u8, end: u8) {
         let mut out = std::mem::take(&mut self.tcp_out);
         if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
-            if let Some(pt) = t.ptcp.as_deref_mut() {
+            if let Some(pt) = t.app.ptcp_mut() {
                 let p = pipe as usize;
                 if pt.pipes[p].armed[end as usize] == now {
                     pt.pipes[p].armed[end as usize] = SimTime::NEVER;
@@ -86,7 +86,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
         };
-        let Some(pt) = t.ptcp.as_deref_mut() else {
+        let Some(pt) = t.app.ptcp_mut() else {
             return;
         };
         for (p, k) in pt.pipes.iter_mut().enumerate() {

@@ -14,7 +14,7 @@ impl World {
             return;
         };
         t.started = true;
-        let Some(st) = t.stripe.as_deref_mut() else {
+        let Some(st) = t.app.stripe_mut() else {
             return;
         };
         let mut outs = vec![Vec::new(); st.conns.len()];
@@ -39,7 +39,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut f.app else {
             return;
         };
-        let Some(st) = t.stripe.as_deref_mut() else {
+        let Some(st) = t.app.stripe_mut() else {
             return;
         };
         let c = h.subflow as usize;
@@ -67,7 +67,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
         };
-        let Some(st) = t.stripe.as_deref_mut() else {
+        let Some(st) = t.app.stripe_mut() else {
             return;
         };
         let c = conn as usize;
@@ -101,7 +101,7 @@ impl World {
                 let ect = crate::tcp::sends_ect(ecn, &h, reverse);
                 if reverse {
                     if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
-                        if let Some(st) = t.stripe.as_deref_mut() {
+                        if let Some(st) = t.app.stripe_mut() {
                             let k = &mut st.conns[c];
                             k.zero_windows += (h.wnd == 0) as u64;
                             k.small_windows += (h.wnd < k.rcv.mss()) as u64;
@@ -124,7 +124,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
         };
-        let Some(st) = t.stripe.as_deref_mut() else {
+        let Some(st) = t.app.stripe_mut() else {
             return;
         };
         for (c, k) in st.conns.iter_mut().enumerate() {

@@ -9,9 +9,15 @@ impl World {
         let (step, seq, size) = match &mut f.app {
             FlowApp::Cbr { src, seq, size, .. } => (src.on_timer(now), seq, *size),
             FlowApp::Pareto { src, seq, size, .. } => (src.on_timer(now), seq, *size),
-            FlowApp::Tcp(t) if t.web.is_some() => return self.web_source(now, flow),
-            FlowApp::Tcp(t) if t.stripe.is_some() => return self.stripe_source(now, flow),
-            FlowApp::Tcp(t) if t.ptcp.is_some() => return self.ptcp_source(now, flow),
+            FlowApp::Tcp(t) if matches!(t.app, TcpApp::Web(_)) => {
+                return self.web_source(now, flow)
+            }
+            FlowApp::Tcp(t) if matches!(t.app, TcpApp::Stripe(_)) => {
+                return self.stripe_source(now, flow)
+            }
+            FlowApp::Tcp(t) if matches!(t.app, TcpApp::Ptcp(_)) => {
+                return self.ptcp_source(now, flow)
+            }
             FlowApp::Tcp(t) => {
                 let mut out = std::mem::take(&mut self.tcp_out);
                 let opened = !t.started;
@@ -21,7 +27,7 @@ impl World {
                 }
                 // The application's write (if it writes over time), then the next one.
                 let mut closed_send = false;
-                if let Some(wr) = &mut t.writer {
+                if let TcpApp::Writes(wr) = &mut t.app {
                     let size = wr.left.map_or(wr.size, |l| l.min(wr.size));
                     wr.left = wr.left.map(|l| l - size);
                     let before = out.iter().filter(|h| h.len > 0).count();
@@ -36,7 +42,7 @@ impl World {
                             .schedule_forget(now + wr.every, Event::Source { flow });
                     }
                 }
-                if let Some(tn) = &mut t.telnet {
+                if let TcpApp::Telnet(tn) = &mut t.app {
                     let step = tn.on_timer(now);
                     let before = out.iter().filter(|h| h.len > 0).count();
                     t.snd.app_write(now, step.write as u64, &mut out);
@@ -242,7 +248,7 @@ impl World {
                     t.rcv.app_read(now, u64::MAX, &mut out);
                 }
                 f.counters.goodput_bytes += new;
-                if let Some(tn) = &mut t.telnet {
+                if let TcpApp::Telnet(tn) = &mut t.app {
                     tn.on_delivered(now, new);
                 }
             } else {
@@ -296,16 +302,12 @@ impl World {
                 if node == f.dst {
                     f.counters.pkts_delivered += 1;
                 }
-                if t.web.is_some() {
-                    return self.web_deliver(now, node, pkt, h);
+                match t.app {
+                    TcpApp::Web(_) => self.web_deliver(now, node, pkt, h),
+                    TcpApp::Stripe(_) => self.stripe_deliver(now, node, pkt, h),
+                    TcpApp::Ptcp(_) => self.ptcp_deliver(now, node, pkt, h),
+                    _ => self.tcp_deliver(now, pkt, h),
                 }
-                if t.stripe.is_some() {
-                    return self.stripe_deliver(now, node, pkt, h);
-                }
-                if t.ptcp.is_some() {
-                    return self.ptcp_deliver(now, node, pkt, h);
-                }
-                self.tcp_deliver(now, pkt, h);
             }
             // A quench about a data segment reaches the sender; one about an ACK the
             // receiver, which has no window to reduce.

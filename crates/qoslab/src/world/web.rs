@@ -14,7 +14,7 @@ impl World {
             return;
         };
         t.started = true;
-        let Some(wf) = t.web.as_deref_mut() else {
+        let Some(wf) = t.app.web_mut() else {
             return;
         };
         if wf.armed == now {
@@ -45,7 +45,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
         };
-        let Some(wf) = t.web.as_deref_mut() else {
+        let Some(wf) = t.app.web_mut() else {
             return;
         };
         if let Some(n) = wf.model.next_timer() {
@@ -82,7 +82,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
         };
-        let Some(wf) = t.web.as_deref_mut() else {
+        let Some(wf) = t.app.web_mut() else {
             return;
         };
         let Some(c) = wf.conns.get_mut(&port) else {
@@ -111,7 +111,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app else {
             return;
         };
-        let Some(wf) = t.web.as_deref_mut() else {
+        let Some(wf) = t.app.web_mut() else {
             return;
         };
         let Some(c) = wf.conns.get_mut(&port) else {
@@ -139,7 +139,7 @@ impl World {
         let FlowApp::Tcp(t) = &mut f.app else {
             return;
         };
-        let Some(wf) = t.web.as_deref_mut() else {
+        let Some(wf) = t.app.web_mut() else {
             return;
         };
         let port = if at_client {
@@ -170,7 +170,7 @@ impl World {
         self.web_rearm(flow, port);
         if finished {
             if let FlowApp::Tcp(t) = &mut self.flows[flow.0 as usize].app {
-                if let Some(wf) = t.web.as_deref_mut() {
+                if let Some(wf) = t.app.web_mut() {
                     wf.conns.remove(&port);
                 }
             }

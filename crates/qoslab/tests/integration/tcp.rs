@@ -378,7 +378,7 @@ fn telnet_delivers_every_byte_once_with_delays_above_the_propagation_time() {
     let mut drops = 0;
     for f in &w.flows[..2] {
         let FlowApp::Tcp(t) = &f.app else { panic!() };
-        let tn = t.telnet.as_ref().unwrap();
+        let tn = t.app.telnet().unwrap();
         assert!(tn.written() > 0);
         // every byte delivered, once
         assert_eq!(tn.delivered(), tn.written(), "{}", f.name);
@@ -401,7 +401,7 @@ fn telnet_delivers_every_byte_once_with_delays_above_the_propagation_time() {
         w.flows[..2]
             .iter()
             .map(|f| match &f.app {
-                FlowApp::Tcp(t) => t.telnet.as_ref().unwrap().writes.len(),
+                FlowApp::Tcp(t) => t.app.telnet().unwrap().writes.len(),
                 _ => 0,
             })
             .sum::<usize>()
