@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from qoslab import check
-from qoslab.twin import jain, pcap_goodput, twin_data, twin_table, twin_tcp
+from qoslab.twin import TWIN_HYSTART, jain, pcap_goodput, twin_data, twin_table, twin_tcp
 
 SCEN = {
     "name": "twin-unit",
@@ -91,8 +91,13 @@ def test_twin_follows_the_live_table():
     assert t["variant"] == "newreno" and "recovery" not in t and t["ecn"] is False
     assert t["max_window"] == 2_000_000 // 1460
     assert twin_tcp(None, {"wmem": "1MiB"})["max_window"] == (1 << 20) // 2 // 1460
-    _, notes = twin_data({**SCEN, "live": {"cc": "cubic"}})
-    assert notes and "cubic" in notes[0]
+    _, notes = twin_data({**SCEN, "live": {"cc": "bbr"}})
+    assert notes and "bbr" in notes[0]
+    # Linux CUBIC gets qoslab's CUBIC (no note); Reno stays Reno.
+    d, notes = twin_data({**SCEN, "live": {"cc": "cubic"}})
+    assert not notes and all(f["tcp"]["cc"]["kind"] == "cubic" for f in d["flow"] if "tcp" in f)
+    assert twin_tcp(None, {"cc": "cubic"})["cc"] == {"kind": "cubic", "hystart": TWIN_HYSTART}
+    assert "cc" not in twin_tcp(None, {"cc": "reno"}) and "cc" not in twin_tcp(None, {})
 
 
 def test_twin_table_counts_the_same_bytes():
@@ -198,7 +203,7 @@ def _live_and_sim():
             "goodput_bps": [8e6, 0.9e6],
             "drops": [3, 0],
             "retransmits": [5, 0],
-            "linux_cc": ["cubic", ""],
+            "linux_cc": ["bbr", ""],
         }
     )
     sim = pl.DataFrame(
@@ -213,13 +218,13 @@ def _live_and_sim():
 
 
 def test_twin_diff_only_where_both_ran_the_same_congestion_control():
-    # Live ran CUBIC, the twin Reno: the TCP row and the total are not comparable (no
+    # Live ran BBR, the twin Reno: the TCP row and the total are not comparable (no
     # number); the UDP row, which no congestion control drives, still is.
     live, sim = _live_and_sim()
-    table, s = twin_table({**SCEN, "live": {"cc": "cubic"}}, live, sim)
+    table, s = twin_table({**SCEN, "live": {"cc": "bbr"}}, live, sim)
     t, u, tot = table.iter_rows(named=True)
     assert (t["live_cc"], t["twin_cc"], t["comparable"], t["diff"]) == (
-        "cubic",
+        "bbr",
         "reno",
         False,
         None,
@@ -233,6 +238,13 @@ def test_twin_diff_only_where_both_ran_the_same_congestion_control():
     assert s["twin_comparable"] and s["twin_total_diff"] == pytest.approx(table["diff"][2])
     table, _ = twin_table({**SCEN, "live": {"cc": "bbr"}}, live.drop("linux_cc"), sim)
     assert table["diff"][0] is None and table["live_cc"][0] == "bbr"
+    # Hosts told CUBIC: the twin runs qoslab's CUBIC and the rows compare; a socket that
+    # ran CUBIC on hosts told Reno does not (its twin ran Reno).
+    cubic = live.with_columns(pl.lit("cubic").alias("linux_cc"))
+    table, s = twin_table({**SCEN, "live": {"cc": "cubic"}}, cubic, sim)
+    assert table["twin_cc"][0] == "cubic" and table["comparable"].to_list() == [True] * 3
+    table, _ = twin_table(SCEN, cubic, sim)
+    assert table["twin_cc"][0] == "reno" and table["diff"][0] is None
 
 
 def test_twin_text_shows_the_difference_at_80_columns():
@@ -242,7 +254,7 @@ def test_twin_text_shows_the_difference_at_80_columns():
     live = live.with_columns(pl.Series("name", ["a-very-long-flow-name-of-forty-chars-x", "u"]))
     sim = sim.with_columns(pl.Series("name", ["a-very-long-flow-name-of-forty-chars-x", "u"]))
     scen = {**SCEN, "flow": [{**SCEN["flow"][0], "name": live["name"][0]}, SCEN["flow"][1]]}
-    table, _ = twin_table({**scen, "live": {"cc": "cubic"}}, live, sim)
+    table, _ = twin_table({**scen, "live": {"cc": "bbr"}}, live, sim)
     text = twin_text(table)
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines), text

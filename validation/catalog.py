@@ -32,6 +32,7 @@ REFERENCES = {
     "tcp_model.py",
     "live_vs_sim.py",
     "live_twin_burst.py",
+    "live_cubic_twin.py",
     "invariants.py",
 }
 #: Scripts that write files qoslab reads.

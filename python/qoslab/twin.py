@@ -35,8 +35,13 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
 - a window that the buffers, not a segment cap, bound: ``max_window`` is half the live
   hosts' largest socket buffer (Linux keeps about half of it for overhead) in segments.
 
-Not reproduced: CUBIC and BBR (the twin runs Reno and says so; HyStart, CUBIC's
-slow-start exit, goes with them), TSO/pacing, RACK-TLP loss detection (``[live] rack_tlp
+Congestion control: Linux Reno → qoslab's Reno; Linux CUBIC → qoslab's CUBIC (RFC 9438
+with Linux's constants: C = 0.4, β = 0.7 (Linux 717/1024), fast convergence and the
+Reno-friendly region on; :data:`TWIN_HYSTART` says whether the twin's slow start exits
+by HyStart++ where Linux runs its own HyStart). Any other (BBR, …) has no twin of its
+own: the twin runs Reno and says so.
+
+Not reproduced: BBR, TSO/pacing, RACK-TLP loss detection (``[live] rack_tlp
 = false`` turns it off on the hosts), SACK compression of ACKs while data is out of
 order, per-ACK RTT samples, F-RTO, and Linux's rule that a timeout within a window of an
 earlier reduction keeps its ssthresh (``rto_keeps_ssthresh``: qoslab has it, the twin
@@ -60,8 +65,11 @@ import polars as pl
 
 __all__ = [
     "TWIN_CC",
+    "TWIN_HYSTART",
+    "TWIN_OF",
     "jain",
     "pcap_goodput",
+    "twin_cc",
     "twin_data",
     "twin_figure",
     "twin_series",
@@ -74,8 +82,21 @@ __all__ = [
 LINUX_PAYLOAD = {True: 1448, False: 1460}
 #: The twin's MSS: qoslab puts 40 bytes of headers on it, so its packets are 1500 bytes.
 TWIN_MSS = 1460
-#: The congestion control the twin's TCP runs (qoslab's Reno AIMD).
+#: The congestion control the twin's TCP runs when the live hosts' has no twin of its own.
 TWIN_CC = "reno"
+#: Linux's congestion control (``[live] cc``) → the twin's (qoslab's ``tcp.cc``).
+TWIN_OF = {"reno": "reno", "cubic": "cubic"}
+#: Whether the twin's CUBIC exits slow start by HyStart++ (RFC 9406). Linux's CUBIC
+#: runs its own HyStart (ACK trains and delay increase, ``tcp_cubic.c``), which qoslab
+#: does not have; see docs/validation/live-cubic.md for both readings against live.
+TWIN_HYSTART = True
+
+
+def twin_cc(live_cc: str) -> str:
+    """The congestion control the twin runs for a live sender running ``live_cc``."""
+    return TWIN_OF.get(live_cc, TWIN_CC)
+
+
 _BYTES = re.compile(r"^\s*([0-9.]+)\s*([kKMG]?i?B?)\s*$")
 _UNIT = {"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9}
 _UNIT.update({"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3})
@@ -101,6 +122,7 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
     if ecn is None:
         ecn = bool((flow_tcp or {}).get("ecn", False))
     buf = min(_bytes(live.get("rmem"), 32 << 20), _bytes(live.get("wmem"), 32 << 20))
+    cc = twin_cc(str(live.get("cc", "reno")))
     tcp: dict[str, Any] = {
         "variant": "sack" if sack else "newreno",
         "mss": TWIN_MSS,
@@ -117,6 +139,8 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
         "ecn": bool(ecn),
         "max_window": max(64, int(buf / 2 // TWIN_MSS)),
     }
+    if cc == "cubic":
+        tcp["cc"] = {"kind": "cubic", "hystart": TWIN_HYSTART}
     if sack:
         tcp["recovery"] = "prr"
         tcp["sack_blocks"] = 3 if ts else 4
@@ -133,8 +157,8 @@ def twin_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     out = copy.deepcopy(dict(data))
     live = dict(out.get("live") or {})
     notes = []
-    cc = live.get("cc", "reno")
-    if cc != "reno":
+    cc = str(live.get("cc", "reno"))
+    if cc not in TWIN_OF:
         notes.append(f"live ran Linux {cc}; qoslab has no {cc}: the twin runs Reno")
     for f in out.get("flow") or []:
         if isinstance(f, dict) and not any(k in f for k in ("cbr", "pareto")):
@@ -176,8 +200,9 @@ def twin_table(
     application payload per packet (TCP: × 1448/1460 with timestamps; UDP, CBR or Pareto
     on/off: the datagram less 28 bytes of headers), so the two count the same bytes;
     ``diff`` = sim / live − 1, only where the two ran the same congestion control
-    (``comparable``: UDP flows, and TCP flows whose live sender ran Reno, as the twin
-    does; ``live_cc`` is the live socket's, ``twin_cc`` the twin's); elsewhere it is
+    (``comparable``: UDP flows, and TCP flows whose live sender ran a congestion control
+    the twin has, Reno or CUBIC (:data:`TWIN_OF`); ``live_cc`` is the live socket's,
+    ``twin_cc`` the twin's); elsewhere it is
     null, and so is the total's unless every flow is comparable.
     Drops count after the warm-up (the datapath's and the simulator's queues);
     retransmits over the whole run (the live sender's ``TCP_INFO`` total).
@@ -202,14 +227,14 @@ def twin_table(
         live_bps = float(r.get("goodput_bps") or 0.0)
         sim_bps = float(s["goodput_bps"]) * scale if s is not None else float("nan")
         live_cc = "" if kind == "udp" else str(r.get("linux_cc") or default_cc)
-        twin_cc = "" if kind == "udp" else TWIN_CC
-        comparable = live_cc == twin_cc
+        tw_cc = "" if kind == "udp" else twin_cc(default_cc)
+        comparable = live_cc == tw_cc
         rows.append(
             {
                 "flow": name,
                 "kind": kind,
                 "live_cc": live_cc,
-                "twin_cc": twin_cc,
+                "twin_cc": tw_cc,
                 "comparable": comparable,
                 "live_bps": live_bps,
                 "sim_bps": sim_bps,
