@@ -81,15 +81,11 @@ enum Event {
     Source { flow: FlowId },
     /// A TCP endpoint's timer (sender or receiver) may be due.
     TcpTimer { flow: FlowId, receiver: bool },
-    /// A timer of one end of a web flow's connection (P3 §V.D): the connection by its
-    /// client port, the end as `crate::app::web::WebEnd`.
-    WebTimer { flow: FlowId, port: u16, end: u8 },
-    /// A timer of one end of a striped flow's connection (P4 §2): the connection by
-    /// its subflow index, the end 0 (sender) or 1 (receiver).
-    StripeTimer { flow: FlowId, conn: u8, end: u8 },
-    /// A timer of one end of a pTCP flow's pipe (P4 §4): the pipe by its subflow index,
-    /// the end 0 (sender) or 1 (receiver).
-    PtcpTimer { flow: FlowId, pipe: u8, end: u8 },
+    /// A timer of one end of one connection of a flow's application, which has its own
+    /// connections ([`TcpApp`]): a web flow's (P3 §V.D) by its client port, the end as
+    /// `crate::app::web::WebEnd`; a striped flow's (P4 §2) or a pTCP flow's pipe (P4 §4)
+    /// by its subflow index, the end 0 (sender) or 1 (receiver).
+    AppTimer { flow: FlowId, conn: u16, end: u8 },
     /// A QoS manager's shaping timer (P0).
     QosTimer { mgr: u32 },
     /// The warm-up ends: totals start here.
@@ -119,11 +115,7 @@ impl Event {
             Event::TxDone { .. } => 1,
             Event::Released { .. } | Event::ReleasedFifo { .. } => 2,
             Event::TcpTimer { .. } => 3,
-            Event::CondTimer { .. }
-            | Event::WebTimer { .. }
-            | Event::StripeTimer { .. }
-            | Event::PtcpTimer { .. }
-            | Event::QosTimer { .. } => 4,
+            Event::CondTimer { .. } | Event::AppTimer { .. } | Event::QosTimer { .. } => 4,
             Event::Source { .. } | Event::WarmupEnd | Event::SeriesSample | Event::QueueSample => 5,
         }
     }
@@ -548,9 +540,17 @@ impl World {
             Event::CondTimer { at } => self.cond_timer(now, at),
             Event::Source { flow } => self.source(now, flow),
             Event::QosTimer { mgr } => self.qos_timer(now, mgr),
-            Event::WebTimer { flow, port, end } => self.web_timer(now, flow, port, end),
-            Event::StripeTimer { flow, conn, end } => self.stripe_timer(now, flow, conn, end),
-            Event::PtcpTimer { flow, pipe, end } => self.ptcp_timer(now, flow, pipe, end),
+            Event::AppTimer { flow, conn, end } => {
+                let FlowApp::Tcp(t) = &self.flows[flow.0 as usize].app else {
+                    return;
+                };
+                match t.app {
+                    TcpApp::Web(_) => self.web_timer(now, flow, conn, end),
+                    TcpApp::Stripe(_) => self.stripe_timer(now, flow, conn as u8, end),
+                    TcpApp::Ptcp(_) => self.ptcp_timer(now, flow, conn as u8, end),
+                    TcpApp::Bulk | TcpApp::Writes(_) | TcpApp::Telnet(_) => {}
+                }
+            }
             Event::WarmupEnd => {
                 self.settle_cut(now, false);
                 self.settle_ahead(false);

@@ -96,9 +96,9 @@ impl World {
                         k.armed[end as usize] = n;
                         self.q.schedule_timer(
                             n,
-                            Event::PtcpTimer {
+                            Event::AppTimer {
                                 flow,
-                                pipe: p as u8,
+                                conn: p as u16,
                                 end,
                             },
                         );

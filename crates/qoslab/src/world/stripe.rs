@@ -134,9 +134,9 @@ impl World {
                         k.armed[end as usize] = n;
                         self.q.schedule_timer(
                             n,
-                            Event::StripeTimer {
+                            Event::AppTimer {
                                 flow,
-                                conn: c as u8,
+                                conn: c as u16,
                                 end,
                             },
                         );

@@ -94,9 +94,9 @@ impl World {
                     c.armed[end as usize] = n;
                     self.q.schedule_forget(
                         n,
-                        Event::WebTimer {
+                        Event::AppTimer {
                             flow,
-                            port,
+                            conn: port,
                             end: end as u8,
                         },
                     );
