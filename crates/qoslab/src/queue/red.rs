@@ -163,17 +163,19 @@ impl Ewma {
             // F&J §4: m = idle time / transmission time of a typical packet.
             // An average of zero stays zero (the factor is finite): the common case of
             // a queue that never builds up (the ACK direction) computes nothing.
-            if self.w_q >= 1.0 {
-                // No memory: the average is the queue, also after an idle period of
-                // zero length (where (1 − w_q)^0 would keep the old value).
-                self.avg = 0.0;
-            } else if self.avg != 0.0 {
-                let m =
-                    now.saturating_since(self.idle_since).as_nanos() as f64 / self.typical_tx_ns;
-                if m != self.last_decay.0 {
-                    self.last_decay = (m, (1.0 - self.w_q).powf(m));
+            if self.avg != 0.0 {
+                if self.w_q >= 1.0 {
+                    // No memory: the average is the queue, also after an idle period of
+                    // zero length (where (1 − w_q)^0 would keep the old value).
+                    self.avg = 0.0;
+                } else {
+                    let m = now.saturating_since(self.idle_since).as_nanos() as f64
+                        / self.typical_tx_ns;
+                    if m != self.last_decay.0 {
+                        self.last_decay = (m, (1.0 - self.w_q).powf(m));
+                    }
+                    self.avg *= self.last_decay.1;
                 }
-                self.avg *= self.last_decay.1;
             }
             // The idle period up to now is accounted for (see the module doc).
             self.idle_since = now;
@@ -276,8 +278,9 @@ impl Red {
     /// RED's decision for `pkt` arriving at `now` behind `occ` waiting (this queue's
     /// own buffer, or the packets its interface committed ahead, `world::ahead`):
     /// updates the average and the count, and admits, marks or drops. Drop class 0 and
-    /// no scaling but byte mode's when called from outside the queue.
-    #[inline]
+    /// no scaling but byte mode's when called from outside the queue. Always inlined:
+    /// it runs for every arrival at a RED queue.
+    #[inline(always)]
     pub(crate) fn judge(
         &mut self,
         now: SimTime,

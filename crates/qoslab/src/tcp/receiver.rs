@@ -55,6 +55,8 @@ const DELACK_MAX: Dur = Dur::from_millis(200);
 /// Linux's `TCP_ATO_MIN` = `TCP_DELACK_MIN` (40 ms).
 #[derive(Clone, Debug, Default)]
 struct LinuxAck {
+    /// Either option on: with both off the receiver keeps none of this state.
+    on: bool,
     /// Quick-ACK mode on (`TcpConfig::quickack`).
     quickack: bool,
     /// Adaptive timeout on (`TcpConfig::adaptive_delack`).
@@ -130,6 +132,7 @@ impl TcpReceiver {
             subflow: 0,
             ecn: cfg.ecn,
             linux: LinuxAck {
+                on: cfg.quickack || cfg.adaptive_delack,
                 quickack: cfg.quickack,
                 adaptive: cfg.adaptive_delack,
                 ato: cfg.delack_timeout,
@@ -150,7 +153,9 @@ impl TcpReceiver {
         self.linux.quick = self.linux.quick.max(n);
     }
 
-    /// `tcp_enter_quickack_mode`: quick ACKs, and `ato` back to its minimum.
+    /// `tcp_enter_quickack_mode`: quick ACKs, and `ato` back to its minimum. Out of
+    /// line (as the other Linux helpers): `on_segment` stays small with both options off.
+    #[inline(never)]
     fn enter_quickack(&mut self, max: u32) {
         if self.linux.quickack {
             self.incr_quickack(max);
@@ -161,6 +166,7 @@ impl TcpReceiver {
     /// `tcp_event_data_recv` for an in-order data segment: the first one starts
     /// quick-ACK mode; later ones adapt `ato` to the gap since the previous one, and a gap
     /// longer than the RTO (the sender stalled) starts quick-ACK mode again.
+    #[inline(never)]
     fn data_recv(&mut self, now: SimTime) {
         let la = &self.linux;
         match la.last_rcv {
@@ -190,6 +196,7 @@ impl TcpReceiver {
     /// `tcp_data_ecn_check` (quick-ACK mode only): 2 quick ACKs for a CE mark that
     /// starts the echo, and for a segment without ECT once ECT was seen ("probably a
     /// retransmit": qoslab's ECN sender sends exactly its retransmissions without ECT).
+    #[inline(never)]
     fn ecn_check(&mut self, seg: &TcpHeader, starts_echo: bool) {
         if !self.ecn || !self.linux.quickack {
             return;
@@ -208,6 +215,7 @@ impl TcpReceiver {
 
     /// `tcp_dec_quickack_mode` after an ACK of data went out: one quick ACK used; the
     /// last one deflates `ato`.
+    #[inline]
     fn quickack_sent(&mut self) {
         if self.linux.quick > 0 {
             self.linux.quick -= 1;
@@ -268,8 +276,10 @@ impl TcpReceiver {
             }
             return 0;
         }
-        if let Some(t) = self.linux.synack_at.take() {
-            self.linux.rtt = Some(now.saturating_since(t));
+        if self.linux.adaptive {
+            if let Some(t) = self.linux.synack_at.take() {
+                self.linux.rtt = Some(now.saturating_since(t));
+            }
         }
         let mut delivered = 0;
         let mut ack_now = !self.delayed_ack;
@@ -281,14 +291,20 @@ impl TcpReceiver {
                 // Duplicate: acknowledge at once so the sender learns it (RFC 5681 §4.2);
                 // Linux also ACKs the next ones at once (a lost ACK is likely).
                 ack_now = true;
-                self.enter_quickack(MAX_QUICKACKS);
+                if self.linux.on {
+                    self.enter_quickack(MAX_QUICKACKS);
+                }
             } else if limit.is_some_and(|l| end > l) {
                 // No room in the buffer: drop it and tell the sender the window.
                 ack_now = true;
-                self.enter_quickack(MAX_QUICKACKS);
+                if self.linux.on {
+                    self.enter_quickack(MAX_QUICKACKS);
+                }
             } else if start <= self.rcv_nxt {
-                self.data_recv(now);
-                self.ecn_check(seg, starts_echo);
+                if self.linux.on {
+                    self.data_recv(now);
+                    self.ecn_check(seg, starts_echo);
+                }
                 let had_hole = !self.ooo.is_empty();
                 let old = self.rcv_nxt;
                 self.rcv_nxt = self.ooo.advance(end);
@@ -310,7 +326,9 @@ impl TcpReceiver {
                 }
             } else {
                 // Out of order: immediate duplicate ACK with SACK blocks.
-                self.ecn_check(seg, starts_echo);
+                if self.linux.on {
+                    self.ecn_check(seg, starts_echo);
+                }
                 self.ooo.insert(start, end);
                 ack_now = true;
             }

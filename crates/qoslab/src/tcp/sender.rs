@@ -604,12 +604,16 @@ impl TcpSender {
             .min(self.snd_max)
             .max(self.snd_una);
         let newly = acked_to - self.snd_una;
-        // This ACK's own RTT for the controller (RFC 9406 §4.2; Karn's rule).
-        let ack_rtt = self
-            .sb
-            .newest_covered(acked_to)
-            .filter(|r| !r.ever_rtx)
-            .map(|r| now - r.sent);
+        // This ACK's own RTT for the controller (RFC 9406 §4.2; Karn's rule), looked up
+        // only for a controller that reads it.
+        let ack_rtt = if self.cc.wants_ack_rtt() {
+            self.sb
+                .newest_covered(acked_to)
+                .filter(|r| !r.ever_rtx)
+                .map(|r| now - r.sent)
+        } else {
+            None
+        };
         self.sb.ack(acked_to);
         if newly > 0 {
             // Every advance, in any state, with its echo (DCTCP's α, RFC 8257 §3.3).

@@ -199,6 +199,9 @@ impl CongestionControl for Cubic {
     fn set_window(&mut self, cwnd: u32, ssthresh: u32) {
         self.w.set(cwnd, ssthresh)
     }
+    fn wants_ack_rtt(&self) -> bool {
+        self.hystart.is_some()
+    }
     fn on_congestion_event(&mut self, event: CongestionEvent) {
         let cwnd = self.cwnd_segs();
         // HyStart++ ends with the first loss or ECN mark (RFC 9406 §4.2) and is not used

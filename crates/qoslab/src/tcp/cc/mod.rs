@@ -111,6 +111,11 @@ pub trait CongestionControl {
     fn grows_on_ece(&self) -> bool {
         false
     }
+    /// Whether the next ACK needs [`AckSample::ack_rtt`] (HyStart++ in CUBIC's slow
+    /// start, RFC 9406 §4.2); default no, so the sender skips the per-ACK lookup.
+    fn wants_ack_rtt(&self) -> bool {
+        false
+    }
 }
 
 /// Window state shared by the AIMD family: cwnd [bytes, fractional], ssthresh, cap.
@@ -286,10 +291,25 @@ impl CongestionControl for AnyCc {
     fn on_congestion_event(&mut self, event: CongestionEvent) {
         dispatch!(self, c => c.on_congestion_event(event))
     }
+    // DCTCP alone overrides these two: the others answer without a dispatch.
+    #[inline]
     fn on_ecn_ack(&mut self, ack: &EcnAck) {
-        dispatch!(self, c => c.on_ecn_ack(ack))
+        if let AnyCc::Dctcp(c) = self {
+            c.on_ecn_ack(ack)
+        }
     }
+    #[inline]
     fn grows_on_ece(&self) -> bool {
-        dispatch!(self, c => c.grows_on_ece())
+        match self {
+            AnyCc::Dctcp(c) => c.grows_on_ece(),
+            _ => false,
+        }
+    }
+    #[inline]
+    fn wants_ack_rtt(&self) -> bool {
+        match self {
+            AnyCc::Cubic(c) => c.wants_ack_rtt(),
+            _ => false,
+        }
     }
 }
