@@ -12,7 +12,7 @@ from conftest import assert_live_experiment_named_only_and_skipped, needs_live
 from qoslab import reproduce
 from qoslab.api import live
 from qoslab.reproduce import Context
-from qoslab.reproduce.p0_live import _metrics, scenario_data
+from qoslab.reproduce.p0_live import CCS, _metrics, label_of, scenario_data
 
 
 def test_p0_live_is_named_only_and_skips_without_live_mode(tmp_path, monkeypatch):
@@ -28,6 +28,11 @@ def test_p0_live_runs_linux_reno_with_the_datapath_spinning(tmp_path):
     d = scenario_data(ctx, "f4-rtt-depth.toml", "8s", "3s")
     assert d["live"] == {"cc": "reno", "spin": "300us"}
     assert (d["duration"], d["warmup"]) == ("8s", "3s")
+    # CUBIC, Linux's default, runs every policy too, under labels of its own.
+    c = scenario_data(ctx, "f4-rtt-depth.toml", "8s", "3s", "cubic")
+    assert c["live"] == {"cc": "cubic", "spin": "300us"} and c["name"].endswith("-cubic")
+    assert CCS == ("reno", "cubic")
+    assert label_of("off", "reno") == "off" and label_of("off", "cubic") == "off (cubic)"
 
 
 @needs_live

@@ -1,15 +1,16 @@
 """P0 on real TCP: the server's aggregate policies applied to Linux TCP connections.
 
 P0's prototype rate-controlled real TCP connections at a server (P0 §6). Here the four
-connections of P0's experiments (base RTTs 50, 300, 300 and 600 ms, client links of
-500 kb/s each: the "equal" scenarios of ``scenarios/p0/``) are Linux Reno connections
-between network namespaces (live mode, ``docs/live.md``), and the aggregate policy
-(640 kb/s, 40 KB) runs in qoslab's datapath at the server's edge: every data segment
-the server's TCP releases passes through the aggregate's QoS manager (the ``send``
-trigger), every ACK written to the server is the ``ack`` trigger, and the 15 ms shaping
-timer is the datapath's. Each policy runs ``RUNS`` times live beside its simulated twin
-(``qoslab live --twin``: qoslab's TCP set as close to Linux's as it goes) and the
-comparisons put the live mean against the twin's; an ablation twin (no aggregate
+connections of P0's experiments (base RTTs 50, 300, 300 and 600 ms, client links of 500
+kb/s each: the "equal" scenarios of ``scenarios/p0/``) are Linux connections between
+network namespaces, Reno (the paper's era) and CUBIC (Linux's default) in turn (live
+mode, ``docs/live.md``), and the aggregate policy (640 kb/s, 40 KB) runs in qoslab's
+datapath at the server's edge: every data segment the server's TCP releases passes
+through the aggregate's QoS manager (the ``send`` trigger), every ACK written to the
+server is the ``ack`` trigger, and the 15 ms shaping timer is the datapath's. Each
+policy runs ``RUNS`` times live beside its simulated twin (``qoslab live --twin``:
+qoslab's TCP set as close to Linux's as it goes, its Reno or its CUBIC as the hosts run)
+and the comparisons put the live mean against the twin's; an ablation twin (no aggregate
 control, P0 Fig. 3) must make the fairness and the total held to the rate vanish.
 
 Not run: the aggregate-fair increase (``tcp.cc``, P0 §5) changes the sender's window
@@ -17,12 +18,13 @@ rule, which Linux's TCP does not have; the ``idle_ack`` and ``closed_send`` trig
 (P0 §6.3) are events inside the sender's stack that the datapath cannot see (live mode
 refuses them, naming the key). ``qoslab reproduce p0-live`` needs root and
 ``/dev/net/tun``; elsewhere it is skipped with the reason. It is not part of
-``reproduce --all`` (it runs in real time: about 8 minutes in quick mode).
+``reproduce --all`` (it runs in real time: about 16 minutes in quick mode).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from typing import Any
 
@@ -49,6 +51,10 @@ LINK = 1e6
 #: rate at the IP level, where the tokens are counted.
 IP_PER_PAYLOAD = 1500 / 1448
 
+#: The hosts' congestion controls, each run through every policy: Linux Reno (as P0's
+#: TCP) and CUBIC (Linux's default, which a server's TCP runs today).
+CCS = ("reno", "cubic")
+
 #: label → (P0 scenario, paper figure, the paper's Jain index for the policy or None).
 POLICIES: dict[str, tuple[str, str, float | None]] = {
     "off": ("f3-equal.toml", "F3", None),
@@ -65,16 +71,24 @@ SHAPING = {
 }
 
 
-def scenario_data(ctx: Context, file: str, duration: str, warmup: str) -> dict[str, Any]:
-    """A P0 scenario made live: Linux Reno at the hosts, a shorter run with a warm-up, the
-    datapath spinning before its events (``LIVE_SPIN``)."""
+def label_of(policy: str, cc: str) -> str:
+    """A policy's label for hosts running ``cc``: the policy's own for Reno (the labels of
+    the data before CUBIC ran), ``"<policy> (cubic)"`` otherwise."""
+    return policy if cc == "reno" else f"{policy} ({cc})"
+
+
+def scenario_data(
+    ctx: Context, file: str, duration: str, warmup: str, cc: str = "reno"
+) -> dict[str, Any]:
+    """A P0 scenario made live: Linux ``cc`` (Reno or CUBIC) at the hosts, a shorter run
+    with a warm-up, the datapath spinning before its events (``LIVE_SPIN``)."""
     from qoslab.scenario import load
 
     data = copy.deepcopy(dict(load(ctx.scenario(f"p0/{file}")).data))
-    data["name"] = f"p0-live-{file.removesuffix('.toml')}"
+    data["name"] = f"p0-live-{file.removesuffix('.toml')}" + ("" if cc == "reno" else f"-{cc}")
     data["duration"] = duration
     data["warmup"] = warmup
-    data["live"] = {"cc": "reno", "spin": LIVE_SPIN}
+    data["live"] = {"cc": cc, "spin": LIVE_SPIN}
     return data
 
 
@@ -99,7 +113,7 @@ def _metrics(res: Any, sim: bool) -> dict[str, float]:
 
 @register(
     "p0-live",
-    title="P0 on real TCP: aggregate policies on Linux Reno",
+    title="P0 on real TCP: aggregate policies on Linux Reno and CUBIC",
     paper="P0 §6",
     in_all=False,
 )
@@ -111,14 +125,16 @@ def p0_live(ctx: Context) -> Outcome:
     duration, warmup = ("30s", "8s") if ctx.quick else ("120s", "20s")
     per_run: list[dict[str, Any]] = []
     vals: dict[str, dict[str, list[float]]] = {}
-    for label, (file, _fig, _) in POLICIES.items():
-        data = scenario_data(ctx, file, duration, warmup)
+    for cc, (policy, (file, _fig, _)) in itertools.product(CCS, POLICIES.items()):
+        label = label_of(policy, cc)
+        data = scenario_data(ctx, file, duration, warmup, cc)
         for seed in range(1, runs + 1):
-            res = ctx.live(data, seed, f"{label}-s{seed}", twin=True)
+            run_name = f"{policy}-s{seed}" if cc == "reno" else f"{policy}-{cc}-s{seed}"
+            res = ctx.live(data, seed, run_name, twin=True)
             lv, tw = _metrics(res, False), _metrics(res, True)
             p99 = float(res.summary.get("live_lateness_p99_us", math.nan))
             per_run.append({
-                "policy": label, "seed": seed,
+                "policy": label, "cc": cc, "seed": seed,
                 "jain_live": lv["jain"], "jain_twin": tw["jain"],
                 "total_live": lv["total"], "total_twin": tw["total"],
                 "compliant_live": lv["compliant"], "compliant_twin": tw["compliant"],
@@ -131,10 +147,12 @@ def p0_live(ctx: Context) -> Outcome:
                     v.setdefault(k, []).append(x)
     runs_df = pl.DataFrame(per_run)
     summary_rows, comps = [], []
-    for label, (_file, fig, paper_jain) in POLICIES.items():
+    for cc, (policy, (_file, fig, paper_jain)) in itertools.product(CCS, POLICIES.items()):
+        label = label_of(policy, cc)
         v = vals[label]
         valid = int(runs_df.filter(pl.col("policy") == label)["timing_ok"].sum())
-        row: dict[str, Any] = {"policy": label, "paper": fig, "runs": runs, "timing_valid": valid}
+        row: dict[str, Any] = {"policy": label, "cc": cc, "paper": fig, "runs": runs,
+                               "timing_valid": valid}  # fmt: skip
         for k in ("jain", "total", "compliant"):
             for side in ("live", "twin"):
                 xs = v[f"{k}_{side}"]
@@ -153,7 +171,8 @@ def p0_live(ctx: Context) -> Outcome:
             f"{label}: total ÷ rate, live vs twin", row["total_live"], paper=row["total_twin"],
             rtol=0.05, unit="× r_m", note=f"IP level; reference: the twin's mean; {note}",
         ))  # fmt: skip
-        if label == "partitioned-police":
+        if policy == "partitioned-police":
+            off_total = _mean(vals[label_of("off", cc)]["total_live"])
             comps.append(Comparison(
                 f"{label}: compliant ÷ rate, live vs twin", row["compliant_live"],
                 paper=row["compliant_twin"], rtol=0.10, unit="× r_m",
@@ -163,7 +182,7 @@ def p0_live(ctx: Context) -> Outcome:
                 f"{label}: total ÷ rate, live (P0 Fig. 6: total ≫ rate)", row["total_live"],
                 at_least=1.0, unit="× r_m", against="the total exceeds the rate",
                 note=f"what policing does not do (hold the total): it holds without any "
-                     f"policy too (policy off: {_mean(vals['off']['total_live']):.3g} × the "
+                     f"policy too (policy off: {off_total:.3g} × the "
                      f"rate), so no ablation can test it; {note}",
             ))  # fmt: skip
             comps.append(Comparison(
@@ -176,26 +195,28 @@ def p0_live(ctx: Context) -> Outcome:
                 f"{label}: Jain, live vs paper (P0 Fig. {fig[1:]})", row["jain_live"],
                 paper=paper_jain, atol=0.03,
             ))  # fmt: skip
-        if label in SHAPING:
+        if policy in SHAPING:
             comps.append(Comparison(
                 f"{label}: total ÷ rate, live vs paper (99.5 % of the rate)", row["total_live"],
                 paper=0.995, atol=0.03, unit="× r_m", note="IP level",
             ))  # fmt: skip
-    off = vals["off"]
     cmd = "qoslab reproduce p0-live  (policy off: scenarios/p0/f3-equal.toml live)"
     twin = "policy off (P0 Fig. 3, no aggregate control)"
-    unused = [1 - x * RATE / LINK for x in off["total_live"]]
     ablations = []
-    # Every shaping policy against the same policy-off runs: the rate held and the shares
-    # made equal must both vanish without aggregate control.
-    off_data = scenario_data(ctx, POLICIES["off"][0], duration, warmup)
-    for label, what in SHAPING.items():
+    # Every shaping policy against the same policy-off runs (of the same hosts' TCP): the
+    # rate held and the shares made equal must both vanish without aggregate control.
+    for cc, (policy, what) in itertools.product(CCS, SHAPING.items()):
+        label = label_of(policy, cc)
+        off = vals[label_of("off", cc)]
+        unused = [1 - x * RATE / LINK for x in off["total_live"]]
+        off_data = scenario_data(ctx, POLICIES["off"][0], duration, warmup, cc)
         on = vals[label]
         left = [1 - x * RATE / LINK for x in on["total_live"]]
         # The policy-off twin removes the QoS manager and nothing else (the scenarios'
         # names aside).
-        declared = p0.twin_declaration(scenario_data(ctx, POLICIES[label][0], duration, warmup),
-                                       off_data, p0.POLICY_OFF)  # fmt: skip
+        declared = p0.twin_declaration(
+            scenario_data(ctx, POLICIES[policy][0], duration, warmup, cc), off_data, p0.POLICY_OFF
+        )
         ablations += [
             Ablation(
                 f"{label}: the aggregate shaper holds the total to the rate, below the access "
@@ -218,7 +239,7 @@ def p0_live(ctx: Context) -> Outcome:
         ablations=ablations,
         tables={"policies": pl.DataFrame(summary_rows), "runs": runs_df},
         notes=(
-            f"Linux Reno at the hosts, {runs} live runs per policy of {duration} "
+            f"Linux Reno and CUBIC at the hosts, {runs} live runs per policy of {duration} "
             f"(warm-up {warmup}), each beside its simulated twin; {invalid} of "
             f"{runs_df.height} live runs had out-of-bounds timing (p99 > 100 µs or "
             "p99.9 > 2 ms: the box was loaded)."
