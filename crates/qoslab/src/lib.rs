@@ -45,6 +45,8 @@ pub mod engine;
 pub mod error;
 pub mod flow;
 pub mod live;
+/// The `[live]` table's types (below the scenario; `live` re-exports them).
+pub mod live_config;
 pub mod net;
 pub mod packet;
 pub mod qosmgr;

@@ -790,10 +790,12 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
         let _ = a.stdin.flush();
     }
     let mut results = Vec::new();
+    let mut typed = Vec::new();
     for a in &agents {
         let line = a.expect("{", Duration::from_secs(10))?;
         let v: serde_json::Value = serde_json::from_str(&line)
             .map_err(|e| live_err(format!("agent in {}: bad result line: {e}", a.host)))?;
+        typed.push(super::protocol::parse(&a.host, &v).map_err(live_err)?);
         results.push(v);
     }
     let tun_stats: Vec<(u64, u64)> = hosts
@@ -811,7 +813,7 @@ pub fn run_live(sc: &crate::scenario::Scenario, opts: &LiveOptions) -> Result<Ru
             h.backlog_ns += end.saturating_since(from).as_nanos();
         }
     }
-    fill_live_tables(&mut r, &w, &io, &results, &hosts, &tun_stats, &sysctls);
+    fill_live_tables(&mut r, &w, &io, &typed, &hosts, &tun_stats, &sysctls);
     let load = Load {
         wall_ns,
         cpu_ns,
@@ -1549,7 +1551,7 @@ fn fill_live_tables(
     r: &mut RunResult,
     w: &World,
     io: &TunIo,
-    results: &[serde_json::Value],
+    results: &[super::protocol::AgentResults],
     hosts: &[NodeId],
     tun_stats: &[(u64, u64)],
     sysctls: &[(String, String, String)],
@@ -1565,45 +1567,30 @@ fn fill_live_tables(
     let mut series = Vec::new();
     let mut traces = Vec::new();
     let mut pings = Vec::new();
+    let flow = |k: &str| k.parse::<usize>().ok().filter(|&i| i < n);
     for (hi, res) in results.iter().enumerate() {
-        if let Some(fl) = res["sinks"].as_object() {
-            for (k, v) in fl {
-                let Ok(i) = k.parse::<usize>() else { continue };
-                if i < n {
-                    goodput[i] = v["goodput_bytes"].as_i64().unwrap_or(0);
-                    for s in v["series"].as_array().into_iter().flatten() {
-                        series.push((
-                            i as i64,
-                            s[0].as_f64().unwrap_or(0.0),
-                            s[1].as_i64().unwrap_or(0),
-                        ));
-                    }
-                }
-            }
+        for (k, v) in &res.sinks {
+            let Some(i) = flow(k) else { continue };
+            goodput[i] = v.goodput_bytes;
+            series.extend(v.series.iter().map(|&(t, b)| (i as i64, t, b)));
         }
-        if let Some(fl) = res["senders"].as_object() {
-            for (k, v) in fl {
-                let Ok(i) = k.parse::<usize>() else { continue };
-                if i < n {
-                    retrans[i] = v["total_retrans"].as_i64().unwrap_or(0);
-                    srtt[i] = v["srtt"].as_f64().unwrap_or(f64::NAN);
-                    min_rtt[i] = v["min_rtt"].as_f64().unwrap_or(f64::NAN);
-                    cwnd[i] = v["cwnd"].as_i64().unwrap_or(0);
-                    linux_cc[i] = v["cc"].as_str().unwrap_or("").to_string();
-                    for t in v["trace"].as_array().into_iter().flatten() {
-                        traces.push((i as i64, t.clone()));
-                    }
-                }
-            }
+        for (k, v) in &res.senders {
+            let Some(i) = flow(k) else { continue };
+            retrans[i] = v.total_retrans.unwrap_or(0);
+            srtt[i] = v.srtt.unwrap_or(f64::NAN);
+            min_rtt[i] = v.min_rtt.unwrap_or(f64::NAN);
+            cwnd[i] = v.cwnd.unwrap_or(0);
+            linux_cc[i] = v.cc.clone();
+            traces.extend(v.trace.iter().map(|t| (i as i64, t.clone())));
         }
-        for p in res["ping"].as_array().into_iter().flatten() {
-            for (seq, rtt) in p["rtts"].as_array().into_iter().flatten().enumerate() {
-                let from = &w.nodes[hosts[hi].0 as usize].name;
+        for p in &res.ping {
+            let from = &w.nodes[hosts[hi].0 as usize].name;
+            for (seq, rtt) in p.rtts.iter().enumerate() {
                 pings.push((
                     from.clone(),
-                    p["to"].as_str().unwrap_or("").to_string(),
+                    p.to.clone(),
                     seq as i64,
-                    rtt.as_f64().unwrap_or(f64::NAN),
+                    rtt.unwrap_or(f64::NAN),
                 ));
             }
         }
@@ -2080,5 +2067,17 @@ mod tests {
         assert!(d[1].1 >= d[0].0 + ms(50), "{d:?}");
         assert!(d[1].0 >= d[0].0 + ms(60), "{d:?}");
         assert_eq!(busy.io.hosts[1].tx, 2);
+        // Traffic of no flow is counted per 5-tuple as it is read and as it is delivered
+        // (`live_conns`): two 128-byte datagrams of 100 payload bytes each.
+        let conns: Vec<_> = busy.io.conns.iter().collect();
+        assert_eq!(conns.len(), 1, "{conns:?}");
+        let (key, c) = conns[0];
+        assert_eq!(*key, (PROTO_UDP, addr_a, 4000, addr_b, 5000));
+        assert_eq!((c.read, c.read_bytes), (2, 256), "{c:?}");
+        assert_eq!(
+            (c.delivered, c.delivered_bytes, c.payload_delivered),
+            (2, 256, 200),
+            "{c:?}"
+        );
     }
 }

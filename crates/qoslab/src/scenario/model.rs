@@ -53,7 +53,7 @@ pub struct Scenario {
     /// Live mode's host settings (congestion control, ECN, buffers, pings); the
     /// simulator ignores them.
     #[serde(default)]
-    pub live: Option<crate::live::LiveConfig>,
+    pub live: Option<crate::live_config::LiveConfig>,
 }
 
 /// A conditioner chain placed in the network: at a node (a host's egress or a

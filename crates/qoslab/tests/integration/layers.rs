@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// `stats` is its table types; the parts that read a finished world are named apart.
 const FLOORS: &[&[&str]] = &[
     &["time", "packet", "drop", "rng", "engine"],
-    &["config", "units", "dscp", "stats"],
+    &["config", "units", "dscp", "stats", "live_config"],
     &["queue", "cond", "app", "tcp", "qosmgr"],
     &["net"],
     &["flow"],
@@ -27,6 +27,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/rtt_markers",
         "stats/silent",
     ],
+    &["live"],
 ];
 
 /// Upward imports still to be switched (module file, the path it names).
