@@ -64,9 +64,11 @@ def test_children_write_every_figure_the_same_as_one_after_another(tmp_path):
     assert sorted(serial) == [f"f{i}.svg" for i in range(6)]
     assert forked == serial
     assert {p.read_text() for p in (tmp_path / "serial").glob("*.pid")} == {str(os.getpid())}
-    # most of the figures were written by children, not by this process
+    # children wrote figures (how many depends on how busy the machine is: while every
+    # child is busy this process writes the figures left when it finishes; under load
+    # that was 4 of 6, so only "some" is a property, not "most")
     pids = [p.read_text() for p in (tmp_path / "forked").glob("*.pid")]
-    assert len(pids) == 6 and sum(p != str(os.getpid()) for p in pids) >= 3
+    assert len(pids) == 6 and sum(p != str(os.getpid()) for p in pids) >= 1
 
 
 def test_a_failing_child_raises_its_error_here_and_leaves_no_child(tmp_path):
