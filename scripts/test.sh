@@ -48,10 +48,11 @@ export QOSLAB_SCREENSHOTS="${QOSLAB_SCREENSHOTS:-results/test-screenshots}"
 export QOSLAB_REQUIRE_CHROMIUM=1
 # Two workers, a test file per worker at a time (module fixtures are built once); the
 # live datapath tests then run alone, since their timing checks want a quiet machine.
+# --durations lists the slowest tests of each, so where CI's minutes go is in its log.
 WORKERS="${QOSLAB_TEST_WORKERS:-$(( $(nproc) < 2 ? 1 : 2 ))}"
 stage "pytest ($WORKERS workers)"
-.venv/bin/python -m pytest -m "slow or not slow" -q -n "$WORKERS" --dist loadfile \
+.venv/bin/python -m pytest -m "slow or not slow" -q -n "$WORKERS" --dist loadfile --durations=15 \
   --ignore-glob 'tests/test_live*.py'
 stage "pytest (live datapath, alone: tests/test_live*.py)"
-.venv/bin/python -m pytest -m "slow or not slow" -q tests/test_live*.py
+.venv/bin/python -m pytest -m "slow or not slow" -q --durations=10 tests/test_live*.py
 stage "done"
