@@ -1,4 +1,4 @@
-"""P4: weighted rate differentiation end to end (the pTCP paper, ``004_…``): the
+"""P4: weighted rate differentiation end to end (Hsieh, Kim & Sivakumar, IWQoS 2003): the
 experiments of P4 (docs/papers/p4.md) with WAIMD (MulTCP), application striping and
 pTCP.
 

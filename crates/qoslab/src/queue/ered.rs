@@ -1,7 +1,7 @@
 //! ERED: one FIFO managed by RED in which packets marked in profile are dropped early
 //! less often than unmarked ones (P0 §5, after Feng et al., NOSSDAV 97).
 //!
-//! P0 (`papers/000_…`, the qosmgr paragraph of the implementation section) says: "We
+//! P0 (docs/bibliography.md; the qosmgr paragraph of its implementation section) says: "We
 //! add a new queue discipline of ERED (an extension of RED) that assigns a lower drop
 //! probability for a marked packet when queue length is greater than the threshold. By
 //! default a marked packet has a 1.5 times lower drop probability." We read this as:
