@@ -263,7 +263,7 @@ def test_fig11_claim_is_the_papers_order_judged_seed_paired():
                               "total_pct": [140.0 + 0.1 * k for k in ten]}})  # fmt: skip
     comps = p0._f11_comparisons(s)
     judged = [c for c in comps if c.verdict != "info"]
-    assert all(c.claim == ">" and c.n == 10 and "individual rate control" in c.quantity
+    assert all(c.ref.claim == ">" and c.ref.n == 10 and "individual rate control" in c.quantity
                for c in judged)  # fmt: skip
     assert not any(c.verdict == "within" for c in comps if "common" in c.quantity)
     by = {c.quantity.split(" throughput")[0]: c.verdict for c in judged}

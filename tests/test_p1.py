@@ -10,7 +10,7 @@ import pytest
 
 import qoslab
 from conftest import cli, report_text
-from qoslab.reproduce import Comparison, p1, scenarios_dir
+from qoslab.reproduce import Comparison, Value, p1, scenarios_dir
 from qoslab.trc import cycle, cycle_time, fig4_table, fitted_models, model_name, parameters
 
 
@@ -214,7 +214,7 @@ def test_paper_tables_are_means_with_their_intervals():
 def test_mean_comparison_carries_both_intervals():
     row = {"mean_kbps": 104.0, "ci95_kbps": 0.5, "runs": 10}
     c = p1._mean_comparison("x", row, "105.231|105.179-105.283", 100)
-    assert c.paper == 105.231 and c.verdict == "within"
+    assert c.ref.x == 105.231 and c.verdict == "within"
     assert "± 0.500 (95 % CI, n = 10)" in c.note and "[105.179–105.283]" in c.note
     assert (
         p1._mean_comparison("x", {**row, "mean_kbps": 100.0}, "105.231", 100).verdict == "outside"
@@ -429,7 +429,7 @@ def test_f7b_band_is_the_approximation_error_plus_the_papers_3_percent():
     # a value 2 % under the exact one outside.
     near_exact = 0.02 / 0.22 * 0.98
     assert p1.f7b_error_comparison("drop", 0.02, near_exact).verdict == "within"
-    assert Comparison("x", near_exact, 0.1, "", rtol=0.10).verdict == "outside"
+    assert Comparison("x", near_exact, ref=Value(0.1), rtol=0.10).verdict == "outside"
     # More than 3 % beyond the exact value or the approximation is outside.
     assert p1.f7b_error_comparison("drop", 0.02, 0.02 / 0.22 * 0.96).verdict == "outside"
     assert p1.f7b_error_comparison("drop", 0.02, 0.1 * 1.04).verdict == "outside"

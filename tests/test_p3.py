@@ -151,7 +151,7 @@ def test_fig4_dp0_rule_is_a_reading_argued_from_the_text_not_chosen_by_the_numbe
     # The same claims under both readings, side by side.
     tails = [[c.quantity.split(", F2 RTT")[1] for c in r.comparisons] for r in dp0]
     assert tails[0] == tails[1] and len(tails[0]) == 3
-    assert [c.paper for c in dp0[1].comparisons][:2] == [2.3, 7.52]
+    assert [c.ref.x for c in dp0[1].comparisons[:2]] == [2.3, 7.52]
 
 
 def test_fig4_rtt_rto_twin_is_rtt_rto_without_its_rto_term():
@@ -189,7 +189,7 @@ def test_fig6_counterfactual_measures_the_comparisons_own_quantity():
                   | {("middle", s): v for s, v in middle.items()})  # fmt: skip
     _, out = p3.f6_judged(per)
     fair = next(c for c in out.comparisons if c.quantity.startswith("RTT-RTO: Jain"))
-    assert fair.b_name == "basic RTT"
+    assert fair.ref.b_name == "basic RTT"
 
     def jain(stem: str) -> float:
         lo, sh = middle[stem]

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import polars as pl
 
@@ -173,39 +173,241 @@ def _num(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _float(what: str, x: Any) -> float:
+    """``x`` as a float, or a ValueError naming ``what`` it is (None is not a number)."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, not {x!r}") from None
+
+
+class _Reference:
+    """What every reference of a :class:`Comparison` does; the band references (a value,
+    an interval, a bound) share the reference text, the verdict and the stored columns
+    written here, and :class:`Order` overrides them."""
+
+    #: What ``ours`` is compared against, as stored (``kind`` of ``reproduce.json``).
+    kind: ClassVar[str] = ""
+    #: What the reference stands for, shown beside it (e.g. "the request").
+    against: str = ""
+
+    def limits(self) -> tuple[float | None, float | None]:
+        """The reference range before tolerance: (low, high), None = unbounded."""
+        raise NotImplementedError
+
+    def text(self) -> str:
+        """The reference range as text, before tolerance (e.g. ``≥ 1``)."""
+        raise NotImplementedError
+
+    def columns(self) -> dict[str, Any]:
+        """The reference's own columns of ``reproduce.json`` among ``paper``,
+        ``interval``, ``at_least``, ``at_most`` and ``against`` (the others stay empty)."""
+        raise NotImplementedError
+
+    def claim_fields(self) -> dict[str, Any]:
+        """The columns a claim of this kind adds at the end of ``reproduce.json``'s entry
+        (an order's claim, interval, seeds and names); none for a band."""
+        return {}
+
+    def describe(self, c: Comparison) -> str:
+        """The reference as ``c`` shows it: the range, its tolerance, what it stands for
+        and where the claim comes from, and a vacuous claim's note."""
+        ref = self.text()
+        tol = []
+        if c.rtol:
+            tol.append(f"{_num(c.rtol * 100)} %")
+        if c.atol:
+            tol.append(_num(c.atol))
+        if tol:
+            ref += " ± " + " or ".join(tol)
+        said = [x for x in (self.against, c._cite()) if x]
+        if said:
+            ref += f" ({', '.join(said)})"
+        if c.vacuous:
+            what, n = c.acted  # type: ignore[misc]
+            ref += f"; vacuous: {what} = {_num(float(n))}"
+        return ref
+
+    def judge(self, c: Comparison) -> str:
+        """The verdict of a judged, non-vacuous ``c``: ``within`` its accepted band,
+        ``outside-explained`` when its explanation's counterfactual lands there, else
+        ``outside``."""
+        if c.inside(c.ours):
+            return "within"
+        if c.confirmed and not math.isnan(c.ours):
+            return "outside-explained"
+        return "outside"
+
+
+@dataclass(frozen=True)
+class Value(_Reference):
+    """The paper's value ``x`` (``against``: what it stands for)."""
+
+    x: float
+    against: str = ""
+    kind: ClassVar[str] = "value"
+
+    def __post_init__(self) -> None:
+        _float("a paper's value", self.x)
+
+    def limits(self) -> tuple[float | None, float | None]:
+        """The value itself at both ends."""
+        return float(self.x), float(self.x)
+
+    def text(self) -> str:
+        """The value, e.g. ``0.95``."""
+        return _num(self.x)
+
+    def columns(self) -> dict[str, Any]:
+        """``paper`` and ``against``."""
+        return {"paper": self.x, "against": self.against}
+
+
+@dataclass(frozen=True)
+class Interval(_Reference):
+    """The paper's range from ``lo`` to ``hi`` (e.g. its min and max over its runs)."""
+
+    lo: float
+    hi: float
+    against: str = ""
+    kind: ClassVar[str] = "interval"
+
+    def __post_init__(self) -> None:
+        lo, hi = _float("an interval's low end", self.lo), _float("its high end", self.hi)
+        if lo > hi:
+            raise ValueError(f"an interval's low end {lo:g} lies above its high end {hi:g}")
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+    def limits(self) -> tuple[float | None, float | None]:
+        """``lo`` and ``hi``."""
+        return self.lo, self.hi
+
+    def text(self) -> str:
+        """``lo–hi``, or one number when they are equal."""
+        return f"{_num(self.lo)}–{_num(self.hi)}" if self.lo != self.hi else _num(self.lo)
+
+    def columns(self) -> dict[str, Any]:
+        """``interval`` and ``against``."""
+        return {"interval": [self.lo, self.hi], "against": self.against}
+
+
+@dataclass(frozen=True)
+class Bound(_Reference):
+    """A claimed bound: ``at_least`` and/or ``at_most`` (e.g. "≥ the request", "≤ 1.03 ×
+    the model"), ``against`` saying what it stands for."""
+
+    at_least: float | None = None
+    at_most: float | None = None
+    against: str = ""
+    kind: ClassVar[str] = "bound"
+
+    def __post_init__(self) -> None:
+        if self.at_least is None and self.at_most is None:
+            raise ValueError(f"a bound needs at_least or at_most ({self.against!r})")
+        lo = None if self.at_least is None else _float("a bound's at_least", self.at_least)
+        hi = None if self.at_most is None else _float("a bound's at_most", self.at_most)
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"a bound's at_least {lo:g} lies above its at_most {hi:g}")
+
+    def limits(self) -> tuple[float | None, float | None]:
+        """``at_least`` and ``at_most`` (None: that side is open)."""
+        return self.at_least, self.at_most
+
+    def text(self) -> str:
+        """``lo–hi``, ``≥ lo`` or ``≤ hi``."""
+        if self.at_least is not None and self.at_most is not None:
+            return f"{_num(self.at_least)}–{_num(self.at_most)}"
+        if self.at_least is not None:
+            return f"≥ {_num(self.at_least)}"
+        return f"≤ {_num(self.at_most)}"  # type: ignore[arg-type]
+
+    def columns(self) -> dict[str, Any]:
+        """``at_least``, ``at_most`` and ``against``."""
+        return {"at_least": self.at_least, "at_most": self.at_most, "against": self.against}
+
+
+@dataclass(frozen=True)
+class Order(_Reference):
+    """A strict order "A < B" or "A > B" (``claim``) over seeds, with the 95 % interval
+    ``ci`` of the difference A − B over ``n`` seeds; build it with
+    :meth:`Comparison.order`."""
+
+    claim: str
+    ci: tuple[float, float]
+    n: int
+    a_name: str = "A"
+    b_name: str = "B"
+    kind: ClassVar[str] = "order"
+
+    def __post_init__(self) -> None:
+        if self.claim not in ("<", ">"):
+            raise ValueError(f"an order's claim must be '<' or '>', not {self.claim!r}")
+        lo, hi = self.ci
+        if lo > hi:
+            raise ValueError(f"an order's interval {lo:g} … {hi:g} is empty")
+
+    def limits(self) -> tuple[float | None, float | None]:
+        """The difference claimed below zero ("<") or above it (">")."""
+        return (None, 0.0) if self.claim == "<" else (0.0, None)
+
+    def text(self) -> str:
+        """The claim with its interval and its number of seeds."""
+        lo, hi = self.ci
+        return (
+            f"{self.a_name} {self.claim} {self.b_name} (95 % CI of the paired difference "
+            f"over {self.n} seeds: {_num(lo)} … {_num(hi)})"
+        )
+
+    def columns(self) -> dict[str, Any]:
+        """None: an order is stored in its own columns (:meth:`claim_fields`)."""
+        return {}
+
+    def claim_fields(self) -> dict[str, Any]:
+        """``claim``, ``ci``, ``n``, ``a_name`` and ``b_name``."""
+        return {"claim": self.claim, "ci": list(self.ci), "n": self.n,
+                "a_name": self.a_name, "b_name": self.b_name}  # fmt: skip
+
+    def describe(self, c: Comparison) -> str:
+        """The claim and where it comes from."""
+        return f"{self.text()}; {c._cite()}" if c._cite() else self.text()
+
+    def judge(self, c: Comparison) -> str:
+        """``within`` when the interval excludes zero on the claimed side, ``outside``
+        when it excludes it on the other side (or is NaN), ``tie`` when it straddles it."""
+        lo, hi = self.ci
+        if math.isnan(lo) or math.isnan(hi):
+            return "outside"
+        good, bad = (hi < 0, lo > 0) if self.claim == "<" else (lo > 0, hi < 0)
+        return "within" if good else "outside" if bad else "tie"
+
+
+Reference = Value | Interval | Bound | Order
+"""What a :class:`Comparison` judges ``ours`` against (None: nothing, an ``info`` row)."""
+
+
 @dataclass
 class Comparison:
     """One number of ours beside what it is compared against, and its verdict.
 
-    Give exactly one reference: ``paper`` (the paper's value), ``interval`` (the paper's
-    (min, max) over its runs) or a bound ``at_least`` and/or ``at_most`` (a claim such as
-    "≥ the request" or "≤ 1.03 × the model"; ``against`` says what the bound stands
-    for). ``rtol`` widens the reference by that fraction of its magnitude, ``atol`` by an
-    absolute amount (the larger of the two applies). ``explanation`` turns ``outside``
-    into ``outside-explained`` when its counterfactual lands in this comparison's band.
-    With no reference the verdict is ``info``; :meth:`order` builds a strict-order claim.
+    ``ref`` is the reference: a :class:`Value` of the paper's, an :class:`Interval` (the
+    paper's min and max over its runs), a :class:`Bound` (a claim such as "≥ the
+    request" or "≤ 1.03 × the model") or an :class:`Order` (a strict order over seeds,
+    built by :meth:`order`); None gives the verdict ``info``. ``rtol`` widens the
+    reference by that fraction of its magnitude, ``atol`` by an absolute amount (the
+    larger of the two applies). ``explanation`` turns ``outside`` into
+    ``outside-explained`` when its counterfactual lands in this comparison's band.
     ``unit`` and ``note`` are shown beside the numbers.
     """
 
     quantity: str
     ours: float
-    paper: float | None = None
+    ref: Reference | None = None
     unit: str = ""
     note: str = ""
-    interval: tuple[float, float] | None = None
-    at_least: float | None = None
-    at_most: float | None = None
-    against: str = ""
     rtol: float = 0.0
     atol: float = 0.0
     explanation: Explanation | None = None
-    #: For a strict-order claim (:meth:`order`): "<" or ">", the 95 % interval of the
-    #: difference A − B, the number of seeds and the names of A and B.
-    claim: str | None = None
-    ci: tuple[float, float] | None = None
-    n: int | None = None
-    a_name: str = ""
-    b_name: str = ""
     #: The vacuous guard of a claim that needs its mechanism to act (e.g. "ERUF adds no
     #: drop to TCP" needs regulators that drop or delay TCP): (what the mechanism did, how
     #: much, over the runs judged). When it did nothing (≤ 0 or NaN) the claim could not
@@ -240,6 +442,17 @@ class Comparison:
     #: Set by :class:`Outcome`: this claim at each value of its calibration, (value, claim).
     shown_at: list[tuple[str, Comparison]] | None = field(default=None, repr=False,
                                                           compare=False)  # fmt: skip
+    #: Legacy keywords, turned into ``ref`` (until every call site gives ``ref``).
+    paper: float | None = None
+    interval: tuple[float, float] | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    against: str = ""
+    claim: str | None = None
+    ci: tuple[float, float] | None = None
+    n: int | None = None
+    a_name: str = "A"
+    b_name: str = "B"
 
     @property
     def judged(self) -> bool:
@@ -280,24 +493,26 @@ class Comparison:
         if n < MIN_ORDER_SEEDS:  # too few seeds to decide an order: a tie, whatever the mean
             lo, hi = -math.inf, math.inf
         return cls(
-            quantity, m, unit=unit, note=note, claim=claim, ci=(lo, hi), n=n,
-            a_name=a_name, b_name=b_name, needs=needs, calibrated=calibrated,
+            quantity, m, ref=Order(claim, (lo, hi), n, a_name, b_name), unit=unit, note=note,
+            needs=needs, calibrated=calibrated,
             source=source, own=own,
             contradicted=contradiction(claim, paper_ab, a_name, b_name, paper_source),
         )  # fmt: skip
 
     def __post_init__(self) -> None:
-        if self.claim is not None:
-            if self.paper is not None or self.interval is not None or self.at_least is not None:
-                raise ValueError(f"comparison {self.quantity!r}: an order has no other reference")
-            if self.at_most is not None or self.ci is None:
-                raise ValueError(f"comparison {self.quantity!r}: build an order with .order()")
-            lo, hi = self.ci
+        self._legacy()
+        if isinstance(self.ref, Order):
+            lo, hi = self.ref.ci
             if not math.isnan(float(self.ours)) and not lo <= float(self.ours) <= hi:
                 raise ValueError(
                     f"comparison {self.quantity!r}: the mean difference lies outside its own "
                     "interval (build an order with .order())"
                 )
+        elif self.ref is not None and not isinstance(self.ref, (Value, Interval, Bound)):
+            raise ValueError(
+                f"comparison {self.quantity!r}: ref must be a Value, Interval, Bound or "
+                f"Order, not {self.ref!r}"
+            )
         if self.explanation is not None and self.explanation.counterfactual is None:
             raise ValueError(
                 f"comparison {self.quantity!r}: its explanation ({self.explanation.why!r}) has "
@@ -307,21 +522,6 @@ class Comparison:
             )
         if not (math.isfinite(self.rtol) and math.isfinite(self.atol)):
             raise ValueError(f"comparison {self.quantity!r}: tolerances must be finite")
-        kinds = [
-            self.paper is not None,
-            self.interval is not None,
-            self.at_least is not None or self.at_most is not None,
-        ]
-        if sum(kinds) > 1:
-            raise ValueError(
-                f"comparison {self.quantity!r}: give one of paper=, interval= or "
-                "at_least=/at_most=, not several"
-            )
-        if self.interval is not None:
-            lo, hi = self.interval
-            if lo > hi:
-                raise ValueError(f"comparison {self.quantity!r}: interval {lo} > {hi}")
-            self.interval = (float(lo), float(hi))
         if self.rtol < 0 or self.atol < 0:
             raise ValueError(f"comparison {self.quantity!r}: tolerances must be ≥ 0")
         if self.source and self.own:
@@ -330,6 +530,24 @@ class Comparison:
                 "own check (own=), not both"
             )
         self.ours = float(self.ours)
+
+    def _legacy(self) -> None:
+        refs = []
+        if self.claim is not None:
+            refs.append(Order(self.claim, self.ci, self.n, self.a_name, self.b_name))  # type: ignore[arg-type]
+        if self.paper is not None:
+            refs.append(Value(self.paper, self.against))
+        if self.interval is not None:
+            refs.append(Interval(*self.interval, against=self.against))
+        if self.at_least is not None or self.at_most is not None:
+            refs.append(Bound(self.at_least, self.at_most, self.against))
+        if len(refs) + (self.ref is not None) > 1:
+            raise ValueError(
+                f"comparison {self.quantity!r}: give one of paper=, interval= or "
+                "at_least=/at_most=, not several"
+            )
+        if refs:
+            self.ref = refs[0]
 
     @property
     def cited(self) -> str:
@@ -341,7 +559,7 @@ class Comparison:
             return self.source
         if self.own:
             return f"qoslab's check: {self.own}"
-        for text in (self.quantity, self.against, self.note):
+        for text in (self.quantity, getattr(self.ref, "against", ""), self.note):
             if SOURCE_IN_TEXT.search(text):
                 return text
         return ""
@@ -357,28 +575,12 @@ class Comparison:
     def kind(self) -> str:
         """``value``, ``interval``, ``bound``, ``order`` or ``none``: what ``ours`` is
         compared against."""
-        if self.claim is not None:
-            return "order"
-        if self.paper is not None:
-            return "value"
-        if self.interval is not None:
-            return "interval"
-        if self.at_least is not None or self.at_most is not None:
-            return "bound"
-        return "none"
+        return "none" if self.ref is None else self.ref.kind
 
     def limits(self) -> tuple[float | None, float | None]:
         """The reference range before tolerance: (low, high), None = unbounded (an order
         claims the difference below or above zero)."""
-        if self.claim == "<":
-            return None, 0.0
-        if self.claim == ">":
-            return 0.0, None
-        if self.paper is not None:
-            return float(self.paper), float(self.paper)
-        if self.interval is not None:
-            return self.interval
-        return self.at_least, self.at_most
+        return (None, None) if self.ref is None else self.ref.limits()
 
     def accepted(self) -> tuple[float | None, float | None]:
         """The range ``ours`` must lie in: :meth:`limits` widened by the tolerance."""
@@ -418,23 +620,13 @@ class Comparison:
         """``within``, ``outside-explained``, ``tie``, ``outside``, ``not-judged`` or
         ``info`` (see the class and :meth:`order`); ``outside`` when :attr:`vacuous`,
         ``not-judged`` when the run lacks what the claim ``needs``."""
-        if self.kind == "none" or self.contradicted:
+        if self.ref is None or self.contradicted:
             return "info"
         if not self.judged:
             return NOT_JUDGED
         if self.vacuous:
             return "outside"
-        if self.kind == "order":
-            lo, hi = self.ci  # type: ignore[misc]
-            if math.isnan(lo) or math.isnan(hi):
-                return "outside"
-            good, bad = (hi < 0, lo > 0) if self.claim == "<" else (lo > 0, hi < 0)
-            return "within" if good else "outside" if bad else "tie"
-        if self.inside(self.ours):
-            return "within"
-        if self.confirmed and not math.isnan(self.ours):
-            return "outside-explained"
-        return "outside"
+        return self.ref.judge(self)  # type: ignore[union-attr]
 
     @property
     def deviation(self) -> float | None:
@@ -452,43 +644,9 @@ class Comparison:
     def reference(self) -> str:
         """The reference as text, e.g. ``53.2–53.3 ± 3 %``, ``≥ 1 (the request)``,
         ``A < B (95 % CI of A − B over 10 seeds: −0.3…−0.1)``."""
-        k = self.kind
-        if k == "none":
+        if self.ref is None:
             return ""
-        if k == "order":
-            lo, hi = self.ci  # type: ignore[misc]
-            ref = (
-                f"{self.a_name} {self.claim} {self.b_name} (95 % CI of the paired difference "
-                f"over {self.n} seeds: {_num(lo)} … {_num(hi)})"
-            )
-            if self._cite():
-                ref += f"; {self._cite()}"
-            return self._qualified(ref)
-        if k == "value":
-            ref = _num(self.paper)  # type: ignore[arg-type]
-        elif k == "interval":
-            lo, hi = self.interval  # type: ignore[misc]
-            ref = f"{_num(lo)}–{_num(hi)}" if lo != hi else _num(lo)
-        elif self.at_least is not None and self.at_most is not None:
-            ref = f"{_num(self.at_least)}–{_num(self.at_most)}"
-        elif self.at_least is not None:
-            ref = f"≥ {_num(self.at_least)}"
-        else:
-            ref = f"≤ {_num(self.at_most)}"  # type: ignore[arg-type]
-        tol = []
-        if self.rtol:
-            tol.append(f"{_num(self.rtol * 100)} %")
-        if self.atol:
-            tol.append(_num(self.atol))
-        if tol:
-            ref += " ± " + " or ".join(tol)
-        said = [x for x in (self.against, self._cite()) if x]
-        if said:
-            ref += f" ({', '.join(said)})"
-        if self.vacuous:
-            what, n = self.acted  # type: ignore[misc]
-            ref += f"; vacuous: {what} = {_num(float(n))}"
-        return self._qualified(ref)
+        return self._qualified(self.ref.describe(self))
 
     def _cite(self) -> str:
         """The ``source`` or ``own`` reason as the reference shows it ("" without)."""
@@ -515,14 +673,14 @@ class Comparison:
         d = {
             "quantity": self.quantity,
             "ours": self.ours,
-            "paper": self.paper,
+            "paper": None,
             "unit": self.unit,
             "note": self.note,
             "kind": self.kind,
-            "interval": list(self.interval) if self.interval else None,
-            "at_least": self.at_least,
-            "at_most": self.at_most,
-            "against": self.against,
+            "interval": None,
+            "at_least": None,
+            "at_most": None,
+            "against": "",
             "rtol": self.rtol,
             "atol": self.atol,
             "reference": self.reference,
@@ -530,6 +688,8 @@ class Comparison:
             "verdict": self.verdict,
             "explanation": None,
         }
+        if self.ref is not None:
+            d.update(self.ref.columns())
         if self.acted is not None:
             d.update(acted=[self.acted[0], float(self.acted[1])], vacuous=self.vacuous)
         if self.needs:
@@ -544,11 +704,8 @@ class Comparison:
             d["calibrated"] = self.calibrated
             if self.shown_at:
                 d["calibration_verdicts"] = [[v, c.verdict] for v, c in self.shown_at]
-        if self.kind == "order":
-            d.update(
-                claim=self.claim, ci=list(self.ci or ()), n=self.n,
-                a_name=self.a_name, b_name=self.b_name,
-            )  # fmt: skip
+        if self.ref is not None:
+            d.update(self.ref.claim_fields())
         if self.explanation is not None:
             e = self.explanation
             cf = e.counterfactual
