@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from qoslab import docfigures, docgen, reproduce
-from qoslab.reproduce import Comparison, Outcome, register, run_experiments
+from qoslab.reproduce import Comparison, Outcome, Value, register, run_experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def site(tmp_path):
     @register("t-fig", title="figure source")
     def exp(ctx):
         return Outcome(
-            comparisons=[Comparison("x", 1.0, paper=1.0, rtol=0.1)],
+            comparisons=[Comparison("x", 1.0, ref=Value(1.0), rtol=0.1)],
             tables={"rates": pl.DataFrame({"rate": [1, 2], "ratio": [0.5, 0.25]})},
         )
 

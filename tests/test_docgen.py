@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from qoslab import docgen, reproduce
-from qoslab.reproduce import Comparison, Outcome, register, run_experiments
+from qoslab.reproduce import Bound, Comparison, Outcome, Value, register, run_experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,12 +22,11 @@ def results(tmp_path):
     def exp(ctx):
         return Outcome(
             comparisons=[
-                Comparison("share", 0.661, paper=2 / 3, rtol=0.02, unit="Mb/s"),
+                Comparison("share", 0.661, ref=Value(2 / 3), rtol=0.02, unit="Mb/s"),
                 Comparison(
                     "worst",
                     0.99,
-                    at_least=1.0,
-                    against="the request",
+                    ref=Bound(at_least=1.0, against="the request"),
                     source="§5",
                     note="0/1 live runs with valid timing",
                 ),

@@ -10,7 +10,7 @@ import pytest
 
 import qoslab
 from conftest import cli, report_text
-from qoslab.reproduce import Comparison, Value, p1, scenarios_dir
+from qoslab.reproduce import Bound, Comparison, Value, p1, scenarios_dir
 from qoslab.trc import cycle, cycle_time, fig4_table, fitted_models, model_name, parameters
 
 
@@ -286,20 +286,24 @@ def test_explanations_are_tested_by_their_counterfactual_runs():
 
         return f
 
-    inside = Comparison("worst", 1.01, at_least=1.0)
+    inside = Comparison("worst", 1.01, ref=Bound(at_least=1.0))
     assert p1._explain(inside, p1.T1_QUEUEING, run(1.02)).explanation is None
     assert calls == []  # nothing rerun for a comparison inside its band
-    lands = p1._explain(Comparison("worst", 0.98, at_least=1.0), p1.T1_QUEUEING, run(1.001))
+    lands = p1._explain(
+        Comparison("worst", 0.98, ref=Bound(at_least=1.0)), p1.T1_QUEUEING, run(1.001)
+    )
     assert lands.verdict == "outside-explained"
     assert lands.explanation.counterfactual.change == "cause removed"
     # A counterfactual just short of the comparison's own band explains nothing …
-    misses = p1._explain(Comparison("worst", 0.98, at_least=1.0), p1.T1_QUEUEING, run(0.999))
+    misses = p1._explain(
+        Comparison("worst", 0.98, ref=Bound(at_least=1.0)), p1.T1_QUEUEING, run(0.999)
+    )
     assert misses.verdict == "outside"
     # … and neither does one that cannot be run (the paper's own runs).
-    none = Comparison("T3, 10000 kb/s: mean", 10697.8, paper=10337.9, rtol=p1.PAPER_RTOL)
+    none = Comparison("T3, 10000 kb/s: mean", 10697.8, ref=Value(10337.9), rtol=p1.PAPER_RTOL)
     assert p1._explain(none, p1.LARGE_BELOW_TARGET, run(None)).verdict == "outside"
     # The band is the comparison's tolerance, not wider: 3 % above the paper's mean.
-    edge = Comparison("cell", 110.0, paper=100.0, rtol=p1.PAPER_RTOL)
+    edge = Comparison("cell", 110.0, ref=Value(100.0), rtol=p1.PAPER_RTOL)
     assert p1._explain(edge, p1.LARGE_BELOW_TARGET, run(103.1)).verdict == "outside"
     assert p1._explain(edge, p1.LARGE_BELOW_TARGET, run(102.9)).verdict == "outside-explained"
 
@@ -308,9 +312,9 @@ def test_eq1_cells_are_a_reading_beside_the_fitted_headline():
     from qoslab.reproduce import Comparison
 
     comps = [
-        Comparison("T1 2 Mb/s 1.5 ms, 50 kb/s: mean", 53.0, paper=53.2, rtol=0.03),
-        Comparison("T1 2 Mb/s 1.5 ms [eq. 1], 50 kb/s: mean", 50.0, paper=53.2, rtol=0.03),
-        Comparison("T1: worst achieved / requested", 1.01, at_least=1.0),
+        Comparison("T1 2 Mb/s 1.5 ms, 50 kb/s: mean", 53.0, ref=Value(53.2), rtol=0.03),
+        Comparison("T1 2 Mb/s 1.5 ms [eq. 1], 50 kb/s: mean", 50.0, ref=Value(53.2), rtol=0.03),
+        Comparison("T1: worst achieved / requested", 1.01, ref=Bound(at_least=1.0)),
     ]
     keep, readings = p1._model_readings(comps)
     assert [c.quantity for c in keep] == [comps[0].quantity, comps[2].quantity]
@@ -401,7 +405,7 @@ def test_counterfactual_reruns_use_the_runs_seed_and_can_miss(tmp_path):
     bigger = qoslab.run(sc, {"conditioner.0.stages.0.buffer": int(trc["buffer"][0]) + 1}, seed=3)
     assert value == bigger.tables["trc"]["buffer_full"][0] > 0
     assert "1 runs" in change
-    c = p1._explain(Comparison("ECN buffer-full", 5, at_most=0), p1.ECN_BUFFER, lambda: (
+    c = p1._explain(Comparison("ECN buffer-full", 5, ref=Bound(at_most=0)), p1.ECN_BUFFER, lambda: (
         change, value, ""))  # fmt: skip
     assert c.verdict == "outside"
     # No run overflowed: nothing is rerun and nothing overflows.
@@ -530,13 +534,13 @@ def test_t1_2mbps_ecn_gap_is_the_slow_bottlenecks_queueing():
     assert slow > 0.015 and value < 0.01, (slow, value)
     assert kind == "off-paper" and "10 × faster" in change
     c = Comparison("T1 2 Mb/s: largest |ECN ÷ drops − 1| of the cell means", 0.028, unit="×",
-                   at_most=0.01)  # fmt: skip
+                   ref=Bound(at_most=0.01))  # fmt: skip
     p1._explain(c, p1.ECN_SLOW_CORE, lambda: (change, value, command, kind))
     assert c.explanation.counterfactual.kind == "off-paper" and c.verdict == "outside"
     # The same value from a run that removed the cause and nothing the paper states would
     # confirm: the verdict is held outside by the kind alone.
     ok = Comparison("T1 2 Mb/s: largest |ECN ÷ drops − 1| of the cell means", 0.028, unit="×",
-                    at_most=0.01)  # fmt: skip
+                    ref=Bound(at_most=0.01))  # fmt: skip
     p1._explain(ok, p1.ECN_SLOW_CORE, lambda: (change, value, command))
     assert ok.verdict == "outside-explained"
 

@@ -280,12 +280,14 @@ def test_waimd_has_no_receive_buffer_limit_in_fig_2a_and_6():
 def test_fig6_claims_that_flipped_in_quick_mode_need_full_mode():
     import polars as pl
 
-    from qoslab.reproduce import Comparison
+    from qoslab.reproduce import Bound, Comparison
 
     rows = [{"method": m, "w": w, "ratio": float(w), "ratio_over_w": 1.0}
             for m in p4.METHODS for w in p4.WEIGHTS]  # fmt: skip
     comps = p4._scaling_comparisons(pl.DataFrame(rows), p4.WEIGHTS, "6a")
-    comps.append(Comparison("6(b) WAIMD ÷ striping relative std-dev at w = 20", 1.3, at_least=1))
+    comps.append(
+        Comparison("6(b) WAIMD ÷ striping relative std-dev at w = 20", 1.3, ref=Bound(at_least=1))
+    )
     p4._f6_needs(comps, 20)
     marked = [c.quantity for c in comps if c.needs]
     assert marked == [

@@ -17,7 +17,15 @@ import pytest
 import qoslab
 from qoslab import reproduce
 from qoslab.report import expected_figures, write_report
-from qoslab.reproduce import Comparison, Explanation, Outcome, register, run_experiments
+from qoslab.reproduce import (
+    Bound,
+    Comparison,
+    Explanation,
+    Outcome,
+    Value,
+    register,
+    run_experiments,
+)
 from qoslab.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,11 +178,15 @@ def repro(tmp_path):
     def exp(ctx):
         return Outcome(
             comparisons=[
-                Comparison("within", 1.0, paper=1.0, rtol=0.01, unit="Mb/s"),
+                Comparison("within", 1.0, ref=Value(1.0), rtol=0.01, unit="Mb/s"),
                 Comparison(
-                    "explained", 0.5, at_least=1.0, against="request", explanation=ex, source="§1"
+                    "explained",
+                    0.5,
+                    ref=Bound(at_least=1.0, against="request"),
+                    explanation=ex,
+                    source="§1",
                 ),
-                Comparison("outside", 2.0, at_most=1.0, against="a bound", source="§1"),
+                Comparison("outside", 2.0, ref=Bound(at_most=1.0, against="a bound"), source="§1"),
             ]
         )
 
@@ -325,13 +337,23 @@ def test_experiment_page_says_each_thing_once_and_never_blank(tmp_path):
         return Outcome(
             comparisons=[
                 Comparison(
-                    "first miss", 0.5, at_least=1.0, against="a", explanation=ex, source="§1"
+                    "first miss",
+                    0.5,
+                    ref=Bound(at_least=1.0, against="a"),
+                    explanation=ex,
+                    source="§1",
                 ),
                 Comparison(
-                    "second miss", 0.6, at_least=1.0, against="b", explanation=ex, source="§1"
+                    "second miss",
+                    0.6,
+                    ref=Bound(at_least=1.0, against="b"),
+                    explanation=ex,
+                    source="§1",
                 ),
-                Comparison("open miss", 2.0, at_most=1.0, against="a bound", source="§1"),
-                Comparison("tiny", 1.00004, paper=1.0, rtol=0.01),
+                Comparison(
+                    "open miss", 2.0, ref=Bound(at_most=1.0, against="a bound"), source="§1"
+                ),
+                Comparison("tiny", 1.00004, ref=Value(1.0), rtol=0.01),
             ]
         )
 
@@ -396,7 +418,7 @@ def test_paper_figure_hook_draws_and_saves(tmp_path):
 
     @register("t-fig-broken", title="figure raises")
     def exp2(ctx):
-        return Outcome(comparisons=[Comparison("x", 1.0, paper=1.0)])
+        return Outcome(comparisons=[Comparison("x", 1.0, ref=Value(1.0))])
 
     @figure("t-fig-broken")
     def broken(saved):
@@ -532,23 +554,28 @@ def repro_pages(tmp_path, small):
     @register("x0-f10", title="ten", paper="P0 Fig. 10")
     def f10(ctx):
         ctx.run(small, label="r")
-        return Outcome(comparisons=[Comparison("ok", 1.0, paper=1.0, rtol=0.01)])
+        return Outcome(comparisons=[Comparison("ok", 1.0, ref=Value(1.0), rtol=0.01)])
 
     @register("x0-f3", title="three", paper="P0 Fig. 3")
     def f3(ctx):
         return Outcome(
             comparisons=[
                 Comparison(
-                    "explained", 0.5, at_least=1.0, against="request", explanation=ex, source="§1"
+                    "explained",
+                    0.5,
+                    ref=Bound(at_least=1.0, against="request"),
+                    explanation=ex,
+                    source="§1",
                 ),
-                Comparison("off", 2.0, at_most=1.0, against="a bound", source="§1"),
+                Comparison("off", 2.0, ref=Bound(at_most=1.0, against="a bound"), source="§1"),
             ]
         )
 
     @register("x1-t1", title="table one", paper="P1 Table 1")
     def t1(ctx):
-        return Outcome(comparisons=[Comparison("explained too", 0.5, at_least=1.0,
-                                               against="request", explanation=ex,
+        return Outcome(comparisons=[Comparison("explained too", 0.5,
+                                               ref=Bound(at_least=1.0,
+                                                         against="request"), explanation=ex,
                                                source="§1")])  # fmt: skip
 
     @register("x2-f1", title="broken", paper="P2 Fig. 1")

@@ -8,7 +8,17 @@ import pytest
 from conftest import report_text
 from qoslab import reproduce
 from qoslab.report import write_report
-from qoslab.reproduce import Comparison, Explanation, Outcome, register, run_experiments
+from qoslab.reproduce import (
+    Bound,
+    Comparison,
+    Explanation,
+    Interval,
+    Order,
+    Outcome,
+    Value,
+    register,
+    run_experiments,
+)
 
 
 @pytest.fixture
@@ -27,7 +37,7 @@ def test_registered_experiments_run_and_report(registry, small, tmp_path):
         a = r.flows.filter(pl.col("name") == "a")["goodput_bps"][0]
         assert sw.done == 4
         return Outcome(
-            comparisons=[Comparison("flow a share", a / 1e6, paper=2 / 3, unit="Mbit/s")],
+            comparisons=[Comparison("flow a share", a / 1e6, ref=Value(2 / 3), unit="Mbit/s")],
             tables={"flows": r.flows},
         )
 
@@ -116,22 +126,22 @@ def test_register_twice_is_an_error(registry):
 
 
 def test_verdicts_against_value_interval_and_bounds():
-    assert Comparison("v", 1.02, paper=1.0, rtol=0.03).verdict == "within"
-    assert Comparison("v", 1.04, paper=1.0, rtol=0.03).verdict == "outside"
-    assert Comparison("v", 0.5, paper=0.0, atol=0.5).verdict == "within"
-    assert Comparison("i", 53.3, interval=(53.2, 53.25)).verdict == "outside"
-    assert Comparison("i", 53.3, interval=(53.2, 53.25), rtol=0.01).verdict == "within"
-    assert Comparison("b", 0.99, at_least=1.0, against="the request").verdict == "outside"
-    assert Comparison("b", 1.5, at_least=1.0).verdict == "within"
-    assert Comparison("b", 1.031, at_most=1.03).verdict == "outside"
-    assert Comparison("b", 1.0, at_least=0.98, at_most=1.03).verdict == "within"
+    assert Comparison("v", 1.02, ref=Value(1.0), rtol=0.03).verdict == "within"
+    assert Comparison("v", 1.04, ref=Value(1.0), rtol=0.03).verdict == "outside"
+    assert Comparison("v", 0.5, ref=Value(0.0), atol=0.5).verdict == "within"
+    assert Comparison("i", 53.3, ref=Interval(53.2, 53.25)).verdict == "outside"
+    assert Comparison("i", 53.3, ref=Interval(53.2, 53.25), rtol=0.01).verdict == "within"
+    assert (
+        Comparison("b", 0.99, ref=Bound(at_least=1.0, against="the request")).verdict == "outside"
+    )
+    assert Comparison("b", 1.5, ref=Bound(at_least=1.0)).verdict == "within"
+    assert Comparison("b", 1.031, ref=Bound(at_most=1.03)).verdict == "outside"
+    assert Comparison("b", 1.0, ref=Bound(at_least=0.98, at_most=1.03)).verdict == "within"
     assert Comparison("n", 1.0).verdict == "info"
-    assert Comparison("nan", float("nan"), paper=1.0, rtol=1).verdict == "outside"
-    c = Comparison("b", 0.99, at_least=1.0, against="the request", unit="×")
+    assert Comparison("nan", float("nan"), ref=Value(1.0), rtol=1).verdict == "outside"
+    c = Comparison("b", 0.99, ref=Bound(at_least=1.0, against="the request"), unit="×")
     assert c.reference == "≥ 1 (the request)" and c.deviation == pytest.approx(-0.01)
-    assert Comparison("i", 1, interval=(2, 3), rtol=0.03).reference == "2–3 ± 3 %"
-    with pytest.raises(ValueError, match="one of"):
-        Comparison("x", 1.0, paper=1.0, at_least=0.5)
+    assert Comparison("i", 1, ref=Interval(2, 3), rtol=0.03).reference == "2–3 ± 3 %"
 
 
 def test_an_explanation_holds_only_when_its_counterfactual_lands_in_the_band():
@@ -139,18 +149,21 @@ def test_an_explanation_holds_only_when_its_counterfactual_lands_in_the_band():
     landed = ex.tested("no RTO in slow start", 0.99, "qoslab run x.toml --set a=b")
     missed = ex.tested("no RTO in slow start", 0.9)
     not_run = ex.tested("no RTO in slow start", None)
-    assert Comparison("m", 0.67, at_least=0.98, explanation=landed).verdict == "outside-explained"
-    # the cause removed, the value still misses the comparison's own band: outside
-    assert Comparison("m", 0.67, at_least=0.98, explanation=missed).verdict == "outside"
-    assert Comparison("m", 0.67, at_least=0.98, explanation=not_run).verdict == "outside"
-    # no band wider than the comparison's: 0.975 lands only through the tolerance
-    assert Comparison("m", 0.6, at_least=0.98, atol=0.01,
-                      explanation=ex.tested("x", 0.975)).verdict == "outside-explained"  # fmt: skip
-    assert Comparison("m", 0.6, at_least=0.98, explanation=ex.tested("x", 0.975)).verdict == (
-        "outside"
+    assert (
+        Comparison("m", 0.67, ref=Bound(at_least=0.98), explanation=landed).verdict
+        == "outside-explained"
     )
-    assert Comparison("m", 0.99, at_least=0.98, explanation=missed).verdict == "within"
-    d = Comparison("m", 0.67, at_least=0.98, explanation=landed).to_dict()
+    # the cause removed, the value still misses the comparison's own band: outside
+    assert Comparison("m", 0.67, ref=Bound(at_least=0.98), explanation=missed).verdict == "outside"
+    assert Comparison("m", 0.67, ref=Bound(at_least=0.98), explanation=not_run).verdict == "outside"
+    # no band wider than the comparison's: 0.975 lands only through the tolerance
+    assert Comparison("m", 0.6, ref=Bound(at_least=0.98), atol=0.01,
+                      explanation=ex.tested("x", 0.975)).verdict == "outside-explained"  # fmt: skip
+    assert Comparison(
+        "m", 0.6, ref=Bound(at_least=0.98), explanation=ex.tested("x", 0.975)
+    ).verdict == ("outside")
+    assert Comparison("m", 0.99, ref=Bound(at_least=0.98), explanation=missed).verdict == "within"
+    d = Comparison("m", 0.67, ref=Bound(at_least=0.98), explanation=landed).to_dict()
     assert d["verdict"] == "outside-explained" and d["explanation"]["doc"] == "docs/x.md#a"
     assert d["explanation"]["counterfactual"]["value"] == 0.99
     assert d["explanation"]["confirmed"] is True
@@ -159,25 +172,27 @@ def test_an_explanation_holds_only_when_its_counterfactual_lands_in_the_band():
 def test_an_explanation_without_a_counterfactual_is_refused():
     ex = Explanation("a story", doc="docs/x.md#a")
     with pytest.raises(ValueError, match="no counterfactual"):
-        Comparison("m", 0.5, at_least=1.0, explanation=ex)
+        Comparison("m", 0.5, ref=Bound(at_least=1.0), explanation=ex)
     # saying that no run tests it is allowed, and explains nothing
-    c = Comparison("m", 0.5, at_least=1.0, explanation=ex.untested())
+    c = Comparison("m", 0.5, ref=Bound(at_least=1.0), explanation=ex.untested())
     assert c.verdict == "outside" and c.to_dict()["explanation"]["counterfactual"]["value"] is None
 
 
 def test_only_a_run_that_removes_the_cause_confirms_an_explanation():
     ex = Explanation("the topology", doc="docs/x.md#a")
     for kind in ("reading", "off-paper"):
-        c = Comparison("m", 0.5, at_least=1.0, explanation=ex.tested("other", 1.2, kind=kind))
+        c = Comparison(
+            "m", 0.5, ref=Bound(at_least=1.0), explanation=ex.tested("other", 1.2, kind=kind)
+        )
         assert c.verdict == "outside", kind
     with pytest.raises(ValueError, match="kind"):
         ex.tested("x", 1.0, kind="story")
     # a missing result is never explained, a tolerance is finite
-    nan = Comparison("m", float("nan"), at_least=1.0, explanation=ex.tested("x", 1.2))
+    nan = Comparison("m", float("nan"), ref=Bound(at_least=1.0), explanation=ex.tested("x", 1.2))
     assert nan.verdict == "outside"
     with pytest.raises(ValueError, match="finite"):
-        Comparison("m", 5.0, paper=1.0, rtol=float("inf"))
-    d = Comparison("m", 0.5, at_least=1.0, explanation=ex.tested("x", 0.5)).to_dict()
+        Comparison("m", 5.0, ref=Value(1.0), rtol=float("inf"))
+    d = Comparison("m", 0.5, ref=Bound(at_least=1.0), explanation=ex.tested("x", 0.5)).to_dict()
     assert d["explanation"]["moved"] is False and d["verdict"] == "outside"
 
 
@@ -230,7 +245,7 @@ def test_a_strict_order_whose_interval_straddles_zero_is_a_tie():
         Comparison.order("x", {1: 1.0, 2: 2.0, 3: 3.0}, {1: 1.0, 2: 2.0, 4: 3.0})
     # an order built by hand must carry its own interval around its mean
     with pytest.raises(ValueError, match="its own"):
-        Comparison("x", 5.0, claim="<", ci=(-2.0, -1.0))
+        Comparison("x", 5.0, ref=Order("<", (-2.0, -1.0), 3))
 
 
 def test_an_ablation_whose_effect_survives_is_outside():
@@ -299,7 +314,7 @@ def test_readings_need_two_and_one_argued_headline():
     head = reproduce.Reading("increase", "bytes", "avg bytes/s", headline=True,
                              argued='"increased by one average packet size"')  # fmt: skip
     alt = reproduce.Reading("increase", "packet", "one packet per RTT")
-    c = [Comparison("gain", 34.0, paper=35.0, rtol=0.2)]
+    c = [Comparison("gain", 34.0, ref=Value(35.0), rtol=0.2)]
     Outcome(readings=[reproduce.ReadingResult(head, c), reproduce.ReadingResult(alt, c)])
     with pytest.raises(ValueError, match="at least two"):
         Outcome(readings=[reproduce.ReadingResult(head, c)])
@@ -311,7 +326,7 @@ def test_readings_need_two_and_one_argued_headline():
 
 
 def test_a_calibration_shows_four_values_with_the_chosen_one():
-    cs = [[Comparison("t", float(i), paper=2.0, rtol=0.1)] for i in range(4)]
+    cs = [[Comparison("t", float(i), ref=Value(2.0), rtol=0.1)] for i in range(4)]
     cal = reproduce.Calibration("start window", 2, "not given", [0, 1, 2, 3], cs)
     assert cal.to_dict()["chosen"] == "2"
     with pytest.raises(ValueError, match="four or more"):
@@ -334,12 +349,12 @@ def test_ablations_readings_and_ties_reach_the_summary_and_the_report(registry, 
                                           twin_changes={"m": (True, False)},
                                           mechanism_off={"m": (True, False)})],
             readings=[
-                reproduce.ReadingResult(head, [Comparison("v", 1.0, paper=1.0)]),
-                reproduce.ReadingResult(alt, [Comparison("v", 2.0, paper=1.0)]),
+                reproduce.ReadingResult(head, [Comparison("v", 1.0, ref=Value(1.0))]),
+                reproduce.ReadingResult(alt, [Comparison("v", 2.0, ref=Value(1.0))]),
             ],
             calibrations=[reproduce.Calibration(
                 "p", 1, "not given", [0, 1, 2, 3],
-                [[Comparison("v", float(i), paper=1.0)] for i in range(4)])],
+                [[Comparison("v", float(i), ref=Value(1.0))] for i in range(4)])],
         )  # fmt: skip
 
     idx = run_experiments(["t-std"], tmp_path / "rep", log=lambda s: None)
@@ -374,18 +389,20 @@ def _three_verdicts(registry):
 
     @register("t-within", title="within")
     def a(ctx):
-        return Outcome(comparisons=[Comparison("a", 1.0, paper=1.0)])
+        return Outcome(comparisons=[Comparison("a", 1.0, ref=Value(1.0))])
 
     @register("t-explained", title="explained")
     def b(ctx):
-        return Outcome(comparisons=[Comparison("b", 0.5, at_least=1, explanation=ex, source="§1")])
+        return Outcome(
+            comparisons=[Comparison("b", 0.5, ref=Bound(at_least=1), explanation=ex, source="§1")]
+        )
 
     @register("t-outside", title="outside")
     def c(ctx):
         return Outcome(
             comparisons=[
-                Comparison("c", 1.0, paper=1.0),
-                Comparison("c2", 2.0, at_most=1, source="§1"),
+                Comparison("c", 1.0, ref=Value(1.0)),
+                Comparison("c2", 2.0, ref=Bound(at_most=1), source="§1"),
             ]
         )
 
@@ -475,7 +492,9 @@ def test_comparisons_are_printed_beside_the_papers(capsys) -> None:
                 "title": "demo",
                 "status": "done",
                 "comparisons": [
-                    Comparison("goodput", 1.23456, paper=1.2, unit="Mb/s", rtol=0.05).to_dict(),
+                    Comparison(
+                        "goodput", 1.23456, ref=Value(1.2), unit="Mb/s", rtol=0.05
+                    ).to_dict(),
                     Comparison("drops", 0, unit="").to_dict(),
                 ],
             }
@@ -498,7 +517,9 @@ def test_a_reproduction_stopped_part_way_keeps_its_finished_experiments(registry
     import json
 
     register("t-first", title="first")(
-        lambda ctx: Outcome(comparisons=[Comparison("q", 1.0, at_least=0.5, source="§1")])
+        lambda ctx: Outcome(
+            comparisons=[Comparison("q", 1.0, ref=Bound(at_least=0.5), source="§1")]
+        )
     )
 
     def stop(ctx):

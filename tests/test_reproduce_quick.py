@@ -14,6 +14,7 @@ from qoslab.cli import summary_line
 from qoslab.report import write_report
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Comparison,
     Outcome,
     count_verdicts,
@@ -32,7 +33,7 @@ def registry():
 
 
 def test_a_comparison_that_needs_full_mode_is_not_judged_in_quick_mode():
-    c = Comparison("ratio at 750 kb/s", 0.0, at_least=0.5, needs="the 750 kb/s point")
+    c = Comparison("ratio at 750 kb/s", 0.0, ref=Bound(at_least=0.5), needs="the 750 kb/s point")
     assert c.verdict == "outside"  # full mode (quick is false by default): judged
     c.quick = True
     assert c.verdict == "not-judged" and not c.judged
@@ -41,7 +42,7 @@ def test_a_comparison_that_needs_full_mode_is_not_judged_in_quick_mode():
     assert d["judged"] is False and d["needs"] == "the 750 kb/s point"
     assert stored_verdict(d) == "not-judged" and count_verdicts([d])["not-judged"] == 1
     # a claim that declares nothing is judged in quick mode as in full mode
-    plain = Comparison("ratio", 0.0, at_least=0.5, quick=True)
+    plain = Comparison("ratio", 0.0, ref=Bound(at_least=0.5), quick=True)
     assert plain.verdict == "outside"
     # info rows stay info; orders and ablations can be not judged too
     assert Comparison("x", 1.0, needs="seeds", quick=True).verdict == "info"
@@ -61,8 +62,8 @@ def _flipper(ctx):
     v = 0.7 if ctx.quick else 0.9
     return Outcome(
         comparisons=[
-            Comparison("flips", v, at_least=0.8, needs="seeds 1–3", source="§1"),
-            Comparison("steady", 1.0, at_least=0.8, source="§1"),
+            Comparison("flips", v, ref=Bound(at_least=0.8), needs="seeds 1–3", source="§1"),
+            Comparison("steady", 1.0, ref=Bound(at_least=0.8), source="§1"),
         ],
         ablations=[
             Ablation(
@@ -80,7 +81,7 @@ def _flipper(ctx):
         readings=[
             reproduce.ReadingResult(
                 reproduce.Reading("k", "a", headline=True, argued='"a"'),
-                [Comparison("r", v, at_least=0.8, needs="300 s", source="§1")],
+                [Comparison("r", v, ref=Bound(at_least=0.8), needs="300 s", source="§1")],
             ),
             reproduce.ReadingResult(reproduce.Reading("k", "b"), [Comparison("r", 1.0)]),
         ],
@@ -90,7 +91,10 @@ def _flipper(ctx):
                 1,
                 "not given",
                 [0, 1, 2, 3],
-                [[Comparison("c", v, at_least=0.8, needs="300 s", source="§1")] for _ in range(4)],
+                [
+                    [Comparison("c", v, ref=Bound(at_least=0.8), needs="300 s", source="§1")]
+                    for _ in range(4)
+                ],
             )
         ],
     )

@@ -16,11 +16,14 @@ import pytest
 from qoslab import reproduce
 from qoslab.reproduce import (
     SOURCE_IN_TEXT,
+    Bound,
     Calibration,
     Comparison,
+    Interval,
     Outcome,
     Reading,
     ReadingResult,
+    Value,
     p0,
     p3,
     register,
@@ -31,8 +34,9 @@ from qoslab.reproduce import (
 
 def old_f11() -> Comparison:
     """P0 Fig. 11's comparison before issue 59 (``git log -S"0.97 × common"``)."""
-    return Comparison("compliant, logical / common", 0.984, unit="×", at_least=0.97,
-                      against="compliant traffic highest (3 % slack)")  # fmt: skip
+    return Comparison("compliant, logical / common", 0.984, unit="×",
+                      ref=Bound(at_least=0.97,
+                                against="compliant traffic highest (3 % slack)"))  # fmt: skip
 
 
 def test_the_old_p0_f11_bound_is_refused_naming_the_experiment_and_the_claim():
@@ -46,12 +50,13 @@ def test_the_old_p0_f11_bound_is_refused_naming_the_experiment_and_the_claim():
 def test_a_claim_with_a_source_or_an_own_reason_is_accepted_and_shown():
     sentence = ("P0 §4.2.3: 'the total (compliant and noncompliant) and compliant throughput "
                 "is higher than that with individual rate control'")  # fmt: skip
-    c = Comparison("compliant, logical / partitioned", 1.2, unit="×", at_least=1.0,
-                   against="compliant traffic highest", source=sentence)  # fmt: skip
+    c = Comparison("compliant, logical / partitioned", 1.2, unit="×",
+                   ref=Bound(at_least=1.0,
+                             against="compliant traffic highest"), source=sentence)  # fmt: skip
     require_sources("p0-f11", Outcome(comparisons=[c]))
     assert c.reference == f"≥ 1 (compliant traffic highest, {sentence})"
     assert c.to_dict()["source"] == sentence and "own" not in c.to_dict()
-    own = Comparison("drops inside the network", 0.0, at_most=0.0, against="none",
+    own = Comparison("drops inside the network", 0.0, ref=Bound(at_most=0.0, against="none"),
                      own="the model assumes a lossless core")  # fmt: skip
     require_sources("x", Outcome(comparisons=[own]))
     assert own.reference == "≤ 0 (none, qoslab's check: the model assumes a lossless core)"
@@ -61,7 +66,7 @@ def test_a_claim_with_a_source_or_an_own_reason_is_accepted_and_shown():
     require_sources("x", Outcome(comparisons=[o]))
     assert o.reference.endswith("; P4 §3.2, Fig. 3(b)")
     with pytest.raises(ValueError, match="not both"):
-        Comparison("q", 1.0, at_least=0.0, source="P0 §4", own="ours")
+        Comparison("q", 1.0, ref=Bound(at_least=0.0), source="P0 §4", own="ours")
 
 
 def test_a_source_named_in_the_claims_text_counts_and_a_bare_bound_does_not():
@@ -69,14 +74,14 @@ def test_a_source_named_in_the_claims_text_counts_and_a_bare_bound_does_not():
                  "the paper: 'almost all undelivered packets'", '"not more than one"',
                  "“nearly all”"]:  # fmt: skip
         assert SOURCE_IN_TEXT.search(text), text
-        require_sources("x", Outcome(comparisons=[Comparison("q", 1.0, at_least=0.0,
-                                                             against=text)]))  # fmt: skip
+        c = Comparison("q", 1.0, ref=Bound(at_least=0.0, against=text))
+        require_sources("x", Outcome(comparisons=[c]))
     # an apostrophe is no quotation
     for text in ["the paper's widest interval", "the regulators' own drops", "10 % above"]:
         assert not SOURCE_IN_TEXT.search(text), text
         with pytest.raises(ValueError, match="'x'"):
-            require_sources("x", Outcome(comparisons=[Comparison("q", 1.0, at_most=2.0,
-                                                                 against=text)]))  # fmt: skip
+            c = Comparison("q", 1.0, ref=Bound(at_most=2.0, against=text))
+            require_sources("x", Outcome(comparisons=[c]))
     with pytest.raises(ValueError, match="neither where"):
         require_sources("x", Outcome(comparisons=[Comparison.order("a − b", [1, 2, 3],
                                                                    [2, 3, 4.5])]))  # fmt: skip
@@ -84,8 +89,8 @@ def test_a_source_named_in_the_claims_text_counts_and_a_bare_bound_does_not():
 
 def test_values_intervals_info_rows_and_contradicted_orders_need_no_source():
     comps = [
-        Comparison("v", 1.0, paper=1.0),
-        Comparison("i", 1.0, interval=(0.5, 1.5)),
+        Comparison("v", 1.0, ref=Value(1.0)),
+        Comparison("i", 1.0, ref=Interval(0.5, 1.5)),
         Comparison("info", 1.0),
         Comparison.order("o", [1, 2, 3], [2, 3, 4.5], paper_ab=(5.0, 4.0)),
     ]
@@ -94,8 +99,8 @@ def test_values_intervals_info_rows_and_contradicted_orders_need_no_source():
 
 
 def test_readings_and_calibrations_are_held_to_the_rule():
-    bare = Comparison("gain", 0.1, at_least=0.05, against="fairer")
-    ok = Comparison("gain", 0.1, at_least=0.05, against="fairer", source="P0 §5")
+    bare = Comparison("gain", 0.1, ref=Bound(at_least=0.05, against="fairer"))
+    ok = Comparison("gain", 0.1, ref=Bound(at_least=0.05, against="fairer"), source="P0 §5")
     a = Reading("k", "a", headline=True, argued="§5")
     b = Reading("k", "b")
     with pytest.raises(ValueError, match="'gain'"):
@@ -141,10 +146,20 @@ def _texts(node: ast.AST, consts: dict[str, str]) -> list[str]:
     return out
 
 
+def _ref(kw: dict[str | None, ast.expr]) -> tuple[str, dict[str | None, ast.expr]]:
+    """The reference class a call's ``ref=`` builds (``Bound``, ``Order``, …; "" when it is
+    not built in the call) and that constructor's keywords."""
+    ref = kw.get("ref")
+    if isinstance(ref, ast.Call) and isinstance(ref.func, ast.Name):
+        return ref.func.id, {k.arg: k.value for k in ref.keywords}
+    return "", {}
+
+
 def unsourced_calls() -> list[str]:
-    """Every ``Comparison(...)`` with a bound and every ``Comparison.order(...)`` in the
-    reproduction modules that gives neither ``source=`` nor ``own=`` and names no source
-    in the literal text of its quantity, ``against`` or ``note``, as "file:line". A call
+    """Every ``Comparison(...)`` with a bound (``ref=Bound(...)``) or an order built by hand
+    (``ref=Order(...)``) and every ``Comparison.order(...)`` in the reproduction modules
+    that gives neither ``source=`` nor ``own=`` and names no source in the literal text of
+    its quantity, its bound's ``against`` or its ``note``, as "file:line". A call
     that forwards ``**kw`` is a wrapper: its callers' keywords reach it, and the calls of
     P3's wrapper (``p3.order``) are checked as orders."""
     bad = []
@@ -167,14 +182,11 @@ def unsourced_calls() -> list[str]:
             kw = {k.arg: k.value for k in n.keywords}
             if None in kw:  # **kw: a wrapper
                 continue
-            bound = any(
-                k in kw and not (isinstance(kw[k], ast.Constant) and kw[k].value is None)
-                for k in ("at_least", "at_most")
-            )
-            if not (is_order or bound) or "source" in kw or "own" in kw:
+            ref, ref_kw = _ref(kw)
+            if not (is_order or ref in ("Bound", "Order")) or "source" in kw or "own" in kw:
                 continue
-            parts = [t for k in ("quantity", "against", "note") if k in kw
-                     for t in _texts(kw[k], consts)]  # fmt: skip
+            parts = [t for k in ("quantity", "note") if k in kw for t in _texts(kw[k], consts)]
+            parts += [t for t in _texts(ref_kw["against"], consts)] if "against" in ref_kw else []
             if n.args:
                 parts += _texts(n.args[0], consts)
             if not any(SOURCE_IN_TEXT.search(t) for t in parts):
@@ -188,9 +200,9 @@ def test_every_bound_and_order_in_the_reproductions_names_its_source():
 
 def test_the_static_check_finds_an_unsourced_bound(tmp_path, monkeypatch):
     (tmp_path / "px.py").write_text(
-        "from qoslab.reproduce import Comparison\n"
-        'A = Comparison("q", 1.0, at_least=0.97, against="3 % slack")\n'
-        'B = Comparison("q", 1.0, at_least=0.97, against="P0 §4.2.3")\n'
+        "from qoslab.reproduce import Bound, Comparison\n"
+        'A = Comparison("q", 1.0, ref=Bound(at_least=0.97, against="3 % slack"))\n'
+        'B = Comparison("q", 1.0, ref=Bound(at_least=0.97, against="P0 §4.2.3"))\n'
         'C = Comparison.order("q", [1], [2], own="ours")\n'
         'D = Comparison.order("q", [1], [2], note="x")\n'
     )

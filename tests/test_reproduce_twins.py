@@ -14,6 +14,7 @@ from qoslab.reproduce import (
     Calibration,
     Comparison,
     Outcome,
+    Value,
     config_changes,
     contradiction,
     p3,
@@ -133,7 +134,7 @@ def _t1_rows(base: dict[str, float]):
 def test_a_comparison_resting_on_a_calibration_not_shown_is_refused():
     # P3 Table I's quick mode judged its delays at the calibrated 50 s start window with
     # no calibration in the outcome.
-    c = Comparison("delay", 4.6, paper=5.36, rtol=0.5, calibrated="start window")
+    c = Comparison("delay", 4.6, ref=Value(5.36), rtol=0.5, calibrated="start window")
     with pytest.raises(ValueError, match="calibrated 'start window'"):
         Outcome(comparisons=[c])
     other = Calibration(
@@ -141,7 +142,7 @@ def test_a_comparison_resting_on_a_calibration_not_shown_is_refused():
         50,
         "w",
         [30, 40, 50, 60],
-        [[Comparison("another claim", 1.0, paper=1.0)] for _ in range(4)],
+        [[Comparison("another claim", 1.0, ref=Value(1.0))] for _ in range(4)],
     )
     with pytest.raises(ValueError, match="four or more values"):
         Outcome(comparisons=[c], calibrations=[other])
@@ -151,7 +152,7 @@ def test_a_comparison_resting_on_a_calibration_not_shown_is_refused():
         50,
         "w",
         [30, 40, 50, 60],
-        [[Comparison("delay", v, paper=5.36, rtol=0.5)] for v in verdicts],
+        [[Comparison("delay", v, ref=Value(5.36), rtol=0.5)] for v in verdicts],
     )
     out = Outcome(comparisons=[c], calibrations=[cal])
     d = out.comparisons[0].to_dict()

@@ -6,7 +6,8 @@ Add a module ``python/qoslab/reproduce/pN.py`` (``p0.py`` … ``p4.py``, one per
 ``docs/reproductions.md``); every module in this package is imported when the registry is first
 used, so nothing else needs editing. In it, register each experiment::
 
-    from qoslab.reproduce import Comparison, Context, Explanation, Outcome, register
+    from qoslab.reproduce import Bound, Comparison, Context, Explanation, Interval, Outcome, Value
+    from qoslab.reproduce import register
 
     @register("p1-table3", title="Table 3: goodput of 4 TCP flows", paper="P1 §5.2")
     def table3(ctx: Context) -> Outcome:
@@ -15,11 +16,11 @@ used, so nothing else needs editing. In it, register each experiment::
         return Outcome(
             comparisons=[
                 # the paper's number, accepted within ±2 %
-                Comparison("tcp1 goodput", ours / 1e6, paper=2.41, unit="Mbit/s", rtol=0.02),
+                Comparison("tcp1 goodput", ours / 1e6, ref=Value(2.41), unit="Mbit/s", rtol=0.02),
                 # the paper's min–max over its runs
-                Comparison("tcp2 goodput", g2, interval=(1.1, 1.2), unit="Mbit/s"),
+                Comparison("tcp2 goodput", g2, ref=Interval(1.1, 1.2), unit="Mbit/s"),
                 # a bound the paper claims, with what it stands for
-                Comparison("worst / requested", w, at_least=1.0, against="the request",
+                Comparison("worst / requested", w, ref=Bound(at_least=1.0, against="the request"),
                            explanation=Explanation(
                                "queueing delay at 2 Mb/s exceeds RTT_dev",
                                doc="docs/papers/p1.md#t1-queueing",
@@ -30,9 +31,10 @@ used, so nothing else needs editing. In it, register each experiment::
             sweeps=[sw.out],
         )
 
-- Each :class:`Comparison` is checked against its reference (``paper`` value,
-  ``interval``, or the bounds ``at_least`` / ``at_most``) widened by ``rtol`` (relative
-  to the reference) or ``atol`` (absolute), and gets a verdict: ``within``;
+- Each :class:`Comparison` is checked against its reference ``ref`` (a :class:`Value`
+  of the paper's, an :class:`Interval`, a :class:`Bound` with ``at_least`` and/or
+  ``at_most``, or an :class:`Order` built by :meth:`Comparison.order`) widened by
+  ``rtol`` (relative to the reference) or ``atol`` (absolute), and gets a verdict: ``within``;
   ``outside-explained`` when it is outside but its :class:`Explanation` (a paragraph of
   the docs, the script that shows why, and a counterfactual run that removes the cause)
   is confirmed: the counterfactual's value lands in the comparison's band; otherwise

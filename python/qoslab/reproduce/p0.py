@@ -30,6 +30,7 @@ from qoslab.api import run
 from qoslab.fairness import max_min_shares
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Calibration,
     Comparison,
     Context,
@@ -38,6 +39,7 @@ from qoslab.reproduce import (
     ReadingResult,
     RunJob,
     Saved,
+    Value,
     config_changes,
     figure,
     register,
@@ -397,12 +399,12 @@ def f3(ctx: Context) -> Outcome:
         g = flows.filter((pl.col("scenario") == stem) & (pl.col("seed") == 1))
         ratio = float(g["throughput"][0] / g["throughput"][3])
         comps.append(
-            Comparison(f"{stem}: throughput 50 ms / 600 ms", ratio, unit="×", at_least=2.0,
-                       against="strong RTT bias (paper Fig. 3)")
+            Comparison(f"{stem}: throughput 50 ms / 600 ms", ratio, unit="×",
+                       ref=Bound(at_least=2.0, against="strong RTT bias (paper Fig. 3)"))
         )  # fmt: skip
         comps.append(
-            Comparison(f"{stem}: Jain (max-min)", _mean(summ, stem, "jain"), at_most=0.9,
-                       against="unfair without rate control",
+            Comparison(f"{stem}: Jain (max-min)", _mean(summ, stem, "jain"),
+                       ref=Bound(at_most=0.9, against="unfair without rate control"),
                        source="P0 §4.1, Fig. 3: 'TCP is inherently unfair to connections "
                               "with large rtt values'")
         )  # fmt: skip
@@ -454,14 +456,14 @@ def _avg(xs: list[float]) -> float:
 def f4(ctx: Context) -> Outcome:
     flows, summ, series = _run_all(ctx, ["f4-equal-depth", "f4-rtt-depth"])
     comps = [
-        Comparison("equal depth: Jain", _mean(summ, "f4-equal-depth", "jain"), paper=0.99,
+        Comparison("equal depth: Jain", _mean(summ, "f4-equal-depth", "jain"), ref=Value(0.99),
                    atol=JAIN_ATOL),
-        Comparison("RTT depth: Jain", _mean(summ, "f4-rtt-depth", "jain"), paper=0.996,
+        Comparison("RTT depth: Jain", _mean(summ, "f4-rtt-depth", "jain"), ref=Value(0.996),
                    atol=JAIN_ATOL),
         Comparison("equal depth: total", _mean(summ, "f4-equal-depth", "total_pct"),
-                   paper=99.5, unit="% of rate", atol=PCT_ATOL),
+                   ref=Value(99.5), unit="% of rate", atol=PCT_ATOL),
         Comparison("RTT depth: total", _mean(summ, "f4-rtt-depth", "total_pct"),
-                   paper=99.5, unit="% of rate", atol=PCT_ATOL),
+                   ref=Value(99.5), unit="% of rate", atol=PCT_ATOL),
     ]  # fmt: skip
     # The token-loss order runs full mode's seeds in quick mode too (a few seconds): at 3
     # seeds it was a tie where full mode's 10 decide (quick mode may judge less, never
@@ -474,7 +476,7 @@ def f4(ctx: Context) -> Outcome:
         r = regime[d]
         return [
             Comparison("no loss: Jain (max-min)", _mean(summ, stem[d], "jain"),
-                       at_least=0.98, against="fair (Fig. 4)"),
+                       ref=Bound(at_least=0.98, against="fair (Fig. 4)")),
             Comparison(f"{TL_LOSS:.0%} loss on the client links: 600 ms connection's "
                        "throughput ÷ share", _avg(r["x600"]),
                        note="no reference: the order below compares the readings"),
@@ -528,11 +530,11 @@ def f5(ctx: Context) -> Outcome:
     )
     nearest = by.with_columns((pl.col("total_pct") - 87.0).abs().alias("d")).sort("d")
     comps = [
-        Comparison("unequal: total", _mean(summ, "f5-unequal", "total_pct"), paper=87.0,
+        Comparison("unequal: total", _mean(summ, "f5-unequal", "total_pct"), ref=Value(87.0),
                    unit="% of rate", atol=PCT_ATOL),
         Comparison("unequal: total (the unused share is wasted)",
-                   _mean(summ, "f5-unequal", "total_pct"), at_most=95.0, unit="% of rate",
-                   against="below the rate",
+                   _mean(summ, "f5-unequal", "total_pct"),
+                   ref=Bound(at_most=95.0, against="below the rate"), unit="% of rate",
                    source="P0 §4.2.1, Fig. 5: 'When a connection cannot utilize it's assigned "
                           "equal share, the extra rate is wasted'"),
         Comparison(f"any assignment of the three link speeds: total nearest 87 % "
@@ -561,10 +563,11 @@ F6_SENTENCE = (
 def _mark_comps(summ: pl.DataFrame, stem: str, label: str) -> list[Comparison]:
     return [
         Comparison(f"{label}: total (marked + unmarked)", _mean(summ, stem, "total_pct"),
-                   at_least=100.0, unit="% of rate", against="total above the rate",
+                   ref=Bound(at_least=100.0, against="total above the rate"), unit="% of rate",
                    source=F6_SENTENCE),
-        Comparison(f"{label}: compliant", _mean(summ, stem, "compliant_pct"), at_most=100.0,
-                   unit="% of rate", against="compliant below the rate", source=F6_SENTENCE),
+        Comparison(f"{label}: compliant", _mean(summ, stem, "compliant_pct"),
+                   ref=Bound(at_most=100.0, against="compliant below the rate"),
+                   unit="% of rate", source=F6_SENTENCE),
     ]  # fmt: skip
 
 
@@ -601,14 +604,15 @@ def f7(ctx: Context) -> Outcome:
     )  # fmt: skip
 
     def fcfs_comp(js: list[float]) -> Comparison:
-        return Comparison("FCFS: Jain", sum(js) / len(js), paper=0.95, atol=0.03)
+        return Comparison("FCFS: Jain", sum(js) / len(js), ref=Value(0.95), atol=0.03)
 
     def seq_comps(js: list[float], x50: list[float]) -> list[Comparison]:
         return [
-            Comparison("sequential: Jain", sum(js) / len(js), paper=0.43, atol=0.1),
+            Comparison("sequential: Jain", sum(js) / len(js), ref=Value(0.43), atol=0.1),
             Comparison("sequential: 50 ms connection's throughput ÷ share",
-                       sum(x50) / len(x50), at_least=1.5,
-                       against="the short-RTT connection consumes most tokens (§4.2.2)"),
+                       sum(x50) / len(x50),
+                       ref=Bound(at_least=1.5,
+                                 against="the short-RTT connection consumes most tokens (§4.2.2)")),
         ]  # fmt: skip
 
     readings = [ReadingResult(FCFS_READINGS[0], [fcfs_comp(fcfs_j)]),
@@ -619,18 +623,18 @@ def f7(ctx: Context) -> Outcome:
     comps = [
         *readings[2].comparisons,
         fcfs_comp(fcfs_j),
-        Comparison("LRU: Jain", lru, paper=0.95, atol=0.03),
+        Comparison("LRU: Jain", lru, ref=Value(0.95), atol=0.03),
         Comparison("LRU with the timer alone (no send/ACK triggers): Jain",
                    _avg(timer_lru), note="the ACK trigger does not explain the LRU miss: "
                    "without it LRU is fairer still"),
         Comparison.order("50 ms connection's throughput ÷ share, LRU − FCFS (LRU penalises "
                          "short aggressive connections more, §4.2.2)", lru_x, fcfs_x,
                          claim="<", a_name="LRU", b_name="FCFS"),
-        Comparison("sequential Jain / min(FCFS, LRU)", seq / min(fcfs, lru), at_most=0.8,
-                   against="sequential well below FCFS/LRU",
+        Comparison("sequential Jain / min(FCFS, LRU)", seq / min(fcfs, lru),
+                   ref=Bound(at_most=0.8, against="sequential well below FCFS/LRU"),
                    source="P0 §4.2.2, Fig. 7: Jain 0.43 sequential against 0.95 FCFS and LRU"),
         Comparison("LRU unequal: total", _mean(summ, "f7-lru-unequal", "total_pct"),
-                   paper=99.5, unit="% of rate", atol=PCT_ATOL),
+                   ref=Value(99.5), unit="% of rate", atol=PCT_ATOL),
     ]  # fmt: skip
     return Outcome(
         comparisons=comps, tables=_tables(flows, summ, series), readings=readings, ablations=[ack]
@@ -646,7 +650,7 @@ def f8(ctx: Context) -> Outcome:
         c, p = (_mean(summ, f"{f}-{links}", "compliant_pct") for f in ("f8", "f6"))
         comps.append(
             Comparison(f"{links}: compliant, common / partitioned", c / p, unit="×",
-                       at_least=1.0, against="more compliant traffic than partitioned",
+                       ref=Bound(at_least=1.0, against="more compliant traffic than partitioned"),
                        source="P0 §4.2.2, Fig. 8: 'the total (compliant and noncompliant) and "
                               "compliant throughput is higher than the partitioned scheme'")
         )  # fmt: skip
@@ -675,18 +679,21 @@ def _f10_outcome(summ: pl.DataFrame) -> tuple[list[Comparison], list[Ablation]]:
     """The comparisons and ablations of ``p0-f10`` from the per-seed summary of its
     scenarios (:func:`summary` of f10-*, f5-unequal, f3-equal and the F10_TWINS)."""
     comps = [
-        Comparison("equal: Jain", _mean(summ, "f10-equal", "jain"), paper=0.996, atol=JAIN_ATOL),
+        Comparison("equal: Jain", _mean(summ, "f10-equal", "jain"),
+                   ref=Value(0.996), atol=JAIN_ATOL),
         Comparison("unequal: Jain (max-min)", _mean(summ, "f10-unequal", "jain"),
-                   at_least=0.98, against="as fair as partitioned buckets",
+                   ref=Bound(at_least=0.98, against="as fair as partitioned buckets"),
                    source="P0 §4.2.3: 'achieve the fairness level of a partitioned scheme, "
                           "while sharing the unused capacity'"),
-        Comparison("unequal: total", _mean(summ, "f10-unequal", "total_pct"), at_least=97.0,
-                   unit="% of rate", against="uses the full rate",
+        Comparison("unequal: total", _mean(summ, "f10-unequal", "total_pct"),
+                   ref=Bound(at_least=97.0, against="uses the full rate"),
+                   unit="% of rate",
                    source="P0 §4.2.3, Fig. 10(b): 'the unused capacity is shared among the "
                           "remaining connections to fully utilize the assigned aggregate rate'"),
         Comparison("unequal: total, logical − partitioned",
                    _mean(summ, "f10-unequal", "total_pct") - _mean(summ, "f5-unequal", "total_pct"),
-                   at_least=3.0, unit="points", against="partitioned wastes the unused share",
+                   ref=Bound(at_least=3.0, against="partitioned wastes the unused share"),
+                   unit="points",
                    source="P0 §4.2.1 (Fig. 5: 87 % of the rate) against §4.2.3 (Fig. 10(b): "
                           "'fully utilize the assigned aggregate rate')"),
     ]  # fmt: skip
@@ -887,8 +894,10 @@ def triggers(ctx: Context) -> Outcome:
         for period in ["15ms", "50ms"]:
             comps.append(
                 Comparison(f"{stem}, {period}, timer only: total", pick(stem, period, "timer",
-                           "total_pct"), at_least=97.0, at_most=100.5, unit="% of rate",
-                           against="conforms to the profile and uses it",
+                           "total_pct"),
+                           ref=Bound(at_least=97.0, at_most=100.5,
+                                     against="conforms to the profile and uses it"),
+                           unit="% of rate",
                            source=TIMER_ONLY_SOURCE.get(period, ""),
                            own=TIMER_ONLY_OWN.get(period, ""))
             )  # fmt: skip
@@ -897,26 +906,31 @@ def triggers(ctx: Context) -> Outcome:
     comps += [
         Comparison("f7-lru-mix, 50ms: total, timer+closed_send − timer only",
                    pick("f7-lru-mix", "50ms", "timer+closed_send", "total_pct")
-                   - pick("f7-lru-mix", "50ms", "timer", "total_pct"), at_least=1.0,
-                   unit="points", against="window-closed sends make up for a coarse timer",
+                   - pick("f7-lru-mix", "50ms", "timer", "total_pct"),
+                   ref=Bound(at_least=1.0,
+                             against="window-closed sends make up for a coarse timer"),
+                   unit="points",
                    source="P0 §6.2–6.3: triggers 'to facilitate accurate traffic shaping with "
                           "relatively coarse shaping timers', (iii) 'application send on a "
                           "connection whose congestion window is closed'"),
         Comparison("f7-lru-mix, 50ms: share of packets released by closed_send",
                    float(closed["released_closed_send"][0])
                    / float(closed.select(pl.sum_horizontal(pl.col("^released_.*$")))[0, 0]),
-                   at_least=0.2, against="fires in its situation", source=TRIGGERS_OCCUR),
+                   ref=Bound(at_least=0.2, against="fires in its situation"),
+                   source=TRIGGERS_OCCUR),
         Comparison("f7-lru-mix, 50ms: packets released by new_conn",
                    pick("f7-lru-mix", "50ms", "timer+new_conn", "released_new_conn"),
-                   at_least=100, against="fires in its situation", source=TRIGGERS_OCCUR),
+                   ref=Bound(at_least=100, against="fires in its situation"),
+                   source=TRIGGERS_OCCUR),
         Comparison("f7-lru-mix: highest total over trigger sets and periods",
-                   float(mix["total_pct"].max()), at_most=100.5, unit="% of rate",  # type: ignore[arg-type]
-                   against="b + r·T (100.25 %) and header rounding", source=TO_THE_RATE),
+                   float(mix["total_pct"].max()),  # type: ignore[arg-type]
+                   ref=Bound(at_most=100.5, against="b + r·T (100.25 %) and header rounding"),
+                   unit="% of rate", source=TO_THE_RATE),
     ]  # fmt: skip
     worst = float(t.filter(pl.col("scenario") == "f10-equal")["jain"].min())  # type: ignore[arg-type]
     comps.append(
         Comparison("logical partitions: worst Jain over triggers and periods", worst,
-                   at_least=0.98, against="fair whatever the triggers",
+                   ref=Bound(at_least=0.98, against="fair whatever the triggers"),
                    source="P0 §6.3: each trigger must '(b) apply the fairness criterion to "
                           "select the appropriate connection'")
     )  # fmt: skip
@@ -1124,8 +1138,8 @@ def mix(ctx: Context) -> Outcome:
     def gain_comp(q: int, cc: str) -> Comparison:
         return Comparison(
             f"{q}-packet queue: Jain of the long connections, aggregate-fair − Reno",
-            m(q, cc, "jain_long") - m(q, "reno", "jain_long"), at_least=0.05,
-            against="fairer than Reno (P0 §5)",
+            m(q, cc, "jain_long") - m(q, "reno", "jain_long"),
+            ref=Bound(at_least=0.05, against="fairer than Reno (P0 §5)"),
         )  # fmt: skip
 
     readings = [
@@ -1183,34 +1197,37 @@ def _mix_comparisons(m: Any) -> list[Comparison]:
         gain = m(q, "aggregate_fair", "jain_long") - m(q, "reno", "jain_long")
         comps += [
             Comparison(f"{q}-packet queue, Reno: Jain of the long connections",
-                       m(q, "reno", "jain_long"), at_most=0.9,
-                       against="RTT bias with the standard increase",
+                       m(q, "reno", "jain_long"),
+                       ref=Bound(at_most=0.9, against="RTT bias with the standard increase"),
                        source="P0 §3: 'the short rtt connection ramps up much faster than "
                               "the long rtt connection'"),
             Comparison(f"{q}-packet queue: Jain of the long connections, aggregate-fair − Reno",
-                       gain, at_least=0.05, against="fairer than Reno (P0 §5)",
+                       gain, ref=Bound(at_least=0.05, against="fairer than Reno (P0 §5)"),
                        calibrated=MIX_CAL if q == 50 else ""),
             Comparison(f"{q}-packet queue: rtt_av / mean smoothed RTT of the long "
                        "connections (aggregate-fair)",
                        MIX_RTT_AV[q] / m(q, "aggregate_fair", "srtt_mean"), unit="×",
-                       at_least=0.9, at_most=1.1,
-                       against="rtt_av = (1/n) Σ rtt_i (§5), to 10 %"),
+                       ref=Bound(at_least=0.9, at_most=1.1,
+                                 against="rtt_av = (1/n) Σ rtt_i (§5), to 10 %")),
             Comparison(f"{q}-packet queue: access-link utilisation, aggregate-fair − Reno",
                        m(q, "aggregate_fair", "util_pct") - m(q, "reno", "util_pct"),
-                       at_least=-3.0, unit="points", against="no more than 3 points lost",
+                       ref=Bound(at_least=-3.0, against="no more than 3 points lost"),
+                       unit="points",
                        source="P0 §5, announced: 'recovers from loss in an aggressive but fair "
                               "manner while improving bandwidth utilization' (3 points: "
                               "qoslab's slack)"),
             Comparison(f"{q}-packet queue: mean short-transfer completion, aggregate-fair / Reno",
                        m(q, "aggregate_fair", "fct_mean") / m(q, "reno", "fct_mean"),
-                       at_most=1.2, unit="×", against="short transfers not slowed by > 20 %",
+                       ref=Bound(at_most=1.2, against="short transfers not slowed by > 20 %"),
+                       unit="×",
                        own="the paper claims fairness 'amongst a mixture of connections with "
                            "long and short lifetimes' (§8) but gives no completion time: qoslab "
                            "checks that the increase does not slow the short transfers"),
             Comparison(f"{q}-packet queue: retransmissions, Constant Rate / Reno",
                        m(q, "constant_rate", "retransmits") / m(q, "reno", "retransmits"),
-                       at_least=1.5, unit="×",
-                       against="Constant Rate's extra losses (P0 §5 after its ref. [7])"),
+                       ref=Bound(at_least=1.5,
+                                 against="Constant Rate's extra losses (P0 §5 after its ref. [7])"),
+                       unit="×"),
         ]  # fmt: skip
     return comps
 

@@ -33,9 +33,11 @@ import polars as pl
 from qoslab.reproduce import (
     LIVE_SPIN,
     Ablation,
+    Bound,
     Comparison,
     Context,
     Outcome,
+    Value,
     mean_interval,
     p0,
     register,
@@ -164,41 +166,42 @@ def p0_live(ctx: Context) -> Outcome:
         summary_rows.append(row)
         note = f"{valid}/{runs} live runs with valid timing"
         comps.append(Comparison(
-            f"{label}: Jain, live vs twin", row["jain_live"], paper=row["jain_twin"], atol=0.05,
+            f"{label}: Jain, live vs twin", row["jain_live"],
+            ref=Value(row["jain_twin"]), atol=0.05,
             note=f"reference: the simulated twin's mean; {note}",
         ))  # fmt: skip
         comps.append(Comparison(
-            f"{label}: total ÷ rate, live vs twin", row["total_live"], paper=row["total_twin"],
+            f"{label}: total ÷ rate, live vs twin", row["total_live"], ref=Value(row["total_twin"]),
             rtol=0.05, unit="× r_m", note=f"IP level; reference: the twin's mean; {note}",
         ))  # fmt: skip
         if policy == "partitioned-police":
             off_total = _mean(vals[label_of("off", cc)]["total_live"])
             comps.append(Comparison(
                 f"{label}: compliant ÷ rate, live vs twin", row["compliant_live"],
-                paper=row["compliant_twin"], rtol=0.10, unit="× r_m",
+                ref=Value(row["compliant_twin"]), rtol=0.10, unit="× r_m",
                 note=f"marked bytes delivered; reference: the twin's mean; {note}",
             ))  # fmt: skip
             comps.append(Comparison(
                 f"{label}: total ÷ rate, live (P0 Fig. 6: total ≫ rate)", row["total_live"],
-                at_least=1.0, unit="× r_m", against="the total exceeds the rate",
+                ref=Bound(at_least=1.0, against="the total exceeds the rate"), unit="× r_m",
                 note=f"what policing does not do (hold the total): it holds without any "
                      f"policy too (policy off: {off_total:.3g} × the "
                      f"rate), so no ablation can test it; {note}",
             ))  # fmt: skip
             comps.append(Comparison(
                 f"{label}: compliant ÷ rate, live (P0 Fig. 6: compliant < rate)",
-                row["compliant_live"], at_most=1.0, unit="× r_m",
-                against="compliant traffic below the rate",
+                row["compliant_live"],
+                ref=Bound(at_most=1.0, against="compliant traffic below the rate"), unit="× r_m",
             ))  # fmt: skip
         if paper_jain is not None:
             comps.append(Comparison(
                 f"{label}: Jain, live vs paper (P0 Fig. {fig[1:]})", row["jain_live"],
-                paper=paper_jain, atol=0.03,
+                ref=Value(paper_jain), atol=0.03,
             ))  # fmt: skip
         if policy in SHAPING:
             comps.append(Comparison(
                 f"{label}: total ÷ rate, live vs paper (99.5 % of the rate)", row["total_live"],
-                paper=0.995, atol=0.03, unit="× r_m", note="IP level",
+                ref=Value(0.995), atol=0.03, unit="× r_m", note="IP level",
             ))  # fmt: skip
     cmd = "qoslab reproduce p0-live  (policy off: scenarios/p0/f3-equal.toml live)"
     twin = "policy off (P0 Fig. 3, no aggregate control)"

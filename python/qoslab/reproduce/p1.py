@@ -33,13 +33,16 @@ import polars as pl
 from qoslab import docgen
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Comparison,
     Context,
     Explanation,
+    Interval,
     Outcome,
     Reading,
     ReadingResult,
     RunJob,
+    Value,
     config_changes,
     register,
     scenarios_dir,
@@ -813,8 +816,8 @@ def _ecn_vs_drop(
     j = drop.join(ecn, on=keys, suffix="_ecn")
     d = (j["mean_kbps_ecn"] / j["mean_kbps"] - 1).abs().max()
     c = Comparison(f"{name}: largest |ECN ÷ drops − 1| of the cell means", d, unit="×",
-                   at_most=0.01,
-                   against="§5: equal results with and without ECN" + gap_text(model_gap),
+                   ref=Bound(at_most=0.01, against="§5: equal results with and without ECN"
+                                                    + gap_text(model_gap)),
                    needs=P1_NEEDS)  # fmt: skip
     if why is not None and counterfactual is not None:
         _explain(c, why, counterfactual)
@@ -840,27 +843,30 @@ def _acceptance(
         if name.endswith(m):  # the caller already named the mode (F6b)
             m = ""
         c = Comparison(f"{name}{m}: TRC buffer-full drops (all runs)", d["buffer_full"].sum(),
-                       unit="packets", at_most=0, against="a ⌈W_max⌉ buffer suffices, §4.5",
+                       unit="packets",
+                       ref=Bound(at_most=0, against="a ⌈W_max⌉ buffer suffices, §4.5"),
                        note=f"max held {d['max_held'].max()} of ⌈W_max⌉ buffers")  # fmt: skip
         if ecn and ctx is not None:
             _explain(c, ECN_BUFFER, lambda d=d: _buffer_cf(ctx, d))
         comps.append(c)
         c = Comparison(f"{name}{m}: drops inside the network, most in one run",
-                       d.unique("run")["network_drops"].max(), unit="packets", at_most=0,
-                       against="only the TRC drops", needs=P1_NEEDS, source=NO_NETWORK_DROPS,
+                       d.unique("run")["network_drops"].max(), unit="packets",
+                       ref=Bound(at_most=0, against="only the TRC drops"),
+                       needs=P1_NEEDS, source=NO_NETWORK_DROPS,
                        note=f"all runs: {d.unique('run')['network_drops'].sum()}")  # fmt: skip
         if network is not None and ctx is not None:
             _explain(c, network, lambda d=d: _core_cf(ctx, d))
         comps.append(c)
     c = Comparison(f"{name}: worst achieved / requested", df["ratio"].min(), unit="×",
-                   at_least=1.0, against="the request", needs=P1_NEEDS, source=REACHES_REQUEST,
+                   ref=Bound(at_least=1.0, against="the request"),
+                   needs=P1_NEEDS, source=REACHES_REQUEST,
                    note="every flow must reach its request (paper: yes)")  # fmt: skip
     if worst is not None:
         _explain(c, *worst)
     comps.append(c)
     comps.append(
         Comparison(f"{name}: best achieved / requested", df["ratio"].max(), unit="×",
-                   at_most=1.10, against="10 % above the request", source=AT_MOST_ABOVE)
+                   ref=Bound(at_most=1.10, against="10 % above the request"), source=AT_MOST_ABOVE)
     )  # fmt: skip
 
 
@@ -1003,7 +1009,8 @@ def f6b(ctx: Context) -> Outcome:
         # Against the model (the target = requested × 1.06): paper ≤ 1.03.
         comps.append(
             Comparison(f"F6b {m}: max achieved / target (R·1.06)", df["ratio"].max() / 1.06,
-                       unit="×", note=F6B_NOTE, at_most=1.03, against="3 % above the model")
+                       unit="×", note=F6B_NOTE,
+                       ref=Bound(at_most=1.03, against="3 % above the model"))
         )  # fmt: skip
     return Outcome(comparisons=comps, tables=tables, ablations=ablations)
 
@@ -1095,10 +1102,11 @@ def _f7a_comparisons(df: pl.DataFrame, tag: str = "") -> list[Comparison]:
         d = df.filter(pl.col("ecn") == ecn)
         m = "ecn" if ecn else "drop"
         comps.append(Comparison(f"F7a {m}{tag}: min goodput / target", d["vs_target"].min(),
-                                unit="×", at_least=0.98, against="paper Fig. 7a",
+                                unit="×", ref=Bound(at_least=0.98, against="paper Fig. 7a"),
                                 note="paper: 0.98–1.03 apart from a few RTO outliers"))  # fmt: skip
         comps.append(Comparison(f"F7a {m}{tag}: max goodput / target", d["vs_target"].max(),
-                                unit="×", at_most=1.03, against="paper Fig. 7a"))  # fmt: skip
+                                unit="×",
+                                ref=Bound(at_most=1.03, against="paper Fig. 7a")))  # fmt: skip
     return comps
 
 
@@ -1161,8 +1169,10 @@ def f7b_error_comparison(mode: str, d: float, error: float) -> Comparison:
     approx, exact = d / 0.2, d / (0.2 + d)
     note = f"exact: RTT_dev / (RTT + RTT_dev) = {exact:.4f}, RTT ≈ 200 ms; ± §5.2's 3 %"
     q = f"F7b {mode}: error of the 10 Mb/s flow, RTT_dev {d * 1e3:g} ms"
-    return Comparison(q, error, unit="", note=note, interval=(exact, approx), rtol=F7B_SIM_TOL,
-                      against="paper: ≈ RTT_dev / RTT_min; exact value")  # fmt: skip
+    return Comparison(q, error, unit="", note=note,
+                      ref=Interval(exact, approx,
+                                   against="paper: ≈ RTT_dev / RTT_min; exact value"),
+                      rtol=F7B_SIM_TOL)  # fmt: skip
 
 
 @register("p1-f7b", title="TRC with RTT_dev > 0 (RTT*_min 200 ms)", paper="P1 Fig. 7b")
@@ -1334,7 +1344,7 @@ def _mean_comparison(q: str, row: dict[str, Any], cell: str, req_kbps: float) ->
         f" ± {ci:.3f} (95 % CI, n = {row['runs']})" if ci is not None else f" (n = {row['runs']})"
     )
     theirs = f"paper {mean:g}" + (f" [{lo:g}–{hi:g}]" if lo is not None else " (no interval)")
-    c = Comparison(q, row["mean_kbps"], paper=mean, unit="kb/s", rtol=PAPER_RTOL,
+    c = Comparison(q, row["mean_kbps"], ref=Value(mean), unit="kb/s", rtol=PAPER_RTOL,
                    note=f"{ours}; {theirs}")  # fmt: skip
     if mean < target:
         _explain(c, LARGE_BELOW_TARGET, lambda: (LARGE_BELOW_TARGET_CF, None, ""))
@@ -1347,8 +1357,8 @@ def _ci_comparison(comps: list[Comparison], ctx: Context, label: str, t: pl.Data
         return
     w = (t["ci95_kbps"] / t["mean_kbps"]).max()
     comps.append(Comparison(f"{label}: widest 95 % CI half-width ÷ mean", w, unit="×",
-                            at_most=PAPER_CI_MAX,
-                            against="the paper's widest interval (T3, 10 Mb/s)",
+                            ref=Bound(at_most=PAPER_CI_MAX,
+                                      against="the paper's widest interval (T3, 10 Mb/s)"),
                             source="P1 Table 3; §6: 'confidence intervals for the achieved "
                                    "goodput are small'"))  # fmt: skip
 
@@ -1450,8 +1460,9 @@ def t1(ctx: Context) -> Outcome:
         pr = [paper_cell(c)[0] / k for k, c in paper.items()]
         comps.append(Comparison(f"T1 {bw} Mb/s {delay}: spread of mean achieved/requested "
                                 "across rates", g["ratio"].max() - g["ratio"].min(), unit="×",
-                                at_most=max(pr) - min(pr), atol=0.01,
-                                against="the paper's spread in this row (+ 0.01)",
+                                ref=Bound(at_most=max(pr) - min(pr),
+                                          against="the paper's spread in this row (+ 0.01)"),
+                                atol=0.01,
                                 source="P1 §5.5, Table 1: 'there is no bias against big "
                                        "requests'",
                                 note="no bias by rate: no more than the paper's row"))  # fmt: skip
@@ -1545,8 +1556,9 @@ def t2(ctx: Context) -> Outcome:
     bias = df.group_by("access_ms").agg(pl.col("ratio").mean()).sort("access_ms")
     tables["t2-bias-by-rtt"] = bias
     comps.append(Comparison("T2: spread of mean ratio across access delays (max − min)",
-                            bias["ratio"].max() - bias["ratio"].min(), unit="×", at_most=0.015,
-                            against="paper Table 2: at most 0.014"))  # fmt: skip
+                            bias["ratio"].max() - bias["ratio"].min(), unit="×",
+                            ref=Bound(at_most=0.015,
+                                      against="paper Table 2: at most 0.014")))  # fmt: skip
     comps, readings = _model_readings(comps)
     return Outcome(comparisons=comps, tables=tables, readings=readings)
 
@@ -1694,10 +1706,10 @@ def _claim(
     the model's target R·1.06 (§4.3); ``note`` goes with the worst flow's comparison."""
     comps += [
         Comparison(f"{label}: worst achieved / requested", df["ratio"].min(), unit="×",
-                   at_least=1.0, against="the request (§5.2: each flow reaches it)",
+                   ref=Bound(at_least=1.0, against="the request (§5.2: each flow reaches it)"),
                    explanation=explanation, note=note),
         Comparison(f"{label}: max achieved / target (R·1.06)", df["ratio"].max() / 1.06,
-                   unit="×", at_most=1.03, against="3 % above the model (§4.3)"),
+                   unit="×", ref=Bound(at_most=1.03, against="3 % above the model (§4.3)")),
     ]  # fmt: skip
 
 
@@ -1916,12 +1928,12 @@ def slow_start(ctx: Context) -> Outcome:
     gain = (on["first5"] - off["first5"]).min()
     comps = [
         Comparison("Fig. 5: delay-buffer-full drops, all requests", on["buffer_full"].sum(),
-                   unit="packets", at_most=0, against="none: the control paces ⌊W_max⌋",
+                   unit="packets", ref=Bound(at_most=0, against="none: the control paces ⌊W_max⌋"),
                    note=f"without control: {off['buffer_full'].sum()}"),
         Comparison("Fig. 5: timeouts, all requests", on["timeouts"].sum(), unit="",
-                   at_most=float(off["timeouts"].sum()), against="without control"),
+                   ref=Bound(at_most=float(off["timeouts"].sum()), against="without control")),
         Comparison("Fig. 5: smallest gain in goodput ÷ request over the first 5 s",
-                   gain, unit="×", at_least=0.0, against="without control: no gain"),
+                   gain, unit="×", ref=Bound(at_least=0.0, against="without control: no gain")),
     ]  # fmt: skip
     # The same claim as an ablation twin, paired by request: the control's runs against
     # its twin without it (slow_start = false), the first 5 s's goodput ÷ request.
@@ -1995,11 +2007,11 @@ def wmax(ctx: Context) -> Outcome:
     other = df.filter(pl.col("w_max").is_in(WMAX_OTHER))["vs_estimate"]
     comps = [
         Comparison("W_max even + 0.5: lowest measured ÷ eq. 1 estimate", even.min(), unit="×",
-                   at_least=1.0, against="§4.3: at least the estimate"),
+                   ref=Bound(at_least=1.0, against="§4.3: at least the estimate")),
         Comparison("W_max even + 0.5: highest measured ÷ eq. 1 estimate", even.max(),
-                   unit="×", at_most=1.03, against="§4.3: at most 3 % more"),
+                   unit="×", ref=Bound(at_most=1.03, against="§4.3: at most 3 % more")),
         Comparison("W_max 5.5, 6, 7.5, 8, 9.5: lowest measured ÷ eq. 1 estimate", other.min(),
-                   unit="×", at_most=0.98, against="§4.3: other values deviate (below)"),
+                   unit="×", ref=Bound(at_most=0.98, against="§4.3: other values deviate (below)")),
     ]  # fmt: skip
     # The twin runs the same TRC stage (fixed RTT_TRC 200 ms, eq. 1, no lead) at the
     # other W_max values: the values are all it changes.
@@ -2089,13 +2101,13 @@ def violations(ctx: Context) -> Outcome:
     w = dict(zip(df["case"], df["worst"], strict=True))
     comps = [
         Comparison("rules kept (ρ = 0.85, core 50 + W_max/2): worst achieved / requested",
-                   w["rules kept"], unit="×", at_least=1.0, against="the request",
+                   w["rules kept"], unit="×", ref=Bound(at_least=1.0, against="the request"),
                    source="P1 §4.4's rules (ρ ≤ 0.85, core queue 50 packets + W_max/2) and "
                           "§6: 'The requested rate is achieved with a very high probability'"),
         Comparison("ρ = 1.0 admitted: worst achieved / requested", w["rho 1.0"], unit="×",
-                   at_most=0.99, against="§4.3: the assurance is lost"),
+                   ref=Bound(at_most=0.99, against="§4.3: the assurance is lost")),
         Comparison("core queue 5 packets: worst achieved / requested", w["core queue 5"],
-                   unit="×", at_most=0.99, against="§4.3: the assurance is lost"),
+                   unit="×", ref=Bound(at_most=0.99, against="§4.3: the assurance is lost")),
     ]  # fmt: skip
     share = dict(zip(df["case"], df["reached"], strict=True))
     q = "share of flows at or above their request"

@@ -32,6 +32,7 @@ from qoslab import plot
 from qoslab.api import run
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Calibration,
     Comparison,
     Context,
@@ -41,6 +42,7 @@ from qoslab.reproduce import (
     ReadingResult,
     RunJob,
     Saved,
+    Value,
     config_changes,
     figure,
     register,
@@ -750,17 +752,20 @@ def mechanism(
         share = effect_share(sign * (rg[col] - plain[col]), eff)
         name = f"regulators without LQD (FIFO edge): {claim.split(' ', 1)[1]}, ÷ full ERUF's"
         if edge_congested:
-            comps.append(Comparison(name, share, unit="×", at_least=0.5,
-                                    against="the regulators, not the edge buffer, carry the "
-                                    "effect (P2 §2.1)"))  # fmt: skip
+            comps.append(Comparison(name, share, unit="×",
+                                    ref=Bound(at_least=0.5,
+                                              against="the regulators, not the edge buffer, "
+                                                      "carry the effect (P2 §2.1)")))  # fmt: skip
         else:
             comps.append(Comparison(name, share, unit="×", note=UNCONGESTED_EDGE))
     edge = full["edge_drops_per_s"]
     name = "with ERUF: regulators' share of the edge's drops (policed ÷ all at the edge)"
     pol = ratio(full["edge_policed_per_s"], edge)
     if edge_congested:
-        comps.append(Comparison(name, pol, at_least=0.5, against="the regulators' own drops "
-                                "carry the shift to the edge", own=OWN_POLICED))  # fmt: skip
+        comps.append(Comparison(name, pol,
+                                ref=Bound(at_least=0.5, against="the regulators' own drops "
+                                                                "carry the shift to the edge"),
+                                own=OWN_POLICED))  # fmt: skip
     else:
         comps.append(Comparison(name, pol, note=UNCONGESTED_EDGE))
     return abl, comps
@@ -817,8 +822,7 @@ def edge_shares(
         Comparison(
             f"with ERUF at {r:g} kb/s CBR: share of drops at the edge",
             _edge_share(t, True, r),
-            at_least=at_least,
-            against=against,
+            ref=Bound(at_least=at_least, against=against),
             source=source,
         )
         if r >= deliverable_below
@@ -914,14 +918,16 @@ def f1_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
     """F1's claims at 2 Mb/s of CBR, for the headline and every reading."""
     return [
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", ratio(m["tcp_kbps"], plain["tcp_kbps"]),
-                   paper=3.5, unit="×", rtol=0.3),
-        Comparison("TCP with ERUF at 2 Mb/s CBR", m["tcp_kbps"], paper=1400, unit="kb/s",
+                   ref=Value(3.5), unit="×", rtol=0.3),
+        Comparison("TCP with ERUF at 2 Mb/s CBR", m["tcp_kbps"], ref=Value(1400), unit="kb/s",
                    rtol=0.3),
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router", m["edge_share"],
-                   at_least=0.8, against="'almost all undelivered packets' at the periphery"),
+                   ref=Bound(at_least=0.8,
+                             against="'almost all undelivered packets' at the periphery")),
         Comparison("UDP goodput with ERUF at 2 Mb/s ÷ the 128 kb/s link's payload rate",
-                   m["udp_kbps"] / ISDN_PAYLOAD_KBPS, at_least=0.9,
-                   against="regulation keeps the 128 kb/s link busy", source=UNDELIVERABLE),
+                   m["udp_kbps"] / ISDN_PAYLOAD_KBPS,
+                   ref=Bound(at_least=0.9, against="regulation keeps the 128 kb/s link busy"),
+                   source=UNDELIVERABLE),
     ]  # fmt: skip
 
 
@@ -947,35 +953,38 @@ def f1(ctx: Context) -> Outcome:
     cmd_s = _cmd("f1", "dumbbell", seeds=seeds)
     comps = [
         Comparison(f"TCP without ERUF at 2 Mb/s CBR{MEAN}", seed_mean(per_seed(tcp, sp)),
-                   paper=400, unit="kb/s", rtol=0.5,
+                   ref=Value(400), unit="kb/s", rtol=0.5,
                    note=f"the paper: TCP 'levels off' near 400 kb/s; seeds {_seeds(seeds)}",
                    explanation=COLLAPSE.tested("per-flow LQD at R1, no ERUF (same seeds)",
                                                seed_mean(per_seed(tcp, sl)), cmd_s)),
         Comparison(f"TCP with ERUF at 2 Mb/s CBR{MEAN}", seed_mean(per_seed(tcp, se)),
-                   paper=3.5 * 400, unit="kb/s", rtol=0.3,
+                   ref=Value(3.5 * 400), unit="kb/s", rtol=0.3,
                    note=f"the paper's 3.5 × 400 kb/s; seeds {_seeds(seeds)}"),
         Comparison(f"TCP gain with ERUF at 2 Mb/s CBR{MEAN}",
-                   seed_mean(per_seed(gain, se, sp)), paper=3.5, unit="×", rtol=0.3,
+                   seed_mean(per_seed(gain, se, sp)), ref=Value(3.5), unit="×", rtol=0.3,
                    note=f"per-seed gains averaged; seeds {_seeds(seeds)}",
                    explanation=COLLAPSE_GAIN.tested(
                        "gain over per-flow LQD at R1, no ERUF (same seeds)",
                        seed_mean(per_seed(gain, se, sl)), cmd_s)),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
-                   at_least=2.0, against="ERUF improves TCP goodput (up to 3.5×)",
+                   ref=Bound(at_least=2.0, against="ERUF improves TCP goodput (up to 3.5×)"),
                    source="P2 §3.1: 'increase its goodput by a factor of up to 3.5' (≥ 2 from "
                           "1 Mb/s: read from Fig. 1)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router",
-                   _edge_share(t, True, top), at_least=0.8,
-                   against="'almost all undelivered packets' at the periphery"),
+                   _edge_share(t, True, top),
+                   ref=Bound(at_least=0.8,
+                             against="'almost all undelivered packets' at the periphery")),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
-                   _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
+                   _edge_share(t, False, top),
+                   ref=Bound(at_most=0.5, against="without ERUF most drops are in the core"),
+                   source=MOVES_DROPS),
         Comparison("total drops with ERUF ÷ without, 2 Mb/s", drops_ratio, unit="×",
                    note=CONSERVED),
         Comparison("UDP goodput with ERUF at 2 Mb/s ÷ the 128 kb/s link's payload rate",
-                   _at(t, True, top, "udp_kbps") / ISDN_PAYLOAD_KBPS, at_least=0.9,
-                   against="regulation keeps the 128 kb/s link busy", source=UNDELIVERABLE),
+                   _at(t, True, top, "udp_kbps") / ISDN_PAYLOAD_KBPS,
+                   ref=Bound(at_least=0.9, against="regulation keeps the 128 kb/s link busy"),
+                   source=UNDELIVERABLE),
         *edge_shares(t, 0.8, "'almost all undelivered packets' at the periphery",
                      source="P2 §3.1, Fig. 1"),
         *mech,
@@ -1010,9 +1019,10 @@ def f2_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
     """F2's claims at 2 Mb/s of CBR, for the headline and every reading."""
     return [
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", ratio(m["tcp_kbps"], plain["tcp_kbps"]),
-                   paper=35, unit="×", rtol=0.3),
+                   ref=Value(35), unit="×", rtol=0.3),
         Comparison("with ERUF at 2 Mb/s: share of drops at edge routers", m["edge_share"],
-                   at_least=0.5, against="'most of the undeliverable packets' dropped early"),
+                   ref=Bound(at_least=0.5,
+                             against="'most of the undeliverable packets' dropped early")),
     ]  # fmt: skip
 
 
@@ -1046,24 +1056,28 @@ def f2(ctx: Context) -> Outcome:
     )
     comps = [
         Comparison(f"TCP without ERUF at 2 Mb/s CBR{MEAN}",
-                   seed_mean([m["tcp_kbps"] for m in sp]), at_most=400, unit="kb/s",
-                   against="the paper: TCP 'continues to drop below 400 kb/s'",
+                   seed_mean([m["tcp_kbps"] for m in sp]),
+                   ref=Bound(at_most=400,
+                             against="the paper: TCP 'continues to drop below 400 kb/s'"),
+                   unit="kb/s",
                    note=f"seeds {_seeds(seeds)}"),
         Comparison(f"TCP gain with ERUF at 2 Mb/s CBR{MEAN}", seed_mean(per_seed(gain, se, sp)),
-                   paper=35, unit="×", rtol=0.3,
+                   ref=Value(35), unit="×", rtol=0.3,
                    note=f"the paper: 'up to 35 times higher'; per-seed gains averaged, seeds "
                    f"{_seeds(seeds)}", explanation=multi),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
-                   at_least=1.3, against="ERUF improves TCP goodput",
+                   ref=Bound(at_least=1.3, against="ERUF improves TCP goodput"),
                    source="P2 §3.1: 'The impact of ERUF on the goodput of the TCP flow is much "
                           "higher in this case' (≥ 1.3 from 1 Mb/s: read from Fig. 2)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at edge routers",
-                   _edge_share(t, True, top), at_least=0.5,
-                   against="'most of the undeliverable packets' dropped early"),
+                   _edge_share(t, True, top),
+                   ref=Bound(at_least=0.5,
+                             against="'most of the undeliverable packets' dropped early")),
         Comparison("without ERUF at 2 Mb/s: share of drops at edge routers",
-                   _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
+                   _edge_share(t, False, top),
+                   ref=Bound(at_most=0.5, against="without ERUF most drops are in the core"),
+                   source=MOVES_DROPS),
         Comparison("total drops with ERUF ÷ without, 2 Mb/s", drops_ratio, unit="×",
                    note=CONSERVED),
         *edge_shares(t, 0.5, "'most of the undeliverable packets' dropped early",
@@ -1104,16 +1118,18 @@ def f4(ctx: Context) -> Outcome:
     comps = [
         Comparison("TCP gain with ERUF at 2 Mb/s CBR",
                    ratio(_at(t, True, top, "tcp_kbps"), _at(t, False, top, "tcp_kbps")), unit="×",
-                   at_least=2.0, against="the paper: ERUF 'significantly improves' TCP"),
+                   ref=Bound(at_least=2.0, against="the paper: ERUF 'significantly improves' TCP")),
         Comparison("TCP gain with ERUF, smallest over CBR rates ≥ 1.5 Mb/s",
-                   float(over["gain"].min()), unit="×", at_least=1.3,
-                   against="ERUF improves TCP once the CBR alone fills the waist",
+                   float(over["gain"].min()), unit="×",
+                   ref=Bound(at_least=1.3,
+                             against="ERUF improves TCP once the CBR alone fills the waist"),
                    source="P2 §3.1 (waist): 'no appreciable packet drops till the offered load "
                           "is more than the long haul link's bandwidth'; with ERUF 'significantly "
                           "improves the goodput for the TCP flow' (1.3: qoslab's threshold)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router",
-                   _edge_share(t, True, top), at_least=0.5,
-                   against="'a significant number' dropped before the waist"),
+                   _edge_share(t, True, top),
+                   ref=Bound(at_least=0.5,
+                             against="'a significant number' dropped before the waist")),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
                    _edge_share(t, False, top), note=UNCONGESTED_EDGE),
         *edge_shares(t, 0.5, "'a significant number' dropped before the waist",
@@ -1132,9 +1148,10 @@ def f4_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
     """F4's claims at 2 Mb/s of CBR, for the headline and every reading."""
     return [
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", ratio(m["tcp_kbps"], plain["tcp_kbps"]),
-                   unit="×", at_least=2.0, against="ERUF 'significantly improves' TCP"),
+                   unit="×", ref=Bound(at_least=2.0, against="ERUF 'significantly improves' TCP")),
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router", m["edge_share"],
-                   at_least=0.5, against="'a significant number' dropped before the waist"),
+                   ref=Bound(at_least=0.5,
+                             against="'a significant number' dropped before the waist")),
     ]  # fmt: skip
 
 
@@ -1223,18 +1240,21 @@ def f6(ctx: Context) -> Outcome:
     ]  # fmt: skip
     comps = [
         Comparison("TCP goodput, ERUF in all routers ÷ all but R4, worst over reverse rates",
-                   _worst(tcp_ratio), unit="×", at_least=0.9,
-                   against="'no significant difference in the goodput of the other flows'"),
+                   _worst(tcp_ratio), unit="×",
+                   ref=Bound(at_least=0.9, against="'no significant difference in the "
+                                                   "goodput of the other flows'")),
         Comparison("forward CBR goodput, all routers ÷ all but R4, worst over reverse rates",
-                   _worst(cbr_ratio), unit="×", at_least=0.9,
-                   against="'no significant difference in the goodput of the other flows'"),
+                   _worst(cbr_ratio), unit="×",
+                   ref=Bound(at_least=0.9, against="'no significant difference in the "
+                                                   "goodput of the other flows'")),
         Comparison("without ERUF in R4: TCP goodput, lowest ÷ highest over reverse rates",
                    ratio(float(no_r4_tcp.min()), float(no_r4_tcp.max())), unit="×",  # type: ignore[arg-type]
-                   at_least=0.9, against="'no significant impact of source quenches'",
+                   ref=Bound(at_least=0.9, against="'no significant impact of source quenches'"),
                    needs="every reverse CBR rate (quick mode runs fewer)"),
         Comparison("ERUF in all routers, reverse CBR at 2 Mb/s: share of its drops at its edge",
-                   share[True], at_least=0.5,
-                   against="quenches from R4 'result in regulation of the backward flow'"),
+                   share[True],
+                   ref=Bound(at_least=0.5, against="quenches from R4 'result in regulation of "
+                                                   "the backward flow'")),
         Comparison("ERUF in all but R4, reverse CBR at 2 Mb/s: share of its drops at its edge",
                    share[False], note="info: zero by construction (without R4's quenches "
                    "nothing quenches the reverse flow, so its edge never regulates it); the "
@@ -1267,10 +1287,11 @@ def f5_claims(m: dict[str, float], plain: dict[str, float]) -> list[Comparison]:
     """F5's claims at 2 Mb/s of CBR, for the headline and every reading."""
     return [
         Comparison("with ERUF at 2 Mb/s: share of drops at the edge router", m["edge_share"],
-                   at_least=0.8, against="'almost all packet drops' at the periphery"),
+                   ref=Bound(at_least=0.8, against="'almost all packet drops' at the periphery")),
         Comparison("with ERUF at 2 Mb/s: the H3 → H6 flows across R1 → R2",
-                   m["h6_into_r2_kbps"], at_most=130, unit="kb/s",
-                   against="the paper: 'at most 130 Kb/s of this link'"),
+                   m["h6_into_r2_kbps"],
+                   ref=Bound(at_most=130, against="the paper: 'at most 130 Kb/s of this link'"),
+                   unit="kb/s"),
     ]  # fmt: skip
 
 
@@ -1302,8 +1323,10 @@ def h6_readings(full: dict[str, float], plain: dict[str, float]) -> list[Reading
     ERUF (headline) and, literally, without."""
     return [
         ReadingResult(r, [Comparison(f"{tag} at 2 Mb/s: the H3 → H6 flows across R1 → R2",
-                                     m["h6_into_r2_kbps"], at_most=130, unit="kb/s",
-                                     against="the paper: 'at most 130 Kb/s of this link'")])
+                                     m["h6_into_r2_kbps"],
+                                     ref=Bound(at_most=130, against="the paper: 'at most 130 "
+                                                                   "Kb/s of this link'"),
+                                     unit="kb/s")])
         for r, tag, m in ((H6_READINGS[0], "with ERUF", full),
                           (H6_READINGS[1], "without ERUF", plain))
     ]  # fmt: skip
@@ -1342,22 +1365,25 @@ def f5(ctx: Context) -> Outcome:
     on = f"seeds {_seeds(seeds)}"
     comps = [
         Comparison(f"with ERUF at 2 Mb/s: share of drops at the edge router{MEAN}",
-                   seed_mean(per_seed(share, se)), at_least=0.8,
-                   against="'almost all packet drops' at the periphery", note=on,
+                   seed_mean(per_seed(share, se)),
+                   ref=Bound(at_least=0.8,
+                             against="'almost all packet drops' at the periphery"), note=on,
                    explanation=VIDEO_SHARE.tested(change, seed_mean(per_seed(share, sl)), cmd,
                                                   kind="reading")),
         Comparison("without ERUF at 2 Mb/s: share of drops at the edge router",
-                   _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
+                   _edge_share(t, False, top),
+                   ref=Bound(at_most=0.5, against="without ERUF most drops are in the core"),
+                   source=MOVES_DROPS),
         Comparison(f"with ERUF at 2 Mb/s: the H3 → H6 flows across R1 → R2{MEAN}",
-                   seed_mean(per_seed(h6, se)), at_most=130, unit="kb/s",
-                   against=H6_AGAINST, note=on,
+                   seed_mean(per_seed(h6, se)),
+                   ref=Bound(at_most=130, against=H6_AGAINST), unit="kb/s", note=on,
                    explanation=VIDEO_H6.tested(change, seed_mean(per_seed(h6, sl)), cmd,
                                                kind="reading")),
         Comparison("UDP goodput with ERUF ÷ without, 2 Mb/s",
                    ratio(_at(t, True, top, "udp_kbps"), _at(t, False, top, "udp_kbps")),
-                   unit="×", at_least=1.0,
-                   against="regulating the H6 flows frees R1 → R2 for the others",
+                   unit="×",
+                   ref=Bound(at_least=1.0,
+                             against="regulating the H6 flows frees R1 → R2 for the others"),
                    source="P2 §4: 'The resources freed by dropping these packets early allows "
                           "other flows to achieve significant performance improvement'"),
         *edge_shares(t, 0.8, "'almost all packet drops' at the periphery",
@@ -1405,14 +1431,15 @@ def f3_claims(m: dict[str, float], plain: dict[str, float], needs: str = "") -> 
     """F3's claims at 2 Mb/s of CBR, for the headline and every reading (``needs``: what
     judging them needs, for the readings)."""
     return [
-        Comparison("TCP without ERUF at 2 Mb/s CBR", plain["tcp_kbps"], paper=50,
+        Comparison("TCP without ERUF at 2 Mb/s CBR", plain["tcp_kbps"], ref=Value(50),
                    unit="kb/s", rtol=0.5, needs=needs),
-        Comparison("TCP with ERUF at 2 Mb/s CBR", m["tcp_kbps"], paper=1000, unit="kb/s",
+        Comparison("TCP with ERUF at 2 Mb/s CBR", m["tcp_kbps"], ref=Value(1000), unit="kb/s",
                    rtol=0.3, needs=needs),
         Comparison("TCP gain with ERUF at 2 Mb/s CBR", ratio(m["tcp_kbps"], plain["tcp_kbps"]),
-                   paper=20, unit="×", rtol=0.3, needs=needs),
+                   ref=Value(20), unit="×", rtol=0.3, needs=needs),
         Comparison("with ERUF at 2 Mb/s: share of drops at edge routers", m["edge_share"],
-                   at_least=0.5, against="most drops at the edge (the paper: 'nearly all')",
+                   ref=Bound(at_least=0.5,
+                             against="most drops at the edge (the paper: 'nearly all')"),
                    needs=needs),
     ]  # fmt: skip
 
@@ -1449,29 +1476,31 @@ def f3(ctx: Context) -> Outcome:
     on = f"seeds {_seeds(seeds)}"
     comps = [
         Comparison(f"TCP without ERUF at 2 Mb/s CBR{MEAN}", seed_mean(per_seed(tcp, sp)),
-                   paper=50, unit="kb/s", rtol=0.5,
+                   ref=Value(50), unit="kb/s", rtol=0.5,
                    note=f"the paper: 'falls to about 50 kb/s'; {on}",
                    explanation=CROSS_BASELINE.tested(
                        change, seed_mean(per_seed(tcp, ssh[False])), cmd, kind="reading")),
         Comparison(f"TCP with ERUF at 2 Mb/s CBR{MEAN}", seed_mean(per_seed(tcp, se)),
-                   paper=1000, unit="kb/s", rtol=0.3,
+                   ref=Value(1000), unit="kb/s", rtol=0.3,
                    note=f"the paper: 'stabilizes around 1 Mb/s'; {on}"),
         Comparison(f"TCP gain with ERUF at 2 Mb/s CBR{MEAN}", seed_mean(per_seed(gain, se, sp)),
-                   paper=20, unit="×", rtol=0.3, note=f"per-seed gains averaged; {on}",
+                   ref=Value(20), unit="×", rtol=0.3, note=f"per-seed gains averaged; {on}",
                    explanation=CROSS_GAIN.tested(
                        change, seed_mean(per_seed(gain, ssh[True], ssh[False])), cmd,
                        kind="reading")),
         Comparison("TCP gain with ERUF, smallest over rates ≥ 1 Mb/s",
                    float(g.filter(pl.col("cbr_kbps") >= 1000)["gain"].min()), unit="×",
-                   at_least=1.3, against="ERUF improves TCP goodput",
+                   ref=Bound(at_least=1.3, against="ERUF improves TCP goodput"),
                    source="P2 §3.1: 'allows the TCP flow to achieve up to a 20-fold improvement "
                           "in goodput' (≥ 1.3 from 1 Mb/s: read from Fig. 3)"),
         Comparison("with ERUF at 2 Mb/s: share of drops at edge routers",
-                   _edge_share(t, True, top), at_least=0.5,
-                   against="most drops at the edge (the paper: 'nearly all')"),
+                   _edge_share(t, True, top),
+                   ref=Bound(at_least=0.5,
+                             against="most drops at the edge (the paper: 'nearly all')")),
         Comparison("without ERUF at 2 Mb/s: share of drops at edge routers",
-                   _edge_share(t, False, top), at_most=0.5,
-                   against="without ERUF most drops are in the core", source=MOVES_DROPS),
+                   _edge_share(t, False, top),
+                   ref=Bound(at_most=0.5, against="without ERUF most drops are in the core"),
+                   source=MOVES_DROPS),
         *edge_shares(t, 0.5, "most drops at the edge (the paper: 'nearly all')",
                      source="P2 §3.1, Fig. 3"),
         *mech,
@@ -1537,25 +1566,29 @@ def f7(ctx: Context) -> Outcome:
         mechanism_off=switched_off(small_flows(50, "destination"),
                                    {"conditioner.*.stages.*.aggregate": "flow"})))  # fmt: skip
     comps = [
-        Comparison("without ERUF, 50 CBR: TCP goodput", tcp(50, "none"), at_most=300,
-                   unit="kb/s", against="the CBR flows take almost all of R2 → R3",
+        Comparison("without ERUF, 50 CBR: TCP goodput", tcp(50, "none"),
+                   ref=Bound(at_most=300, against="the CBR flows take almost all of R2 → R3"),
+                   unit="kb/s",
                    source="P2 §3.3: 'the unresponsive flows use up almost all of the bandwidth "
                           "in the R2-R3 link' (≤ 300 kb/s of 1.5 Mb/s: qoslab's reading)"),
         Comparison("per-flow ERUF, 1 CBR: TCP with ÷ without",
                    ratio(tcp(1, "flow"), tcp(1, "none")),
-                   unit="×", at_least=2.0, against="ERUF helps TCP against few large flows",
+                   unit="×",
+                   ref=Bound(at_least=2.0, against="ERUF helps TCP against few large flows"),
                    source="P2 §3.3: 'For a small number of flows, ERUF drops a significant "
                           "fraction of the packets … significantly better goodput'"),
         Comparison("per-flow ERUF: TCP with 50 CBR ÷ with 1 CBR",
                    ratio(tcp(50, "flow"), tcp(1, "flow")),
-                   unit="×", at_most=0.5, against="per-flow regulation weakens with many flows",
+                   unit="×",
+                   ref=Bound(at_most=0.5, against="per-flow regulation weakens with many flows"),
                    source="P2 §3.3: 'the total number of drops reduces; as does the goodput of "
                           "the TCP flow'"),
         Comparison("aggregated ERUF, 50 CBR: TCP ÷ per-flow ERUF with 1 CBR",
-                   ratio(tcp(50, "destination"), tcp(1, "flow")), paper=1.0, unit="×", rtol=0.2,
+                   ratio(tcp(50, "destination"), tcp(1, "flow")),
+                   ref=Value(1.0), unit="×", rtol=0.2,
                    note="the paper: 'the same performance as for a single large flow'"),
         Comparison("aggregated ERUF, 50 CBR: share of drops at the edge", agg_share,
-                   at_least=0.8, against="drops move to the edge again",
+                   ref=Bound(at_least=0.8, against="drops move to the edge again"),
                    source="P2 §3.3: with the 50 flows aggregated 'ERUF achieves the same "
                           "performance for this aggregate as it does for a single large flow'"),
         *mech,
@@ -1619,23 +1652,27 @@ def _tcp_claims(t: pl.DataFrame, calibrated: str = "") -> list[Comparison]:
     )
     return [
         Comparison("extra drops with ERUF, worst over the runs in which the regulators "
-                   "dropped a packet", worst, at_most=1.0, unit="packets",
-                   against="the paper: 'not more than one'", note=on, acted=guard,
+                   "dropped a packet", worst,
+                   ref=Bound(at_most=1.0, against="the paper: 'not more than one'"),
+                   unit="packets", note=on, acted=guard,
                    calibrated=calibrated),
-        Comparison("regulators' own drops of TCP packets, worst run", policed, at_most=1.0,
-                   unit="packets", against="what ERUF itself drops ('not more than one')",
+        Comparison("regulators' own drops of TCP packets, worst run", policed,
+                   ref=Bound(at_most=1.0, against="what ERUF itself drops ('not more than one')"),
+                   unit="packets",
                    note=on, acted=guard, calibrated=calibrated),
         Comparison("TCP goodput with ERUF ÷ without, worst over the runs in which the "
-                   "regulators dropped a packet", _worst(gains), at_least=0.97, unit="×",
-                   against="ERUF does not penalise conformant TCP (P2 §2.1)", note=on,
+                   "regulators dropped a packet", _worst(gains),
+                   ref=Bound(at_least=0.97,
+                             against="ERUF does not penalise conformant TCP (P2 §2.1)"),
+                   unit="×", note=on,
                    acted=guard, calibrated=calibrated),
-        Comparison(f"ERUF acted: {ACTED}", float(n), at_least=1.0,
-                   against=f"of {of}; else the claim is vacuous", note=on,
+        Comparison(f"ERUF acted: {ACTED}", float(n),
+                   ref=Bound(at_least=1.0, against=f"of {of}; else the claim is vacuous"), note=on,
                    own="the claim 'not more than one additional packet drop' can only fail "
                        "through ERUF if its regulators drop TCP packets"),
         Comparison("the core quenched TCP: source quenches sent, fewest over the runs",
-                   float(t["quenches"].min()), at_least=1.0,  # type: ignore[arg-type]
-                   against="the core quenches TCP in every run",
+                   float(t["quenches"].min()),  # type: ignore[arg-type]
+                   ref=Bound(at_least=1.0, against="the core quenches TCP in every run"),
                    own="ERUF acts on a TCP flow only after a quench (P2 §2.1): without one "
                        "the runs do not test the claim"),
         Comparison("regulators installed on quenches, fewest over the runs",

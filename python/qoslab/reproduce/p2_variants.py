@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from qoslab.api import run
-from qoslab.reproduce import Comparison, Context, Outcome, register
+from qoslab.reproduce import Bound, Comparison, Context, Outcome, Value, register
 from qoslab.reproduce.p2 import (
     ACTED,
     EDGES,
@@ -106,18 +106,18 @@ def variants(ctx: Context) -> Outcome:
         comps += [
             Comparison(f"{v}: TCP gain with ERUF, dumbbell at 2 Mb/s CBR", r["gain"],
                        unit="×", note=COLLAPSED),
-            Comparison(f"{v}: share of drops at the edge with ERUF", share, at_least=0.8,
-                       against="drops move to the edge (Fig. 1)"),
+            Comparison(f"{v}: share of drops at the edge with ERUF", share,
+                       ref=Bound(at_least=0.8, against="drops move to the edge (Fig. 1)")),
             Comparison(f"{v}: extra drops with ERUF, TCP only, worst seed in which the "
                        "regulators dropped a packet",
                        float(judged["extra_drops"].max()), unit="packets",  # type: ignore[arg-type]
-                       at_most=1.0, against="the paper: 'not more than one'",
+                       ref=Bound(at_most=1.0, against="the paper: 'not more than one'"),
                        note=f"{acted.height} of {worst.height} seeds had a regulator drop",
                        acted=(ACTED, float(acted.height))),
         ]  # fmt: skip
         if v != "sack":
             same = Comparison(f"{v}: TCP with ERUF ÷ SACK's", r["tcp_kbps_eruf"] / sack,
-                              paper=1.0, unit="×", rtol=SAME_RTOL,
+                              ref=Value(1.0), unit="×", rtol=SAME_RTOL,
                               note="'no significant difference' between variants")  # fmt: skip
             comps.append(same)
     return Outcome(comparisons=comps, tables={"dumbbell": db, "tcp_only": to})

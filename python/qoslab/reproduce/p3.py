@@ -42,14 +42,18 @@ from qoslab import plot
 from qoslab.fairness import jain as jain_index
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Comparison,
     Context,
     Explanation,
+    Interval,
+    Order,
     Outcome,
     Reading,
     ReadingResult,
     RunJob,
     Saved,
+    Value,
     config_changes,
     figure,
     paired_interval,
@@ -355,9 +359,14 @@ def order(quantity: str, a: list[float], b: list[float], **kw: Any) -> Compariso
     if min(len(a), len(b)) >= 2:
         return Comparison.order(quantity, a, b, **kw)
     d = sum(a) / len(a) - sum(b) / len(b)
-    return Comparison(quantity, d, unit=kw.get("unit", ""), note=kw.get("note", ""),
-                      claim=kw.get("claim", "<"), ci=(-math.inf, math.inf), n=min(len(a), len(b)),
-                      a_name=kw.get("a_name", "A"), b_name=kw.get("b_name", "B"),
+    ref = Order(
+        kw.get("claim", "<"),
+        (-math.inf, math.inf),
+        min(len(a), len(b)),
+        kw.get("a_name", "A"),
+        kw.get("b_name", "B"),
+    )
+    return Comparison(quantity, d, ref=ref, unit=kw.get("unit", ""), note=kw.get("note", ""),
                       source=kw.get("source", ""), own=kw.get("own", ""))  # fmt: skip
 
 
@@ -585,7 +594,8 @@ def f3(ctx: Context) -> Outcome:
         lab = LABELS[sw]
         comps = [
             Comparison(f"{lab}: total throughput, mean over F2 RTTs", _mean(t, sw, "total_mbps"),
-                       at_least=9.0, unit="Mb/s", against="close to the 10 Mb/s link (paper §V.A)"),
+                       ref=Bound(at_least=9.0, against="close to the 10 Mb/s link (paper §V.A)"),
+                       unit="Mb/s"),
             order(f"{lab}: total above standard's, mean over F2 RTTs",
                              _seeds_of(s, sw, "total_mbps"), _seeds_of(s, "standard", "total_mbps"),
                              claim=">", unit="Mb/s", a_name=lab, b_name="standard",
@@ -597,8 +607,10 @@ def f3(ctx: Context) -> Outcome:
                              note="SW favours the short-RTT aggregate (paper §V.A)"),
             Comparison(f"{lab}: highest DP0 rate ÷ CIR of an aggregate",
                        max(_mean(t, sw, f"f{a}_dp0_cir") for a in (1, 2)),
-                       unit="×", at_most=1.0, rtol=0.05,
-                       against="the flow profile must still be preserved (paper §VI)"),
+                       unit="×",
+                       ref=Bound(at_most=1.0,
+                                 against="the flow profile must still be preserved (paper §VI)"),
+                       rtol=0.05),
         ]  # fmt: skip
         return comps
 
@@ -666,10 +678,10 @@ def basic_claims(t: pl.DataFrame, stem: str = "rtt") -> list[Comparison]:
     f1, f2 = _at(t, stem, 0.1, "f1_mbps"), _at(t, stem, 0.1, "f2_mbps")
     lab = "basic RTT-aware" if stem == "rtt" else LABELS[stem]
     return [
-        Comparison(f"{lab}, F2 RTT 100 ms: F1", f1, paper=2.3, unit="Mb/s", rtol=0.3),
-        Comparison(f"{lab}, F2 RTT 100 ms: F2", f2, paper=7.52, unit="Mb/s", rtol=0.3),
-        Comparison(f"{lab}, F2 RTT 100 ms: F2 / F1", f2 / f1, unit="×", at_least=1.5,
-                   against="the long-RTT aggregate takes the excess",
+        Comparison(f"{lab}, F2 RTT 100 ms: F1", f1, ref=Value(2.3), unit="Mb/s", rtol=0.3),
+        Comparison(f"{lab}, F2 RTT 100 ms: F2", f2, ref=Value(7.52), unit="Mb/s", rtol=0.3),
+        Comparison(f"{lab}, F2 RTT 100 ms: F2 / F1", f2 / f1, unit="×",
+                   ref=Bound(at_least=1.5, against="the long-RTT aggregate takes the excess"),
                    source="P3 §V.B, Fig. 4: 'Flow 2 (the longer RTT flow) obtains most of the "
                           "extra bandwidth'"),
     ]  # fmt: skip
@@ -686,8 +698,7 @@ def f4_judged(raw: pl.DataFrame) -> tuple[list[Comparison], list[ReadingResult],
             f"{LABELS[s]}: imbalance |F1−F2|/(F1+F2) ÷ basic's, F2 RTT ≥ 50 ms",
             _gap(t, s) / _gap(t, "rtt"),
             unit="×",
-            at_most=0.7,
-            against="mitigates the basic conditioner's bias (paper §V.B)",
+            ref=Bound(at_most=0.7, against="mitigates the basic conditioner's bias (paper §V.B)"),
         )
 
     def f1_at_100(s: str) -> Comparison:
@@ -695,8 +706,9 @@ def f4_judged(raw: pl.DataFrame) -> tuple[list[Comparison], list[ReadingResult],
             f"{LABELS[s]}: F1 ÷ F2 at F2 RTT 100 ms",
             _at(t, s, 0.1, "f1_mbps") / _at(t, s, 0.1, "f2_mbps"),
             unit="×",
-            interval=(0.7, 1 / 0.7),
-            against="the 20 ms aggregate no longer starved (paper §V.B)",
+            ref=Interval(
+                0.7, 1 / 0.7, against="the 20 ms aggregate no longer starved (paper §V.B)"
+            ),
         )
 
     comps += [mitigates("rtt-rto"), mitigates("rtt-sw")]
@@ -705,8 +717,9 @@ def f4_judged(raw: pl.DataFrame) -> tuple[list[Comparison], list[ReadingResult],
         return Comparison(
             f"{LABELS[s]}: highest DP0 rate ÷ CIR of an aggregate, F2 RTT ≥ 50 ms",
             max(_mean(t, s, "f1_dp0_cir", 0.05), _mean(t, s, "f2_dp0_cir", 0.05)),
-            unit="×", at_most=1.0, rtol=0.05,
-            against="the flow profile must still be preserved (paper §VI)")  # fmt: skip
+            unit="×",
+            ref=Bound(at_most=1.0, against="the flow profile must still be preserved (paper §VI)"),
+            rtol=0.05)  # fmt: skip
 
     comps.append(profile("rtt-sw"))
     rule_new = Reading(
@@ -939,8 +952,10 @@ def f6_judged(per: pl.DataFrame) -> tuple[pl.DataFrame, Outcome]:
                              unit="Mb/s", a_name="short", b_name="long",
                              note="short-RTT aggregates get more (paper §V.C)"),
             Comparison(f"{lab}: highest DP0 rate ÷ CIR of an aggregate",
-                       float(tt["dp0_cir"].max()), unit="×", at_most=1.0,  # type: ignore[arg-type]
-                       rtol=0.05, against="the flow profile must still be preserved (paper §VI)"),
+                       float(tt["dp0_cir"].max()), unit="×",  # type: ignore[arg-type]
+                       ref=Bound(at_most=1.0,
+                                 against="the flow profile must still be preserved (paper §VI)"),
+                       rtol=0.05),
         ]  # fmt: skip
 
     # The fairest other RTT-aware marker in the headline topology: the one "RTT-RTO is the
@@ -955,8 +970,8 @@ def f6_judged(per: pl.DataFrame) -> tuple[pl.DataFrame, Outcome]:
                              unit="Mb/s", a_name="long", b_name="short",
                              note="long-RTT aggregates get more (paper §V.C)"),
             sw_claims(topo, "rtt-sw")[0],
-            Comparison("standard: F3 / mean of F1, F2", std_f3, unit="×", at_least=1.5,
-                       against="the shortest aggregate takes most",
+            Comparison("standard: F3 / mean of F1, F2", std_f3, unit="×",
+                       ref=Bound(at_least=1.5, against="the shortest aggregate takes most"),
                        source="P3 §V.C: with the standard conditioner 'flow F3 obtains 67 "
                               "times more bandwidth than what F1 and F2 achieved' (extremely "
                               "over-provisioned; 1.5 for Fig. 6: qoslab's reading)"),

@@ -48,10 +48,13 @@ from typing import Any
 import polars as pl
 
 from qoslab.reproduce import (
+    Bound,
     Comparison,
     Context,
     Explanation,
+    Interval,
     Outcome,
+    Value,
     config_changes,
     mean_interval,
     p3,
@@ -322,14 +325,14 @@ def p3_live(ctx: Context) -> Outcome:
                     CMD,
                 )
             comps.append(Comparison(
-                f"{lab}: F2 ÷ F1, live vs twin", row["ratio_live"], paper=row["ratio_sim"],
+                f"{lab}: F2 ÷ F1, live vs twin", row["ratio_live"], ref=Value(row["ratio_sim"]),
                 rtol=RATIO_RTOL, unit="×", explanation=exp,
                 note=f"reference: the simulated twin (passive markers, qoslab's TCP){ival}; "
                      f"{note}",
             ))  # fmt: skip
             comps.append(Comparison(
                 f"{lab}: total ÷ link, live vs twin", row["total_live"] * 1e6 / LINK_BPS,
-                paper=row["total_sim"] * 1e6 / LINK_BPS, rtol=0.10, unit="× 10 Mb/s",
+                ref=Value(row["total_sim"] * 1e6 / LINK_BPS), rtol=0.10, unit="× 10 Mb/s",
                 note=f"goodput at Linux's payload; {note}",
             ))  # fmt: skip
             claim_note = note
@@ -348,7 +351,7 @@ def p3_live(ctx: Context) -> Outcome:
                 comps.append(Comparison(
                     f"{lab}: {a.upper()}'s passive RTT at its edge, live vs twin",
                     row.get(f"{a}_edge_rtt_ms", math.nan),
-                    paper=row.get(f"{a}_edge_rtt_ms_sim", math.nan), rtol=RTT_RTOL, unit="ms",
+                    ref=Value(row.get(f"{a}_edge_rtt_ms_sim", math.nan)), rtol=RTT_RTOL, unit="ms",
                     note=f"reference: the twin's passive estimate; propagation beyond the "
                          f"edge {prop:g} ms; {int(row.get(f'{a}_samples', 0))} RTT samples "
                          f"live; {note}",
@@ -367,7 +370,7 @@ def p3_live(ctx: Context) -> Outcome:
                     f"{lab}: {a.upper()}'s passive RTT at its edge, live vs the senders' "
                     f"kernels",
                     row.get(f"{a}_edge_rtt_ms", math.nan), explanation=exp,
-                    paper=row.get(f"{a}_kmin_rtt_ms", math.nan), rtol=RTT_RTOL, unit="ms",
+                    ref=Value(row.get(f"{a}_kmin_rtt_ms", math.nan)), rtol=RTT_RTOL, unit="ms",
                     note=f"reference: the connections' tcpi_min_rtt (mean over the aggregate) "
                          f"less the host–edge crossings ({2 * p3.HOP * 1000:g} ms); "
                          f"propagation beyond the edge {prop:g} ms; {note}",
@@ -382,8 +385,8 @@ def p3_live(ctx: Context) -> Outcome:
                 comps.append(Comparison(
                     f"{lab}: imbalance |F1−F2|/(F1+F2) ÷ basic's, live",
                     _mean(gap(stem, r)) / _mean(gap("rtt", r)), unit="×",
-                    at_most=IMBALANCE_SHARE,
-                    against="mitigates the basic conditioner's bias (paper §V.B)",
+                    ref=Bound(at_most=IMBALANCE_SHARE,
+                              against="mitigates the basic conditioner's bias (paper §V.B)"),
                     note=f"blind to the direction: this marker's imbalance favours {favours}; "
                          f"the standard marker's is {std_gap:.2g} × basic's, "
                          f"{'inside' if std_gap <= IMBALANCE_SHARE else 'outside'} this bound "
@@ -447,15 +450,15 @@ def _claim(stem: str, lab: str, ratio: float, note: str) -> Comparison:
         return Comparison(
             f"{lab}: F2 ÷ F1, live (P3 Fig. 3: the short aggregate gets more)",
             ratio,
-            at_most=1.0,
+            ref=Bound(at_most=1.0, against="F1 above F2"),
             unit="×",
-            against="F1 above F2",
             note=note,
         )
     if stem == "rtt":
         return Comparison(f"{lab}: F2 ÷ F1, live (P3 Fig. 4: 7.52 ÷ 2.3 Mb/s)", ratio,
-                          at_least=1.5, unit="×", against="the long-RTT aggregate takes the "
-                          "excess", note=note)  # fmt: skip
+                          ref=Bound(at_least=1.5,
+                                    against="the long-RTT aggregate takes the excess"),
+                          unit="×", note=note)  # fmt: skip
     return Comparison(f"{lab}: F1 ÷ F2, live (P3 §V.B: mitigates)", 1 / ratio,
-                      interval=EVEN_BAND, unit="×",
-                      against="the 20 ms aggregate no longer starved", note=note)  # fmt: skip
+                      ref=Interval(*EVEN_BAND, against="the 20 ms aggregate no longer starved"),
+                      unit="×", note=note)  # fmt: skip

@@ -32,9 +32,11 @@ from qoslab.reproduce import (
     Comparison,
     Context,
     Explanation,
+    Interval,
     Outcome,
     RunJob,
     Saved,
+    Value,
     figure,
     p3,
     register,
@@ -338,7 +340,7 @@ def _t1_comparisons(
         for col, what in [("long", "F1, F2, F4"), ("short", "F3, F5"), ("overall", "overall")]:
             comps.append(
                 Comparison(f"{p3.LABELS[stem]}: mean delay per packet, {what}", v(stem, f"{col}_s"),
-                           paper=v(stem, f"paper_{col}_s"), unit="s", rtol=0.5, **kw)
+                           ref=Value(v(stem, f"paper_{col}_s")), unit="s", rtol=0.5, **kw)
             )  # fmt: skip
     return comps + _orders(rows, picks, **kw)
 
@@ -639,18 +641,20 @@ def passive(ctx: Context) -> Outcome:
             comps.append(
                 Comparison(f"{p3.LABELS[stem]}: {agg.upper()} passive ÷ oracle",
                            m(stem, "passive", col) / m(stem, "oracle", col), unit="×",
-                           interval=(1.0, 1.0), rtol=0.15, against="the oracle runs",
+                           ref=Interval(1.0, 1.0, against="the oracle runs"), rtol=0.15,
                            explanation=exp)
             )  # fmt: skip
     comps += [
         Comparison("RTT-RTO: F1 passive ÷ senders' SRTT and RTO",
                    m("rtt-rto", "passive", "f1_mbps") / m("rtt-rto", "srtt", "f1_mbps"),
-                   unit="×", interval=(1.0, 1.0), rtol=0.15,
-                   against="the runs given the senders' SRTT"),
+                   unit="×",
+                   ref=Interval(1.0, 1.0, against="the runs given the senders' SRTT"), rtol=0.15),
         Comparison("RTT-SW: F1 passive ÷ configured RTT with the edge's window",
                    m("rtt-sw", "passive", "f1_mbps") / m("rtt-sw", "window", "f1_mbps"),
-                   unit="×", interval=(1.0, 1.0), rtol=0.15,
-                   against="the runs with only the window measured at the edge"),
+                   unit="×",
+                   ref=Interval(1.0, 1.0,
+                                against="the runs with only the window measured at the edge"),
+                   rtol=0.15),
     ]  # fmt: skip
     return Outcome(comparisons=comps, tables={"throughput": t})
 

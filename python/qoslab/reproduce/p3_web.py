@@ -29,12 +29,14 @@ import polars as pl
 from qoslab import plot
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Comparison,
     Context,
     Explanation,
     Outcome,
     RunJob,
     Saved,
+    Value,
     figure,
     p3,
     register,
@@ -253,10 +255,10 @@ def t2(ctx: Context) -> Outcome:
         f, _, a, _ = PAPER_T2[stem]
         comps += [
             Comparison(f"{LABELS[stem]}: mean response time, first packet",
-                       _get(t, "ns2", stem, "first_mean"), paper=f, unit="s", rtol=0.5,
+                       _get(t, "ns2", stem, "first_mean"), ref=Value(f), unit="s", rtol=0.5,
                        explanation=concurrent(stem, "first_mean")),
             Comparison(f"{LABELS[stem]}: mean response time, all data",
-                       _get(t, "ns2", stem, "all_mean"), paper=a, unit="s", rtol=0.5,
+                       _get(t, "ns2", stem, "all_mean"), ref=Value(a), unit="s", rtol=0.5,
                        explanation=concurrent(stem, "all_mean"), needs="20 runs per conditioner"),
         ]  # fmt: skip
 
@@ -290,8 +292,8 @@ def t2(ctx: Context) -> Outcome:
         ]
     comps.append(
         Comparison("objects not complete at the end of the runs",
-                   float(t.filter(pl.col("group") == "all")["incomplete"].sum()), at_most=0.0,
-                   against="every session ends within the run",
+                   float(t.filter(pl.col("group") == "all")["incomplete"].sum()),
+                   ref=Bound(at_most=0.0, against="every session ends within the run"),
                    own="a response time is only measured for an object that completes: one "
                        "left unfinished would drop out of the means unseen")
     )  # fmt: skip

@@ -43,15 +43,18 @@ from qoslab import docgen, plot
 from qoslab.fairness import jain
 from qoslab.reproduce import (
     Ablation,
+    Bound,
     Calibration,
     Comparison,
     Context,
     Explanation,
+    Interval,
     Outcome,
     Reading,
     ReadingResult,
     RunJob,
     Saved,
+    Value,
     config_changes,
     figure,
     register,
@@ -435,7 +438,7 @@ def _scaling_comparisons(t: pl.DataFrame, weights: list[int], fig: str) -> list[
                     f"{LABELS[method]}: ratio ÷ w at w = {w}",
                     _pick(t, "ratio_over_w", method=method, w=w),
                     unit="×",
-                    paper=1.0,
+                    ref=Value(1.0),
                     atol=0.2,
                     note=f"the ideal's 20 % band for w ≤ 10 (paper Fig. {fig})",
                 )
@@ -449,8 +452,10 @@ def _scaling_comparisons(t: pl.DataFrame, weights: list[int], fig: str) -> list[
                     f"{label}: worst ratio ÷ w over w ≤ {top}",
                     worst,
                     unit="×",
-                    at_least=0.8,
-                    against=f"within 20 % of the ideal up to w = 100 (paper Fig. {fig})",
+                    ref=Bound(
+                        at_least=0.8,
+                        against=f"within 20 % of the ideal up to w = 100 (paper Fig. {fig})",
+                    ),
                 )
             )
             continue
@@ -459,8 +464,10 @@ def _scaling_comparisons(t: pl.DataFrame, weights: list[int], fig: str) -> list[
                 f"{label}: ratio ÷ w at w = {top}",
                 _pick(t, "ratio_over_w", method=method, w=top),
                 unit="×",
-                at_most=0.8,
-                against=f"falls out of the ideal's 20 % band past w ≈ 10 (paper Fig. {fig})",
+                ref=Bound(
+                    at_most=0.8,
+                    against=f"falls out of the ideal's 20 % band past w ≈ 10 (paper Fig. {fig})",
+                ),
             ),
         ]
     comps.append(
@@ -468,8 +475,7 @@ def _scaling_comparisons(t: pl.DataFrame, weights: list[int], fig: str) -> list[
             f"WAIMD ratio ÷ striping ratio at w = {top}",
             _pick(t, "ratio", method="waimd", w=top) / _pick(t, "ratio", method="stripe", w=top),
             unit="×",
-            at_most=1.0,
-            against="striping scales better than WAIMD (paper §3.2)",
+            ref=Bound(at_most=1.0, against="striping scales better than WAIMD (paper §3.2)"),
         )
     )
     best_other = max(_pick(t, "ratio", method=m, w=top) for m in ("waimd", "stripe"))
@@ -478,8 +484,7 @@ def _scaling_comparisons(t: pl.DataFrame, weights: list[int], fig: str) -> list[
             f"pTCP ratio ÷ the better other at w = {top}",
             _pick(t, "ratio", method="ptcp", w=top) / best_other,
             unit="×",
-            at_least=1.0,
-            against=f"pTCP scales best (paper Fig. {fig})",
+            ref=Bound(at_least=1.0, against=f"pTCP scales best (paper Fig. {fig})"),
         )
     )
     return comps
@@ -506,7 +511,7 @@ def f2_experiment(ctx: Context) -> Outcome:
         return Comparison(
             "WAIMD: f0's timeouts per 100 s at Fig. 2(b)'s weight",
             _pick(t, "f0_timeouts_100s", method="waimd", w=w),
-            paper=8.0,
+            ref=Value(8.0),
             rtol=0.5,
             note=f"w = {w}; Fig. 2(b) does not state its weight; w = 10 taken (§3.1)",
             needs=needs,
@@ -555,7 +560,7 @@ def _near_ideal(method: str, w: int, value: float) -> Comparison:
     """Fig. 2(a)'s claim "near the ideal for w ≤ 10": ratio ÷ w within 1 ± 0.2 (as
     :func:`_scaling_comparisons`), judged in full mode only (:data:`F2_EXTRA_NEEDS`)."""
     return Comparison(f"{LABELS[method]}: ratio ÷ w at w = {w}", value, unit="×",
-                      paper=1.0, atol=0.2, needs=F2_EXTRA_NEEDS,
+                      ref=Value(1.0), atol=0.2, needs=F2_EXTRA_NEEDS,
                       note="the ideal's 20 % band for w ≤ 10 (paper Fig. 2a)")  # fmt: skip
 
 
@@ -714,22 +719,19 @@ def f3a_experiment(ctx: Context) -> Outcome:
             "striping: ratio ÷ w with 512 KB per socket",
             at("stripe", big),
             unit="×",
-            at_least=0.8,
-            against="close to the ideal from 512 KB (paper §3.2, Fig. 3a)",
+            ref=Bound(at_least=0.8, against="close to the ideal from 512 KB (paper §3.2, Fig. 3a)"),
         ),
         Comparison(
             f"striping: ratio ÷ w with {small} KB per socket",
             at("stripe", small),
             unit="×",
-            at_most=0.6,
-            against="far from the ideal with small buffers (paper Fig. 3a)",
+            ref=Bound(at_most=0.6, against="far from the ideal with small buffers (paper Fig. 3a)"),
         ),
         Comparison(
             f"striping: ratio at 512 KB ÷ ratio at {small} KB",
             at("stripe", big) / at("stripe", small),
             unit="×",
-            at_least=1.5,
-            against="striping needs large buffers (paper §3.2)",
+            ref=Bound(at_least=1.5, against="striping needs large buffers (paper §3.2)"),
         ),
     ]
     ideal_min = 64 if 64 in kbs else min(k for k in kbs if k >= 48)
@@ -738,15 +740,13 @@ def f3a_experiment(ctx: Context) -> Outcome:
             f"pTCP: ratio ÷ w with {ideal_min} KB per TCB",
             at("ptcp", ideal_min),
             unit="×",
-            at_least=0.8,
-            against="near the ideal from about 48 KB per TCB (paper §5.1)",
+            ref=Bound(at_least=0.8, against="near the ideal from about 48 KB per TCB (paper §5.1)"),
         ),
         Comparison(
             f"pTCP ÷ striping with {small} KB per TCB",
             at("ptcp", small) / at("stripe", small),
             unit="×",
-            at_least=1.0,
-            against="pTCP degrades more gracefully (paper §5.1, Fig. 3a)",
+            ref=Bound(at_least=1.0, against="pTCP degrades more gracefully (paper §5.1, Fig. 3a)"),
         ),
     ]
     return Outcome(comparisons=comps, tables={"f3a": t, "f3a_per_seed": per_seed})
@@ -941,24 +941,21 @@ def f3b_experiment(ctx: Context) -> Outcome:
             "striping: ratio ÷ w at 10 Mb/s",
             at("stripe", 10),
             unit="×",
-            interval=(0.35, 0.65),
-            against="about half the ideal at 10 Mb/s (paper §3.2)",
+            ref=Interval(0.35, 0.65, against="about half the ideal at 10 Mb/s (paper §3.2)"),
             calibrated=F3B_CAL,
         ),
         Comparison(
             f"striping: ratio at 3 Mb/s ÷ ratio at 10 Mb/s ({n3} seeds)",
             mean(stripe[3]) / mean(stripe[10]),
             unit="×",
-            at_most=0.9,
-            against="degrades as the bandwidth falls (paper §3.2, Fig. 3b)",
+            ref=Bound(at_most=0.9, against="degrades as the bandwidth falls (paper §3.2, Fig. 3b)"),
             explanation=F3B_STRIPE.untested(),
         ),
         Comparison(
             "WAIMD: worst ratio ÷ w over 3–10 Mb/s",
             min(at("waimd", r) for r in rates),
             unit="×",
-            at_most=0.6,
-            against="WAIMD below the ideal at w = 20 (paper Fig. 3b)",
+            ref=Bound(at_most=0.6, against="WAIMD below the ideal at w = 20 (paper Fig. 3b)"),
         ),
     ]
     if n3 >= 2:  # an order needs seeds (full mode)
@@ -979,15 +976,13 @@ def f3b_experiment(ctx: Context) -> Outcome:
             "pTCP: worst ratio ÷ w from 10 down to 4 Mb/s",
             min(at("ptcp", r) for r in rates if r >= 4),
             unit="×",
-            at_least=0.8,
-            against="pTCP holds to about 4 Mb/s (paper §5.1)",
+            ref=Bound(at_least=0.8, against="pTCP holds to about 4 Mb/s (paper §5.1)"),
         ),
         Comparison(
             "pTCP ÷ the better other at 3 Mb/s",
             at("ptcp", 3) / max(at("stripe", 3), at("waimd", 3)),
             unit="×",
-            at_least=1.0,
-            against="pTCP degrades last (paper Fig. 3b)",
+            ref=Bound(at_least=1.0, against="pTCP degrades last (paper Fig. 3b)"),
         ),
     ]
     # pTCP at 3 Mb/s without fast reassign (ablation) and with redundant striping after
@@ -1007,11 +1002,12 @@ def f3b_experiment(ctx: Context) -> Outcome:
 
     def p3_comps(ratio: float) -> list[Comparison]:
         return [
-            Comparison("pTCP: ratio ÷ w at 3 Mb/s", ratio, unit="×", at_least=0.8,
-                       against="does not degrade by much at 3 Mb/s (paper §5.1)"),
+            Comparison("pTCP: ratio ÷ w at 3 Mb/s", ratio, unit="×",
+                       ref=Bound(at_least=0.8,
+                                 against="does not degrade by much at 3 Mb/s (paper §5.1)")),
             Comparison("pTCP ÷ the better other at 3 Mb/s",
-                       ratio / max(at("stripe", 3), at("waimd", 3)), unit="×", at_least=1.0,
-                       against="pTCP degrades last (paper Fig. 3b)"),
+                       ratio / max(at("stripe", 3), at("waimd", 3)), unit="×",
+                       ref=Bound(at_least=1.0, against="pTCP degrades last (paper Fig. 3b)")),
         ]  # fmt: skip
 
     readings = [
@@ -1037,8 +1033,9 @@ def f3b_experiment(ctx: Context) -> Outcome:
         "the other methods get per unit of weight (the same as Fig. 2(a))",
         F3B_BUFFERS_KB,
         [[Comparison("striping: ratio ÷ w at 10 Mb/s", sum(stripe10[kb]) / len(stripe10[kb]),
-                     unit="×", interval=(0.35, 0.65),
-                     against="about half the ideal at 10 Mb/s (paper §3.2)")]
+                     unit="×",
+                     ref=Interval(0.35, 0.65,
+                                  against="about half the ideal at 10 Mb/s (paper §3.2)"))]
          for kb in F3B_BUFFERS_KB],
     )  # fmt: skip
     return Outcome(
@@ -1118,15 +1115,15 @@ def f6_experiment(ctx: Context) -> Outcome:
             f"6(b) WAIMD ÷ striping relative std-dev at w = {top}",
             rsd("waimd", top) / rsd("stripe", top),
             unit="×",
-            at_least=1.0,
-            against="WAIMD most unfair for large weights (paper Fig. 6b)",
+            ref=Bound(at_least=1.0, against="WAIMD most unfair for large weights (paper Fig. 6b)"),
         ),
         Comparison(
             f"6(b) striping relative std-dev at w = {top} ÷ at w = 1",
             rsd("stripe", top) / rsd("stripe", 1),
             unit="×",
-            at_least=1.0,
-            against="striping grows less fair with the weight (paper Fig. 6b)",
+            ref=Bound(
+                at_least=1.0, against="striping grows less fair with the weight (paper Fig. 6b)"
+            ),
         ),
     ]
     comps.append(
@@ -1134,8 +1131,7 @@ def f6_experiment(ctx: Context) -> Outcome:
             f"6(b) pTCP ÷ the lower other relative std-dev at w = {top}",
             rsd("ptcp", top) / min(rsd("waimd", top), rsd("stripe", top)),
             unit="×",
-            at_most=1.0,
-            against="pTCP's relative std-dev lowest (paper Fig. 6b)",
+            ref=Bound(at_most=1.0, against="pTCP's relative std-dev lowest (paper Fig. 6b)"),
         )
     )
     _f6_needs(comps, top)
@@ -1219,7 +1215,9 @@ def _unfairness(a: list[float], b: list[float], hi: int, lo: int, ratio: float) 
             f"means is {ratio:.3g}")  # fmt: skip
     if len(a) < 2:  # quick mode: the difference of one seed, not judged there
         diff = sum(a) / len(a) - sum(b) / len(b)
-        return Comparison(q, diff, at_least=0.0, note=note, needs="3 seeds", source=F9B_SOURCE)
+        return Comparison(
+            q, diff, ref=Bound(at_least=0.0), note=note, needs="3 seeds", source=F9B_SOURCE
+        )
     return Comparison.order(q, a, b, claim=">", a_name=f"{hi} TCBs", b_name=f"{lo} TCBs",
                             note=note, needs="3 seeds", source=F9B_SOURCE)  # fmt: skip
 
@@ -1300,8 +1298,8 @@ def f9_experiment(ctx: Context) -> Outcome:
             f"mean throughput per flow at {hi} TCBs ÷ at {lo}",
             at("mean_bps", hi) / at("mean_bps", lo),
             unit="×",
-            at_most=0.95,
-            against="throughput falls past the storage limit (paper Fig. 9a)",
+            ref=Bound(at_most=0.95,
+                      against="throughput falls past the storage limit (paper Fig. 9a)"),
             explanation=F9_THROUGHPUT.tested(
                 "fast reassignment off in every flow (ptcp.fast_reassign = false)", no_fr,
                 "qoslab reproduce p4-f9  # the runs with flow.fN.ptcp.fast_reassign=false",
@@ -1319,7 +1317,8 @@ def f9_experiment(ctx: Context) -> Outcome:
     def thr_comp(value: float) -> Comparison:
         return Comparison(
             f"mean throughput per flow at {hi} TCBs ÷ at {lo}", value, unit="×",
-            at_most=0.95, against="throughput falls past the storage limit (paper Fig. 9a)",
+            ref=Bound(at_most=0.95,
+                      against="throughput falls past the storage limit (paper Fig. 9a)"),
         )  # fmt: skip
 
     readings = [
