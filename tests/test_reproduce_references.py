@@ -112,6 +112,13 @@ def test_a_reference_refuses_what_it_cannot_mean(build, match):
         build()
 
 
+def test_the_keyword_form_is_gone_so_two_references_cannot_be_written():
+    for old in ({"paper": 1.0}, {"interval": (1, 2)}, {"at_least": 0.5, "against": "x"},
+                {"claim": "<", "ci": (-2.0, -1.0), "n": 3}):  # fmt: skip
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            Comparison("x", 1.0, **old)  # type: ignore[arg-type]
+
+
 def test_a_comparison_refuses_a_reference_of_another_type():
     with pytest.raises(ValueError, match="ref must be a Value"):
         Comparison("x", 1.0, ref=0.95)  # type: ignore[arg-type]

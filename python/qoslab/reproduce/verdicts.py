@@ -442,17 +442,6 @@ class Comparison:
     #: Set by :class:`Outcome`: this claim at each value of its calibration, (value, claim).
     shown_at: list[tuple[str, Comparison]] | None = field(default=None, repr=False,
                                                           compare=False)  # fmt: skip
-    #: Legacy keywords, turned into ``ref`` (until every call site gives ``ref``).
-    paper: float | None = None
-    interval: tuple[float, float] | None = None
-    at_least: float | None = None
-    at_most: float | None = None
-    against: str = ""
-    claim: str | None = None
-    ci: tuple[float, float] | None = None
-    n: int | None = None
-    a_name: str = "A"
-    b_name: str = "B"
 
     @property
     def judged(self) -> bool:
@@ -494,13 +483,11 @@ class Comparison:
             lo, hi = -math.inf, math.inf
         return cls(
             quantity, m, ref=Order(claim, (lo, hi), n, a_name, b_name), unit=unit, note=note,
-            needs=needs, calibrated=calibrated,
-            source=source, own=own,
+            needs=needs, calibrated=calibrated, source=source, own=own,
             contradicted=contradiction(claim, paper_ab, a_name, b_name, paper_source),
         )  # fmt: skip
 
     def __post_init__(self) -> None:
-        self._legacy()
         if isinstance(self.ref, Order):
             lo, hi = self.ref.ci
             if not math.isnan(float(self.ours)) and not lo <= float(self.ours) <= hi:
@@ -530,24 +517,6 @@ class Comparison:
                 "own check (own=), not both"
             )
         self.ours = float(self.ours)
-
-    def _legacy(self) -> None:
-        refs = []
-        if self.claim is not None:
-            refs.append(Order(self.claim, self.ci, self.n, self.a_name, self.b_name))  # type: ignore[arg-type]
-        if self.paper is not None:
-            refs.append(Value(self.paper, self.against))
-        if self.interval is not None:
-            refs.append(Interval(*self.interval, against=self.against))
-        if self.at_least is not None or self.at_most is not None:
-            refs.append(Bound(self.at_least, self.at_most, self.against))
-        if len(refs) + (self.ref is not None) > 1:
-            raise ValueError(
-                f"comparison {self.quantity!r}: give one of paper=, interval= or "
-                "at_least=/at_most=, not several"
-            )
-        if refs:
-            self.ref = refs[0]
 
     @property
     def cited(self) -> str:
