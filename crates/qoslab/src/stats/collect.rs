@@ -3,7 +3,6 @@
 use serde_json::json;
 
 use super::{Column, RunResult, Table};
-use crate::queue::DropCause;
 use crate::time::SimTime;
 use crate::world::{FlowApp, World};
 
@@ -344,132 +343,14 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     );
     r.tables.insert("series".into(), t);
 
-    // drops by place and cause (after warm-up): nodes first, then interfaces
-    let places = w
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            (
-                n.name.as_str(),
-                "node",
-                n.counters.drops.since(&w.warm.nodes[i].drops),
-            )
-        })
-        .chain(w.ifaces.iter().enumerate().map(|(i, f)| {
-            (
-                f.name.as_str(),
-                "iface",
-                f.counters.drops.since(&w.warm.ifaces[i].drops),
-            )
-        }));
-    let (mut place, mut kind, mut cause, mut pk, mut by) = (vec![], vec![], vec![], vec![], vec![]);
-    for (name, k, d) in places {
-        for c in DropCause::ALL {
-            if d.packets[c.index()] > 0 {
-                place.push(name.to_string());
-                kind.push(k);
-                cause.push(c.name());
-                pk.push(d.packets[c.index()] as i64);
-                by.push(d.bytes[c.index()] as i64);
-            }
-        }
-    }
-    let mut t = Table::default();
-    t.push("place", Column::Str(place));
-    t.push("place_kind", names(kind));
-    t.push("cause", names(cause));
-    t.push("packets", Column::Int(pk));
-    t.push("bytes", Column::Int(by));
-    r.tables.insert("drops".into(), t);
-
-    // queues
-    let mut t = Table::default();
-    let qc: Vec<_> = w
-        .ifaces
-        .iter()
-        .enumerate()
-        .map(|(i, f)| f.counters.since(&w.warm.ifaces[i]))
-        .collect();
-    t.push(
-        "iface",
-        names(w.ifaces.iter().map(|f| f.name.as_str()).collect()),
+    r.tables
+        .insert("drops".into(), super::drops::drops_table(w));
+    r.tables
+        .insert("queues".into(), super::queues::queues_table(w, measured));
+    r.tables.insert(
+        "queue_samples".into(),
+        super::queues::queue_samples_table(w),
     );
-    t.push(
-        "node",
-        names(
-            w.ifaces
-                .iter()
-                .map(|f| w.nodes[f.node.0 as usize].name.as_str())
-                .collect(),
-        ),
-    );
-    t.push(
-        "arrived",
-        Column::Int(qc.iter().map(|c| c.arrived as i64).collect()),
-    );
-    t.push(
-        "departed",
-        Column::Int(qc.iter().map(|c| c.departed as i64).collect()),
-    );
-    t.push(
-        "dropped",
-        Column::Int(qc.iter().map(|c| c.drops.total_packets() as i64).collect()),
-    );
-    t.push(
-        "ecn_marked",
-        Column::Int(qc.iter().map(|c| c.ecn_marked as i64).collect()),
-    );
-    t.push(
-        "departed_bytes",
-        Column::Int(qc.iter().map(|c| c.departed_bytes as i64).collect()),
-    );
-    t.push(
-        "utilisation",
-        Column::Float(
-            w.ifaces
-                .iter()
-                .zip(&qc)
-                .map(|(f, c)| c.departed_bytes as f64 * 8.0 / (f.rate.bps() as f64 * measured))
-                .collect(),
-        ),
-    );
-    t.push(
-        "queued_at_end",
-        Column::Int(
-            w.ifaces
-                .iter()
-                .map(|f| f.occupancy().packets as i64)
-                .collect(),
-        ),
-    );
-    r.tables.insert("queues".into(), t);
-
-    // queue samples
-    let mut t = Table::default();
-    let qs = &w.recorded.queue_samples;
-    t.push(
-        "iface",
-        names(
-            qs.iter()
-                .map(|x| w.ifaces[x.0 as usize].name.as_str())
-                .collect(),
-        ),
-    );
-    t.push(
-        "t",
-        Column::Float(qs.iter().map(|x| x.1 as f64 / 1e9).collect()),
-    );
-    t.push(
-        "packets",
-        Column::Int(qs.iter().map(|x| x.2 as i64).collect()),
-    );
-    t.push(
-        "bytes",
-        Column::Int(qs.iter().map(|x| x.3 as i64).collect()),
-    );
-    t.push("avg", Column::Float(qs.iter().map(|x| x.4).collect()));
-    r.tables.insert("queue_samples".into(), t);
 
     if let Some(t) = super::trc::table(w) {
         r.tables.insert("trc".into(), t);
@@ -486,16 +367,16 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = delays_table(w) {
         r.tables.insert("delays".into(), t);
     }
-    if let Some(t) = classes_table(w) {
+    if let Some(t) = super::queues::classes_table(w) {
         r.tables.insert("classes".into(), t);
     }
-    if let Some(t) = colour_drops_table(w) {
+    if let Some(t) = super::queues::colour_drops_table(w) {
         r.tables.insert("colour_drops".into(), t);
     }
-    if let Some(t) = colours_table(w) {
+    if let Some(t) = super::conditioners::colours_table(w) {
         r.tables.insert("colours".into(), t);
     }
-    if let Some(t) = colour_samples_table(w) {
+    if let Some(t) = super::queues::colour_samples_table(w) {
         r.tables.insert("queue_colour_samples".into(), t);
     }
     if let Some(t) = flow_classes_table(w) {
@@ -507,7 +388,7 @@ pub fn collect(w: &World, name: &str, seed: u64, wall_s: f64) -> RunResult {
     if let Some(t) = super::eruf::eruf_table(w) {
         r.tables.insert("eruf".into(), t);
     }
-    if let Some(t) = drop_events_table(w) {
+    if let Some(t) = super::drops::drop_events_table(w) {
         r.tables.insert("drop_events".into(), t);
     }
 
@@ -565,212 +446,6 @@ fn queue_rule_outcome(w: &World, warnings: &mut [String]) {
             }
         }
     }
-}
-
-/// The per-colour drop columns of `colour_drops` and `classes`, in the order of
-/// [`crate::net::IfaceCounters::dropped_by_colour`].
-const DROP_COLOUR_COLUMNS: [&str; 4] = [
-    "dropped_green",
-    "dropped_yellow",
-    "dropped_red",
-    "dropped_none",
-];
-
-/// Queue drops by drop precedence (after the warm-up) at each interface whose queue
-/// tells colours apart (RIO-C/D, WRED, ERED, per-class queues); `None` if none does.
-fn colour_drops_table(w: &World) -> Option<Table> {
-    use crate::queue::AnyQueue;
-    let rows: Vec<_> = w
-        .ifaces
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| {
-            matches!(
-                f.queue,
-                AnyQueue::MultiRed(_) | AnyQueue::Ered(_) | AnyQueue::Classes(_)
-            )
-        })
-        .map(|(i, f)| (f.name.as_str(), f.counters.since(&w.warm.ifaces[i])))
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    let mut t = Table::default();
-    t.push("iface", names(rows.iter().map(|r| r.0).collect()));
-    // Green, yellow, red: the drop precedence of an AF codepoint; none: a codepoint
-    // without one (best effort, EF, class selectors), never counted as green.
-    for (k, col) in DROP_COLOUR_COLUMNS.into_iter().enumerate() {
-        t.push(
-            col,
-            Column::Int(
-                rows.iter()
-                    .map(|r| r.1.dropped_by_colour[k] as i64)
-                    .collect(),
-            ),
-        );
-    }
-    // ERED (P0 §4.1) decides by the in-profile mark, not by the colour.
-    for (k, col) in ["dropped_unmarked", "dropped_marked"]
-        .into_iter()
-        .enumerate()
-    {
-        t.push(
-            col,
-            Column::Int(
-                rows.iter()
-                    .map(|r| r.1.dropped_by_profile[k] as i64)
-                    .collect(),
-            ),
-        );
-    }
-    Some(t)
-}
-
-/// Per-class counters of interfaces with per-class queues (after the warm-up), one row
-/// per (interface, class); `None` if no interface has classes.
-fn classes_table(w: &World) -> Option<Table> {
-    let mut rows = Vec::new();
-    for (i, f) in w.ifaces.iter().enumerate() {
-        if let crate::queue::AnyQueue::Classes(s) = &f.queue {
-            for (k, (name, c)) in s.class_counters().enumerate() {
-                let e = w
-                    .warm
-                    .classes
-                    .get(i)
-                    .and_then(|v| v.get(k))
-                    .copied()
-                    .unwrap_or_default();
-                rows.push((f.name.as_str(), name, c.since(&e)));
-            }
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    let mut t = Table::default();
-    let int = |g: &dyn Fn(&crate::queue::ClassCounters) -> u64| {
-        Column::Int(rows.iter().map(|r| g(&r.2) as i64).collect())
-    };
-    t.push("iface", names(rows.iter().map(|r| r.0).collect()));
-    t.push("class", names(rows.iter().map(|r| r.1).collect()));
-    t.push("arrived", int(&|c| c.arrived));
-    t.push("arrived_bytes", int(&|c| c.arrived_bytes));
-    t.push("departed", int(&|c| c.departed));
-    t.push("departed_bytes", int(&|c| c.departed_bytes));
-    t.push("dropped", int(&|c| c.dropped));
-    t.push("dropped_bytes", int(&|c| c.dropped_bytes));
-    for (k, col) in DROP_COLOUR_COLUMNS.into_iter().enumerate() {
-        t.push(col, int(&|c| c.dropped_by_colour[k]));
-    }
-    Some(t)
-}
-
-/// Packets and bytes each metering stage coloured green, yellow and red, per flow
-/// (after the warm-up): one row per (chain, stage, flow) with a packet; `None` if no
-/// chain meters. `place` is the chain's node or interface and `at` where it sits:
-/// `host` (what a host sends), `router` (what a router receives), `iface` (before an
-/// interface's queue) or `iface_in` (what a router receives over one interface).
-fn colours_table(w: &World) -> Option<Table> {
-    let chains = w
-        .nodes
-        .iter()
-        .flat_map(|n| {
-            let at = match n.kind {
-                crate::net::NodeKind::Host => "host",
-                crate::net::NodeKind::Router => "router",
-            };
-            [
-                (n.name.as_str(), at, &n.host_egress),
-                (n.name.as_str(), at, &n.ingress),
-            ]
-        })
-        .chain(w.ifaces.iter().flat_map(|f| {
-            [
-                (f.name.as_str(), "iface", &f.egress),
-                (f.name.as_str(), "iface_in", &f.ingress),
-            ]
-        }));
-    let mut rows = Vec::new();
-    for (place, at, h) in chains {
-        for (stage, flow, c) in h.chain.marked_since_warmup() {
-            // Live mode meters traffic of no flow too (pings: its flow id is one past the
-            // flows'); the table is per flow.
-            if (flow as usize) < w.flows.len() {
-                rows.push((place, at, stage, h.chain.stages()[stage].kind(), flow, c));
-            }
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    let mut t = Table::default();
-    t.push("place", names(rows.iter().map(|r| r.0).collect()));
-    t.push("at", names(rows.iter().map(|r| r.1).collect()));
-    t.push(
-        "stage",
-        Column::Int(rows.iter().map(|r| r.2 as i64).collect()),
-    );
-    t.push("kind", names(rows.iter().map(|r| r.3).collect()));
-    t.push(
-        "flow",
-        Column::Int(rows.iter().map(|r| r.4 as i64).collect()),
-    );
-    t.push(
-        "name",
-        names(
-            rows.iter()
-                .map(|r| w.flows[r.4 as usize].name.as_str())
-                .collect(),
-        ),
-    );
-    let cols = [
-        "green_pkts",
-        "green_bytes",
-        "yellow_pkts",
-        "yellow_bytes",
-        "red_pkts",
-        "red_bytes",
-    ];
-    for (k, name) in cols.iter().enumerate() {
-        t.push(
-            name,
-            Column::Int(rows.iter().map(|r| r.5[k] as i64).collect()),
-        );
-    }
-    Some(t)
-}
-
-/// Per-colour averages of the sampled multi-colour RED queues (RIO-C, RIO-D, WRED,
-/// also as classes of a `classes` queue): one row per (interface, class, time) with
-/// `avg_green`, `avg_yellow`, `avg_red` [packets]; `class` is empty for a queue that
-/// is not a class. `None` when no sampled queue has per-colour averages.
-fn colour_samples_table(w: &World) -> Option<Table> {
-    let cs = &w.recorded.colour_samples;
-    if cs.is_empty() {
-        return None;
-    }
-    let class = |x: &(u32, u64, Option<u32>, [f64; 3])| match (x.2, &w.ifaces[x.0 as usize].queue) {
-        (Some(k), crate::queue::AnyQueue::Classes(s)) => s.class_name(k as usize),
-        _ => "",
-    };
-    let mut t = Table::default();
-    t.push(
-        "iface",
-        names(
-            cs.iter()
-                .map(|x| w.ifaces[x.0 as usize].name.as_str())
-                .collect(),
-        ),
-    );
-    t.push("class", names(cs.iter().map(class).collect()));
-    t.push(
-        "t",
-        Column::Float(cs.iter().map(|x| x.1 as f64 / 1e9).collect()),
-    );
-    for (k, name) in ["avg_green", "avg_yellow", "avg_red"].iter().enumerate() {
-        t.push(name, Column::Float(cs.iter().map(|x| x.3[k]).collect()));
-    }
-    Some(t)
 }
 
 /// Per flow, the DiffServ class of the data packets it delivered after the warm-up:
@@ -940,187 +615,4 @@ pub fn insert_telnet_tables(r: &mut RunResult, rows: &[TelnetRow]) {
         Column::Float(ses.iter().map(|x| x.4).collect()),
     );
     r.tables.insert("telnet_sessions".into(), t);
-}
-
-/// The conditioner stages `pick` selects, with the name of where each sits: in what a
-/// host sends or a node receives (the node's name), before an interface's queue (the
-/// interface's name), or in what a router receives over one interface (the interface's
-/// name and ` (in)`, a chain placed by `iface_in`).
-pub(super) fn stages_where<'a, T>(
-    w: &'a World,
-    pick: impl Fn(&'a crate::cond::AnyConditioner) -> Option<&'a T>,
-) -> Vec<(String, &'a T)> {
-    let nodes = w.nodes.iter().flat_map(|n| {
-        [
-            (n.name.clone(), &n.host_egress),
-            (n.name.clone(), &n.ingress),
-        ]
-    });
-    let ifaces = w.ifaces.iter().flat_map(|f| {
-        [
-            (f.name.clone(), &f.egress),
-            (format!("{} (in)", f.name), &f.ingress),
-        ]
-    });
-    nodes
-        .chain(ifaces)
-        .flat_map(|(place, h)| {
-            h.chain
-                .stages()
-                .iter()
-                .filter_map(&pick)
-                .map(move |c| (place.clone(), c))
-        })
-        .collect()
-}
-
-/// The `drop_events` table (`record.drop_events = true`): one row per packet dropped or
-/// marked CE after the warm-up, in event order, up to `record.drop_events_limit` rows.
-/// `place` and `place_kind` are the `drops` table's (a conditioner's drop counts at its
-/// node); `node` is where it happened and `iface` the interface (empty at a host's or
-/// router's own chain and for no route); `at` is `queue`, `link` (random loss), `host`,
-/// `router`, `iface`, `iface_in` (a conditioner chain, as in `colours`) or `route`.
-/// `colour` is the drop precedence the node's DSCP table gives the codepoint (`none`
-/// for one without), except `red` for a policer's drop (its meter's verdict).
-fn drop_events_table(w: &World) -> Option<Table> {
-    use crate::world::{DropAt, HookAt};
-    let log = w.recorded.drop_log.as_deref()?;
-    let ev = &log.events;
-    // (node, iface, place is the iface, at)
-    let where_ = |a: DropAt| -> (usize, Option<usize>, bool, &'static str) {
-        match a {
-            DropAt::Queue(f) => (
-                w.ifaces[f.0 as usize].node.0 as usize,
-                Some(f.0 as usize),
-                true,
-                "queue",
-            ),
-            DropAt::Link(f) => (
-                w.ifaces[f.0 as usize].node.0 as usize,
-                Some(f.0 as usize),
-                true,
-                "link",
-            ),
-            DropAt::Route(n) => (n.0 as usize, None, false, "route"),
-            DropAt::Hook(HookAt::HostEgress(n)) => (n.0 as usize, None, false, "host"),
-            DropAt::Hook(HookAt::Ingress(n)) => (n.0 as usize, None, false, "router"),
-            DropAt::Hook(HookAt::Egress(f)) => (
-                w.ifaces[f.0 as usize].node.0 as usize,
-                Some(f.0 as usize),
-                false,
-                "iface",
-            ),
-            DropAt::Hook(HookAt::IngressIface(f)) => (
-                w.ifaces[f.0 as usize].peer.0 as usize,
-                Some(f.0 as usize),
-                false,
-                "iface_in",
-            ),
-        }
-    };
-    let places: Vec<_> = ev.iter().map(|e| where_(e.at)).collect();
-    const COLOURS: [&str; 4] = ["green", "yellow", "red", "none"];
-    let mut t = Table::default();
-    t.push(
-        "t",
-        Column::Float(ev.iter().map(|e| e.t.as_secs_f64()).collect()),
-    );
-    t.push(
-        "flow",
-        Column::Int(
-            ev.iter()
-                .map(|e| e.flow.map_or(-1, |f| f.0 as i64))
-                .collect(),
-        ),
-    );
-    t.push(
-        "name",
-        names(
-            ev.iter()
-                .map(|e| {
-                    e.flow
-                        .and_then(|f| w.flows.get(f.0 as usize))
-                        .map_or("", |f| f.name.as_str())
-                })
-                .collect(),
-        ),
-    );
-    t.push(
-        "node",
-        names(places.iter().map(|p| w.nodes[p.0].name.as_str()).collect()),
-    );
-    t.push(
-        "iface",
-        names(
-            places
-                .iter()
-                .map(|p| p.1.map_or("", |f| w.ifaces[f].name.as_str()))
-                .collect(),
-        ),
-    );
-    t.push(
-        "place",
-        names(
-            places
-                .iter()
-                .map(|p| match (p.2, p.1) {
-                    (true, Some(f)) => w.ifaces[f].name.as_str(),
-                    _ => w.nodes[p.0].name.as_str(),
-                })
-                .collect(),
-        ),
-    );
-    t.push(
-        "place_kind",
-        names(
-            places
-                .iter()
-                .map(|p| if p.2 { "iface" } else { "node" })
-                .collect(),
-        ),
-    );
-    t.push("at", names(places.iter().map(|p| p.3).collect()));
-    t.push(
-        "dscp",
-        Column::Int(ev.iter().map(|e| e.dscp as i64).collect()),
-    );
-    t.push(
-        "class",
-        names(
-            ev.iter()
-                .zip(&places)
-                .map(|(e, p)| w.nodes[p.0].dscp.class(e.dscp))
-                .collect(),
-        ),
-    );
-    t.push(
-        "colour",
-        names(
-            ev.iter()
-                .zip(&places)
-                .map(|(e, p)| match e.cause {
-                    DropCause::Policed => "red",
-                    _ => COLOURS[w.nodes[p.0].dscp.drop_colour_index(e.dscp)],
-                })
-                .collect(),
-        ),
-    );
-    t.push("cause", names(ev.iter().map(|e| e.cause.name()).collect()));
-    t.push(
-        "action",
-        names(
-            ev.iter()
-                .map(|e| if e.marked { "mark" } else { "drop" })
-                .collect(),
-        ),
-    );
-    t.push(
-        "size",
-        Column::Int(ev.iter().map(|e| e.size as i64).collect()),
-    );
-    t.push(
-        "uid",
-        Column::Int(ev.iter().map(|e| e.uid as i64).collect()),
-    );
-    Some(t)
 }

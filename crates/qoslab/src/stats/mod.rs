@@ -2,11 +2,14 @@
 //! traces; and fairness indices as library functions.
 
 mod collect;
+mod conditioners;
 pub mod delay;
+mod drops;
 mod eruf;
 pub mod fairness;
 mod ptcp;
 mod qosmgr;
+mod queues;
 mod rtt_markers;
 pub(crate) mod silent;
 mod stripe;

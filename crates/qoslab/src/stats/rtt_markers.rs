@@ -7,7 +7,7 @@ use crate::world::World;
 
 /// Every RTT-aware marker in the world with where it sits.
 fn all(w: &World) -> Vec<(String, &RttAware)> {
-    super::collect::stages_where(w, |s| match s {
+    super::conditioners::stages_where(w, |s| match s {
         AnyConditioner::RttAware(c) => Some(c),
         _ => None,
     })

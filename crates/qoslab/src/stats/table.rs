@@ -48,6 +48,11 @@ impl Column {
     }
 }
 
+/// A categorical column of names, one a row (the result tables' text columns).
+pub(super) fn names(v: Vec<&str>) -> Column {
+    Column::cat(v)
+}
+
 /// Text columns serialise as plain lists of strings, categorical or not.
 impl Serialize for Column {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

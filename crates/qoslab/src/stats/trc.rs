@@ -6,7 +6,7 @@ use crate::world::World;
 
 /// Every TRC in the world with where it sits; empty if there is none.
 fn all(w: &World) -> Vec<(String, &Trc)> {
-    super::collect::stages_where(w, |s| match s {
+    super::conditioners::stages_where(w, |s| match s {
         AnyConditioner::Trc(c) => Some(c),
         _ => None,
     })

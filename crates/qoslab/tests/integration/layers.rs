@@ -18,6 +18,9 @@ const FLOORS: &[&[&str]] = &[
     &[
         "scenario",
         "stats/collect",
+        "stats/conditioners",
+        "stats/drops",
+        "stats/queues",
         "stats/trc",
         "stats/qosmgr",
         "stats/eruf",
