@@ -20,6 +20,7 @@ const FLOORS: &[&[&str]] = &[
         "stats/collect",
         "stats/conditioners",
         "stats/drops",
+        "stats/flows",
         "stats/queues",
         "stats/trc",
         "stats/qosmgr",
@@ -29,6 +30,9 @@ const FLOORS: &[&[&str]] = &[
         "stats/ptcp",
         "stats/rtt_markers",
         "stats/silent",
+        "stats/summary",
+        "stats/tcp",
+        "stats/telnet",
     ],
     &["live"],
 ];
