@@ -2,22 +2,19 @@
 
 use std::collections::HashMap;
 
-use super::model::{AppSpec, Scenario, TcpAppSpec};
+use super::model::Scenario;
 use super::trc::{self, Place};
-use crate::app::{Cbr, ParetoOnOff, UdpSink};
 use crate::cond::{Chain, ConditionerConfig};
 use crate::config::ScenarioError;
 use crate::net::{Hook, Iface, IfaceCounters, IfaceId, Node, NodeCounters, NodeKind, Routes};
 use crate::packet::NodeId;
 use crate::queue::{ClassContext, QueueConfig};
 use crate::rng::RngStream;
-use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimTime;
-use crate::world::{
-    DropLog, Flow, FlowApp, FlowCounters, RecordPlan, TcpApp, TcpFlow, World, Writer,
-};
+use crate::world::{DropLog, RecordPlan, World};
 
-fn at(prefix: String, e: ScenarioError) -> ScenarioError {
+/// `e` with its key placed under `prefix`.
+pub(super) fn at(prefix: String, e: ScenarioError) -> ScenarioError {
     let key = if e.key.is_empty() {
         prefix
     } else {
@@ -38,15 +35,18 @@ fn check_prob(key: String, p: f64) -> Result<(), ScenarioError> {
 }
 
 /// Name tables shared by the build steps.
-struct Names<'a> {
-    nodes: HashMap<&'a str, NodeId>,
-    ifaces: HashMap<String, IfaceId>,
-    flows: HashMap<&'a str, usize>,
+pub(super) struct Names<'a> {
+    /// Nodes by name.
+    pub(super) nodes: HashMap<&'a str, NodeId>,
+    /// Interfaces by name.
+    pub(super) ifaces: HashMap<String, IfaceId>,
+    /// Flows by name, to their index.
+    pub(super) flows: HashMap<&'a str, usize>,
 }
 
 impl Names<'_> {
     /// The node called `name`, or an error at `key` listing the nodes there are.
-    fn node(&self, key: String, name: &str) -> Result<NodeId, ScenarioError> {
+    pub(super) fn node(&self, key: String, name: &str) -> Result<NodeId, ScenarioError> {
         self.nodes.get(name).copied().ok_or_else(|| {
             let mut known: Vec<&str> = self.nodes.keys().copied().collect();
             known.sort_unstable();
@@ -68,7 +68,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     };
     nodes(sc, &mut w, &mut names)?;
     links(sc, &mut w, &mut names)?;
-    let dests = flows(sc, &mut w, &mut names)?;
+    let dests = super::flows::flows(sc, &mut w, &mut names)?;
     routes(sc, &mut w, &dests)?;
     conditioners(sc, &mut w, &names)?;
     super::eruf::bind(sc, &mut w, &names.ifaces)?;
@@ -276,220 +276,6 @@ fn links(sc: &Scenario, w: &mut World, names: &mut Names) -> Result<(), Scenario
         }
     }
     Ok(())
-}
-
-/// Flows with their applications and transports; returns the nodes routes must reach.
-fn flows<'a>(
-    sc: &'a Scenario,
-    w: &mut World,
-    names: &mut Names<'a>,
-) -> Result<Vec<NodeId>, ScenarioError> {
-    let end = w.end;
-    let mut dests: Vec<NodeId> = Vec::new();
-    for (i, f) in sc.flow.iter().enumerate() {
-        let key = |k: &str| format!("flow[{i}].{k}");
-        if names.flows.insert(f.name.as_str(), i).is_some() {
-            return Err(ScenarioError::new(
-                key("name"),
-                format!("duplicate flow name {:?}", f.name),
-            ));
-        }
-        let src = names.node(key("from"), &f.from)?;
-        let dst = names.node(key("to"), &f.to)?;
-        for (k, n) in [("from", src), ("to", dst)] {
-            if w.nodes[n.0 as usize].kind != NodeKind::Host {
-                return Err(ScenarioError::new(
-                    key(k),
-                    format!(
-                        "expected a host, found router {:?}",
-                        w.nodes[n.0 as usize].name
-                    ),
-                ));
-            }
-        }
-        if src == dst {
-            return Err(ScenarioError::new(
-                key("to"),
-                "a flow needs two different hosts",
-            ));
-        }
-        if SimTime::ZERO + f.start >= end {
-            return Err(ScenarioError::new(
-                key("start"),
-                format!(
-                    "expected a start before the end of the run ({}), found {}",
-                    sc.duration, f.start
-                ),
-            ));
-        }
-        let stop = f.stop.map_or(end, |d| SimTime::ZERO + d);
-        if stop <= SimTime::ZERO + f.start {
-            return Err(ScenarioError::new(
-                key("stop"),
-                format!(
-                    "expected a stop time after the start time ({}), found {}",
-                    f.start,
-                    f.stop.unwrap_or(sc.duration)
-                ),
-            ));
-        }
-        let rng = RngStream::derive(sc.seed, &format!("flow/{}", f.name));
-        // Which application tables may sit together was settled when the file was read
-        // (`FlowSpec`'s `TryFrom`); what is left are their values.
-        let traced = sc.record.traces.iter().any(|t| t == &f.name);
-        if traced {
-            let what = match f.tcp_app() {
-                None => Some("is not a TCP flow; only TCP senders"),
-                Some(TcpAppSpec::Web(_)) => Some("is a web flow; only single TCP senders"),
-                Some(TcpAppSpec::Stripe { .. }) => {
-                    Some("is a striped flow; only single TCP senders")
-                }
-                Some(TcpAppSpec::Ptcp { .. }) => Some("is a pTCP flow; only single TCP senders"),
-                Some(_) => None,
-            };
-            if let Some(what) = what {
-                return Err(ScenarioError::new(
-                    "record.traces",
-                    format!("flow {:?} {what} can be traced", f.name),
-                ));
-            }
-        }
-        let app = match &f.app {
-            AppSpec::Tcp { tcp: c, app } => {
-                match app {
-                    TcpAppSpec::Bulk { .. } => {}
-                    TcpAppSpec::Writes { writes: wr, .. } => {
-                        if wr.size.0 == 0 {
-                            return Err(ScenarioError::new(
-                                key("writes.size"),
-                                "expected a positive number of bytes per write",
-                            ));
-                        }
-                        if wr.every == crate::time::Dur::ZERO {
-                            return Err(ScenarioError::new(
-                                key("writes.every"),
-                                "expected a positive time between writes, found 0",
-                            ));
-                        }
-                    }
-                    TcpAppSpec::Telnet(tn) => tn.validate().map_err(|e| at(key("telnet"), e))?,
-                    TcpAppSpec::Web(wb) => wb.validate().map_err(|e| at(key("web"), e))?,
-                    TcpAppSpec::Stripe { stripe: st, .. } => {
-                        st.validate().map_err(|e| at(key("stripe"), e))?
-                    }
-                    TcpAppSpec::Ptcp { ptcp: pt, .. } => {
-                        if c.rcv_buffer.is_some() {
-                            return Err(ScenarioError::new(
-                                key("tcp.rcv_buffer"),
-                                "a pTCP flow's receive buffer belongs to its engine: set ptcp.recv_buffer instead",
-                            ));
-                        }
-                        pt.validate(c.mss).map_err(|e| at(key("ptcp"), e))?
-                    }
-                }
-                c.validate().map_err(|e| at(key("tcp"), e))?;
-                if f.stop.is_some() {
-                    return Err(ScenarioError::new(
-                        key("stop"),
-                        "stop applies to UDP flows; give a TCP flow `bytes` for a finite transfer",
-                    ));
-                }
-                let bytes = app.bytes().map(|b| b.0);
-                if bytes == Some(0) {
-                    return Err(ScenarioError::new(
-                        key("bytes"),
-                        "expected a positive number of bytes",
-                    ));
-                }
-                let app = match app {
-                    TcpAppSpec::Bulk { .. } => TcpApp::Bulk,
-                    TcpAppSpec::Writes { writes: wr, .. } => TcpApp::Writes(Writer {
-                        size: wr.size.0,
-                        every: wr.every,
-                        left: bytes,
-                    }),
-                    TcpAppSpec::Telnet(tn) => {
-                        let r = RngStream::derive(sc.seed, &format!("telnet/{}", f.name));
-                        TcpApp::Telnet(Box::new(crate::app::Telnet::new(tn, r)))
-                    }
-                    TcpAppSpec::Web(wb) => {
-                        let r = RngStream::derive(sc.seed, &format!("web/{}", f.name));
-                        TcpApp::Web(Box::new(crate::app::web::WebFlow::new(wb, c, r)))
-                    }
-                    TcpAppSpec::Stripe { stripe: st, .. } => {
-                        TcpApp::Stripe(Box::new(crate::app::Stripe::new(st, c, bytes)))
-                    }
-                    TcpAppSpec::Ptcp { ptcp: pt, .. } => {
-                        TcpApp::Ptcp(Box::new(crate::app::Ptcp::new(pt, c, bytes)))
-                    }
-                };
-                FlowApp::Tcp(Box::new(TcpFlow {
-                    snd: if matches!(app, TcpApp::Writes(_) | TcpApp::Telnet(_)) {
-                        TcpSender::new_app_limited(c)
-                    } else {
-                        TcpSender::new(c, bytes)
-                    },
-                    rcv: TcpReceiver::new(c),
-                    ecn: c.ecn,
-                    app_reads: c.rcv_buffer.is_some(),
-                    traced,
-                    snd_armed: SimTime::NEVER,
-                    rcv_armed: SimTime::NEVER,
-                    last_trace: Default::default(),
-                    app,
-                    started: false,
-                    finite: bytes.is_some(),
-                    done_at: SimTime::NEVER,
-                }))
-            }
-            AppSpec::Cbr(c) => {
-                c.validate().map_err(|e| at(key("cbr"), e))?;
-                FlowApp::Cbr {
-                    src: Cbr::new(c, stop, rng),
-                    sink: UdpSink::default(),
-                    seq: 0,
-                    size: c.size,
-                }
-            }
-            AppSpec::Pareto(p) => {
-                p.validate().map_err(|e| at(key("pareto"), e))?;
-                FlowApp::Pareto {
-                    src: ParetoOnOff::new(p, stop, rng),
-                    sink: UdpSink::default(),
-                    seq: 0,
-                    size: p.size,
-                }
-            }
-        };
-        for (k, d) in [("dscp", f.dscp), ("ack_dscp", f.ack_dscp)] {
-            crate::dscp::check_dscp(&key(k), d)?;
-        }
-        dests.push(dst);
-        dests.push(src);
-        w.flows.push(Flow {
-            name: f.name.clone(),
-            src,
-            dst,
-            src_port: f.src_port.unwrap_or(1024 + (i % 60_000) as u16),
-            dst_port: f.dst_port.unwrap_or(5001),
-            dscp: f.dscp,
-            ack_dscp: f.ack_dscp,
-            start: SimTime::ZERO
-                + f.start
-                + if f.start_jitter > crate::time::Dur::ZERO {
-                    // Own stream: adding jitter changes nothing else in the run.
-                    let mut r = RngStream::derive(sc.seed, &format!("start/{}", f.name));
-                    crate::time::Dur::from_nanos(r.below(f.start_jitter.as_nanos()))
-                } else {
-                    crate::time::Dur::ZERO
-                },
-            app,
-            counters: FlowCounters::default(),
-            delays: sc.record.delays.then(Default::default),
-            delivered_dscps: crate::cond::DscpSet(0),
-        });
-    }
-    Ok(dests)
 }
 
 /// Static routes; every flow must have a path both ways.

@@ -6,6 +6,7 @@
 
 mod build;
 mod eruf;
+mod flows;
 mod model;
 mod plausible;
 mod qosmgr;
