@@ -4,7 +4,7 @@
 use super::table::names;
 use super::{Column, Table};
 use crate::queue::DropCause;
-use crate::world::World;
+use crate::world::{DropAt, DropEvent, HookAt, World};
 
 /// The `drops` table: packets and bytes dropped after the warm-up, one row per place
 /// and cause with a drop; nodes first, then interfaces.
@@ -57,43 +57,9 @@ pub(super) fn drops_table(w: &World) -> Table {
 /// `colour` is the drop precedence the node's DSCP table gives the codepoint (`none`
 /// for one without), except `red` for a policer's drop (its meter's verdict).
 pub(super) fn drop_events_table(w: &World) -> Option<Table> {
-    use crate::world::{DropAt, HookAt};
     let log = w.recorded.drop_log.as_deref()?;
     let ev = &log.events;
-    // (node, iface, place is the iface, at)
-    let where_ = |a: DropAt| -> (usize, Option<usize>, bool, &'static str) {
-        match a {
-            DropAt::Queue(f) => (
-                w.ifaces[f.0 as usize].node.0 as usize,
-                Some(f.0 as usize),
-                true,
-                "queue",
-            ),
-            DropAt::Link(f) => (
-                w.ifaces[f.0 as usize].node.0 as usize,
-                Some(f.0 as usize),
-                true,
-                "link",
-            ),
-            DropAt::Route(n) => (n.0 as usize, None, false, "route"),
-            DropAt::Hook(HookAt::HostEgress(n)) => (n.0 as usize, None, false, "host"),
-            DropAt::Hook(HookAt::Ingress(n)) => (n.0 as usize, None, false, "router"),
-            DropAt::Hook(HookAt::Egress(f)) => (
-                w.ifaces[f.0 as usize].node.0 as usize,
-                Some(f.0 as usize),
-                false,
-                "iface",
-            ),
-            DropAt::Hook(HookAt::IngressIface(f)) => (
-                w.ifaces[f.0 as usize].peer.0 as usize,
-                Some(f.0 as usize),
-                false,
-                "iface_in",
-            ),
-        }
-    };
-    let places: Vec<_> = ev.iter().map(|e| where_(e.at)).collect();
-    const COLOURS: [&str; 4] = ["green", "yellow", "red", "none"];
+    let places: Vec<_> = ev.iter().map(|e| drop_place(w, e.at)).collect();
     let mut t = Table::default();
     t.push(
         "t",
@@ -119,6 +85,68 @@ pub(super) fn drop_events_table(w: &World) -> Option<Table> {
                 .collect(),
         ),
     );
+    place_columns(w, &places, &mut t);
+    marking_columns(w, ev, &places, &mut t);
+    t.push("cause", names(ev.iter().map(|e| e.cause.name()).collect()));
+    t.push(
+        "action",
+        names(
+            ev.iter()
+                .map(|e| if e.marked { "mark" } else { "drop" })
+                .collect(),
+        ),
+    );
+    t.push(
+        "size",
+        Column::Int(ev.iter().map(|e| e.size as i64).collect()),
+    );
+    t.push(
+        "uid",
+        Column::Int(ev.iter().map(|e| e.uid as i64).collect()),
+    );
+    Some(t)
+}
+
+/// Where a drop happened: (node, interface, whether the `drops` table counts it at the
+/// interface, the `at` column's value).
+type Place = (usize, Option<usize>, bool, &'static str);
+
+/// The place of a drop `a` in `w`.
+fn drop_place(w: &World, a: DropAt) -> Place {
+    match a {
+        DropAt::Queue(f) => (
+            w.ifaces[f.0 as usize].node.0 as usize,
+            Some(f.0 as usize),
+            true,
+            "queue",
+        ),
+        DropAt::Link(f) => (
+            w.ifaces[f.0 as usize].node.0 as usize,
+            Some(f.0 as usize),
+            true,
+            "link",
+        ),
+        DropAt::Route(n) => (n.0 as usize, None, false, "route"),
+        DropAt::Hook(HookAt::HostEgress(n)) => (n.0 as usize, None, false, "host"),
+        DropAt::Hook(HookAt::Ingress(n)) => (n.0 as usize, None, false, "router"),
+        DropAt::Hook(HookAt::Egress(f)) => (
+            w.ifaces[f.0 as usize].node.0 as usize,
+            Some(f.0 as usize),
+            false,
+            "iface",
+        ),
+        DropAt::Hook(HookAt::IngressIface(f)) => (
+            w.ifaces[f.0 as usize].peer.0 as usize,
+            Some(f.0 as usize),
+            false,
+            "iface_in",
+        ),
+    }
+}
+
+/// The `drop_events` columns of where each drop happened: `node`, `iface`, `place`,
+/// `place_kind` and `at`.
+fn place_columns(w: &World, places: &[Place], t: &mut Table) {
     t.push(
         "node",
         names(places.iter().map(|p| w.nodes[p.0].name.as_str()).collect()),
@@ -154,6 +182,12 @@ pub(super) fn drop_events_table(w: &World) -> Option<Table> {
         ),
     );
     t.push("at", names(places.iter().map(|p| p.3).collect()));
+}
+
+/// The `drop_events` columns of each dropped packet's marking: `dscp`, and the `class`
+/// and `colour` the DSCP table of the node where it was dropped gives it.
+fn marking_columns(w: &World, ev: &[DropEvent], places: &[Place], t: &mut Table) {
+    const COLOURS: [&str; 4] = ["green", "yellow", "red", "none"];
     t.push(
         "dscp",
         Column::Int(ev.iter().map(|e| e.dscp as i64).collect()),
@@ -162,7 +196,7 @@ pub(super) fn drop_events_table(w: &World) -> Option<Table> {
         "class",
         names(
             ev.iter()
-                .zip(&places)
+                .zip(places)
                 .map(|(e, p)| w.nodes[p.0].dscp.class(e.dscp))
                 .collect(),
         ),
@@ -171,7 +205,7 @@ pub(super) fn drop_events_table(w: &World) -> Option<Table> {
         "colour",
         names(
             ev.iter()
-                .zip(&places)
+                .zip(places)
                 .map(|(e, p)| match e.cause {
                     DropCause::Policed => "red",
                     _ => COLOURS[w.nodes[p.0].dscp.drop_colour_index(e.dscp)],
@@ -179,22 +213,4 @@ pub(super) fn drop_events_table(w: &World) -> Option<Table> {
                 .collect(),
         ),
     );
-    t.push("cause", names(ev.iter().map(|e| e.cause.name()).collect()));
-    t.push(
-        "action",
-        names(
-            ev.iter()
-                .map(|e| if e.marked { "mark" } else { "drop" })
-                .collect(),
-        ),
-    );
-    t.push(
-        "size",
-        Column::Int(ev.iter().map(|e| e.size as i64).collect()),
-    );
-    t.push(
-        "uid",
-        Column::Int(ev.iter().map(|e| e.uid as i64).collect()),
-    );
-    Some(t)
 }
