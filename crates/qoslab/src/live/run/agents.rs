@@ -140,19 +140,15 @@ pub(super) fn say_all(agents: &mut [Agent], word: &str) {
     }
 }
 
-/// The agents' results lines, as sent (JSON) and typed, in the agents' order.
-pub(super) type Results = (Vec<serde_json::Value>, Vec<AgentResults>);
-
-/// Each agent's results line (after `stop`), as sent and typed; an error names the
-/// host that sent none, or a line that does not fit.
-pub(super) fn results(agents: &[Agent]) -> Result<Results, Error> {
-    let (mut raw, mut out) = (Vec::new(), Vec::new());
+/// Each agent's results line (after `stop`), typed; an error names the host that sent
+/// none, or the host and the key of a line that does not fit.
+pub(super) fn results(agents: &[Agent]) -> Result<Vec<AgentResults>, Error> {
+    let mut out = Vec::new();
     for a in agents {
         let line = a.expect("{", Duration::from_secs(10))?;
         let v: serde_json::Value = serde_json::from_str(&line)
             .map_err(|e| live_err(format!("agent in {}: bad result line: {e}", a.host)))?;
         out.push(protocol::parse(&a.host, &v).map_err(live_err)?);
-        raw.push(v);
     }
-    Ok((raw, out))
+    Ok(out)
 }

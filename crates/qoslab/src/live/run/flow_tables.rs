@@ -2,7 +2,7 @@
 //! the `series`, `traces` and `live_ping` tables.
 
 use super::datapath::TunIo;
-use crate::live::protocol::AgentResults;
+use crate::live::protocol::{AgentResults, TraceSample};
 use crate::packet::NodeId;
 use crate::stats::{Column, RunResult, Table};
 use crate::world::World;
@@ -24,7 +24,7 @@ struct FromAgents {
     /// (flow, t, cumulative bytes) of the sinks' samples.
     series: Vec<(i64, f64, i64)>,
     /// (flow, sample) of the traced senders' `TCP_INFO` samples.
-    traces: Vec<(i64, serde_json::Value)>,
+    traces: Vec<(i64, TraceSample)>,
     /// (from, to, seq, rtt) of every ping.
     pings: Vec<(String, String, i64, f64)>,
 }
@@ -59,8 +59,7 @@ fn gather(w: &World, results: &[AgentResults], hosts: &[NodeId]) -> FromAgents {
             g.min_rtt[i] = v.min_rtt.unwrap_or(f64::NAN);
             g.cwnd[i] = v.cwnd.unwrap_or(0);
             g.linux_cc[i] = v.cc.clone();
-            g.traces
-                .extend(v.trace.iter().map(|t| (i as i64, t.clone())));
+            g.traces.extend(v.trace.iter().map(|&t| (i as i64, t)));
         }
         let from = &w.nodes[hosts[hi].0 as usize].name;
         for p in &res.ping {
@@ -155,18 +154,16 @@ fn series_table(r: &mut RunResult, g: &FromAgents) {
 /// (`[t, cwnd, ssthresh, srtt, rto, total_retrans]`).
 fn traces_table(r: &mut RunResult, g: &FromAgents) {
     let tr = &g.traces;
-    let float = |k: usize, or: f64| {
-        Column::Float(tr.iter().map(|x| x.1[k].as_f64().unwrap_or(or)).collect())
-    };
-    let int = |k: usize| Column::Int(tr.iter().map(|x| x.1[k].as_i64().unwrap_or(0)).collect());
+    let float = |f: fn(&TraceSample) -> f64| Column::Float(tr.iter().map(|x| f(&x.1)).collect());
+    let int = |f: fn(&TraceSample) -> i64| Column::Int(tr.iter().map(|x| f(&x.1)).collect());
     let mut t = Table::default();
     t.push("flow", Column::Int(tr.iter().map(|x| x.0).collect()));
-    t.push("t", float(0, 0.0));
-    t.push("cwnd", int(1));
-    t.push("ssthresh", int(2));
-    t.push("srtt", float(3, f64::NAN));
-    t.push("rto", float(4, f64::NAN));
-    t.push("retransmits", int(5));
+    t.push("t", float(|s| s.t));
+    t.push("cwnd", int(|s| s.cwnd));
+    t.push("ssthresh", int(|s| s.ssthresh));
+    t.push("srtt", float(|s| s.srtt));
+    t.push("rto", float(|s| s.rto));
+    t.push("retransmits", int(|s| s.total_retrans));
     r.tables.insert("traces".into(), t);
 }
 

@@ -89,8 +89,6 @@ struct Ran {
     sysctls: Vec<(String, String, String)>,
     /// Each host's agent results.
     results: Vec<crate::live::protocol::AgentResults>,
-    /// The same, as the agents sent them.
-    raw: Vec<serde_json::Value>,
     /// Each host's TUN (tx_dropped, tx_packets) as the kernel counted them.
     tun_stats: Vec<(u64, u64)>,
     /// How hard the datapath thread worked.
@@ -140,7 +138,7 @@ fn run_in_namespaces(
     agents::say_all(&mut agents, "go");
     let (ran, mut load) = drive(w, &mut io, fifo);
     agents::say_all(&mut agents, "stop");
-    let (raw, results) = agents::results(&agents)?;
+    let results = agents::results(&agents)?;
     let tun_stats: Vec<(u64, u64)> = hosts
         .iter()
         .map(|&h| netns::tun_drops(&up.ns_of_node[h.0 as usize]))
@@ -156,7 +154,6 @@ fn run_in_namespaces(
         hosts,
         sysctls,
         results,
-        raw,
         tun_stats,
         load,
         fifo,
@@ -180,12 +177,12 @@ fn insert_tables(
     datapath_tables::hosts(r, w, io, &ran.hosts, &ran.tun_stats);
     datapath_tables::sysctls(r, &ran.sysctls);
     warnings.extend(verdict::timing_verdict(r, w, io, &ran.load));
-    warnings.extend(app_tables::program_table(r, live, &ran.raw, work));
+    warnings.extend(app_tables::program_table(r, live, &ran.results, work));
     if sc.flow.iter().any(|f| f.telnet().is_some()) {
-        app_tables::telnet_tables(r, &ran.raw);
+        app_tables::telnet_tables(r, &ran.results);
     }
     if sc.flow.iter().any(|f| f.web().is_some()) {
-        app_tables::web_tables(r, &ran.raw);
+        app_tables::web_tables(r, &ran.results);
     }
     datapath_tables::conns(r, w, io);
 }
