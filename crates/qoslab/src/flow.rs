@@ -67,7 +67,12 @@ pub struct TcpFlow {
 
 /// The application of a TCP flow (one of them, as the scenario's
 /// [`crate::scenario::TcpAppSpec`]).
+///
+/// `repr(u8)`: a plain tag byte, so telling the bulk and writer applications (every
+/// segment of a dumbbell) from the ones with their own connections is one compare;
+/// without it the tag lives in the niche of `Writer::left` and costs a decode.
 #[derive(Debug)]
+#[repr(u8)]
 pub enum TcpApp {
     /// Everything handed to TCP at the start (a bulk transfer).
     Bulk,

@@ -174,8 +174,11 @@ pub trait Queue {
     }
 }
 
-/// Every queue discipline qoslab has; dispatch is one `match`.
+/// Every queue discipline qoslab has; dispatch is one `match`. `repr(u8)`: the match
+/// reads a tag byte instead of decoding a niche of one variant's fields (every arrival
+/// at every queue dispatches).
 #[derive(Debug)]
+#[repr(u8)]
 pub enum AnyQueue {
     /// First-in first-out, tail drop.
     DropTail(DropTail),

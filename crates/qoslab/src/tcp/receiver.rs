@@ -41,6 +41,9 @@ pub struct TcpReceiver {
     /// DCTCP's echo (RFC 8257 §3.2): `ece` is the CE state of the last data segment
     /// with ECT, CWR is ignored, and a change of state sends a delayed ACK at once.
     dctcp: bool,
+    /// DCTCP or a Linux ACK option is on: [`TcpReceiver::on_segment`] runs the code
+    /// that tests for them (else `linux.quick` stays 0 and `linux.ato` is not read).
+    extras: bool,
 }
 
 /// Most ACKs sent at once in one quick-ACK episode (Linux's `TCP_MAX_QUICKACKS`).
@@ -113,6 +116,7 @@ impl TcpReceiver {
         } else {
             0
         };
+        let dctcp = cfg.ecn && matches!(cfg.cc, super::CcConfig::Dctcp { .. });
         TcpReceiver {
             mss: cfg.mss,
             max_wnd: cfg.max_window_bytes(),
@@ -141,7 +145,8 @@ impl TcpReceiver {
                 initial_rto: cfg.initial_rto,
                 ..Default::default()
             },
-            dctcp: cfg.ecn && matches!(cfg.cc, super::CcConfig::Dctcp { .. }),
+            dctcp,
+            extras: dctcp || cfg.quickack || cfg.adaptive_delack,
         }
     }
 
@@ -236,7 +241,26 @@ impl TcpReceiver {
 
     /// Takes one segment from the sender; `ce` is true if the network marked it CE.
     /// Returns the number of new in-order payload bytes (goodput; duplicates excluded).
+    #[inline]
     pub fn on_segment(
+        &mut self,
+        now: SimTime,
+        seg: &TcpHeader,
+        ce: bool,
+        out: &mut Vec<TcpHeader>,
+    ) -> u64 {
+        if self.extras {
+            self.segment::<true>(now, seg, ce, out)
+        } else {
+            self.segment::<false>(now, seg, ce, out)
+        }
+    }
+
+    /// [`TcpReceiver::on_segment`], compiled twice: with `EXTRAS` false (neither DCTCP
+    /// nor a Linux ACK option, so `quick` stays 0 and `ato` unused) every test of those
+    /// is gone, and a Reno/SACK receiver runs the code it ran before they existed.
+    #[inline(never)]
+    fn segment<const EXTRAS: bool>(
         &mut self,
         now: SimTime,
         seg: &TcpHeader,
@@ -246,7 +270,7 @@ impl TcpReceiver {
         self.ts_recent = seg.ts_val;
         self.subflow = seg.subflow;
         let mut starts_echo = ce && !self.ece;
-        if self.dctcp {
+        if EXTRAS && self.dctcp {
             // RFC 8257 §3.2: the two-state machine. Segments without ECT (qoslab's ECN
             // sender sends exactly its retransmissions so) leave the state, as Linux's
             // `tcp_data_ecn_check`. A change while an ACK is delayed first sends that ACK
@@ -271,12 +295,12 @@ impl TcpReceiver {
         }
         if seg.flags & tcp_flags::SYN != 0 {
             self.send_ack(tcp_flags::SYN | tcp_flags::ACK, out);
-            if self.linux.adaptive {
+            if EXTRAS && self.linux.adaptive {
                 self.linux.synack_at = Some(now);
             }
             return 0;
         }
-        if self.linux.adaptive {
+        if EXTRAS && self.linux.adaptive {
             if let Some(t) = self.linux.synack_at.take() {
                 self.linux.rtt = Some(now.saturating_since(t));
             }
@@ -291,17 +315,17 @@ impl TcpReceiver {
                 // Duplicate: acknowledge at once so the sender learns it (RFC 5681 §4.2);
                 // Linux also ACKs the next ones at once (a lost ACK is likely).
                 ack_now = true;
-                if self.linux.on {
+                if EXTRAS && self.linux.on {
                     self.enter_quickack(MAX_QUICKACKS);
                 }
             } else if limit.is_some_and(|l| end > l) {
                 // No room in the buffer: drop it and tell the sender the window.
                 ack_now = true;
-                if self.linux.on {
+                if EXTRAS && self.linux.on {
                     self.enter_quickack(MAX_QUICKACKS);
                 }
             } else if start <= self.rcv_nxt {
-                if self.linux.on {
+                if EXTRAS && self.linux.on {
                     self.data_recv(now);
                     self.ecn_check(seg, starts_echo);
                 }
@@ -326,14 +350,14 @@ impl TcpReceiver {
                 }
             } else {
                 // Out of order: immediate duplicate ACK with SACK blocks.
-                if self.linux.on {
+                if EXTRAS && self.linux.on {
                     self.ecn_check(seg, starts_echo);
                 }
                 self.ooo.insert(start, end);
                 ack_now = true;
             }
             // Linux's quick-ACK mode: every data segment at once.
-            if self.linux.quick > 0 {
+            if EXTRAS && self.linux.quick > 0 {
                 ack_now = true;
             }
         }
@@ -347,11 +371,16 @@ impl TcpReceiver {
         }
         if ack_now {
             self.send_ack(tcp_flags::ACK, out);
-            if seg.len > 0 {
+            if EXTRAS && seg.len > 0 {
                 self.quickack_sent();
             }
         } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + self.delack_wait());
+            let wait = if EXTRAS {
+                self.delack_wait()
+            } else {
+                self.delack_timeout
+            };
+            self.delack_at = Some(now + wait);
         }
         delivered
     }
@@ -801,5 +830,61 @@ mod tests {
         assert_eq!(r.on_segment(SimTime::ZERO, &fin, false, &mut out), 500);
         assert_eq!(out[1].ack, 501);
         assert!(r.fin_received());
+    }
+
+    #[test]
+    fn the_plain_path_answers_as_the_general_one_with_the_extras_off() {
+        // `on_segment` runs `segment::<false>` for a receiver without DCTCP or a Linux
+        // ACK option; forcing `segment::<true>` on the same configuration must give the
+        // same ACKs, deliveries and timer after every segment: in-order pairs, a lone
+        // segment left to the timer, a hole, its filling, a duplicate, CE marks and a
+        // CWR (ECN), a segment the finite buffer has no room for, and the FIN.
+        let c = TcpConfig {
+            delayed_ack: true,
+            variant: Variant::Sack,
+            ecn: true,
+            rcv_buffer: Some(crate::units::Bytes(6000)),
+            ..cfg()
+        };
+        let plain = TcpReceiver::new(&c);
+        assert!(!plain.extras);
+        let mut general = plain.clone();
+        general.extras = true;
+        let mut cwr = data(5000, 1000);
+        cwr.flags |= tcp_flags::CWR;
+        let mut fin = data(7000, 500);
+        fin.flags |= tcp_flags::FIN;
+        let steps: [(u64, TcpHeader, bool); 11] = [
+            (0, data(0, 1000), false),
+            (1, data(1000, 1000), true),
+            (2, data(2000, 1000), false),
+            (300, data(4000, 1000), true),
+            (301, data(3000, 1000), false),
+            (302, data(0, 1000), false),
+            (303, cwr, false),
+            (304, data(6000, 1000), true),
+            (305, data(20_000, 1000), false),
+            (306, data(6000, 1000), false),
+            (600, fin, false),
+        ];
+        let (mut a, mut b) = (plain, general);
+        let (mut out_a, mut out_b) = (Vec::new(), Vec::new());
+        for (ms, seg, ce) in steps {
+            let t = SimTime::from_millis(ms);
+            a.on_timer(t, &mut out_a);
+            b.on_timer(t, &mut out_b);
+            let da = a.on_segment(t, &seg, ce, &mut out_a);
+            let db = b.segment::<true>(t, &seg, ce, &mut out_b);
+            assert_eq!(da, db, "delivered at {ms} ms");
+            assert_eq!(out_a, out_b, "ACKs after {ms} ms");
+            assert_eq!(a.next_timer(), b.next_timer(), "timer after {ms} ms");
+            a.app_read(t, u64::MAX, &mut out_a);
+            b.app_read(t, u64::MAX, &mut out_b);
+            assert_eq!(out_a, out_b, "window updates after {ms} ms");
+        }
+        assert!(out_a.len() >= 8, "the sequence sends ACKs: {}", out_a.len());
+        assert!(out_a.iter().any(|h| h.flags & tcp_flags::ECE != 0));
+        assert!(out_a.iter().any(|h| h.nsack() > 0));
+        assert!(a.fin_received());
     }
 }

@@ -15,6 +15,7 @@ use crate::time::Dur;
 
 /// Reno with the increase scaled by (srtt / rtt_av)².
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct AggregateFair {
     w: Window,
     rtt_av: Dur,

@@ -9,6 +9,7 @@ use crate::time::Dur;
 
 /// Reno with the increase c·srtt² segments per RTT (c in segments/s²).
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct ConstantRate {
     w: Window,
     c: f64,

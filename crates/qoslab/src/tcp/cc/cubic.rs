@@ -42,6 +42,7 @@ pub fn w_cubic(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
 
 /// CUBIC's window rules (the recovery flavour is the sender's [`super::super::Variant`]).
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct Cubic {
     w: Window,
     c: f64,

@@ -23,6 +23,7 @@ use super::{AckSample, CongestionControl, EcnAck, Window};
 
 /// RFC 8257's sender: Reno's increase and loss response, the α-proportional ECN cut.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct Dctcp {
     w: Window,
     /// Estimation gain g, in (0, 1].

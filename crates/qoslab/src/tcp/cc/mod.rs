@@ -211,7 +211,12 @@ impl Window {
 }
 
 /// The congestion controllers qoslab knows, dispatched by `match`.
+///
+/// `repr(u8)` with every controller `repr(C)` and its [`Window`] first puts the window
+/// at the same offset in every variant, so `cwnd()` and `ssthresh()` (read for every
+/// segment sent) compile to one load, without decoding which controller it is.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(u8)]
 pub enum AnyCc {
     /// Standard AIMD.
     Reno(Reno),

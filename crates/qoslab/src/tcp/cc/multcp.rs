@@ -10,6 +10,7 @@ use super::{AckSample, CongestionControl, Window};
 
 /// Weighted AIMD with weight `w` (w = 1 is Reno).
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct MulTcp {
     w: Window,
     weight: f64,

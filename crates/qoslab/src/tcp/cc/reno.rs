@@ -4,6 +4,7 @@ use super::{AckSample, CongestionControl, Window};
 
 /// Reno's window rules (the recovery flavour is the sender's [`super::super::Variant`]).
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct Reno {
     w: Window,
 }
