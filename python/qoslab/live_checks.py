@@ -56,6 +56,8 @@ LINUX_INSTEAD: dict[str, str] = {
     "(TCP_ATO_MIN, TCP_DELACK_MAX; no sysctl)",
     "rto_keeps_ssthresh": "Linux keeps ssthresh on a timeout within a window of the last "
     "reduction (tcp_enter_loss; no sysctl)",
+    "rtt_samples": "Linux takes an RTT sample from every ACK, and from the timestamp echo "
+    "when retransmitted data is acknowledged (tcp_ack_update_rtt; no sysctl)",
 }
 
 #: The ``tcp`` keys a live run uses (``ecn``; see the module doc).

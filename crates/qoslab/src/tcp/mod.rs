@@ -111,6 +111,26 @@ pub enum Halve {
     Window,
 }
 
+/// Where the sender's RTT samples come from (`tcp.rtt_samples`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSamples {
+    /// One segment timed at a time, none from a retransmitted one (BSD and ns-2; Karn's
+    /// rule, RFC 6298 §3): about one sample per RTT.
+    #[default]
+    Timed,
+    /// Every ACK that cumulatively acknowledges or newly SACKs data sent only once
+    /// (Linux's `tcp_clean_rtx_queue` and `tcp_sacktag_one`, RFC 6298 §3 allows more
+    /// than one sample per RTT): the sample runs from the (last) send time of the lowest
+    /// such segment newly acknowledged (not SACKed before), or else of the lowest newly
+    /// SACKed; none when the cumulative ACK covers a retransmitted segment (Karn).
+    EveryAck,
+    /// As `every_ack`, and an ACK that advances the cumulative ACK without such a sample
+    /// (retransmitted data acknowledged) samples from its timestamp echo, now − TSecr
+    /// (RFC 7323 §4.1 RTTM, Linux's `tcp_ack_update_rtt` with timestamps).
+    EveryAckTs,
+}
+
 /// What a sender does with an ICMP source quench about one of its segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -420,6 +440,10 @@ pub struct TcpConfig {
     /// that reduction set, as Linux's `tcp_enter_loss` does; off, every timeout but a
     /// backoff halves again (with `halve = "window"` a backoff too, as ns-2). Default off.
     pub rto_keeps_ssthresh: bool,
+    /// Where RTT samples come from: `"timed"` (default, one timed segment per RTT),
+    /// `"every_ack"` or `"every_ack_ts"` (Linux's per-ACK samples, without and with
+    /// timestamps; see [`RttSamples`]).
+    pub rtt_samples: RttSamples,
 }
 
 impl Default for TcpConfig {
@@ -449,6 +473,7 @@ impl Default for TcpConfig {
             quickack: false,
             adaptive_delack: false,
             rto_keeps_ssthresh: false,
+            rtt_samples: RttSamples::Timed,
         }
     }
 }

@@ -85,10 +85,17 @@ impl Scoreboard {
 
     /// Marks every segment lying wholly inside one of `blocks` as SACKed; then
     /// recomputes `IsLost` for every segment (RFC 6675 §4) the new marks can change.
-    /// `mss` must be the same on every call.
-    pub fn sack(&mut self, blocks: impl IntoIterator<Item = SackBlock>, mss: u32) {
+    /// `mss` must be the same on every call. Returns the send time of the lowest newly
+    /// SACKed segment never retransmitted, if any (Linux's `first_sackt`, an RTT sample).
+    pub fn sack(
+        &mut self,
+        blocks: impl IntoIterator<Item = SackBlock>,
+        mss: u32,
+    ) -> Option<SimTime> {
         // The lowest segment newly SACKed, and how many segments and bytes were.
         let mut lo = usize::MAX;
+        // The lowest newly SACKed segment never retransmitted: (index, send time).
+        let mut first: Option<(usize, SimTime)> = None;
         let (mut segs, mut bytes) = (0u32, 0u64);
         for b in blocks {
             if b.end <= b.start {
@@ -102,6 +109,9 @@ impl Scoreboard {
                 if !r.sacked && r.seq >= b.start && r.end() <= b.end {
                     r.sacked = true;
                     lo = lo.min(start + i);
+                    if !r.ever_rtx && first.is_none_or(|(j, _)| start + i < j) {
+                        first = Some((start + i, r.sent));
+                    }
                     segs += 1;
                     bytes += r.len as u64;
                 }
@@ -110,6 +120,18 @@ impl Scoreboard {
         if lo != usize::MAX {
             self.update_lost(mss, lo, segs, bytes);
         }
+        first.map(|(_, t)| t)
+    }
+
+    /// The send time of the lowest segment wholly below the cumulative ACK `ack` that
+    /// the receiver had not SACKed (Linux's `first_ackt`, an RTT sample unless the ACK
+    /// covers a retransmission); call before [`Scoreboard::ack`] removes it.
+    pub fn first_unsacked_covered(&self, ack: u64) -> Option<SimTime> {
+        self.recs
+            .iter()
+            .take_while(|r| r.end() <= ack)
+            .find(|r| !r.sacked)
+            .map(|r| r.sent)
     }
 
     /// `IsLost(seq)`: DupThresh discontiguous SACKed segments above, or more than

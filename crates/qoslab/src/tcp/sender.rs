@@ -4,17 +4,19 @@
 //! Sections below: construction and public API; sending; ACK processing; recovery
 //! entry/exit; timers; congestion signals.
 //!
-//! RTT sampling is BSD / ns-2 style: one segment is timed at a time (a new one when the
-//! previous sample is taken), and timing is cancelled whenever a byte at or below the
-//! timed segment is retransmitted or a timeout occurs, so no sample ever comes from a
+//! RTT sampling is BSD / ns-2 style by default: one segment is timed at a time (a new one
+//! when the previous sample is taken), and timing is cancelled whenever a byte at or below
+//! the timed segment is retransmitted or a timeout occurs, so no sample ever comes from a
 //! retransmitted segment (Karn's rule, RFC 6298 §3). Timestamps are still sent (`ts_val`)
-//! and echoed (`ts_ecr`) for the host's use, but not used for RTT.
+//! and echoed (`ts_ecr`) for the host's use, but not used for RTT. With `rtt_samples =
+//! "every_ack"` (or `"every_ack_ts"`) every ACK samples as Linux's does ([`RttSamples`]).
 
 use super::cc::{AckSample, AnyCc, CongestionControl, CongestionEvent, EcnAck};
 use super::rto::RttEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::{
-    earliest, Halve, Recovery, RtoEstimator, TcpConfig, TcpProbe, TcpSenderStats, TcpState, Variant,
+    earliest, Halve, Recovery, RtoEstimator, RttSamples, TcpConfig, TcpProbe, TcpSenderStats,
+    TcpState, Variant,
 };
 use crate::packet::{tcp_flags, TcpHeader};
 use crate::time::SimTime;
@@ -85,6 +87,8 @@ pub struct TcpSender {
     rto_head: Option<u64>,
     /// The timed segment: (one past its last byte, when it was sent).
     timing: Option<(u64, SimTime)>,
+    /// Where RTT samples come from.
+    rtt_samples: RttSamples,
     rto_at: Option<SimTime>,
     persist_at: Option<SimTime>,
     stats: TcpSenderStats,
@@ -144,6 +148,7 @@ impl TcpSender {
             prr_out: 0,
             recover_fs: 0,
             timing: None,
+            rtt_samples: cfg.rtt_samples,
             rto_at: None,
             persist_at: None,
             stats: TcpSenderStats::default(),
@@ -192,13 +197,22 @@ impl TcpSender {
         let before = self
             .prr
             .then(|| self.snd_una as i64 + self.sb.sacked_bytes() as i64);
-        if self.variant == Variant::Sack && ack.nsack() > 0 {
-            self.sb.sack(ack.sack_blocks(), self.mss);
-        }
+        let sack_sent = if self.variant == Variant::Sack && ack.nsack() > 0 {
+            self.sb.sack(ack.sack_blocks(), self.mss)
+        } else {
+            None
+        };
         let ece = self.ecn && ack.flags & tcp_flags::ECE != 0;
         let fin_ack = self.fin_expected() && ack.ack > self.written && !self.fin_acked;
-        if ack.ack > self.snd_una || fin_ack {
-            self.on_new_ack(now, ack, ece, out);
+        let advances = ack.ack > self.snd_una || fin_ack;
+        if !advances && self.rtt_samples != RttSamples::Timed {
+            // Linux's `tcp_ack_update_rtt` on a duplicate ACK: the SACK sample, if any.
+            if let Some(t) = sack_sent {
+                self.take_sample(now - t);
+            }
+        }
+        if advances {
+            self.on_new_ack(now, ack, ece, sack_sent, out);
         } else if ack.ack == self.snd_una
             && ack.len == 0
             && ack.flags & (tcp_flags::SYN | tcp_flags::FIN) == 0
@@ -597,7 +611,16 @@ impl TcpSender {
         self.stats.rtt_samples += 1;
     }
 
-    fn on_new_ack(&mut self, now: SimTime, ack: &TcpHeader, ece: bool, out: &mut Vec<TcpHeader>) {
+    /// An ACK that advances `snd_una` (or acknowledges the FIN); `sack_sent` is the send
+    /// time of the lowest segment it newly SACKed that was never retransmitted.
+    fn on_new_ack(
+        &mut self,
+        now: SimTime,
+        ack: &TcpHeader,
+        ece: bool,
+        sack_sent: Option<SimTime>,
+        out: &mut Vec<TcpHeader>,
+    ) {
         let acked_to = ack
             .ack
             .min(self.written)
@@ -614,7 +637,12 @@ impl TcpSender {
         } else {
             None
         };
-        self.sb.ack(acked_to);
+        let first_acked = if self.rtt_samples == RttSamples::Timed {
+            None
+        } else {
+            self.sb.first_unsacked_covered(acked_to)
+        };
+        let rtx_acked = self.sb.ack(acked_to);
         if newly > 0 {
             // Every advance, in any state, with its echo (DCTCP's α, RFC 8257 §3.3).
             self.cc.on_ecn_ack(&EcnAck {
@@ -625,7 +653,22 @@ impl TcpSender {
             });
         }
         let mut sample = None;
-        if let Some((end, t)) = self.timing {
+        if self.rtt_samples != RttSamples::Timed {
+            // Linux's `tcp_clean_rtx_queue` and `tcp_ack_update_rtt`: the lowest newly
+            // acknowledged segment unless retransmitted data is acknowledged (Karn), else
+            // the lowest newly SACKed one, else (with timestamps) the echo.
+            let ts = (self.rtt_samples == RttSamples::EveryAckTs
+                && newly > 0
+                && ack.ts_ecr > SimTime::ZERO
+                && ack.ts_ecr <= now)
+                .then_some(ack.ts_ecr);
+            let from = first_acked.filter(|_| !rtx_acked).or(sack_sent).or(ts);
+            if let Some(t) = from {
+                let r = now - t;
+                self.take_sample(r);
+                sample = Some(r);
+            }
+        } else if let Some((end, t)) = self.timing {
             if acked_to >= end {
                 self.timing = None;
                 let r = now - t;

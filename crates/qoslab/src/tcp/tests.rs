@@ -627,6 +627,101 @@ fn karn_no_sample_when_the_timed_segment_is_fast_retransmitted() {
 }
 
 #[test]
+fn every_ack_samples_take_the_lowest_newly_acked_then_the_newly_sacked_segment() {
+    // Linux's per-ACK samples (tcp_clean_rtx_queue, tcp_sacktag_one) against one timed
+    // segment per RTT, by hand: segments 0–3 sent at 0, 4 and 5 at 100 ms.
+    let run = |samples: RttSamples| {
+        let c = TcpConfig {
+            initial_window: 4,
+            rtt_samples: samples,
+            ..cfg(Variant::Sack)
+        };
+        let mut s = TcpSender::new(&c, Some(10 * MSS as u64));
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        assert_eq!(
+            segs_of(&out),
+            [(0, false), (1, false), (2, false), (3, false)]
+        );
+        out.clear();
+        // Segment 0 acknowledged: 100 ms. cwnd 5 sends 4 and 5.
+        s.on_ack(
+            SimTime::from_millis(100),
+            &ack_hdr(MSS as u64, None),
+            &mut out,
+        );
+        assert_eq!(segs_of(&out), [(4, false), (5, false)]);
+        // Segment 1 acknowledged (sent at 0: 160 ms) and 4 newly SACKed (sent at 100 ms:
+        // 60 ms): the cumulative one wins.
+        let sack4 = Some((4 * MSS as u64, 5 * MSS as u64));
+        s.on_ack(
+            SimTime::from_millis(160),
+            &ack_hdr(2 * MSS as u64, sack4),
+            &mut out,
+        );
+        // A duplicate ACK newly SACKing 5 (sent at 100 ms): 100 ms.
+        let sack45 = Some((4 * MSS as u64, 6 * MSS as u64));
+        s.on_ack(
+            SimTime::from_millis(200),
+            &ack_hdr(2 * MSS as u64, sack45),
+            &mut out,
+        );
+        (s.stats().rtt_samples, s.probe())
+    };
+    // Timed: segment 0 only (the next timed one, 4, is not yet acknowledged).
+    let (n, p) = run(RttSamples::Timed);
+    assert_eq!((n, p.srtt), (1, Some(Dur::from_millis(100))));
+    // Every ACK: 100, 160, 100 ms. SRTT 100 → 107.5 → 106.5625 ms; RTTVAR 50 →
+    // (3·50 + 60)/4 = 52.5 → (3·52.5 + 7.5)/4 = 41.25 ms; RTO = 106.5625 + 4·41.25.
+    for mode in [RttSamples::EveryAck, RttSamples::EveryAckTs] {
+        let (n, p) = run(mode);
+        assert_eq!(n, 3, "{mode:?}");
+        assert_eq!(
+            p.srtt,
+            Some(Dur::from_micros(106_562) + Dur::from_nanos(500))
+        );
+        assert_eq!(p.rttvar, Some(Dur::from_micros(41_250)));
+        assert_eq!(p.rto, Dur::from_micros(271_562) + Dur::from_nanos(500));
+    }
+}
+
+#[test]
+fn every_ack_ts_samples_an_acked_retransmission_from_its_timestamp_echo() {
+    // The first segment is lost; the RTO (initial 1 s) resends it at 1 s and its ACK
+    // comes at 1.1 s echoing 1 s. Without timestamps Karn's rule leaves no sample and the
+    // RTO backed off at 2 s; with them (RFC 7323 §4.1, Linux's tcp_ack_update_rtt) the
+    // echo gives 100 ms, which clears the backoff: RTO = 100 + max(200, 4·50) = 300 ms.
+    for (mode, samples, srtt, rto) in [
+        (RttSamples::EveryAck, 0, None, Dur::from_secs(2)),
+        (
+            RttSamples::EveryAckTs,
+            1,
+            Some(Dur::from_millis(100)),
+            Dur::from_millis(300),
+        ),
+    ] {
+        let c = TcpConfig {
+            rtt_samples: mode,
+            granularity: Dur::from_millis(200),
+            ..cfg(Variant::Sack)
+        };
+        let mut path = Path::delay(50);
+        path.loss = Loss::SeqOnce(seqs(&[0]));
+        let mut w = Wire::new(&c, Some(MSS as u64), path);
+        w.start();
+        let end = w.run(SimTime::from_secs(10));
+        assert_eq!(end, SimTime::from_millis(1100), "{mode:?}");
+        let s = w.snd.stats();
+        assert_eq!((s.timeouts, s.rtt_samples), (1, samples), "{mode:?}");
+        assert_eq!(w.snd.probe().srtt, srtt, "{mode:?}");
+        assert_eq!(w.snd.probe().rto, rto, "{mode:?}");
+    }
+    let c: TcpConfig = toml::from_str("rtt_samples = \"every_ack_ts\"").unwrap();
+    assert_eq!(c.rtt_samples, RttSamples::EveryAckTs);
+    assert_eq!(TcpConfig::default().rtt_samples, RttSamples::Timed);
+}
+
+#[test]
 fn rto_is_rfc6298_from_wire_samples() {
     // One segment per RTT of exactly 100 ms: SRTT = 100, RTTVAR 50 → 37.5 → …
     let c = TcpConfig {
