@@ -43,12 +43,18 @@ own: the twin runs Reno and says so.
 
 Not reproduced: BBR, TSO/pacing, RACK-TLP loss detection (``[live] rack_tlp
 = false`` turns it off on the hosts), SACK compression of ACKs while data is out of
-order, per-ACK RTT samples, F-RTO, and Linux's rule that a timeout within a window of an
+order, F-RTO, Linux's per-ACK RTT samples (``rtt_samples = "every_ack_ts"``: qoslab has
+them, the twin leaves them off and times one segment per RTT; with them the twin's SRTT
+and RTO follow the queue as Linux's do through the srTCM example's slow-start burst, but
+over the srTCM example's 32 repeats of docs/validation/live-burst.md it moves the twin
+from +2.6 % to +4.4 % of live, and the TCP dumbbell's 20 ms flow falls below its 40 ms
+one, where live has it first), and Linux's rule that a timeout within a window of an
 earlier reduction keeps its ssthresh (``rto_keeps_ssthresh``: qoslab has it, the twin
 leaves it off, as it moved the srTCM example's twin from −0.9 % to −2.1 % of the same
-live runs). A TCP flow whose live sender ran another congestion
-control than the twin's Reno is not comparable: its ``diff`` (and the total's) is left
-empty, ``comparable`` is false, and :func:`twin_text` shows "not comparable".
+live runs). A TCP flow whose live
+sender ran another congestion control than the twin's Reno is not comparable: its
+``diff`` (and the total's) is left empty, ``comparable`` is false, and :func:`twin_text`
+shows "not comparable".
 """
 
 from __future__ import annotations
