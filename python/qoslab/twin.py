@@ -41,17 +41,20 @@ Reno-friendly region on; :data:`TWIN_HYSTART` says whether the twin's slow start
 by HyStart++ where Linux runs its own HyStart). Any other (BBR, …) has no twin of its
 own: the twin runs Reno and says so.
 
-Not reproduced: BBR, TSO/pacing, RACK-TLP loss detection (``[live] rack_tlp
-= false`` turns it off on the hosts), SACK compression of ACKs while data is out of
-order, F-RTO, Linux's per-ACK RTT samples (``rtt_samples = "every_ack_ts"``: qoslab has
-them, the twin leaves them off and times one segment per RTT; with them the twin's SRTT
-and RTO follow the queue as Linux's do through the srTCM example's slow-start burst, but
-over the srTCM example's 32 repeats of docs/validation/live-burst.md it moves the twin
-from +2.6 % to +4.4 % of live, and the TCP dumbbell's 20 ms flow falls below its 40 ms
-one, where live has it first), and Linux's rule that a timeout within a window of an
-earlier reduction keeps its ssthresh (``rto_keeps_ssthresh``: qoslab has it, the twin
-leaves it off, as it moved the srTCM example's twin from −0.9 % to −2.1 % of the same
-live runs). A TCP flow whose live
+Not reproduced: BBR, TSO/pacing, RACK-TLP loss detection (``[live] rack_tlp = false``
+turns it off on the hosts), SACK compression of ACKs while data is out of order, F-RTO,
+Linux's exit from a timeout's recovery into a window reduction (ssthresh = cwnd / 2)
+when duplicate ACKs show one of its retransmissions lost (the twin's SACK sender finds
+such a loss only by its next timeout; docs/validation/live-burst.md shows what it costs
+after the srTCM example's slow-start burst), Linux's per-ACK RTT samples (``rtt_samples
+= "every_ack_ts"``: qoslab has them, the twin leaves them off and times one segment per
+RTT; with them the twin's SRTT and RTO follow the queue as Linux's do through the srTCM
+example's slow-start burst, but over the srTCM example's 32 repeats of
+docs/validation/live-burst.md it moves the twin from +2.6 % to +4.4 % of live, and the
+TCP dumbbell's 20 ms flow falls below its 40 ms one, where live has it first), and
+Linux's rule that a timeout within a window of an earlier reduction keeps its ssthresh
+(``rto_keeps_ssthresh``: qoslab has it, the twin leaves it off, as it moved the srTCM
+example's twin from −0.9 % to −2.1 % of the same live runs). A TCP flow whose live
 sender ran another congestion control than the twin's Reno is not comparable: its
 ``diff`` (and the total's) is left empty, ``comparable`` is false, and :func:`twin_text`
 shows "not comparable".
