@@ -1,8 +1,10 @@
 //! Guards against silent change: the shipped scenarios (examples, P0 to P4, cut short) give
 //! the same result tables byte for byte, and bad scenarios the same error (key and
 //! message), as recorded in `tests/snapshots/`. Each table is recorded by its rows and a
-//! fingerprint of the whole and of every column, so that a failure names the columns
-//! that changed (`results.txt: p1/t1.toml flows: columns changed: goodput_bps, drops`).
+//! fingerprint of the whole, of every column and of eight blocks of its rows, so that a
+//! failure names the columns and the first rows that changed, with those rows' values now
+//! (`p1/t1.toml flows: columns changed: goodput_bps; first rows changed: 0–1; row 0 now:
+//! goodput_bps=9.5e6`).
 //!
 //! After a deliberate change, rewrite the records with
 //! `QOSLAB_BLESS=1 cargo test -p qoslab --test integration snapshots` and say why in
@@ -33,17 +35,22 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// changed: the row count and the columns whose fingerprints differ, the columns added
 /// and removed. `None` for lines of another form or of different tables.
 fn changed_columns(was: &str, now: &str) -> Option<String> {
-    fn parse(l: &str) -> Option<(&str, &str, BTreeMap<&str, &str>)> {
+    type Parsed<'a> = (&'a str, &'a str, BTreeMap<&'a str, &'a str>, Vec<&'a str>);
+    fn parse(l: &str) -> Option<Parsed<'_>> {
         let mut it = l.split(' ');
         let (file, table, rows) = (it.next()?, it.next()?, it.next()?);
-        let cols = it.find_map(|x| x.strip_prefix("cols="))?;
+        let rest: Vec<&str> = it.collect();
+        let cols = rest.iter().find_map(|x| x.strip_prefix("cols="))?;
+        let blocks = (rest.iter().find_map(|x| x.strip_prefix("blocks=")))
+            .map(|b| b.split(',').collect())
+            .unwrap_or_default();
         let mut map: BTreeMap<&str, &str> =
             cols.split(',').filter_map(|c| c.split_once(':')).collect();
         map.insert("(rows)", rows);
-        Some((file, table, map))
+        Some((file, table, map, blocks))
     }
-    let (wf, wt, wc) = parse(was)?;
-    let (nf, nt, nc) = parse(now)?;
+    let (wf, wt, wc, wb) = parse(was)?;
+    let (nf, nt, nc, nb) = parse(now)?;
     if (wf, wt) != (nf, nt) {
         return None;
     }
@@ -75,11 +82,78 @@ fn changed_columns(was: &str, now: &str) -> Option<String> {
     if !new.is_empty() {
         parts.push(format!("columns added: {}", new.join(", ")));
     }
+    // With the row count unchanged, the first block of rows whose fingerprint moved.
+    let rows: usize = (nc["(rows)"].trim_start_matches("rows=").parse()).unwrap_or(0);
+    if wc["(rows)"] == nc["(rows)"] && wb.len() == nb.len() {
+        if let Some(i) = (0..wb.len()).find(|&i| wb[i] != nb[i]) {
+            let (lo, hi) = block_rows(rows, wb.len(), i);
+            let span = if hi - lo > 1 {
+                format!("{lo}–{}", hi - 1)
+            } else {
+                lo.to_string()
+            };
+            parts.push(format!("first rows changed: {span}"));
+        }
+    }
     Some(format!("{wf} {wt}: {}", parts.join("; ")))
+}
+
+/// How many blocks of rows a table's record fingerprints (fewer for short tables).
+const BLOCKS: usize = 8;
+
+/// Rows `[lo, hi)` of block `i` of `n` over a table of `rows` rows.
+fn block_rows(rows: usize, n: usize, i: usize) -> (usize, usize) {
+    (i * rows / n, (i + 1) * rows / n)
+}
+
+/// The table's cells as JSON values, one array per column.
+fn cells(table: &qoslab::stats::Table) -> Vec<Vec<serde_json::Value>> {
+    (table.columns.iter())
+        .map(|c| match serde_json::to_value(c).unwrap() {
+            serde_json::Value::Array(v) => v,
+            v => vec![v],
+        })
+        .collect()
+}
+
+/// Fingerprints (32 bits each) of up to [`BLOCKS`] blocks of a table's rows.
+fn row_blocks(table: &qoslab::stats::Table) -> Vec<String> {
+    let rows = table.rows();
+    let n = BLOCKS.min(rows);
+    let cols = cells(table);
+    (0..n)
+        .map(|i| {
+            let (lo, hi) = block_rows(rows, n, i);
+            let mut bytes = Vec::new();
+            for r in lo..hi {
+                for c in &cols {
+                    bytes.extend(c[r].to_string().bytes());
+                    bytes.push(0);
+                }
+            }
+            format!("{:08x}", fnv(&bytes) >> 32)
+        })
+        .collect()
+}
+
+/// Row `row` of `table` now, `name=value` for the columns named (all when empty).
+fn row_now(table: &qoslab::stats::Table, row: usize, only: &[&str]) -> String {
+    let cols = cells(table);
+    (table.names.iter().zip(&cols))
+        .filter(|(n, _)| only.is_empty() || only.contains(&n.as_str()))
+        .filter_map(|(n, c)| c.get(row).map(|v| format!("{n}={v}")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Compares `got` with the record `name`, or rewrites it under `QOSLAB_BLESS=1`.
 fn compare(name: &str, got: &str) {
+    compare_with(name, got, &|_| None)
+}
+
+/// [`compare`], with `hint(what)` adding to each changed line's `what` (e.g. the first
+/// changed row's values now).
+fn compare_with(name: &str, got: &str, hint: &dyn Fn(&str) -> Option<String>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")
         .join(name);
@@ -95,7 +169,10 @@ fn compare(name: &str, got: &str) {
         .zip(got.lines())
         .filter(|(w, g)| w != g)
         .map(|(w, g)| match changed_columns(w, g) {
-            Some(what) => format!("  {what}"),
+            Some(what) => match hint(&what) {
+                Some(h) => format!("  {what}; {h}"),
+                None => format!("  {what}"),
+            },
             None => format!("  was: {w}\n  now: {g}"),
         })
         .collect();
@@ -124,6 +201,30 @@ fn a_changed_table_names_its_changed_columns() {
 }
 
 #[test]
+fn a_changed_table_names_its_first_changed_rows_and_their_values() {
+    let was = "a.toml flows rows=8 fnv=01 cols=x:00000001,y:00000002 blocks=a,b,c,d";
+    let now = "a.toml flows rows=8 fnv=02 cols=x:00000001,y:00000003 blocks=a,b,e,f";
+    assert_eq!(
+        changed_columns(was, now).unwrap(),
+        "a.toml flows: columns changed: y; first rows changed: 4–5"
+    );
+    let mut t = qoslab::stats::Table::default();
+    t.push("x", qoslab::stats::Column::Int(vec![1, 2, 3]));
+    t.push("y", qoslab::stats::Column::Float(vec![0.5, 1.5, 2.5]));
+    assert_eq!(row_now(&t, 1, &["y"]), "y=1.5");
+    assert_eq!(row_now(&t, 2, &[]), "x=3, y=2.5");
+    // One block per row for short tables; a changed cell moves only its block.
+    let before = row_blocks(&t);
+    t.columns[1] = qoslab::stats::Column::Float(vec![0.5, 1.5, 9.0]);
+    let after = row_blocks(&t);
+    assert_eq!(before.len(), 3);
+    assert_eq!(
+        (before[0] == after[0], before[2] == after[2]),
+        (true, false)
+    );
+}
+
+#[test]
 fn shipped_scenarios_give_the_recorded_tables() {
     let mut files: Vec<PathBuf> = [
         "scenarios/examples",
@@ -141,6 +242,7 @@ fn shipped_scenarios_give_the_recorded_tables() {
     files.sort();
     assert!(files.len() >= 12, "{files:?}");
     let mut out = String::new();
+    let mut tables = BTreeMap::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         // The [sweep] table is for the Python side only, and so are flow groups (`count`,
@@ -173,15 +275,30 @@ fn shipped_scenarios_give_the_recorded_tables() {
                 .collect();
             writeln!(
                 out,
-                "{name} {t} rows={} fnv={:016x} cols={}",
+                "{name} {t} rows={} fnv={:016x} cols={} blocks={}",
                 table.rows(),
                 fnv(&bytes),
-                cols.join(",")
+                cols.join(","),
+                row_blocks(table).join(",")
             )
             .unwrap();
         }
+        tables.insert(name.to_string(), r.tables);
     }
-    compare("results.txt", &out);
+    // A changed table's first changed row, as it is now, for the changed columns.
+    let hint = |what: &str| -> Option<String> {
+        let (head, rest) = what.split_once(": ")?;
+        let (file, table) = head.split_once(' ')?;
+        let first = rest.split("first rows changed: ").nth(1)?;
+        let row: usize = first.split('–').next()?.parse().ok()?;
+        let changed: Vec<&str> = (rest.split("; "))
+            .find_map(|p| p.strip_prefix("columns changed: "))
+            .map(|c| c.split(", ").collect())
+            .unwrap_or_default();
+        let t = tables.get(file)?.get(table)?;
+        Some(format!("row {row} now: {}", row_now(t, row, &changed)))
+    };
+    compare_with("results.txt", &out, &hint);
 }
 
 fn base() -> String {
