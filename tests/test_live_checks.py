@@ -69,3 +69,13 @@ def test_a_web_flows_mss_still_sizes_its_objects():
     assert "object and request sizes still count in packets of its `mss`" in w[0]
     w = ignored_tcp_warnings({**BASE, "flow": [_flow(0, {"mss": 1000})]})
     assert "object" not in w[0]
+
+
+def test_a_simulated_flows_tcp_keys_are_used_not_ignored():
+    flows = [
+        {"name": "k", "tcp": {"variant": "sack"}},
+        {"name": "p", "tcp": {"variant": "sack", "mss": 1000}, "ptcp": {"pipes": 2}},
+    ]
+    out = ignored_tcp_warnings({"flow": flows, "live": {"simulated": ["p"]}})
+    assert len(out) == 1 and "tcp.variant (flow[0])" in out[0], out
+    assert len(ignored_tcp_warnings({"flow": flows})) == 2

@@ -139,6 +139,27 @@ def test_twin_table_counts_the_same_bytes():
     assert t3.row(1, named=True)["kind"] == "udp"
 
 
+def test_a_simulated_flow_runs_as_written_in_the_twin_and_is_comparable():
+    # `[live] simulated`: qoslab's pTCP ran live too; the twin keeps its tcp table and
+    # counts its goodput in the same bytes.
+    pt = {"name": "p", "from": "a", "to": "b", "tcp": {"variant": "sack"}, "ptcp": {"pipes": 4}}
+    data = {**SCEN, "flow": [SCEN["flow"][0], pt], "live": {"simulated": ["p"]}}
+    tdata, _ = twin_data(data)
+    assert tdata["flow"][1] == pt and tdata["flow"][0]["tcp"] != SCEN["flow"][0].get("tcp")
+    live = pl.DataFrame({"name": ["t", "p"], "goodput_bps": [4e5, 1.6e6], "drops": [1, 2]})
+    sim = pl.DataFrame({"name": ["t", "p"], "goodput_bps": [3e5, 1.5e6], "drops": [1, 2]})
+    table, s = twin_table(data, live, sim)
+    p = table.row(1, named=True)
+    assert (p["kind"], p["live_cc"], p["twin_cc"], p["comparable"]) == (
+        "simulated",
+        "qoslab",
+        "qoslab",
+        True,
+    )
+    assert p["sim_bps"] == 1.5e6 and p["diff"] == pytest.approx(1.5 / 1.6 - 1)
+    assert s["twin_comparable"]
+
+
 def test_a_web_flows_twin_fetches_the_live_runs_bytes():
     """A web flow keeps its own mss in the twin (its sizes count in it) and its goodput,
     object bytes in both runs, is compared as it is."""

@@ -5,7 +5,8 @@ only ``ecn`` reaches the hosts (``net.ipv4.tcp_ecn``, unless ``[live] ecn`` sets
 every host), and ``cc`` must be Reno (other increase rules are refused). Every other key
 configures qoslab's simulated TCP, which does not run. :func:`ignored_tcp_warnings` names
 each such key with what Linux does instead and, where there is one, the sysctl or
-``[live]`` key that sets it.
+``[live]`` key that sets it. Flows named in ``[live] simulated`` run on qoslab's own
+TCP inside the datapath: every key of theirs is used.
 """
 
 from __future__ import annotations
@@ -76,10 +77,14 @@ def ignored_tcp_warnings(data: Mapping[str, Any]) -> list[str]:
     TCP, and what Linux does instead (:data:`LINUX_INSTEAD`). ``tcp.ecn`` is ignored only
     when ``[live] ecn`` is set (it then decides for every host)."""
     live = data.get("live") if isinstance(data.get("live"), Mapping) else {}
+    # qoslab's own TCP runs the flows `[live] simulated` names: it takes all their keys.
+    simulated = set(live.get("simulated") or [])
     by_key: dict[str, list[str]] = {}
     web: set[str] = set()
     for i, f in enumerate(data.get("flow") or []):
         if not isinstance(f, Mapping) or not isinstance(f.get("tcp"), Mapping):
+            continue
+        if f.get("name") in simulated:
             continue
         if "web" in f:
             web.add(f"flow[{i}]")

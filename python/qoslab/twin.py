@@ -58,6 +58,10 @@ example's twin from −0.9 % to −2.1 % of the same live runs). A TCP flow whos
 sender ran another congestion control than the twin's Reno is not comparable: its
 ``diff`` (and the total's) is left empty, ``comparable`` is false, and :func:`twin_text`
 shows "not comparable".
+
+A flow named in ``[live] simulated`` ran on qoslab's own endpoints in the live run too:
+the twin keeps its scenario as written, both sides count its goodput in the same bytes,
+and its congestion control is ``qoslab`` on both (comparable).
 """
 
 from __future__ import annotations
@@ -160,7 +164,8 @@ def twin_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The scenario ``data`` of a live run's simulated twin, and notes on what differs.
 
     Every TCP flow's ``tcp`` table is replaced by :func:`twin_tcp` (a live run ignores
-    qoslab's TCP keys: the kernel's TCP runs); everything else (topology, queues,
+    qoslab's TCP keys: the kernel's TCP runs), except in the flows ``[live] simulated``
+    names (qoslab's TCP ran them live too); everything else (topology, queues,
     conditioners, flows' timing and sizes, ``[record]``) is kept.
     """
     out = copy.deepcopy(dict(data))
@@ -169,7 +174,10 @@ def twin_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     cc = str(live.get("cc", "reno"))
     if cc not in TWIN_OF:
         notes.append(f"live ran Linux {cc}; qoslab has no {cc}: the twin runs Reno")
+    simulated = set(live.get("simulated") or [])
     for f in out.get("flow") or []:
+        if isinstance(f, dict) and f.get("name") in simulated:
+            continue  # qoslab's own endpoints ran it live: the twin runs it as written
         if isinstance(f, dict) and not any(k in f for k in ("cbr", "pareto")):
             tcp = twin_tcp(f.get("tcp"), live)
             if "web" in f and "mss" in (f.get("tcp") or {}):
@@ -220,6 +228,7 @@ def twin_table(
     default_cc = str(live_cfg.get("cc", "reno"))
     payload = LINUX_PAYLOAD[bool(live_cfg.get("timestamps", True))]
     specs = {f.get("name"): f for f in data.get("flow") or [] if isinstance(f, dict)}
+    simulated = set(live_cfg.get("simulated") or [])
     sim = {r["name"]: r for r in sim_flows.iter_rows(named=True)}
     rows = []
     for r in live_flows.iter_rows(named=True):
@@ -227,7 +236,11 @@ def twin_table(
         s = sim.get(name)
         spec = specs.get(name, {})
         udp = spec.get("cbr") or spec.get("pareto")
-        if udp is not None:
+        if name in simulated:
+            # qoslab's own endpoints on both sides: the same bytes, the same transport.
+            scale = 1.0
+            kind = "simulated"
+        elif udp is not None:
             scale = _udp_payload_share(udp.get("size", 1000))
             kind = "udp"
         else:
@@ -237,6 +250,8 @@ def twin_table(
         sim_bps = float(s["goodput_bps"]) * scale if s is not None else float("nan")
         live_cc = "" if kind == "udp" else str(r.get("linux_cc") or default_cc)
         tw_cc = "" if kind == "udp" else twin_cc(default_cc)
+        if kind == "simulated":
+            live_cc = tw_cc = "qoslab"
         comparable = live_cc == tw_cc
         rows.append(
             {
@@ -377,11 +392,14 @@ def twin_series(
             return dict(zip(flows["flow"].to_list(), flows["name"].to_list(), strict=True))
         return {}
 
+    simulated = set(dict(data.get("live") or {}).get("simulated") or [])
     sim_scale = {}
     for name, spec in specs.items():
         udp = spec.get("cbr") or spec.get("pareto")
         sim_scale[name] = (
-            _udp_payload_share(udp.get("size", 1000))
+            1.0
+            if name in simulated
+            else _udp_payload_share(udp.get("size", 1000))
             if udp is not None
             else _tcp_scale(spec, payload)
         )

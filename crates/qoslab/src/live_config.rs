@@ -90,6 +90,13 @@ pub struct LiveConfig {
     /// The user's own programs, each run inside its host's namespace.
     #[serde(default)]
     pub program: Vec<ProgramSpec>,
+    /// Names of the flows qoslab's own endpoints run inside the datapath (any flow the
+    /// simulator runs: pTCP, striping, MulTCP, periodic writes…): their sources start on
+    /// the wall clock and their packets cross the same links, queues and conditioners
+    /// as the kernel flows', to their simulated transport; no agent runs them. Default
+    /// none (docs/live.md, "qoslab's own transports in a live run").
+    #[serde(default)]
+    pub simulated: Vec<String>,
 }
 
 /// `[[live.program]]`: a program of the user's, run inside a host's namespace during a
@@ -191,6 +198,7 @@ impl Default for LiveConfig {
             spin: crate::time::Dur::ZERO,
             max_pps: None,
             program: Vec::new(),
+            simulated: Vec::new(),
         }
     }
 }

@@ -213,26 +213,63 @@ fn fmt_mbps(bps: f64) -> String {
 /// The longest `[live] spin`: beyond it the datapath would mostly spin, not sleep.
 pub const MAX_SPIN: crate::time::Dur = crate::time::Dur::from_millis(5);
 
-/// Refuses what cannot run live, naming the key: qoslab's own TCP variants and
-/// applications (MulTCP and the other increase rules, pTCP, striping, periodic
-/// writes), source quench (Linux ignores it), the P0
-/// QoS-manager triggers only the sender's stack sees, and hosts with more than one link.
+/// Per flow of `sc`: whether `[live] simulated` names it (qoslab's own endpoints run
+/// it inside the datapath).
+pub fn simulated_flows(sc: &crate::scenario::Scenario) -> Vec<bool> {
+    let names = sc.live.as_ref().map_or(&[][..], |l| &l.simulated[..]);
+    sc.flow.iter().map(|f| names.contains(&f.name)).collect()
+}
+
+/// Refuses a `[live] simulated` entry that names no flow, or a flow twice.
+fn check_simulated(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
+    let names = sc.live.as_ref().map_or(&[][..], |l| &l.simulated[..]);
+    for (i, n) in names.iter().enumerate() {
+        let key = format!("live.simulated[{i}]");
+        if !sc.flow.iter().any(|f| &f.name == n) {
+            return Err(ScenarioError::new(key, format!("no flow is called {n:?}")));
+        }
+        if names[..i].contains(n) {
+            return Err(ScenarioError::new(
+                key,
+                format!("flow {n:?} is named twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses what cannot run live, naming the key: in flows the hosts' kernels run (not
+/// `[live] simulated`), qoslab's own TCP variants and applications (MulTCP and the
+/// other increase rules, pTCP, striping, periodic writes); source quench (Linux
+/// ignores it), the P0 QoS-manager triggers only the sender's stack sees, and hosts
+/// with more than one link.
 pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
     let refuse =
         |key: String, why: &str| Err(ScenarioError::new(key, format!("cannot run live: {why}")));
+    check_simulated(sc)?;
+    let simulated = simulated_flows(sc);
     for (i, f) in sc.flow.iter().enumerate() {
+        if simulated[i] {
+            continue; // qoslab's own endpoints run it, whatever it is
+        }
         let k = |s: &str| format!("flow[{i}].{s}");
         match f.tcp_app() {
             Some(crate::scenario::TcpAppSpec::Ptcp { .. }) => {
-                return refuse(k("ptcp"), "pTCP is qoslab's own transport");
+                return refuse(
+                    k("ptcp"),
+                    "pTCP is qoslab's own transport; name the flow in live.simulated",
+                );
             }
             Some(crate::scenario::TcpAppSpec::Stripe { .. }) => {
-                return refuse(k("stripe"), "striping is qoslab's own application");
+                return refuse(
+                    k("stripe"),
+                    "striping is qoslab's own application; name the flow in live.simulated",
+                );
             }
             Some(crate::scenario::TcpAppSpec::Writes { .. }) => {
                 return refuse(
                     k("writes"),
-                    "periodic writes are not built into the live sender yet",
+                    "periodic writes are not built into the live sender yet; name the flow in live.simulated",
                 );
             }
             _ => {}
@@ -243,7 +280,7 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
                 crate::tcp::CcConfig::MulTcp { .. } => {
                     return refuse(
                         k("tcp.cc"),
-                        "MulTCP is qoslab's own congestion control; set live.cc",
+                        "MulTCP is qoslab's own congestion control; set live.cc, or name the flow in live.simulated",
                     )
                 }
                 _ => {
@@ -260,11 +297,12 @@ pub fn check_live(sc: &crate::scenario::Scenario) -> Result<(), ScenarioError> {
     // port (the defaults, as the build gives them, never do).
     let sport = |i: usize| sc.flow[i].src_port.unwrap_or(1024 + (i % 60_000) as u16);
     for (i, w) in sc.flow.iter().enumerate() {
-        if w.web().is_none() {
+        if w.web().is_none() || simulated[i] {
             continue;
         }
         let clash = sc.flow.iter().enumerate().find(|&(j, f)| {
             j != i
+                && !simulated[j]
                 && f.tcp().is_some()
                 && ((f.from == w.from && sport(j) == sport(i))
                     || (f.web().is_none()
@@ -446,6 +484,23 @@ mod tests {
         if let Ok(p) = p {
             assert_eq!(check_live(&p).unwrap_err().key, "flow[0].ptcp");
         }
+        // Named in `[live] simulated`, qoslab's own endpoints run it: accepted.
+        let pt = "[[flow]]\nname = \"pt\"\nfrom = \"a\"\nto = \"b\"\ntcp = {}\n\
+                  ptcp = { pipes = 2 }\n[[flow]]\nname = \"m\"\nfrom = \"a\"\nto = \"b\"\n\
+                  tcp = { cc = { kind = \"multcp\", w = 2 } }\n";
+        let sim = |names: &str| scenario(&format!("{pt}[live]\nsimulated = {names}\n")).unwrap();
+        assert_eq!(check_live(&sim("[]")).unwrap_err().key, "flow[0].ptcp");
+        assert_eq!(
+            check_live(&sim("[\"pt\"]")).unwrap_err().key,
+            "flow[1].tcp.cc"
+        );
+        assert!(check_live(&sim("[\"pt\", \"m\"]")).is_ok());
+        assert_eq!(simulated_flows(&sim("[\"m\"]")), vec![false, true]);
+        let e = check_live(&sim("[\"pt\", \"q\"]")).unwrap_err();
+        assert_eq!(e.key, "live.simulated[1]");
+        assert!(e.to_string().contains("\"q\""), "{e}");
+        let e = check_live(&sim("[\"pt\", \"m\", \"pt\"]")).unwrap_err();
+        assert_eq!(e.key, "live.simulated[2]");
         // P0's QoS managers run in the datapath; triggers only the sender sees do not.
         let mgr = |triggers: &str| {
             scenario(&format!(

@@ -32,7 +32,7 @@ impl World {
             n.counters.delivered += 1;
             // Its journey ends: the transport reads it while it sends new packets.
             let pkt = self.pool.take(p);
-            if let Some(w) = self.wall.as_deref_mut().filter(|w| w.external) {
+            if let Some(w) = (self.wall.as_deref_mut()).filter(|w| w.is_external(pkt.flow)) {
                 w.out.push(pkt);
                 self.count_external_delivery(node, &pkt);
                 self.external_ack(now, node, &pkt);

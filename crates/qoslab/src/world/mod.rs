@@ -325,20 +325,22 @@ impl World {
         self.resume()
     }
 
-    /// Schedules the initial events (flow starts, warm-up end, samplers).
+    /// Schedules the initial events (flow starts, warm-up end, samplers); in live mode
+    /// only the simulated flows' sources start (real programs send the others).
     fn start(&mut self) {
-        self.start_with(true);
-    }
-
-    /// [`Self::start`]; `sources`: also the flows' own sources (not in live mode,
-    /// where real programs send).
-    fn start_with(&mut self, sources: bool) {
         self.plan_cut();
         self.plan_ahead();
         self.warm = self.snapshot();
         // Queues hand over the packets they mark only when someone logs them.
         self.drops.keep_marked = self.recorded.drop_log.is_some();
-        for i in 0..if sources { self.flows.len() } else { 0 } {
+        for i in 0..self.flows.len() {
+            if self
+                .wall
+                .as_deref()
+                .is_some_and(|w| w.is_external(FlowId(i as u32)))
+            {
+                continue; // a real host sends it (live mode)
+            }
             let start = self.flows[i].start;
             self.q.schedule_forget(
                 start,
@@ -396,16 +398,35 @@ impl World {
     /// `io.deliver` instead of the simulated transports (live mode); without, the run
     /// is the simulated one, only paced by the clock (its results equal a virtual run's).
     pub fn run_wall(&mut self, io: &mut dyn WallIo, external: bool) -> Result<(), RunError> {
+        let flows = vec![external; self.flows.len()];
+        self.run_wall_with(io, flows, external)
+    }
+
+    /// [`Self::run_wall`] with the switch per flow: flow `i` is external (a real host
+    /// sends it and its packets at their destination go to `io.deliver`) when
+    /// `external[i]`, else simulated (its source starts on the wall clock and its
+    /// packets reach its own transport, crossing the same links and queues as the
+    /// external flows'); packets of no flow (numbered past the flows, read from `io`)
+    /// go to `io.deliver` when `other` (docs/live.md, "qoslab's own transports in a live
+    /// run").
+    pub fn run_wall_with(
+        &mut self,
+        io: &mut dyn WallIo,
+        mut external: Vec<bool>,
+        other: bool,
+    ) -> Result<(), RunError> {
         let clock = WallClock::start();
+        external.resize(self.flows.len(), other);
         self.wall = Some(Box::new(WallState {
             external,
+            external_other: other,
             by_iface: vec![Lateness::default(); self.ifaces.len()],
             other: Lateness::default(),
             out: Vec::new(),
             injected: 0,
             last_ack: vec![None; self.flows.len()],
         }));
-        self.start_with(!external);
+        self.start();
         let mut inbox = Vec::new();
         loop {
             let t = clock.now();
@@ -431,8 +452,9 @@ impl World {
                     continue; // read after the end: the run does not carry it
                 }
                 self.run_due(&clock, at, io);
-                self.wall.as_deref_mut().expect("wall state").injected += 1;
-                if external {
+                let w = self.wall.as_deref_mut().expect("wall state");
+                w.injected += 1;
+                if w.is_external(pkt.flow) {
                     self.count_external_send(&pkt);
                     // A data segment the host's TCP released goes through its
                     // aggregate's QoS manager, if any (P0 §4.1; `qos_send`).
@@ -633,8 +655,11 @@ pub trait WallIo {
 /// What a wall-clock run keeps beside the world ([`World::run_wall`]).
 #[derive(Debug, Default)]
 pub struct WallState {
-    /// Packets at their destination go out (to `WallIo::deliver`), not to the flows.
-    pub external: bool,
+    /// Per flow: a real host sends it and its packets at their destination go out (to
+    /// `WallIo::deliver`), not to its transport; else qoslab's own endpoints run it.
+    pub external: Vec<bool>,
+    /// Packets of no flow (numbered past the flows) go out too.
+    pub external_other: bool,
     /// Lateness of the releases off each interface's link (its `Arrive` events).
     pub by_iface: Vec<Lateness>,
     /// Lateness of every other event.
@@ -646,6 +671,14 @@ pub struct WallState {
     /// Per flow: the last cumulative ACK delivered to its source (duplicate-ACK
     /// detection for the QoS managers' `dupack` trigger).
     pub last_ack: Vec<Option<u64>>,
+}
+
+impl WallState {
+    /// Whether `flow`'s packets at their destination go out to `WallIo::deliver`.
+    #[inline]
+    pub fn is_external(&self, flow: FlowId) -> bool {
+        (self.external.get(flow.0 as usize).copied()).unwrap_or(self.external_other)
+    }
 }
 
 #[cfg(test)]

@@ -92,12 +92,16 @@ struct FlowEntries {
     web_clients: Vec<Value>,
 }
 
-/// Host `h`'s part in each of the scenario's flows: their sinks, senders, web servers
-/// and web clients on it.
+/// Host `h`'s part in each of the scenario's flows (not the simulated ones): their
+/// sinks, senders, web servers and web clients on it.
 fn flow_entries(sc: &Scenario, w: &World, h: NodeId) -> FlowEntries {
     let traced: Vec<&str> = sc.record.traces.iter().map(String::as_str).collect();
+    let simulated = crate::live::simulated_flows(sc);
     let mut out = FlowEntries::default();
     for (i, f) in w.flows.iter().enumerate() {
+        if simulated[i] {
+            continue; // qoslab's own endpoints run it inside the datapath
+        }
         let proto = if matches!(f.app, FlowApp::Tcp(_)) {
             "tcp"
         } else {

@@ -72,26 +72,51 @@ fn gather(w: &World, results: &[AgentResults], hosts: &[NodeId]) -> FromAgents {
     g
 }
 
-/// The flows' goodput and TCP state from the agents (`results[i]` from `hosts[i]`) into
-/// `flows`, and the `series`, `traces` and `live_ping` tables.
+/// The flows' goodput and TCP state from the agents (`results[i]` from `hosts[i]`), or
+/// for the `simulated` flows from the world's own counters, into `flows`, and the
+/// `series`, `traces` and `live_ping` tables.
 pub(super) fn insert(
     r: &mut RunResult,
     w: &World,
     io: &TunIo,
     results: &[AgentResults],
     hosts: &[NodeId],
+    simulated: &[bool],
 ) {
-    let g = gather(w, results, hosts);
-    flows_table(r, w, io, &g);
+    let mut g = gather(w, results, hosts);
+    // A simulated flow's series is the world's (its receiver's cumulative goodput).
+    g.series.extend(
+        (w.recorded.series.iter())
+            .filter(|s| simulated.get(s.0 as usize) == Some(&true))
+            .map(|&(i, t, b)| (i as i64, t as f64 / 1e9, b as i64)),
+    );
+    flows_table(r, w, io, &g, simulated);
     series_table(r, &g);
     traces_table(r, &g);
     ping_table(r, &g);
 }
 
+/// Row `i` of `world` where `simulated[i]`, else of `agents` (columns of one type).
+fn per_flow(world: &Column, agents: Column, simulated: &[bool]) -> Column {
+    let pick = |i: usize| simulated.get(i) == Some(&true);
+    match (world, agents) {
+        (Column::Int(s), Column::Int(mut a)) => {
+            (a.iter_mut().enumerate()).for_each(|(i, x)| *x = if pick(i) { s[i] } else { *x });
+            Column::Int(a)
+        }
+        (Column::Float(s), Column::Float(mut a)) => {
+            (a.iter_mut().enumerate()).for_each(|(i, x)| *x = if pick(i) { s[i] } else { *x });
+            Column::Float(a)
+        }
+        (_, a) => a,
+    }
+}
+
 /// The `flows` table with the agents' goodput and TCP state in place of the simulated
-/// senders' (whose counters are dropped), plus `min_rtt`, `linux_cc`, `ce_delivered`
-/// and `ece_acks`.
-fn flows_table(r: &mut RunResult, w: &World, io: &TunIo, g: &FromAgents) {
+/// senders' (whose counters are dropped), except for the `simulated` flows, whose own
+/// endpoints ran in the datapath (the world's counters); plus `simulated` (1 for
+/// those), `min_rtt`, `linux_cc`, `ce_delivered` and `ece_acks`.
+fn flows_table(r: &mut RunResult, w: &World, io: &TunIo, g: &FromAgents, simulated: &[bool]) {
     let Some(t) = r.tables.get_mut("flows") else {
         return;
     };
@@ -111,7 +136,7 @@ fn flows_table(r: &mut RunResult, w: &World, io: &TunIo, g: &FromAgents) {
         if sim_only.iter().any(|s| name.starts_with(s)) || name.ends_with("_whole_run") {
             continue;
         }
-        let col = match name.as_str() {
+        let agents = match name.as_str() {
             "goodput_bytes" => Column::Int(g.goodput.clone()),
             "goodput_bps" => Column::Float(
                 g.goodput
@@ -122,10 +147,17 @@ fn flows_table(r: &mut RunResult, w: &World, io: &TunIo, g: &FromAgents) {
             "retransmits" => Column::Int(g.retrans.clone()),
             "srtt" => Column::Float(g.srtt.clone()),
             "cwnd" => Column::Int(g.cwnd.clone()),
-            _ => col.clone(),
+            _ => {
+                nt.push(name, col.clone());
+                continue;
+            }
         };
-        nt.push(name, col);
+        nt.push(name, per_flow(col, agents, simulated));
     }
+    // 1: qoslab's own endpoints ran the flow inside the datapath (`[live] simulated`);
+    // 0: the hosts' kernels did.
+    let sim = (0..n).map(|i| i64::from(simulated.get(i) == Some(&true)));
+    nt.push("simulated", Column::Int(sim.collect()));
     // The kernel's minimum RTT of the connection [s] (`tcpi_min_rtt`: the floor the
     // sender measured, queueing excluded as far as its samples allow; NaN for UDP).
     nt.push("min_rtt", Column::Float(g.min_rtt.clone()));

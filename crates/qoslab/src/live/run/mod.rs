@@ -74,6 +74,7 @@ pub fn run_live(sc: &Scenario, opts: &LiveOptions) -> Result<RunResult, Error> {
     let mut r = crate::stats::collect(&w, &name, sc.seed, t0.elapsed().as_secs_f64());
     insert_tables(&mut r, sc, &live, &w, &ran, &work, &mut warnings);
     insert_summary(&mut r, &live, &ran, swept.len(), peak.map(|p| p.pps));
+    simulated_summary(&mut r, sc, &w);
     pcap_summary(&mut r, &mut ran.io, &mut warnings);
     merge_warnings(&mut r, &w, warnings);
     Ok(r)
@@ -111,7 +112,8 @@ fn run_in_namespaces(
     let mut created = netns::Created::default();
     let hosts = route_hosts(w)?;
     let up = netns::set_up(w, live, &hosts, std::process::id(), &mut created)?;
-    let map = flow_map(sc, w, &hosts);
+    let simulated = super::simulated_flows(sc);
+    let map = flow_map(sc, w, &hosts, &simulated);
     let configs = agent_config::agent_configs(sc, w, live, &hosts, work);
     let named: Vec<(&str, &str, serde_json::Value)> = hosts
         .iter()
@@ -136,7 +138,7 @@ fn run_in_namespaces(
     // Measured here, at the datapath's priority, before the clock starts (about 1 ms).
     io.sleep_cost_ns = sys::sleep_cost_ns(50);
     agents::say_all(&mut agents, "go");
-    let (ran, mut load) = drive(w, &mut io, fifo);
+    let (ran, mut load) = drive(w, &mut io, fifo, &simulated);
     agents::say_all(&mut agents, "stop");
     let results = agents::results(&agents)?;
     let tun_stats: Vec<(u64, u64)> = hosts
@@ -172,7 +174,14 @@ fn insert_tables(
     warnings: &mut Vec<String>,
 ) {
     let io = &ran.io;
-    flow_tables::insert(r, w, io, &ran.results, &ran.hosts);
+    flow_tables::insert(
+        r,
+        w,
+        io,
+        &ran.results,
+        &ran.hosts,
+        &super::simulated_flows(sc),
+    );
     datapath_tables::timing(r, w, io);
     datapath_tables::hosts(r, w, io, &ran.hosts, &ran.tun_stats);
     datapath_tables::sysctls(r, &ran.sysctls);
@@ -209,6 +218,22 @@ fn insert_summary(
     );
     r.summary.insert("live_cc".into(), live.cc.name().into());
     r.summary.insert("live_swept".into(), swept.into());
+}
+
+/// With `[live] simulated` flows, `live_simulated_packets`: the packets their own
+/// endpoints sent over the whole run (data and ACKs), which the datapath's thread made
+/// and carried beside the packets it read from the hosts (`live_injected`).
+fn simulated_summary(r: &mut RunResult, sc: &Scenario, w: &World) {
+    let simulated = super::simulated_flows(sc);
+    if !simulated.contains(&true) {
+        return;
+    }
+    let sent: u64 = (w.flows.iter().zip(&simulated))
+        .filter(|(_, &s)| s)
+        .map(|(f, _)| f.counters.pkts_sent + f.counters.acks_sent)
+        .sum();
+    r.summary
+        .insert("live_simulated_packets".into(), sent.into());
 }
 
 /// Closes the capture file, if any: its name and packets in the summary, a warning if
@@ -271,14 +296,18 @@ fn route_hosts(w: &mut World) -> Result<Vec<NodeId>, Error> {
 }
 
 /// The flows' 5-tuples (a web flow: every connection between its server's port and
-/// its client), and the hosts' addresses.
-fn flow_map(sc: &Scenario, w: &World, hosts: &[NodeId]) -> FlowMap {
+/// its client), and the hosts' addresses. The simulated flows have none: their packets
+/// never cross a TUN, and a kernel socket on the same ports stays the kernel's.
+fn flow_map(sc: &Scenario, w: &World, hosts: &[NodeId], simulated: &[bool]) -> FlowMap {
     let nflows = w.flows.len();
     let mut map = FlowMap::new(
         hosts.iter().map(|&h| (w.nodes[h.0 as usize].addr, h)),
         FlowId(nflows as u32),
     );
     for (i, f) in w.flows.iter().enumerate() {
+        if simulated[i] {
+            continue;
+        }
         let proto = if matches!(f.app, FlowApp::Tcp(_)) {
             PROTO_TCP
         } else {
@@ -313,15 +342,22 @@ fn raise_priority(warnings: &mut Vec<String>) -> bool {
     fifo
 }
 
-/// Runs the world on the wall clock through `io`, measuring the thread's wall and CPU
-/// time and the machine's load; back to the normal scheduler after when `fifo`.
-fn drive(w: &mut World, io: &mut TunIo, fifo: bool) -> (Result<(), crate::world::RunError>, Load) {
+/// Runs the world on the wall clock through `io`, the `simulated` flows by qoslab's
+/// own endpoints, measuring the thread's wall and CPU time and the machine's load; back
+/// to the normal scheduler after when `fifo`.
+fn drive(
+    w: &mut World,
+    io: &mut TunIo,
+    fifo: bool,
+    simulated: &[bool],
+) -> (Result<(), crate::world::RunError>, Load) {
     let (wall0, cpu0, jif0) = (
         std::time::Instant::now(),
         sys::thread_cpu_ns(),
         sys::machine_jiffies(),
     );
-    let ran = w.run_wall(io, true);
+    let external = simulated.iter().map(|&s| !s).collect();
+    let ran = w.run_wall_with(io, external, true);
     let cpu_ns = sys::thread_cpu_ns().saturating_sub(cpu0);
     let wall_ns = wall0.elapsed().as_nanos() as u64;
     // The share of all cores' time the machine spent busy during the run.
