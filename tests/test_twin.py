@@ -38,6 +38,8 @@ def test_twin_tcp_is_linux_like_and_valid():
     # ssthresh rule stays off (docs/live.md says why).
     assert tcp["quickack"] is True and tcp["adaptive_delack"] is True
     assert "rto_keeps_ssthresh" not in tcp
+    # Linux's fast recovery when a retransmission after a timeout is lost (SACK only).
+    assert tcp["rto_lost_retransmit"] is True
     # Half of the default 32 MiB buffers in 1460-byte segments.
     assert tcp["max_window"] == (16 << 20) // 1460
     assert "tcp" not in data["flow"][1]  # the CBR flow is left alone

@@ -25,6 +25,17 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
   a delayed ACK of two segments grows the window by one increment, so congestion
   avoidance adds half a segment per RTT and the sawtooth lasts twice as long as Linux's
   (1 loss every 3.4 s against live's 1.8 s at 10 Mb/s, 40 ms, 25 packets);
+- Linux's answer to a lost retransmission (``rto_lost_retransmit = true``, SACK only):
+  a timeout marks every unSACKed segment lost, and a retransmission is lost again once a
+  segment sent after it is SACKed (RACK with no reordering window in Loss and Recovery,
+  ``tcp_rack_reo_wnd``); after a timeout Linux then leaves its go-back for fast recovery
+  at ssthresh = cwnd / 2 (``tcp_fastretrans_alert``, ``tcp_enter_recovery``), which PRR
+  holds until everything the timeout found lost is repaired. Without it the twin found
+  such a loss only by its next timeout. Over seeds 1–100 of the srTCM example with Reno
+  hosts it moves the twin from 8.281 to 8.216 Mb/s on average, its lowest seeds from
+  7.69 to 7.13 Mb/s (live's seed 29 ran 6.25–7.40 Mb/s this way;
+  docs/validation/live-burst.md); behind the policer it moves the twin from 3.627 to
+  3.625 Mb/s;
 - the SYN handshake (``handshake = true``), ECN as the live hosts have it, 3 SACK blocks
   with timestamps (4 without);
 - the same packets on the wire: Linux's 1500-byte MTU carries 1448 payload bytes with
@@ -41,12 +52,11 @@ Reno-friendly region on; :data:`TWIN_HYSTART` says whether the twin's slow start
 by HyStart++ where Linux runs its own HyStart). Any other (BBR, …) has no twin of its
 own: the twin runs Reno and says so.
 
-Not reproduced: BBR, TSO/pacing, RACK-TLP loss detection (``[live] rack_tlp = false``
-turns it off on the hosts), SACK compression of ACKs while data is out of order, F-RTO,
-Linux's exit from a timeout's recovery into a window reduction (ssthresh = cwnd / 2)
-when duplicate ACKs show one of its retransmissions lost (the twin's SACK sender finds
-such a loss only by its next timeout; docs/validation/live-burst.md shows what it costs
-after the srTCM example's slow-start burst), Linux's per-ACK RTT samples (``rtt_samples
+Not reproduced: BBR, TSO/pacing, the rest of RACK-TLP (RACK's timer for segments not
+yet overtaken, its reordering window outside recovery, tail-loss probes; ``[live]
+rack_tlp = false`` turns off the probes, but RACK is Linux's only SACK loss detection
+since 6.17, where ``net.ipv4.tcp_recovery = 0`` no longer turns it off), SACK
+compression of ACKs while data is out of order, F-RTO, Linux's per-ACK RTT samples (``rtt_samples
 = "every_ack_ts"``: qoslab has them, the twin leaves them off and times one segment per
 RTT; with them the twin's SRTT and RTO follow the queue as Linux's do through the srTCM
 example's slow-start burst, but over the srTCM example's 32 repeats of
@@ -157,6 +167,7 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
     if sack:
         tcp["recovery"] = "prr"
         tcp["sack_blocks"] = 3 if ts else 4
+        tcp["rto_lost_retransmit"] = True
     return tcp
 
 

@@ -51,8 +51,9 @@ pub struct LiveConfig {
     pub timestamps: bool,
     /// Linux's RACK loss detection and tail-loss probes (the kernel's defaults,
     /// `net.ipv4.tcp_recovery` = 1, `net.ipv4.tcp_early_retrans` = 3); `false` sets both
-    /// to 0, so losses are found by duplicate ACKs and timeouts only, as qoslab's TCP
-    /// finds them. Default true (left as the kernel has it).
+    /// to 0, so losses are found by duplicate ACKs and timeouts only, before Linux 6.17;
+    /// since 6.17 RACK is Linux's only SACK loss detection and `tcp_recovery` = 0 leaves
+    /// it on (only the probes go). Default true (left as the kernel has it).
     #[serde(default = "yes")]
     pub rack_tlp: bool,
     /// Largest socket receive buffer (`tcp_rmem` max); default 32 MB (docs/live.md: a new

@@ -440,6 +440,18 @@ pub struct TcpConfig {
     /// that reduction set, as Linux's `tcp_enter_loss` does; off, every timeout but a
     /// backoff halves again (with `halve = "window"` a backoff too, as ns-2). Default off.
     pub rto_keeps_ssthresh: bool,
+    /// Linux's answer to a lost retransmission (SACK only): a timeout marks every
+    /// unSACKed segment lost (`tcp_timeout_mark_lost`), and a retransmission is lost
+    /// again once a segment sent after it is SACKed (RACK, RFC 8985 §6.2, with no
+    /// reordering window in Loss and Recovery, `tcp_rack_reo_wnd`; a SACK of a
+    /// retransmitted segment less than the least RTT after its resend does not count,
+    /// `tcp_rack_advance`). After a timeout the sender then leaves the timeout's recovery
+    /// for fast recovery (`tcp_fastretrans_alert`, `tcp_enter_recovery`) with ssthresh
+    /// from the current window (`halve`'s rule, at most cwnd) and PRR from that window
+    /// (`tcp_init_cwnd_reduction`), and resends the segment at once; in fast recovery the
+    /// segment is resent within the recovery's window. Off, such a loss is found only by
+    /// the next timeout. Default off.
+    pub rto_lost_retransmit: bool,
     /// Where RTT samples come from: `"timed"` (default, one timed segment per RTT),
     /// `"every_ack"` or `"every_ack_ts"` (Linux's per-ACK samples, without and with
     /// timestamps; see [`RttSamples`]).
@@ -473,6 +485,7 @@ impl Default for TcpConfig {
             quickack: false,
             adaptive_delack: false,
             rto_keeps_ssthresh: false,
+            rto_lost_retransmit: false,
             rtt_samples: RttSamples::Timed,
         }
     }

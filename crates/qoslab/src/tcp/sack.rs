@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use crate::packet::{SackBlock, MAX_SACK_BLOCKS};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 
 /// RFC 6675 DupThresh.
 pub const DUP_THRESH: u32 = 3;
@@ -32,6 +32,9 @@ pub struct SegRec {
     pub rtx: bool,
     /// Ever retransmitted (Karn's rule).
     pub ever_rtx: bool,
+    /// Marked lost by a retransmission timeout (Linux's `tcp_timeout_mark_lost`; only
+    /// with `rto_lost_retransmit`): lost whatever `IsLost` says, until SACKed or acked.
+    pub rto_lost: bool,
 }
 
 impl SegRec {
@@ -39,12 +42,20 @@ impl SegRec {
     pub fn end(&self) -> u64 {
         self.seq + self.len as u64
     }
+
+    /// Deemed lost: by `IsLost` or by a timeout's marks.
+    fn deemed_lost(&self) -> bool {
+        self.lost || self.rto_lost
+    }
 }
 
 /// The sender's per-segment record of outstanding data (RFC 6675 §3 "scoreboard").
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     recs: VecDeque<SegRec>,
+    /// RACK.xmit_ts and RACK.end_seq (RFC 8985 §6.2 step 2): the latest send (then the
+    /// highest end) among SACKed segments that may count, when tracked.
+    rack: Option<(SimTime, u64)>,
 }
 
 impl Scoreboard {
@@ -59,6 +70,7 @@ impl Scoreboard {
             lost: false,
             rtx: false,
             ever_rtx: false,
+            rto_lost: false,
         });
     }
 
@@ -87,10 +99,15 @@ impl Scoreboard {
     /// recomputes `IsLost` for every segment (RFC 6675 §4) the new marks can change.
     /// `mss` must be the same on every call. Returns the send time of the lowest newly
     /// SACKed segment never retransmitted, if any (Linux's `first_sackt`, an RTT sample).
+    ///
+    /// With `rack = Some((now, min_rtt))` the newly SACKed segments also advance RACK's
+    /// most recent send (Linux's `tcp_rack_advance`), except a retransmitted one SACKed
+    /// less than `min_rtt` after its last send: that SACK may be for an earlier copy.
     pub fn sack(
         &mut self,
         blocks: impl IntoIterator<Item = SackBlock>,
         mss: u32,
+        rack: Option<(SimTime, Dur)>,
     ) -> Option<SimTime> {
         // The lowest segment newly SACKed, and how many segments and bytes were.
         let mut lo = usize::MAX;
@@ -114,6 +131,12 @@ impl Scoreboard {
                     }
                     segs += 1;
                     bytes += r.len as u64;
+                    if let Some((now, min_rtt)) = rack {
+                        if !r.ever_rtx || now - r.sent >= min_rtt {
+                            let x = (r.sent, r.end());
+                            self.rack = Some(self.rack.map_or(x, |y| y.max(x)));
+                        }
+                    }
                 }
             }
         }
@@ -186,14 +209,16 @@ impl Scoreboard {
         self.recs
             .iter()
             .filter(|r| !r.sacked)
-            .map(|r| r.len as u64 * (u64::from(!r.lost) + u64::from(r.rtx)))
+            .map(|r| r.len as u64 * (u64::from(!r.deemed_lost()) + u64::from(r.rtx)))
             .sum()
     }
 
     /// `NextSeg` rule 1: the first unSACKed segment deemed lost and not yet
     /// retransmitted in this recovery.
     pub fn next_lost(&self) -> Option<usize> {
-        self.recs.iter().position(|r| !r.sacked && r.lost && !r.rtx)
+        self.recs
+            .iter()
+            .position(|r| !r.sacked && r.deemed_lost() && !r.rtx)
     }
 
     /// `NextSeg` rule 3: the first unSACKed, not retransmitted segment below the highest
@@ -203,6 +228,38 @@ impl Scoreboard {
         self.recs
             .iter()
             .position(|r| !r.sacked && !r.rtx && r.end() <= high)
+    }
+
+    /// Marks every unSACKed segment lost, as Linux's `tcp_timeout_mark_lost` does on a
+    /// retransmission timeout (all of them: a timeout comes an RTO after the last send,
+    /// so none is recent enough for RACK's exemption).
+    pub fn mark_all_lost(&mut self) {
+        for r in &mut self.recs {
+            r.rto_lost = !r.sacked;
+        }
+    }
+
+    /// RACK (RFC 8985 §6.2, Linux's `tcp_rack_detect_loss`) with a reordering window of
+    /// zero, as Linux has it in its Loss and Recovery states without reordering seen
+    /// (`tcp_rack_reo_wnd`): every segment retransmitted in this episode and still
+    /// unSACKed at or above `from` that was sent before the most recently sent SACKed
+    /// segment that counts (by send time, then sequence: `tcp_skb_sent_after`; see
+    /// [`Scoreboard::sack`]) is lost again. Its retransmission mark is cleared (Linux
+    /// clears `TCPCB_SACKED_RETRANS`, so the segment leaves `pipe` and `NextSeg` sends it
+    /// again). Returns how many.
+    pub fn rack_relost(&mut self, from: u64) -> u32 {
+        let Some(newest) = self.rack else {
+            return 0;
+        };
+        let mut n = 0;
+        for r in &mut self.recs {
+            if r.rtx && !r.sacked && r.seq >= from && (r.sent, r.end()) < newest {
+                r.rtx = false;
+                r.rto_lost = true;
+                n += 1;
+            }
+        }
+        n
     }
 
     /// Forgets the per-recovery retransmission marks (a new recovery or a timeout).
@@ -383,6 +440,7 @@ mod tests {
                 },
             ],
             100,
+            None,
         );
         assert!(!s.first_lost());
         assert_eq!(s.pipe(), 400);
@@ -392,6 +450,7 @@ mod tests {
                 end: 600,
             }],
             100,
+            None,
         );
         // Three SACKed segments above 0, 1 and 3 (3 has 2 above: 200 bytes ≤ 2·SMSS).
         assert!(s.first_lost());
@@ -405,6 +464,36 @@ mod tests {
         assert_eq!(s.len(), 4);
         assert_eq!(s.find(300), Some(1));
         assert_eq!(s.next_rescue(), Some(1));
+    }
+
+    #[test]
+    fn rack_relost_counts_only_segments_sent_later_and_not_too_soon_sacked() {
+        // Segments 0..4 of 100 bytes; after a timeout all are marked lost, and 1, 2 and
+        // 3 are resent at 10, 20 and 30 ms (least RTT 5 ms).
+        let t = SimTime::from_millis;
+        let mut s = Scoreboard::default();
+        for i in 0..4 {
+            s.push(i * 100, 100, SimTime::ZERO);
+        }
+        s.mark_all_lost();
+        for (i, ms) in [(1, 10), (2, 20), (3, 30)] {
+            let r = s.get_mut(i);
+            r.sent = t(ms);
+            r.rtx = true;
+            r.ever_rtx = true;
+        }
+        let rack = |now| Some((now, Dur::from_millis(5)));
+        let block = |a, b| [SackBlock { start: a, end: b }];
+        // 3's SACK 2 ms after its resend may be for its first copy: nothing is lost.
+        s.sack(block(300, 400), 100, rack(t(32)));
+        assert_eq!(s.rack_relost(100), 0);
+        // 2's SACK 20 ms after its resend counts: 1, resent before it, is lost again
+        // (its mark cleared, so `NextSeg` resends it); 3 was resent after 2.
+        s.sack(block(200, 300), 100, rack(t(40)));
+        assert_eq!(s.rack_relost(100), 1);
+        assert!(!s.get(1).rtx && s.get(3).rtx);
+        assert_eq!(s.next_lost(), Some(0));
+        assert_eq!(s.rack_relost(100), 0);
     }
 
     /// `IsLost` over every segment from scratch, as the marks must be.
@@ -456,7 +545,7 @@ mod tests {
                             SackBlock { start: a, end: b }
                         })
                         .collect();
-                    s.sack(blocks, mss);
+                    s.sack(blocks, mss, None);
                 }
                 _ => {}
             }

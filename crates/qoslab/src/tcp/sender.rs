@@ -19,7 +19,7 @@ use super::{
     TcpState, Variant,
 };
 use crate::packet::{tcp_flags, TcpHeader};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 
 /// Written bytes of an infinite bulk source.
 const INFINITE: u64 = u64::MAX / 4;
@@ -76,6 +76,10 @@ pub struct TcpSender {
     halve: Halve,
     /// An RTO within a window of data after a reduction keeps its ssthresh (Linux).
     rto_keeps_ssthresh: bool,
+    /// A retransmission found lost after a timeout starts fast recovery (Linux).
+    rto_lost_retransmit: bool,
+    /// The least RTT sampled (Linux's `tcp_min_rtt`; kept with `rto_lost_retransmit`).
+    min_rtt: Option<Dur>,
     /// Reaction to source quenches.
     on_quench: super::QuenchResponse,
     /// PRR state of the current recovery: `prr_delivered`, `prr_out`, `RecoverFS` [bytes].
@@ -143,6 +147,8 @@ impl TcpSender {
             prr: cfg.variant == Variant::Sack && cfg.recovery == Recovery::Prr,
             halve: cfg.halve,
             rto_keeps_ssthresh: cfg.rto_keeps_ssthresh,
+            rto_lost_retransmit: cfg.rto_lost_retransmit && cfg.variant == Variant::Sack,
+            min_rtt: None,
             on_quench: cfg.on_quench,
             prr_delivered: 0,
             prr_out: 0,
@@ -198,11 +204,26 @@ impl TcpSender {
             .prr
             .then(|| self.snd_una as i64 + self.sb.sacked_bytes() as i64);
         let sack_sent = if self.variant == Variant::Sack && ack.nsack() > 0 {
-            self.sb.sack(ack.sack_blocks(), self.mss)
+            let rack = self
+                .rto_lost_retransmit
+                .then(|| (now, self.min_rtt.unwrap_or(Dur::MAX)));
+            self.sb.sack(ack.sack_blocks(), self.mss, rack)
         } else {
             None
         };
         let ece = self.ecn && ack.flags & tcp_flags::ECE != 0;
+        if self.rto_lost_retransmit
+            && matches!(self.state, TcpState::Loss | TcpState::Recovery)
+            && ack.nsack() > 0
+            && self.sb.rack_relost(ack.ack.max(self.snd_una)) > 0
+            && self.state == TcpState::Loss
+        {
+            // Linux's `tcp_fastretrans_alert` in `TCP_CA_Loss`: RACK found a retransmission
+            // lost again (`FLAG_LOST_RETRANS`), so the timeout's recovery becomes a fast
+            // recovery before this ACK grows the window. In `TCP_CA_Recovery` the segment
+            // is only marked lost, and `NextSeg` resends it within the recovery's window.
+            self.recover_lost_retransmit(now, out);
+        }
         let fin_ack = self.fin_expected() && ack.ack > self.written && !self.fin_acked;
         let advances = ack.ack > self.snd_una || fin_ack;
         if !advances && self.rtt_samples != RttSamples::Timed {
@@ -607,6 +628,9 @@ impl TcpSender {
 
 impl TcpSender {
     fn take_sample(&mut self, r: crate::time::Dur) {
+        if self.rto_lost_retransmit {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
         self.rtt.sample(r);
         self.stats.rtt_samples += 1;
     }
@@ -823,6 +847,35 @@ impl TcpSender {
         self.rto_at = Some(now + self.rtt.rto());
     }
 
+    /// With `rto_lost_retransmit`, in Loss when a retransmission is found lost again:
+    /// Linux's `tcp_enter_recovery` from `TCP_CA_Loss`, which is not a window reduction
+    /// yet, so `tcp_init_cwnd_reduction` runs: ssthresh from the current window (Reno's
+    /// `tcp_reno_ssthresh`: cwnd / 2, at least 2 segments; here `halve`'s rule, which in
+    /// Loss is at most cwnd), `high_seq = snd_nxt` (`recover = snd_max`), PRR from zero
+    /// with `prior_cwnd` = cwnd as its RecoverFS (where RFC 6937 §3 has the flight, which
+    /// after a timeout is the whole window that timed out), and the lost segment resent
+    /// at once (`tcp_cwnd_reduction`'s forced first send). Recovery then resends every
+    /// segment the timeout marked lost before new data (`tcp_xmit_retransmit_queue`),
+    /// paced by PRR, and ends with cwnd = ssthresh once `recover` is acknowledged.
+    fn recover_lost_retransmit(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
+        self.stats.fast_retransmits += 1;
+        let prior_cwnd = self.cc.cwnd();
+        let ss = self.cc.ssthresh_after_loss(self.loss_flight());
+        self.cc.on_congestion_event(CongestionEvent::Loss);
+        self.loss_reduction();
+        self.recover = self.snd_max;
+        self.cc.set_window(ss, ss);
+        self.state = TcpState::Recovery;
+        self.dupacks = 0;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = prior_cwnd as u64;
+        if let Some(i) = self.sb.next_lost() {
+            self.retransmit(now, i, out);
+        }
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
     /// RFC 6937 §3 on an ACK during recovery that delivered `delivered` bytes:
     /// proportional reduction while `pipe` > ssthresh, then slow start back up to it
     /// (PRR-SSRB) but never more than one segment beyond what was delivered.
@@ -967,6 +1020,10 @@ impl TcpSender {
         self.state = TcpState::Loss;
         self.dupacks = 0;
         self.sb.clear_rtx();
+        if self.rto_lost_retransmit {
+            // Linux's `tcp_enter_loss` → `tcp_timeout_mark_lost`.
+            self.sb.mark_all_lost();
+        }
         self.go_back();
         if let Some(r) = self.sb.front().copied() {
             self.retransmit(now, 0, out);

@@ -102,6 +102,7 @@ fn linux_options_keep_every_byte_delivered_once_under_random_and_burst_loss() {
                 quickack: true,
                 adaptive_delack: seed % 2 == 0,
                 rto_keeps_ssthresh: seed >= 2,
+                rto_lost_retransmit: seed % 2 == 1,
                 handshake: seed == 3,
                 ..cfg(v)
             };
@@ -523,6 +524,86 @@ fn rto_keeps_ssthresh_within_the_window_of_the_reduction_before_it() {
     // halves the 4-segment window to 2.
     assert_eq!(ecn(true), (4, 4));
     assert_eq!(ecn(false), (4, 2));
+}
+
+#[test]
+fn rto_lost_retransmit_starts_fast_recovery_at_half_the_window() {
+    // The SYN-ACK at 50 ms (RTT sample and least RTT 50 ms, RTO max(50 + 4·25, 200) =
+    // 200 ms), then IW 20 (segments 0..19); no ACK, so the RTO fires at 250 ms:
+    // ssthresh = 20/2 = 10 (`halve = "window"`), cwnd 1, segment 0 resent. Each cumulative ACK
+    // then grows cwnd by one (slow start) and the go-back resends two more: ACK k·1000
+    // (k = 1..7) leaves cwnd k + 1 and segments up to 2k resent. Segment 7's
+    // retransmission is lost; segment 8's arrives and brings ACK 7000 SACKing 8.
+    // With the option (RACK with no reordering window in Loss, Linux's
+    // tcp_fastretrans_alert → tcp_enter_recovery): 8 was sent after 7 and its SACK comes
+    // more than the least RTT after its retransmission, so 7 is lost
+    // again; fast recovery at once with ssthresh = cwnd 8 / 2 = 4, segment 7 resent,
+    // recover = snd_max = 20. PRR (RecoverFS = prior cwnd 8), in bytes: pipe = 7
+    // segments (resent 7, resent 9..14; 15..19 are marked lost by the timeout). The SACK
+    // of 9: pipe 6 > 4, sndcnt = ⌈2000·4/8⌉ − prr_out 1000 = 0; of 10: pipe 5,
+    // ⌈3000·4/8⌉ − 1000 = 500 bytes, less than a segment; of 11: pipe 4 = ssthresh,
+    // sndcnt = min(4 − 4, …) = 0; of 12: pipe 3, sndcnt = min(1 segment, …): segment 15,
+    // the first the timeout marked lost that the go-back had not resent yet.
+    // Without it, nothing is sent: the dupACK in Loss waits for the next timeout.
+    let run = |on: bool| {
+        let c = TcpConfig {
+            initial_window: 20,
+            halve: Halve::Window,
+            recovery: Recovery::Prr,
+            rto_lost_retransmit: on,
+            handshake: true,
+            ..cfg(Variant::Sack)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let mut synack = ack_hdr(0, None);
+        synack.flags |= tcp_flags::SYN;
+        out.clear();
+        s.on_ack(SimTime::from_millis(50), &synack, &mut out);
+        assert_eq!(segs_of(&out).len(), 20);
+        out.clear();
+        let rto = s.next_timer().expect("the RTO is armed");
+        assert_eq!(rto, SimTime::from_millis(250));
+        s.on_timer(rto, &mut out);
+        assert_eq!(segs_of(&out), [(0, true)]);
+        assert_eq!(s.probe().state, TcpState::Loss);
+        assert_eq!(s.probe().ssthresh, 10 * MSS);
+        for k in 1..=7u64 {
+            out.clear();
+            let t = SimTime::from_millis(250 + 100 * k);
+            s.on_ack(t, &ack_hdr(k * MSS as u64, None), &mut out);
+            assert_eq!(segs_of(&out), [(2 * k - 1, true), (2 * k, true)]);
+        }
+        assert_eq!(s.probe().cwnd, 8 * MSS);
+        let mut sent = Vec::new();
+        for j in 8..=12u64 {
+            out.clear();
+            let h = ack_hdr(7 * MSS as u64, Some((8 * MSS as u64, (j + 1) * MSS as u64)));
+            s.on_ack(SimTime::from_millis(1000 + j), &h, &mut out);
+            sent.push(segs_of(&out));
+        }
+        (sent, s.probe())
+    };
+    let (sent, p) = run(true);
+    let none = Vec::new();
+    assert_eq!(
+        sent,
+        [
+            vec![(7, true)],
+            none.clone(),
+            none.clone(),
+            none,
+            vec![(15, true)]
+        ]
+    );
+    assert_eq!(p.state, TcpState::Recovery);
+    assert_eq!(p.ssthresh, 4 * MSS);
+    // Off: the timeout's recovery goes on, and only its next timeout resends 7.
+    let (sent, p) = run(false);
+    assert!(sent.iter().all(|v| v.is_empty()), "{sent:?}");
+    assert_eq!(p.state, TcpState::Loss);
+    assert_eq!(p.ssthresh, 10 * MSS);
 }
 
 #[test]
@@ -1133,9 +1214,11 @@ fn config_defaults_and_serde() {
     assert!(!c.limited_transmit());
     assert_eq!(c.recovery, Recovery::Prr);
     let c: TcpConfig =
-        toml::from_str("quickack = true\nadaptive_delack = true\nrto_keeps_ssthresh = true")
+        toml::from_str(
+            "quickack = true\nadaptive_delack = true\nrto_keeps_ssthresh = true\nrto_lost_retransmit = true",
+        )
             .unwrap();
-    assert!(c.quickack && c.adaptive_delack && c.rto_keeps_ssthresh);
+    assert!(c.quickack && c.adaptive_delack && c.rto_keeps_ssthresh && c.rto_lost_retransmit);
     let c: TcpConfig = toml::from_str("cc = \"reno\"").unwrap();
     assert_eq!(c.cc, CcConfig::Reno);
     let c: TcpConfig =
