@@ -56,6 +56,9 @@ pub struct Scoreboard {
     /// RACK.xmit_ts and RACK.end_seq (RFC 8985 §6.2 step 2): the latest send (then the
     /// highest end) among SACKed segments that may count, when tracked.
     rack: Option<(SimTime, u64)>,
+    /// A timeout or RACK has marked some segment `rto_lost` (only with
+    /// `rto_lost_retransmit`); until then `pipe` and `NextSeg` read `lost` alone.
+    rto_marked: bool,
 }
 
 impl Scoreboard {
@@ -206,19 +209,28 @@ impl Scoreboard {
 
     /// `SetPipe` (RFC 6675 §4): bytes believed in the network.
     pub fn pipe(&self) -> u64 {
-        self.recs
-            .iter()
-            .filter(|r| !r.sacked)
-            .map(|r| r.len as u64 * (u64::from(!r.deemed_lost()) + u64::from(r.rtx)))
-            .sum()
+        let unsacked = self.recs.iter().filter(|r| !r.sacked);
+        if self.rto_marked {
+            unsacked
+                .map(|r| r.len as u64 * (u64::from(!r.deemed_lost()) + u64::from(r.rtx)))
+                .sum()
+        } else {
+            unsacked
+                .map(|r| r.len as u64 * (u64::from(!r.lost) + u64::from(r.rtx)))
+                .sum()
+        }
     }
 
     /// `NextSeg` rule 1: the first unSACKed segment deemed lost and not yet
     /// retransmitted in this recovery.
     pub fn next_lost(&self) -> Option<usize> {
-        self.recs
-            .iter()
-            .position(|r| !r.sacked && r.deemed_lost() && !r.rtx)
+        if self.rto_marked {
+            self.recs
+                .iter()
+                .position(|r| !r.sacked && r.deemed_lost() && !r.rtx)
+        } else {
+            self.recs.iter().position(|r| !r.sacked && r.lost && !r.rtx)
+        }
     }
 
     /// `NextSeg` rule 3: the first unSACKed, not retransmitted segment below the highest
@@ -234,6 +246,7 @@ impl Scoreboard {
     /// retransmission timeout (all of them: a timeout comes an RTO after the last send,
     /// so none is recent enough for RACK's exemption).
     pub fn mark_all_lost(&mut self) {
+        self.rto_marked = true;
         for r in &mut self.recs {
             r.rto_lost = !r.sacked;
         }
@@ -259,6 +272,7 @@ impl Scoreboard {
                 n += 1;
             }
         }
+        self.rto_marked |= n > 0;
         n
     }
 
