@@ -83,17 +83,27 @@ def resolve(to: str) -> str:
     return os.environ.get(f"QOSLAB_ADDR_{to}", to)
 
 
+#: ``struct tcp_info``'s size up to ``tcpi_total_rto_time`` (Linux 6.7 and later), and
+#: the offset of ``tcpi_total_rto`` (u16) in it.
+TCP_INFO_RTO_SIZE = 248
+TCP_INFO_RTO_AT = 240
+
+
 def tcp_info(sock: socket.socket) -> dict:
     """The kernel's retransmissions, smoothed RTT [ms] and cwnd of ``sock``
-    (``TCP_INFO``), empty where it cannot be read."""
+    (``TCP_INFO``), and its retransmission timeouts (``timeouts``, ``tcpi_total_rto``)
+    where the kernel has them (6.7 and later); empty where it cannot be read."""
     try:
-        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_RTO_SIZE)
     except OSError:
         return {}
     if len(raw) < 104:
         return {}
     u32 = struct.unpack_from("=24I", raw, 8)
-    return {"retransmits": u32[23], "srtt_ms": u32[15] / 1000, "cwnd": u32[18]}
+    out = {"retransmits": u32[23], "srtt_ms": u32[15] / 1000, "cwnd": u32[18]}
+    if len(raw) >= TCP_INFO_RTO_SIZE:
+        out["timeouts"] = struct.unpack_from("=H", raw, TCP_INFO_RTO_AT)[0]
+    return out
 
 
 class Stalls:
