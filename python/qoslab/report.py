@@ -711,7 +711,7 @@ def _explanations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         if r["doc"]:
             seen[r["doc"]] = {"id": r["id"], "quantity": r["quantity"]}
-        out.append({**r, "passage": doc_passage(r["doc"]) if r["doc"] else ""})
+        out.append({**r, "passage": doc_passage(r["doc"]) if r["doc"] else "", "passage_at": None})
     return out
 
 
