@@ -882,9 +882,9 @@ def duckdb_(directory: Path) -> None:
     "--live",
     "live_",
     is_flag=True,
-    help="With --all, also the live experiments (p0-live, p1-live, p3-live: root and "
-    "/dev/net/tun, real time; about 41 minutes in quick mode). Without live mode they are "
-    "reported as skipped.",
+    help="With --all, also the live experiments (p0-live, p1-live, p3-live, p4-live: root "
+    "and /dev/net/tun, real time; about 54 minutes in quick mode). Without live mode they "
+    "are reported as skipped.",
 )
 @click.option("--quick", is_flag=True, help="Fewer seeds, shorter runs.")
 @click.option(
