@@ -648,7 +648,7 @@ def _p4_live_figure(saved: Saved) -> Any:
                     mfc="none", label=f"{LABELS[method]} (twin)")  # fmt: skip
     ax.set_xlabel("weight w")
     ax.set_ylabel("weighted ÷ default throughput")
-    ax.set_title("P4 Fig. 8(a) on Linux TCP: 2 Mb/s, 15 ms, 1 % loss")
+    ax.set_title(f"P4 Fig. 8(a) on Linux TCP: {RATE[:-4]} Mb/s, 15 ms, {LOSS * 100:g} % loss")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     s = saved.table("sequence")
