@@ -177,6 +177,15 @@ pub enum CcConfig {
         fast_convergence: bool,
         /// HyStart++ (RFC 9406) in the initial slow start, default off.
         hystart: bool,
+        /// The RTT the target looks ahead by: the smoothed RTT (RFC 9438 §4.2, default)
+        /// or the least sample (Linux's and ns-3's `delay_min`); `rtt = "min"`.
+        lead: AfRtt,
+        /// W_est's α stays α_cubic after W_est passes cwnd_prior (Linux's and ns-3's
+        /// `tcp_friendliness`), instead of RFC 9438 §4.3's α = 1; `w_est = "linux"`.
+        w_est_linux: bool,
+        /// W_cubic in whole segments, W_max ∓ ⌊C·|t − K|³⌋, as Linux's `bictcp_update`
+        /// and ns-3's `TcpCubic::Update` compute it; `target = "linux"`.
+        target_linux: bool,
     },
     /// DCTCP (RFC 8257): cut cwnd·(1 − α/2) per window with marks, α the estimated
     /// fraction of marked bytes; needs `ecn = true`, and a queue that marks at a
@@ -190,7 +199,7 @@ pub enum CcConfig {
 }
 
 /// The RTT that scales an aggregate-fair increase (P0 §5 writes rtt_i without saying
-/// whether queueing counts).
+/// whether queueing counts), or that CUBIC's target looks ahead by (RFC 9438 §4.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AfRtt {
     /// The smoothed RTT (queueing included); `rtt = "srtt"`.
@@ -212,6 +221,8 @@ struct CcTable {
     beta: Option<f64>,
     fast_convergence: Option<bool>,
     hystart: Option<bool>,
+    w_est: Option<String>,
+    target: Option<String>,
     g: Option<f64>,
     alpha_init: Option<f64>,
 }
@@ -227,6 +238,8 @@ impl CcTable {
                 ("beta", self.beta.is_some()),
                 ("fast_convergence", self.fast_convergence.is_some()),
                 ("hystart", self.hystart.is_some()),
+                ("w_est", self.w_est.is_some()),
+                ("target", self.target.is_some()),
             ] {
                 if set {
                     return Err(extra(k));
@@ -243,9 +256,19 @@ impl CcTable {
                 }
             }
         }
-        if self.rtt.is_some() && self.kind != "aggregate_fair" {
+        if self.rtt.is_some() && !matches!(self.kind.as_str(), "aggregate_fair" | "cubic") {
             return Err(extra("rtt"));
         }
+        let rtt = match self.rtt.as_deref() {
+            None | Some("srtt") => AfRtt::Smoothed,
+            Some("min") => AfRtt::Min,
+            Some(o) => {
+                return Err(E::custom(format!(
+                    "unknown rtt `{o}` of cc `{}`, expected \"srtt\" or \"min\"",
+                    self.kind
+                )))
+            }
+        };
         match self.kind.as_str() {
             "reno" => {
                 if self.w.is_some() {
@@ -272,15 +295,6 @@ impl CcTable {
                 let rtt_av = self
                     .rtt_av
                     .ok_or_else(|| E::custom("cc `aggregate_fair` needs `rtt_av`"))?;
-                let rtt = match self.rtt.as_deref() {
-                    None | Some("srtt") => AfRtt::Smoothed,
-                    Some("min") => AfRtt::Min,
-                    Some(o) => {
-                        return Err(E::custom(format!(
-                            "unknown rtt `{o}` of cc `aggregate_fair`, expected \"srtt\" or \"min\""
-                        )))
-                    }
-                };
                 Ok(CcConfig::AggregateFair { rtt_av, rtt })
             }
             "constant_rate" => {
@@ -307,6 +321,25 @@ impl CcTable {
                     beta: self.beta.unwrap_or(cc::Cubic::BETA),
                     fast_convergence: self.fast_convergence.unwrap_or(true),
                     hystart: self.hystart.unwrap_or(false),
+                    lead: rtt,
+                    w_est_linux: match self.w_est.as_deref() {
+                        None | Some("rfc9438") => false,
+                        Some("linux") => true,
+                        Some(o) => {
+                            return Err(E::custom(format!(
+                                "unknown w_est `{o}` of cc `cubic`, expected \"rfc9438\" or \"linux\""
+                            )))
+                        }
+                    },
+                    target_linux: match self.target.as_deref() {
+                        None | Some("rfc9438") => false,
+                        Some("linux") => true,
+                        Some(o) => {
+                            return Err(E::custom(format!(
+                                "unknown target `{o}` of cc `cubic`, expected \"rfc9438\" or \"linux\""
+                            )))
+                        }
+                    },
                 })
             }
             "dctcp" => {
@@ -346,6 +379,8 @@ impl<'de> Deserialize<'de> for CcConfig {
                     beta: None,
                     fast_convergence: None,
                     hystart: None,
+                    w_est: None,
+                    target: None,
                     g: None,
                     alpha_init: None,
                 }

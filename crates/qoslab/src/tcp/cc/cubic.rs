@@ -13,7 +13,8 @@
 
 use super::hystart::{HyStart, HyStep};
 use super::{AckSample, CongestionControl, CongestionEvent, Window};
-use crate::time::SimTime;
+use crate::tcp::AfRtt;
+use crate::time::{Dur, SimTime};
 
 /// One congestion-avoidance stage (RFC 9438 §4.1.2's `t_epoch`, `cwnd_epoch`, `K`,
 /// `W_est`), begun on the first ACK in congestion avoidance after a congestion event.
@@ -40,6 +41,18 @@ pub fn w_cubic(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
     c * (t - k).powi(3) + w_max
 }
 
+/// W_cubic(t) in whole segments: W_max − ⌊C·(K − t)³⌋ before K, W_max + ⌊C·(t − K)³⌋
+/// after, as Linux (`bictcp_update`'s `bic_target`) and ns-3 (`TcpCubic::Update`)
+/// compute it in integers. Within ∛(1/C) of K (1.36 s at C = 0.4) it is W_max itself.
+pub fn w_cubic_whole(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
+    let d = (c * (t - k).abs().powi(3)).floor();
+    if t < k {
+        w_max - d
+    } else {
+        w_max + d
+    }
+}
+
 /// CUBIC's window rules (the recovery flavour is the sender's [`super::super::Variant`]).
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
@@ -56,6 +69,14 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// HyStart++ while the initial slow start lasts, if enabled.
     hystart: Option<HyStart>,
+    /// The RTT the target looks ahead by: SRTT (§4.2) or the least sample.
+    lead: AfRtt,
+    /// The least RTT sample so far (Linux's and ns-3's `delay_min`), kept for `lead`.
+    min_rtt: Option<Dur>,
+    /// W_est grows by α_cubic throughout, as Linux's and ns-3's `tcp_friendliness` do.
+    w_est_linux: bool,
+    /// W_cubic in whole segments ([`w_cubic_whole`]), as Linux and ns-3 compute it.
+    target_linux: bool,
 }
 
 impl Cubic {
@@ -76,7 +97,40 @@ impl Cubic {
             cwnd_prior: 0.0,
             epoch: None,
             hystart: hystart.then(HyStart::default),
+            lead: AfRtt::Smoothed,
+            min_rtt: None,
+            w_est_linux: false,
+            target_linux: false,
         }
+    }
+
+    /// With `on`, W_cubic is taken in whole segments ([`w_cubic_whole`]) as Linux's
+    /// `bictcp_update` and ns-3's `TcpCubic::Update` truncate C·|t − K|³, so the curve
+    /// stands at W_max from K − ∛(1/C) to K + ∛(1/C); off (the default), RFC 9438
+    /// §4.2's real-valued W_cubic.
+    pub fn with_whole_target(mut self, on: bool) -> Self {
+        self.target_linux = on;
+        self
+    }
+
+    fn w_cubic_at(&self, t: f64, e: &Epoch) -> f64 {
+        if self.target_linux {
+            w_cubic_whole(t, e.k, e.w_max, self.c)
+        } else {
+            w_cubic(t, e.k, e.w_max, self.c)
+        }
+    }
+
+    /// Two of Linux's (`tcp_cubic.c`) and ns-3's (`TcpCubic`) departures from RFC 9438,
+    /// each off by default: `lead = Min` reads the target at t + the least RTT sample
+    /// (`bictcp_update`'s `t += delay_min`) instead of t + SRTT (§4.2); `w_est_linux`
+    /// keeps W_est's α at α_cubic after W_est passes cwnd_prior (`tcp_friendliness`
+    /// adds one segment per cwnd·(1 + β)/(3(1 − β)) acknowledged, always), where §4.3
+    /// switches to α = 1.
+    pub fn with_linux(mut self, lead: AfRtt, w_est_linux: bool) -> Self {
+        self.lead = lead;
+        self.w_est_linux = w_est_linux;
+        self
     }
 
     /// W_max [segments], once a congestion event (or the first congestion-avoidance
@@ -143,6 +197,9 @@ impl CongestionControl for Cubic {
     }
     fn on_ack(&mut self, ack: &AckSample) {
         let mss = self.w.mss as f64;
+        if let (AfRtt::Min, Some(r)) = (self.lead, ack.rtt) {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
         if self.w.cwnd < self.w.ssthresh as f64 {
             match self.hystart.as_mut().map(|h| h.on_ack(ack, self.w.mss)) {
                 // RFC 9406 §4.2.
@@ -172,22 +229,26 @@ impl CongestionControl for Cubic {
         };
         let cwnd = self.cwnd_segs().max(1.0);
         let t = (ack.now - e.t0).as_secs_f64();
-        let rtt = ack.srtt.map_or(0.0, |d| d.as_secs_f64());
+        let lead = match self.lead {
+            AfRtt::Smoothed => ack.srtt,
+            AfRtt::Min => self.min_rtt.or(ack.srtt),
+        };
+        let rtt = lead.map_or(0.0, |d| d.as_secs_f64());
         // §4.3: W_est grows by α_cubic per window of ACKs, α = 1 once it reaches
-        // cwnd_prior.
-        let alpha = if e.w_est >= self.cwnd_prior {
+        // cwnd_prior (not with `w_est_linux`).
+        let alpha = if e.w_est >= self.cwnd_prior && !self.w_est_linux {
             1.0
         } else {
             self.alpha()
         };
         e.w_est += alpha * acked / cwnd;
-        let next = if w_cubic(t, e.k, e.w_max, self.c) < e.w_est {
+        let next = if self.w_cubic_at(t, &e) < e.w_est {
             // §4.3 Reno-friendly region: cwnd = W_est (never below the current cwnd).
             e.w_est.max(cwnd)
         } else {
             // §4.2: target = W_cubic(t + RTT) within [cwnd, 1.5·cwnd]; §4.4 (concave,
             // cwnd < W_max) and §4.5 (convex): cwnd += (target − cwnd)/cwnd per ACK.
-            let target = w_cubic(t + rtt, e.k, e.w_max, self.c).clamp(cwnd, 1.5 * cwnd);
+            let target = self.w_cubic_at(t + rtt, &e).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
         };
         self.w.cwnd = (next * mss).min(self.w.cap as f64);
@@ -420,6 +481,82 @@ mod tests {
     }
 
     #[test]
+    fn linux_w_est_keeps_alpha_cubic_past_cwnd_prior() {
+        // As reno_friendly_region_takes_over_at_small_rtt, but W_est keeps α ≈ 0.53
+        // after it reaches cwnd_prior = 10 (Linux's and ns-3's tcp_friendliness): about
+        // 7 + 0.53·100 ≈ 60 segments after 100 RTTs instead of ≈ 104.
+        let mut c = cubic().with_linux(AfRtt::Smoothed, true);
+        after_loss(&mut c, 10);
+        rounds(&mut c, SimTime::ZERO, Dur::from_millis(1), 100);
+        assert!(segs(&c) > 55.0 && segs(&c) < 61.0, "{}", segs(&c));
+        assert_eq!(c.cwnd(), (c.w_est().unwrap() * MSS as f64) as u32);
+    }
+
+    #[test]
+    fn whole_segment_target_stands_at_w_max_within_cbrt_one_over_c_of_k() {
+        // W_max = 100, K ≈ 4.217 s: C·(K − t)³ < 1 for K − t < ∛2.5 ≈ 1.357 s, where
+        // Linux's integer bic_target is W_max already; the real curve is below it.
+        let k = cubic_k(100.0, 70.0, Cubic::C);
+        assert_eq!(w_cubic_whole(k - 1.3, k, 100.0, Cubic::C), 100.0);
+        assert_eq!(w_cubic_whole(k + 1.3, k, 100.0, Cubic::C), 100.0);
+        assert_eq!(w_cubic_whole(k - 1.4, k, 100.0, Cubic::C), 99.0);
+        assert_eq!(w_cubic_whole(k + 2.0, k, 100.0, Cubic::C), 103.0); // 0.4·8 = 3.2
+        assert_eq!(w_cubic_whole(0.0, k, 100.0, Cubic::C), 70.0);
+        assert!(w_cubic(k - 1.3, k, 100.0, Cubic::C) < 99.2);
+        // The controller: one ACK at K − 1.3 s without an SRTT (no look-ahead) aims at
+        // 100 with the whole-segment target, at ≈ 99.12 without.
+        for (whole, target) in [(true, 100.0), (false, w_cubic(k - 1.3, k, 100.0, Cubic::C))] {
+            let mut c = cubic().with_whole_target(whole);
+            after_loss(&mut c, 100);
+            c.on_ack(&AckSample {
+                newly_acked: MSS,
+                ..Default::default()
+            });
+            let w0 = segs(&c);
+            c.on_ack(&AckSample {
+                now: SimTime::from_nanos(((k - 1.3) * 1e9) as u64),
+                newly_acked: MSS,
+                ..Default::default()
+            });
+            let want = w0 + (target - w0) / w0;
+            assert!(
+                (segs(&c) - want).abs() < 1e-6,
+                "{whole}: {} vs {want}",
+                segs(&c)
+            );
+        }
+    }
+
+    #[test]
+    fn min_rtt_lead_reads_the_target_one_least_rtt_ahead() {
+        // W_max = 100, cwnd 70, K ≈ 4.217 s. The first ACK carries an RTT sample of
+        // 20 ms; SRTT is 1 s (a long queue). One ACK at t = 1 s adds
+        // (W_cubic(1 + lead) − 70)/70: lead = SRTT by default, 20 ms with `rtt = "min"`.
+        let k = cubic_k(100.0, 70.0, Cubic::C);
+        for (lead, ahead) in [(AfRtt::Smoothed, 1.0), (AfRtt::Min, 0.02)] {
+            let mut c = cubic().with_linux(lead, false);
+            after_loss(&mut c, 100);
+            let ack = |t: f64, rtt: Option<Dur>| AckSample {
+                now: SimTime::from_nanos((t * 1e9) as u64),
+                newly_acked: MSS,
+                rtt,
+                srtt: Some(Dur::from_secs(1)),
+                ..Default::default()
+            };
+            c.on_ack(&ack(0.0, Some(Dur::from_millis(20))));
+            let w0 = segs(&c);
+            c.on_ack(&ack(1.0, None));
+            let target = w_cubic(1.0 + ahead, k, 100.0, Cubic::C);
+            let want = w0 + (target - w0) / w0;
+            assert!(
+                (segs(&c) - want).abs() < 1e-6,
+                "{lead:?}: {} vs {want}",
+                segs(&c)
+            );
+        }
+    }
+
+    #[test]
     fn timeout_restarts_the_curve_at_the_window_where_avoidance_begins() {
         let mut c = cubic();
         after_loss(&mut c, 100);
@@ -545,6 +682,9 @@ mod wire_tests {
                 beta: super::Cubic::BETA,
                 fast_convergence: true,
                 hystart,
+                lead: crate::tcp::AfRtt::Smoothed,
+                w_est_linux: false,
+                target_linux: false,
             },
             ..Default::default()
         }
@@ -658,7 +798,10 @@ mod wire_tests {
                 c: 0.4,
                 beta: 0.7,
                 fast_convergence: true,
-                hystart: false
+                hystart: false,
+                lead: crate::tcp::AfRtt::Smoothed,
+                w_est_linux: false,
+                target_linux: false,
             }
         );
         assert!(c.validate().is_ok());
@@ -673,9 +816,33 @@ mod wire_tests {
                 c: 0.8,
                 beta: 0.5,
                 fast_convergence: false,
-                hystart: true
+                hystart: true,
+                lead: crate::tcp::AfRtt::Smoothed,
+                w_est_linux: false,
+                target_linux: false,
             }
         );
+        let c: TcpConfig = toml::from_str(
+            "cc = { kind = \"cubic\", rtt = \"min\", w_est = \"linux\", target = \"linux\" }",
+        )
+        .unwrap();
+        assert!(matches!(
+            c.cc,
+            CcConfig::Cubic {
+                lead: crate::tcp::AfRtt::Min,
+                w_est_linux: true,
+                target_linux: true,
+                ..
+            }
+        ));
+        for bad in [
+            "cc = { kind = \"cubic\", w_est = \"ns3\" }",
+            "cc = { kind = \"cubic\", rtt = \"max\" }",
+            "cc = { kind = \"cubic\", target = \"ns3\" }",
+        ] {
+            let e = toml::from_str::<TcpConfig>(bad).unwrap_err().to_string();
+            assert!(e.contains("unknown"), "{bad}: {e}");
+        }
         for (bad, key) in [
             ("cc = { kind = \"cubic\", beta = 1.0 }", "cc.beta"),
             ("cc = { kind = \"cubic\", beta = 0 }", "cc.beta"),
@@ -691,6 +858,9 @@ mod wire_tests {
             "cc = { kind = \"reno\", beta = 0.7 }",
             "cc = { kind = \"multcp\", w = 2, fast_convergence = true }",
             "cc = { kind = \"cubic\", w = 2 }",
+            "cc = { kind = \"reno\", w_est = \"linux\" }",
+            "cc = { kind = \"dctcp\", target = \"linux\" }",
+            "cc = { kind = \"multcp\", w = 2, rtt = \"min\" }",
         ] {
             let e = toml::from_str::<TcpConfig>(bad).unwrap_err().to_string();
             assert!(e.contains("does not apply"), "{bad}: {e}");

@@ -249,7 +249,14 @@ impl AnyCc {
                 beta,
                 fast_convergence,
                 hystart,
-            } => AnyCc::Cubic(Cubic::new(w, c, beta, fast_convergence, hystart)),
+                lead,
+                w_est_linux,
+                target_linux,
+            } => AnyCc::Cubic(
+                Cubic::new(w, c, beta, fast_convergence, hystart)
+                    .with_linux(lead, w_est_linux)
+                    .with_whole_target(target_linux),
+            ),
             CcConfig::Dctcp { g, alpha_init } => AnyCc::Dctcp(Dctcp::new(w, g, alpha_init)),
         }
     }
