@@ -57,6 +57,8 @@ LINUX_INSTEAD: dict[str, str] = {
     "(TCP_ATO_MIN, TCP_DELACK_MAX; no sysctl)",
     "rto_keeps_ssthresh": "Linux keeps ssthresh on a timeout within a window of the last "
     "reduction (tcp_enter_loss; no sysctl)",
+    "fast_retransmit_keeps_timer": "Linux restarts the retransmission timer for the fast "
+    "retransmission (tcp_xmit_retransmit_queue; no sysctl)",
     "rto_lost_retransmit": "Linux finds a retransmission lost after a timeout by RACK and "
     "starts fast recovery (tcp_fastretrans_alert; no sysctl)",
     "rtt_samples": "Linux takes an RTT sample from every ACK, and from the timestamp echo "

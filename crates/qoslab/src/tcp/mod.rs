@@ -491,6 +491,11 @@ pub struct TcpConfig {
     /// `"every_ack"` or `"every_ack_ts"` (Linux's per-ACK samples, without and with
     /// timestamps; see [`RttSamples`]).
     pub rtt_samples: RttSamples,
+    /// The fast retransmit leaves a running retransmission timer as it is (ns-3's
+    /// `TcpSocketBase`: the timer runs on from the last new ACK, RFC 6298 §5.1 "if the
+    /// timer is not running"); off, entering fast recovery restarts it, as Linux's
+    /// `tcp_xmit_retransmit_queue` rearms it for the retransmitted head. Default off.
+    pub fast_retransmit_keeps_timer: bool,
 }
 
 impl Default for TcpConfig {
@@ -522,6 +527,7 @@ impl Default for TcpConfig {
             rto_keeps_ssthresh: false,
             rto_lost_retransmit: false,
             rtt_samples: RttSamples::Timed,
+            fast_retransmit_keeps_timer: false,
         }
     }
 }

@@ -76,6 +76,8 @@ pub struct TcpSender {
     halve: Halve,
     /// An RTO within a window of data after a reduction keeps its ssthresh (Linux).
     rto_keeps_ssthresh: bool,
+    /// The fast retransmit leaves a running retransmission timer as it is (ns-3).
+    fr_keeps_timer: bool,
     /// A retransmission found lost after a timeout starts fast recovery (Linux).
     rto_lost_retransmit: bool,
     /// The least RTT sampled (Linux's `tcp_min_rtt`; kept with `rto_lost_retransmit`).
@@ -147,6 +149,7 @@ impl TcpSender {
             prr: cfg.variant == Variant::Sack && cfg.recovery == Recovery::Prr,
             halve: cfg.halve,
             rto_keeps_ssthresh: cfg.rto_keeps_ssthresh,
+            fr_keeps_timer: cfg.fast_retransmit_keeps_timer,
             rto_lost_retransmit: cfg.rto_lost_retransmit && cfg.variant == Variant::Sack,
             min_rtt: None,
             on_quench: cfg.on_quench,
@@ -844,7 +847,11 @@ impl TcpSender {
                 self.retransmit(now, 0, out);
             }
         }
-        self.rto_at = Some(now + self.rtt.rto());
+        // Restarted for the retransmission (Linux), or left running (ns-3, with
+        // `fast_retransmit_keeps_timer`).
+        if !(self.fr_keeps_timer && self.rto_at.is_some()) {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
     }
 
     /// With `rto_lost_retransmit`, in Loss when a retransmission is found lost again:

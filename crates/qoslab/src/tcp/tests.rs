@@ -527,6 +527,33 @@ fn rto_keeps_ssthresh_within_the_window_of_the_reduction_before_it() {
 }
 
 #[test]
+fn fast_retransmit_restarts_the_timer_unless_told_to_keep_it() {
+    // IW 10 sent at 0 arms the RTO; three duplicate ACKs at 50 ms: the fast retransmit
+    // restarts it from 50 ms (Linux), or leaves it due where it was (ns-3).
+    let due = |keep: bool| {
+        let c = TcpConfig {
+            initial_window: 10,
+            fast_retransmit_keeps_timer: keep,
+            ..cfg(Variant::NewReno)
+        };
+        let mut s = TcpSender::new(&c, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let armed = s.next_timer().expect("the RTO is armed");
+        let t = SimTime::from_millis(50);
+        for _ in 0..3 {
+            s.on_ack(t, &ack_hdr(0, None), &mut out);
+        }
+        assert_eq!(s.probe().state, TcpState::Recovery);
+        (armed, s.next_timer().expect("the RTO is armed"))
+    };
+    let (armed, restarted) = due(false);
+    assert_eq!(restarted, armed + Dur::from_millis(50));
+    let (armed, kept) = due(true);
+    assert_eq!(kept, armed);
+}
+
+#[test]
 fn rto_lost_retransmit_starts_fast_recovery_at_half_the_window() {
     // The SYN-ACK at 50 ms (RTT sample and least RTT 50 ms, RTO max(50 + 4·25, 200) =
     // 200 ms), then IW 20 (segments 0..19); no ACK, so the RTO fires at 250 ms:
@@ -1215,10 +1242,11 @@ fn config_defaults_and_serde() {
     assert_eq!(c.recovery, Recovery::Prr);
     let c: TcpConfig =
         toml::from_str(
-            "quickack = true\nadaptive_delack = true\nrto_keeps_ssthresh = true\nrto_lost_retransmit = true",
+            "quickack = true\nadaptive_delack = true\nrto_keeps_ssthresh = true\nrto_lost_retransmit = true\nfast_retransmit_keeps_timer = true",
         )
             .unwrap();
     assert!(c.quickack && c.adaptive_delack && c.rto_keeps_ssthresh && c.rto_lost_retransmit);
+    assert!(c.fast_retransmit_keeps_timer);
     let c: TcpConfig = toml::from_str("cc = \"reno\"").unwrap();
     assert_eq!(c.cc, CcConfig::Reno);
     let c: TcpConfig =
