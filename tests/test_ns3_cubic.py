@@ -42,3 +42,16 @@ def test_the_qoslab_side_runs_cubic_with_window_halving():
     tcp = sc["flow"][0]["tcp"]
     assert tcp["cc"] == "cubic" and tcp["halve"] == "window"
     qoslab.check(sc)
+
+
+def test_every_counterfactual_is_one_change_qoslab_accepts():
+    base = tomllib.loads(MOD.qoslab_text("4-flows-20-200ms-50M", 1, 2.0, 1.0))["flow"][0]["tcp"]
+    for cf in MOD.COUNTERFACTUALS:
+        sc = tomllib.loads(MOD.counterfactual_text("4-flows-20-200ms-50M", 1, 2.0, 1.0, cf))
+        tcp = sc["flow"][0]["tcp"]
+        changed = {k for k in base.keys() | tcp.keys() if base.get(k) != tcp.get(k)}
+        assert len(changed) == 1, (cf, changed)
+        cc = tcp["cc"] if isinstance(tcp["cc"], dict) else {"kind": tcp["cc"]}
+        assert cc["kind"] == "cubic"
+        assert len({k for k in cc if k != "kind"} | (changed - {"cc"})) == 1, cf
+        qoslab.check(sc)
