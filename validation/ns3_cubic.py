@@ -35,6 +35,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ns3_peer as peer
@@ -112,8 +113,30 @@ def counterfactual_text(name: str, seed: int, duration: float, warmup: float, cf
     return text.replace('cc = "cubic" }', COUNTERFACTUALS[cf][0] + " }")
 
 
+def run_qoslab(text: str) -> tuple[list[float], list[int]]:
+    """Per-flow goodputs [b/s] of a qoslab run, and its timeouts and fast retransmits
+    after the warm-up (all flows)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "case.toml"
+        path.write_text(text)
+        out = subprocess.run(
+            [str(peer.QOSLAB), str(path)], check=True, capture_output=True, text=True
+        ).stdout
+    t = json.loads(out)["tables"]["flows"]
+    flows = dict(zip(t["names"], t["columns"], strict=True))
+    return flows["goodput_bps"], [sum(flows["timeouts"]), sum(flows["fast_retransmits"])]
+
+
 def run_ns3(name: str, seed: int, duration: float, warmup: float) -> list[float]:
     """Per-flow goodputs [b/s] of ns-3's TcpCubic on case `name`."""
+    return run_ns3_events(name, seed, duration, warmup)[0]
+
+
+def run_ns3_events(
+    name: str, seed: int, duration: float, warmup: float
+) -> tuple[list[float], list[int]]:
+    """Per-flow goodputs [b/s] of ns-3's TcpCubic on case `name`, and its timeouts and
+    fast recoveries after the warm-up (all senders)."""
     n, rtts, rate, limit = CASES[name]
     args = peer.ns3_args(
         n,
@@ -129,7 +152,12 @@ def run_ns3(name: str, seed: int, duration: float, warmup: float) -> list[float]
     out = subprocess.run(
         [*args, "--cc=cubic", "--hystart=0"], check=True, capture_output=True, text=True
     ).stdout
-    return [float(line.split()[5]) for line in out.splitlines() if line.startswith("flow ")]
+    lines = out.splitlines()
+    kv = dict(line.split()[:2] for line in lines if not line.startswith("flow "))
+    return (
+        [float(line.split()[5]) for line in lines if line.startswith("flow ")],
+        [int(kv["timeouts"]), int(kv["fast_recoveries"])],
+    )
 
 
 def summarize(name: str, runs: dict) -> dict:
@@ -208,11 +236,27 @@ def cf_reading(data: dict) -> str:
             + ", ".join(fixes)
             + (
                 ". No single change brings it into the bands: the miss stands as measured."
+                + timeouts_note(data, name)
                 if not met
                 else "."
             )
         )
     return " ".join(out)
+
+
+def timeouts_note(data: dict, name: str) -> str:
+    """Where the two sides part in loss recovery on case `name`, from the recorded
+    timeouts (a lead for what the CUBIC counterfactuals leave, not a tested one)."""
+    ev = (data.get("events") or {}).get(name)
+    if not ev:
+        return ""
+    q = [e[0] for e in ev["qoslab"]]
+    n = [e[0] for e in ev["ns3"]]
+    return (
+        f" The two sides also part in loss recovery: ns-3 "
+        f"times out {', '.join(map(str, n))} times per seed after the warm-up, qoslab "
+        f"{', '.join(map(str, q))} (not tested as a counterfactual here)."
+    )
 
 
 def class_gap(s: dict) -> float:
@@ -276,6 +320,24 @@ def page(data: dict) -> str:
         ]
         cells += [""] * (4 - len(cells))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if data.get("events"):
+        lines += [
+            "",
+            "Loss recovery after the warm-up, per seed (qoslab / ns-3): timeouts, and fast "
+            "retransmits / ns-3's entries into fast recovery:",
+            "",
+            "| case | timeouts | fast retransmits / recoveries |",
+            "|---|---|---|",
+        ]
+        for name in CASES:
+            ev = data["events"].get(name)
+            if not ev:
+                continue
+            cell = [
+                ", ".join(f"{q[i]} / {n[i]}" for q, n in zip(ev["qoslab"], ev["ns3"], strict=True))
+                for i in (0, 1)
+            ]
+            lines.append(f"| {name} | {cell[0]} | {cell[1]} |")
     cfs = data.get("counterfactuals") or {}
     if cfs:
         lines += [
@@ -341,9 +403,7 @@ def run_counterfactuals(data: dict) -> dict:
         out[cf] = {}
         for name in data["cases"]:
             out[cf][name] = [
-                peer.run_qoslab(
-                    counterfactual_text(name, seed, meta["duration"], meta["warmup"], cf)
-                )[0]
+                run_qoslab(counterfactual_text(name, seed, meta["duration"], meta["warmup"], cf))[0]
                 for seed in range(1, meta["seeds"] + 1)
             ]
             print(f"{cf} {name}: done", flush=True)
@@ -395,17 +455,21 @@ def main() -> int:
     }
     for name in args.cases.split(","):
         runs = {"qoslab": [], "ns3": []}
+        events = {"qoslab": [], "ns3": []}
         for seed in range(1, args.seeds + 1):
             text = qoslab_text(name, seed, args.duration, args.warmup)
-            gq = peer.run_qoslab(text)[0]
-            gn = run_ns3(name, seed, args.duration, args.warmup)
+            gq, eq = run_qoslab(text)
+            gn, en = run_ns3_events(name, seed, args.duration, args.warmup)
             runs["qoslab"].append(gq)
             runs["ns3"].append(gn)
+            events["qoslab"].append(eq)
+            events["ns3"].append(en)
             print(
                 f"{name} seed {seed}: total {sum(gq) / 1e6:.3f} vs {sum(gn) / 1e6:.3f} Mb/s",
                 flush=True,
             )
         data["cases"][name] = runs
+        data.setdefault("events", {})[name] = events
     data["counterfactuals"] = run_counterfactuals(data)
     DATA.write_text(json.dumps(data, indent=1) + "\n")
     PAGE.write_text(page(data))
