@@ -55,3 +55,16 @@ def test_every_counterfactual_is_one_change_qoslab_accepts():
         assert cc["kind"] == "cubic"
         assert len({k for k in cc if k != "kind"} | (changed - {"cc"})) == 1, cf
         qoslab.check(sc)
+
+
+def test_ns3_counterfactuals_are_recorded_per_seed_and_flow():
+    data = json.loads(MOD.DATA.read_text())
+    assert set(data["ns3_counterfactuals"]) == set(MOD.NS3_COUNTERFACTUALS)
+    src = (ROOT / "validation" / "ns3" / "dumbbell.cc").read_text()
+    for cf, per_case in data["ns3_counterfactuals"].items():
+        for arg in MOD.NS3_COUNTERFACTUALS[cf][0]:
+            assert f'"{arg[2:].split("=")[0]}"' in src, arg  # the peer takes the flag
+        for name, r in per_case.items():
+            n = MOD.CASES[name][0]
+            assert len(r["ns3"]) == len(r["timeouts"]) == data["meta"]["seeds"]
+            assert all(len(g) == n for g in r["ns3"])

@@ -16,13 +16,15 @@ themselves is noise and not compared).
 
 Counterfactuals (issue 61: a miss is explained by a tested counterfactual): qoslab's
 side rerun with one thing changed to what ns-3's TcpCubic (and Linux's tcp_cubic.c)
-does (:data:`COUNTERFACTUALS`), against the same ns-3 runs, under the same bands.
+does (:data:`COUNTERFACTUALS`), against the same ns-3 runs, or ns-3's side with one
+attribute changed (:data:`NS3_COUNTERFACTUALS`), against the same qoslab runs, under the
+same bands.
 
 Usage: python3 validation/ns3_cubic.py [--seeds N] [--qoslab-run PATH] [--page]
-       python3 validation/ns3_cubic.py --counterfactuals   (qoslab's side only)
+       python3 validation/ns3_cubic.py --counterfactuals   (keeps the recorded runs)
 Needs: cargo build --release --bin qoslab-run; validation/ns3/build.sh
 Writes validation/data/ns3-cubic.json and docs/validation/ns3-cubic.md (`--page`
-rewrites the page from the data alone; `--counterfactuals` reruns only qoslab's
+rewrites the page from the data alone; `--counterfactuals` reruns only the
 counterfactual sides and keeps the recorded runs).
 """
 
@@ -106,6 +108,41 @@ def qoslab_text(name: str, seed: int, duration: float, warmup: float) -> str:
     return text.replace('granularity = "1ms" }', 'granularity = "1ms", cc = "cubic" }')
 
 
+#: ns-3's side with one attribute changed: name → (the peer's extra arguments, why).
+NS3_COUNTERFACTUALS = {
+    "MinRto = 400 ms": (
+        ["--min-rto=400"],
+        "ns-3's RTO floor (TcpSocketBase::MinRto) 400 ms instead of the 200 ms both "
+        "sides run: ns-3 times out where qoslab, with the same floor, does not (table "
+        "above); which of its rules does that is not pinned here",
+    ),
+    "MinRto = 1 s": (
+        ["--min-rto=1000"],
+        "as above with RFC 6298's 1 s floor",
+    ),
+}
+
+
+def cf_items(data: dict):
+    """Each recorded counterfactual as (label, what it changes, per-case runs dict with
+    one side replaced, per-case ns-3 timeouts or None)."""
+    for cf, per_case in (data.get("counterfactuals") or {}).items():
+        runs = {
+            name: {"qoslab": g, "ns3": data["cases"][name]["ns3"]}
+            for name, g in per_case.items()
+            if name in data["cases"]
+        }
+        yield f"qoslab: `{cf}`", COUNTERFACTUALS[cf][1], runs, None
+    for cf, per_case in (data.get("ns3_counterfactuals") or {}).items():
+        runs = {
+            name: {"qoslab": data["cases"][name]["qoslab"], "ns3": r["ns3"]}
+            for name, r in per_case.items()
+            if name in data["cases"]
+        }
+        tos = {name: r["timeouts"] for name, r in per_case.items()}
+        yield f"ns-3: `{cf}`", NS3_COUNTERFACTUALS[cf][1], runs, tos
+
+
 def counterfactual_text(name: str, seed: int, duration: float, warmup: float, cf: str) -> str:
     """The qoslab scenario of case `name` with counterfactual `cf` applied."""
     text = qoslab_text(name, seed, duration, warmup)
@@ -133,7 +170,7 @@ def run_ns3(name: str, seed: int, duration: float, warmup: float) -> list[float]
 
 
 def run_ns3_events(
-    name: str, seed: int, duration: float, warmup: float
+    name: str, seed: int, duration: float, warmup: float, extra: list[str] = ()
 ) -> tuple[list[float], list[int]]:
     """Per-flow goodputs [b/s] of ns-3's TcpCubic on case `name`, and its timeouts and
     fast recoveries after the warm-up (all senders)."""
@@ -150,7 +187,7 @@ def run_ns3_events(
         rtts=rtts,
     )
     out = subprocess.run(
-        [*args, "--cc=cubic", "--hystart=0"], check=True, capture_output=True, text=True
+        [*args, "--cc=cubic", "--hystart=0", *extra], check=True, capture_output=True, text=True
     ).stdout
     lines = out.splitlines()
     kv = dict(line.split()[:2] for line in lines if not line.startswith("flow "))
@@ -211,35 +248,24 @@ def cf_reading(data: dict) -> str:
         base = summarize(name, data["cases"][name])
         if all(base["ok"].values()):
             continue
-        fixes = []
-        for cf, per_case in data["counterfactuals"].items():
-            if name not in per_case:
+        fixes, met = [], []
+        for label, _, runs, _ in cf_items(data):
+            if name not in runs:
                 continue
-            s = summarize(name, {"qoslab": per_case[name], "ns3": data["cases"][name]["ns3"]})
+            s = summarize(name, runs[name])
+            ok = all(s["ok"].values())
+            met += [label] if ok else []
             fixes.append(
-                f"`{cf}` {s['qoslab']['jain']:.3f} ({'met' if all(s['ok'].values()) else 'missed'}"
-                f", RTT classes within {class_gap(s):.1%} of ns-3's)"
+                f"{label} Jain {s['qoslab']['jain']:.3f} / {s['ns3']['jain']:.3f} "
+                f"({'met' if ok else 'missed'}, RTT classes within {class_gap(s):.1%})"
             )
-        met = [
-            cf
-            for cf, per_case in data["counterfactuals"].items()
-            if name in per_case
-            and all(
-                summarize(name, {"qoslab": per_case[name], "ns3": data["cases"][name]["ns3"]})[
-                    "ok"
-                ].values()
-            )
-        ]
         out.append(
-            f"**{name}**: Jain {base['qoslab']['jain']:.3f} as qoslab is (RTT classes within "
-            f"{class_gap(base):.1%} of ns-3's), against ns-3's {base['ns3']['jain']:.3f}; "
+            f"**{name}**: Jain {base['qoslab']['jain']:.3f} / {base['ns3']['jain']:.3f} "
+            f"(qoslab / ns-3) as they are, RTT classes within {class_gap(base):.1%} of "
+            "ns-3's; "
             + ", ".join(fixes)
-            + (
-                ". No single change brings it into the bands: the miss stands as measured."
-                + timeouts_note(data, name)
-                if not met
-                else "."
-            )
+            + (". No single change brings it into the bands." if not met else ".")
+            + timeouts_note(data, name)
         )
     return " ".join(out)
 
@@ -253,9 +279,8 @@ def timeouts_note(data: dict, name: str) -> str:
     q = [e[0] for e in ev["qoslab"]]
     n = [e[0] for e in ev["ns3"]]
     return (
-        f" The two sides also part in loss recovery: ns-3 "
-        f"times out {', '.join(map(str, n))} times per seed after the warm-up, qoslab "
-        f"{', '.join(map(str, q))} (not tested as a counterfactual here)."
+        f" Timeouts after the warm-up per seed: ns-3 {', '.join(map(str, n))}, qoslab "
+        f"{', '.join(map(str, q))}."
     )
 
 
@@ -338,37 +363,42 @@ def page(data: dict) -> str:
                 for i in (0, 1)
             ]
             lines.append(f"| {name} | {cell[0]} | {cell[1]} |")
-    cfs = data.get("counterfactuals") or {}
-    if cfs:
+    if data.get("counterfactuals") or data.get("ns3_counterfactuals"):
         lines += [
             "",
             "## Counterfactuals",
             "",
-            "qoslab's side rerun (same seeds and start times) with one thing changed to "
-            "what ns-3's TcpCubic does, against the same ns-3 runs and bands. Made by "
+            "One side rerun (same seeds and start times) with one thing changed, against "
+            "the other side's recorded runs and the same bands: qoslab's side with what "
+            "ns-3's TcpCubic does, or ns-3's with one attribute. Made by "
             "`python3 validation/ns3_cubic.py --counterfactuals`.",
             "",
-            "| qoslab with | what ns-3 does there | case | total ratio | Jain qoslab / ns-3 "
+            "| changed | what it changes | case | total ratio | Jain qoslab / ns-3 "
             "| ΔJain | ΔJain without locked flows (seeds) | RTT classes qoslab / ns-3 (Mb/s) "
-            "| bands |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| ns-3 timeouts per seed | bands |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for cf, per_case in cfs.items():
+        for label, what, per_case, tos in cf_items(data):
             for name in CASES:
-                if name not in per_case or name not in data["cases"]:
+                if name not in per_case:
                     continue
-                runs = {"qoslab": per_case[name], "ns3": data["cases"][name]["ns3"]}
-                s = summarize(name, runs)
+                s = summarize(name, per_case[name])
+                ev = (data.get("events") or {}).get(name)
+                to = (
+                    ", ".join(map(str, tos[name]))
+                    if tos
+                    else (", ".join(str(e[0]) for e in ev["ns3"]) if ev else "")
+                )
                 bad = [k for k, v in s["ok"].items() if not v]
                 q, n = s["qoslab"]["classes"], s["ns3"]["classes"]
                 cls = " · ".join(
                     f"{r}: {q[r] / 1e6:.2f} / {n[r] / 1e6:.2f}" for r in CASES[name][1]
                 )
                 lines.append(
-                    f"| `{cf}` | {COUNTERFACTUALS[cf][1]} | {name} | {s['ratio']:.3f} "
+                    f"| {label} | {what} | {name} | {s['ratio']:.3f} "
                     f"| {s['qoslab']['jain']:.3f} / {s['ns3']['jain']:.3f} "
                     f"| {s['djain']:+.3f} | {s['djain_unlocked']:+.3f} ({s['unlocked_seeds']}) "
-                    f"| {cls} "
+                    f"| {cls} | {to} "
                     f"| {'met' if not bad else '**missed: ' + ', '.join(bad) + '**'} |"
                 )
         lines += ["", cf_reading(data)]
@@ -381,7 +411,7 @@ def page(data: dict) -> str:
             + "; ".join(misses)
             + (
                 ". The misses are reported as measured; the counterfactuals above say "
-                "which of them one change to qoslab's side brings into the bands."
+                "which of them one change to one side brings into the bands."
                 if data.get("counterfactuals")
                 else ". The misses are reported as measured."
             )
@@ -410,6 +440,22 @@ def run_counterfactuals(data: dict) -> dict:
     return out
 
 
+def run_ns3_counterfactuals(data: dict) -> dict:
+    """Per ns-3 counterfactual and case: ns-3's per-flow goodputs and timeouts per seed."""
+    meta = data["meta"]
+    out: dict = {}
+    for cf, (extra, _) in NS3_COUNTERFACTUALS.items():
+        out[cf] = {}
+        for name in data["cases"]:
+            rs = [
+                run_ns3_events(name, seed, meta["duration"], meta["warmup"], extra)
+                for seed in range(1, meta["seeds"] + 1)
+            ]
+            out[cf][name] = {"ns3": [g for g, _ in rs], "timeouts": [e[0] for _, e in rs]}
+            print(f"ns-3 {cf} {name}: done", flush=True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -428,6 +474,7 @@ def main() -> int:
         peer.QOSLAB = pathlib.Path(args.qoslab_run)
         data = json.loads(DATA.read_text())
         data["counterfactuals"] = run_counterfactuals(data)
+        data["ns3_counterfactuals"] = run_ns3_counterfactuals(data)
         DATA.write_text(json.dumps(data, indent=1) + "\n")
         PAGE.write_text(page(data))
         print(f"wrote {DATA} and {PAGE}")
@@ -471,6 +518,7 @@ def main() -> int:
         data["cases"][name] = runs
         data.setdefault("events", {})[name] = events
     data["counterfactuals"] = run_counterfactuals(data)
+    data["ns3_counterfactuals"] = run_ns3_counterfactuals(data)
     DATA.write_text(json.dumps(data, indent=1) + "\n")
     PAGE.write_text(page(data))
     print(f"wrote {DATA} and {PAGE}")

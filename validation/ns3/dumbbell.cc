@@ -25,7 +25,8 @@
 // finds K packets or more in the disc is marked, never dropped before the limit).
 // "bottleneck_marks <m>" counts the disc's CE marks after the warm-up.
 // `--cc=cubic` runs TcpCubic (RFC 9438: C 0.4, β 0.7, fast convergence, TCP-friendly
-// region), HyStart off unless `--hystart=1`.
+// region), HyStart off unless `--hystart=1`. `--min-rto=ms` sets TcpSocketBase::MinRto
+// (default 200 ms, as qoslab's side).
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -122,6 +123,7 @@ int main(int argc, char* argv[]) {
   uint32_t sockbuf = 1 << 24;
   uint32_t delack = 2;
   uint32_t delackMs = 200;
+  uint32_t minRtoMs = 200;
   bool sack = true;
   int trace = -1;
   double sampleMs = 0.0;
@@ -149,6 +151,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("cc", "congestion control: newreno, cubic or dctcp (dctcp turns ECN on)", cc);
   cmd.AddValue("red-k", "marking threshold K of --queue=red_step [packets]", redK);
   cmd.AddValue("hystart", "TcpCubic's HyStart with --cc=cubic (default off)", hystart);
+  cmd.AddValue("min-rto", "TcpSocketBase::MinRto [ms]", minRtoMs);
   cmd.Parse(argc, argv);
   RngSeedManager::SetRun(run);
 
@@ -175,7 +178,7 @@ int main(int argc, char* argv[]) {
   }
   Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
   Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(minRtoMs)));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delack));
