@@ -76,6 +76,12 @@ COUNTERFACTUALS = {
         'cc = { kind = "cubic", w_est = "linux" }',
         "W_est grows by α_cubic throughout (`TcpFriendliness`), not 1 past cwnd_prior",
     ),
+    "fast_retransmit_keeps_timer = true": (
+        'cc = "cubic", fast_retransmit_keeps_timer = true',
+        "the fast retransmit leaves the retransmission timer running from the last new "
+        "ACK (`TcpSocketBase`), where qoslab restarts it as Linux does: with a 200 ms "
+        "floor a long-RTT flow's timer can fire before its retransmission is answered",
+    ),
     "byte_counting = true": (
         'cc = "cubic", byte_counting = true',
         "the window grows by the segments each delayed ACK acknowledges "
