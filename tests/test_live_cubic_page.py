@@ -50,3 +50,15 @@ def test_episode_period_groups_bursts():
     drops = pl.DataFrame({"t": [1.0, 11.0, 11.2, 11.4, 15.0, 15.1, 19.2, 30.0]})
     assert M.episode_period(drops, 10, 60) == (30.0 - 11.0) / 3
     assert math.isnan(M.episode_period(drops, 29, 60))
+
+
+def test_counterfactual_twins_are_judged_against_the_same_live_runs():
+    rows = [
+        {"live": 10, "twin": 10, "twin_reno": 10, "live_period": p, "twin_period": 5.6}
+        for p in (4.7, 4.75, 4.8)
+    ]
+    assert M.verdicts({"repeats": rows})["period"][2] == "outside"
+    twins = [{"twin": 10, "twin_period": 4.74} for _ in rows]
+    assert M.verdicts({"repeats": rows}, twins)["period"][2] == "within"
+    # Every counterfactual is one key of the twin's CUBIC.
+    assert all(len(keys) == 1 for keys, _ in M.COUNTERFACTUALS.values())
