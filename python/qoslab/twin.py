@@ -48,9 +48,11 @@ What the twin's TCP takes from Linux (each a ``tcp`` key of docs/tcp.md):
 
 Congestion control: Linux Reno → qoslab's Reno; Linux CUBIC → qoslab's CUBIC (RFC 9438
 with Linux's constants: C = 0.4, β = 0.7 (Linux 717/1024), fast convergence and the
-Reno-friendly region on; :data:`TWIN_HYSTART` says whether the twin's slow start exits
-by HyStart++ where Linux runs its own HyStart). Any other (BBR, …) has no twin of its
-own: the twin runs Reno and says so.
+Reno-friendly region on, and Linux's departures from the RFC (:data:`TWIN_CUBIC_LINUX`:
+the target in whole segments, the least RTT as look-ahead, α_cubic kept);
+:data:`TWIN_HYSTART` says whether the twin's slow start exits by HyStart++ where Linux
+runs its own HyStart). Any other (BBR, …) has no twin of its own: the twin runs Reno
+and says so.
 
 Not reproduced: BBR, TSO/pacing, the rest of RACK-TLP (RACK's timer for segments not
 yet overtaken, its reordering window outside recovery, tail-loss probes; ``[live]
@@ -113,6 +115,11 @@ TWIN_OF = {"reno": "reno", "cubic": "cubic"}
 #: runs its own HyStart (ACK trains and delay increase, ``tcp_cubic.c``), which qoslab
 #: does not have; see docs/validation/live-cubic.md for both readings against live.
 TWIN_HYSTART = True
+#: Where Linux's ``tcp_cubic.c`` departs from RFC 9438, the twin's CUBIC follows Linux
+#: (docs/tcp.md, CUBIC): ``bictcp_update`` computes the target in whole segments
+#: (``target``), looks ahead by the least RTT seen (``delay_min``: ``rtt``), and its
+#: Reno-friendly estimate grows at α_cubic for good (``tcp_friendliness``: ``w_est``).
+TWIN_CUBIC_LINUX = {"target": "linux", "rtt": "min", "w_est": "linux"}
 
 
 def twin_cc(live_cc: str) -> str:
@@ -163,7 +170,7 @@ def twin_tcp(flow_tcp: Mapping[str, Any] | None, live: Mapping[str, Any]) -> dic
         "max_window": max(64, int(buf / 2 // TWIN_MSS)),
     }
     if cc == "cubic":
-        tcp["cc"] = {"kind": "cubic", "hystart": TWIN_HYSTART}
+        tcp["cc"] = {"kind": "cubic", "hystart": TWIN_HYSTART, **TWIN_CUBIC_LINUX}
     if sack:
         tcp["recovery"] = "prr"
         tcp["sack_blocks"] = 3 if ts else 4
