@@ -28,12 +28,13 @@
    process. Per run: goodput, packets/s read from the hosts, the datapath thread's CPU
    per packet read (``live_cpu`` × the run's length ÷ packets read) and its wall time
    working per packet (``live_busy`` × length ÷ packets: not asleep or polling; the
-   thread runs SCHED_FIFO, so other processes do not stretch it), how often it slept,
-   p99 and p99.9 lateness, the verdict and its cause, and the load average before and
-   after. With ``--base``, each repeat also runs the qoslab found on that PYTHONPATH (a
-   copy of an earlier ``python/qoslab`` with its ``_core`` module), in turns with this
-   one, so that both see the same machine: the CPU per packet of the two is the
-   load-robust comparison. ``--out FILE`` appends the command, ``uptime`` before and
+   thread runs SCHED_FIFO, so other processes do not stretch it), the TUN writer
+   thread's CPU per packet when the writes ran on one (``live_writer_cpu``), how often
+   it slept, p99 and p99.9 lateness (and of the TUN writes), the verdict and its cause,
+   and the load average before and after. With ``--base``, each repeat also runs the
+   qoslab found on that PYTHONPATH (a copy of an earlier ``python/qoslab`` with its
+   ``_core`` module), in turns with this one, so that both see the same machine: the
+   CPU per packet of the two is the load-robust comparison. ``--out FILE`` appends the command, ``uptime`` before and
    after, and every line printed.
 
 The scenarios here set ``[live] max_pps`` high: they are meant to exceed the datapath.
@@ -146,11 +147,19 @@ def rate_child(spec: dict) -> dict:
     hosts = r.table("live_hosts")
     read = int(hosts["tun_read"].sum())
     dur = spec["dur"]
+    timing = r.table("live_timing")
+    writes = timing.filter(timing["place"] == "(tun writes)")
+    write_p99 = float(writes["p99_us"][0]) if writes.height else None
     return {
         "goodput_bps": float(r.flows["goodput_bps"].sum()),
         "pps": s.get("live_pps"),
         "cpu_us": s["live_cpu"] * dur / max(read, 1) * 1e6,
         "work_us": s["live_busy"] * dur / max(read, 1) * 1e6,
+        # The TUN writer thread's CPU per packet (None: the loop wrote itself).
+        "writer_us": (
+            s["live_writer_cpu"] * dur / max(read, 1) * 1e6 if s.get("live_tun_writer") else None
+        ),
+        "write_p99_us": write_p99,
         "sleeps_per_pkt": (s["live_sleeps"] / max(read, 1)) if "live_sleeps" in s else None,
         "p99_us": s.get("live_lateness_p99_us"),
         "p999_us": s.get("live_lateness_p999_us"),
@@ -194,13 +203,21 @@ def rate_mode(a: argparse.Namespace, say) -> None:
                 m = json.loads(out.stdout.strip().splitlines()[-1])
                 got[name].append(m)
                 sl = m["sleeps_per_pkt"]
+                wr = m.get("writer_us")
                 say(
                     f"{mbps:g} Mb/s × {a.flows} flow(s), RTT {a.rtt:g} ms, {name}: goodput "
                     f"{m['goodput_bps'] / 1e6:7.1f} Mb/s, {m['pps']:7.0f} packets/s read; "
-                    f"datapath CPU {m['cpu_us']:5.2f} µs/packet, working "
-                    f"{m['work_us']:5.2f} µs/packet"
+                    f"datapath CPU {m['cpu_us']:5.2f} µs/packet"
+                    + (f" + TUN writer {wr:5.2f}" if wr is not None else "")
+                    + f", working {m['work_us']:5.2f} µs/packet"
                     + (f", {sl:.3f} sleeps/packet" if sl is not None else "")
-                    + f"; p99 {m['p99_us']:6.1f} µs, p99.9 {m['p999_us']:7.1f} µs: "
+                    + f"; p99 {m['p99_us']:6.1f} µs, p99.9 {m['p999_us']:7.1f} µs"
+                    + (
+                        f" (TUN writes p99 {m['write_p99_us']:.1f} µs)"
+                        if m.get("write_p99_us") is not None
+                        else ""
+                    )
+                    + ": "
                     f"{'valid' if m['ok'] else 'OUT OF BOUNDS'} ({m['cause']}); machine "
                     f"{100 * (m['machine_busy'] or 0):.0f} % busy, load average "
                     f"{m['load'][0]:.2f} → {m['load'][1]:.2f}"

@@ -145,6 +145,47 @@ pub fn set_fifo(prio: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs the calling thread may run on (`sched_getaffinity`); `None` if unknown.
+pub fn affinity() -> Option<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sched_getaffinity writes one cpu_set_t of the given size.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: CPU_ISSET reads the set for an index below CPU_SETSIZE.
+    Some(
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect(),
+    )
+}
+
+/// Lets the calling thread run only on `cpus` (`sched_setaffinity`).
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: as in `affinity`.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: CPU_SET writes the set; indices at or past CPU_SETSIZE are skipped.
+        if c < libc::CPU_SETSIZE as usize {
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+    }
+    // SAFETY: sched_setaffinity reads one cpu_set_t of the given size.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(last_err("sched_setaffinity"));
+    }
+    Ok(())
+}
+
+/// The CPU the calling thread is running on (`sched_getcpu`); `None` if unknown.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: no arguments.
+    let c = unsafe { libc::sched_getcpu() };
+    usize::try_from(c).ok()
+}
+
 /// True if a process with `pid` exists.
 pub fn pid_alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::pcap::LivePcap;
+use super::writer::Writer;
 use crate::engine::{Lateness, WallClock};
 use crate::live::ipv4::{self, FlowMap, PROTO_UDP};
 use crate::live::sys;
@@ -119,6 +120,15 @@ pub(super) struct TunIo {
     /// Traffic that is none of the scenario's flows (the user's programs, pings), per
     /// 5-tuple as the datapath saw it.
     pub(super) conns: BTreeMap<ConnKey, ConnStats>,
+    /// The thread that writes delivered packets to the hosts' TUNs on another CPU, if
+    /// started ([`TunIo::start_writer`]); without it the loop writes them itself.
+    writer: Option<Writer>,
+    /// The loop thread's CPUs before [`TunIo::start_writer`] pinned it, to restore.
+    loop_cpus: Option<Vec<usize>>,
+    /// CPU time the writer thread used [ns] (0 without one).
+    pub(super) writer_cpu_ns: u64,
+    /// Whether a writer thread did the TUN writes.
+    pub(super) wrote_apart: bool,
 }
 
 /// (protocol, source address, source port, destination address, destination port).
@@ -202,6 +212,54 @@ impl TunIo {
             polled_ready: false,
             wake_late: Lateness::default(),
             conns: BTreeMap::new(),
+            writer: None,
+            loop_cpus: None,
+            writer_cpu_ns: 0,
+            wrote_apart: false,
+        }
+    }
+
+    /// With a second CPU the calling thread (the event loop) may use, pins the loop to
+    /// the CPU it is on and starts the TUN writer ([`super::writer`]) on the others, so
+    /// that the receiving hosts' kernels run there; true if it did. Without one (or if
+    /// the thread cannot start) the loop keeps writing itself.
+    pub(super) fn start_writer(&mut self) -> bool {
+        if self.writer.is_some() {
+            return true;
+        }
+        let (Some(all), Some(cpu)) = (sys::affinity(), sys::current_cpu()) else {
+            return false;
+        };
+        let others: Vec<usize> = all.iter().copied().filter(|&c| c != cpu).collect();
+        if others.is_empty() || sys::set_affinity(&[cpu]).is_err() {
+            return false;
+        }
+        let fds = self.hosts.iter().map(|h| h.fd.as_raw_fd()).collect();
+        self.writer = Writer::start(fds, others);
+        if self.writer.is_none() {
+            let _ = sys::set_affinity(&all);
+            return false;
+        }
+        self.loop_cpus = Some(all);
+        self.wrote_apart = true;
+        true
+    }
+
+    /// Ends the TUN writer, if any, once it has written everything delivered: its
+    /// counts go to the hosts' and its lateness to `write_late`; the loop thread may run
+    /// on its former CPUs again.
+    pub(super) fn finish_writer(&mut self) {
+        let Some(w) = self.writer.take() else { return };
+        let t = w.finish();
+        for (i, h) in self.hosts.iter_mut().enumerate() {
+            h.tx += t.tx.get(i).copied().unwrap_or(0);
+            h.tx_bytes += t.tx_bytes.get(i).copied().unwrap_or(0);
+            h.tx_failed += t.tx_failed.get(i).copied().unwrap_or(0);
+        }
+        self.write_late.merge(&t.late);
+        self.writer_cpu_ns += t.cpu_ns;
+        if let Some(all) = self.loop_cpus.take() {
+            let _ = sys::set_affinity(&all);
         }
     }
     /// Ends the hosts' backlogs still open at the run's `end`, counting them up to it.
@@ -344,7 +402,8 @@ impl WallIo for TunIo {
 
     /// Writes a delivered packet's bytes (DSCP and CE written back) to its host's TUN.
     fn deliver(&mut self, now: SimTime, pkt: &Packet) {
-        if let Some(c) = &self.clock_now {
+        // With a writer, it measures how late each write began.
+        if let (Some(c), None) = (&self.clock_now, &self.writer) {
             self.write_late.record(c.now().saturating_since(now));
         }
         let slot = &mut self.ring[pkt.uid as usize % RING];
@@ -370,6 +429,10 @@ impl WallIo for TunIo {
         };
         if let Some(p) = &mut self.pcap {
             p.record(now, &slot.1);
+        }
+        if let Some(w) = &mut self.writer {
+            w.send(h, &slot.1, now, self.clock_now);
+            return;
         }
         let host = &mut self.hosts[h];
         if sys::write_packet(host.fd.as_raw_fd(), &slot.1) {
@@ -507,6 +570,55 @@ mod tests {
             [NodeId(0), NodeId(1)]
         );
         assert_eq!((io.hosts[0].rx, io.hosts[1].rx), (1, 1));
+    }
+
+    #[test]
+    fn a_writer_thread_writes_the_delivered_packets_in_order_and_counts_them() {
+        let (mut io, ends) = tun_io(2);
+        let clock = WallClock::start();
+        io.sleep_cost_ns = 10_000_000_000;
+        let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        for i in 0..50u8 {
+            let mut p = udp_packet(a, b);
+            p[28] = i;
+            assert!(sys::write_packet(ends[0].as_raw_fd(), &p));
+        }
+        io.wait(&clock, clock.now() + Dur::from_secs(1));
+        let mut got = Vec::new();
+        io.read(&clock, &mut got);
+        assert_eq!(got.len(), 50);
+        let cpus = sys::affinity();
+        // On a machine with one CPU there is no writer: the loop writes, with the same
+        // results.
+        let apart = io.start_writer();
+        assert_eq!(apart, cpus.as_ref().is_some_and(|c| c.len() > 1));
+        if apart {
+            // The loop is pinned to its CPU meanwhile.
+            assert_eq!(sys::affinity().map(|c| c.len()), Some(1));
+        }
+        for p in &got {
+            io.deliver(clock.now(), p);
+        }
+        io.finish_writer();
+        assert_eq!(sys::affinity(), cpus);
+        assert_eq!(io.wrote_apart, apart);
+        // Every packet reached b, in the order delivered, and is counted once.
+        let mut buf = [0u8; 2048];
+        for i in 0..50u8 {
+            let n = sys::read_packet(ends[1].as_raw_fd(), &mut buf).unwrap();
+            assert_eq!(n, Some(128));
+            assert_eq!(buf[28], i);
+        }
+        assert_eq!(
+            sys::read_packet(ends[1].as_raw_fd(), &mut buf).unwrap(),
+            None
+        );
+        assert_eq!((io.hosts[1].tx, io.hosts[1].tx_bytes), (50, 50 * 128));
+        assert_eq!((io.hosts[0].tx, io.hosts[1].tx_failed), (0, 0));
+        assert_eq!(io.write_late.count(), 50);
+        // A second finish changes nothing.
+        io.finish_writer();
+        assert_eq!(io.hosts[1].tx, 50);
     }
 
     /// The TUN datapath with a busy event loop: the first delivery takes 50 ms (as a

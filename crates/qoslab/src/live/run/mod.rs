@@ -10,6 +10,7 @@ mod flow_tables;
 mod netns;
 mod pcap;
 mod verdict;
+mod writer;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -356,10 +357,14 @@ fn drive(
         sys::thread_cpu_ns(),
         sys::machine_jiffies(),
     );
+    // The TUN writes on the other CPU, when there is one (docs/live.md, "The datapath's
+    // budget"): the loop keeps its own for its events.
+    io.start_writer();
     let external = simulated.iter().map(|&s| !s).collect();
     let ran = w.run_wall_with(io, external, true);
     let cpu_ns = sys::thread_cpu_ns().saturating_sub(cpu0);
     let wall_ns = wall0.elapsed().as_nanos() as u64;
+    io.finish_writer();
     // The share of all cores' time the machine spent busy during the run.
     let machine_busy = match (jif0, sys::machine_jiffies()) {
         (Some((b0, a0)), Some((b1, a1))) if a1 > a0 => Some((b1 - b0) as f64 / (a1 - a0) as f64),

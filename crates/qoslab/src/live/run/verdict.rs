@@ -264,6 +264,14 @@ fn summarize(r: &mut RunResult, io: &TunIo, load: &Load, m: &Measures) {
         (io.sleep_cost_ns as f64 / 1e3).into(),
     );
     r.summary.insert("live_sleeps".into(), io.sleeps.into());
+    // The TUN writer thread, when the TUN writes ran apart from the loop: its CPU
+    // (cores over the run), beside the loop thread's `live_cpu`.
+    r.summary
+        .insert("live_tun_writer".into(), io.wrote_apart.into());
+    r.summary.insert(
+        "live_writer_cpu".into(),
+        (io.writer_cpu_ns as f64 / wall).into(),
+    );
     r.summary
         .insert("live_polled".into(), (io.polled_ns as f64 / wall).into());
     r.summary
