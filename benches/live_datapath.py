@@ -34,8 +34,8 @@
    and the load average before and after. With ``--base``, each repeat also runs the
    qoslab found on that PYTHONPATH (a copy of an earlier ``python/qoslab`` with its
    ``_core`` module), in turns with this one, so that both see the same machine: the
-   CPU per packet of the two is the load-robust comparison. ``--out FILE`` appends the command, ``uptime`` before and
-   after, and every line printed.
+   CPU per packet of the two is the load-robust comparison. ``--out FILE`` appends the
+   command, ``uptime`` before and after, and every line printed.
 
 The scenarios here set ``[live] max_pps`` high: they are meant to exceed the datapath.
 The load average is printed with the numbers: on the shared development box other jobs
