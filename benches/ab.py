@@ -5,6 +5,7 @@ spends per bottleneck packet.
     python benches/ab.py BASE NEW --no-identity --cases 12-red-20M --sim-seconds 300
     python benches/ab.py BASE NEW --no-instructions --seconds 5
     python benches/ab.py BASE NEW --no-identity --no-instructions --pairs 9   # CPU time
+    python benches/ab.py BASE NEW --no-identity --no-instructions --misses    # L1d misses
 
 **Identity.** Every scenario the project ships (``scenarios/**/*.toml``: sweeps left
 out, runs longer than ``--seconds`` cut to it) and every dumbbell of
@@ -19,6 +20,12 @@ run to run; the instruction count of a deterministic run does not. Each case of
 ``--cases`` runs under ``valgrind --tool=callgrind`` with each binary, and the table
 gives instructions per bottleneck packet (``r1->r2`` departures) and NEW ÷ BASE. It
 needs valgrind (Debian: ``valgrind``); without it this part is skipped with a message.
+
+**L1 data-cache misses** (``--misses``). Two binaries can run the same instructions
+and still differ in time when one's working set is larger. Each case runs under
+``valgrind --tool=cachegrind --cache-sim=yes`` (a simulated cache, so the count is as
+deterministic as the instructions), and the table gives D1 misses (reads and writes)
+per bottleneck packet and NEW ÷ BASE.
 
 **CPU time** (``--pairs N``). Each case of ``--cases`` runs as ``N`` pairs of whole
 processes, one of each binary, which one first alternating from pair to pair; the table
@@ -150,12 +157,44 @@ def instructions(binary: Path, scenario: Path) -> tuple[int, int]:
     m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
     if p.returncode != 0 or not m:
         raise RuntimeError(f"{binary} under callgrind exited {p.returncode}:\n{p.stderr[-500:]}")
-    r = json.loads(p.stdout)
+    return int(m.group(1)), _bottleneck_packets(binary, p.stdout)
+
+
+def d1_misses(binary: Path, scenario: Path) -> tuple[int, int]:
+    """(simulated L1 data-cache misses, bottleneck packets) of one run under cachegrind;
+    raises RuntimeError if the run failed or counted no bottleneck packet."""
+    with tempfile.NamedTemporaryFile(suffix=".cg") as cg:
+        p = subprocess.run(
+            ["valgrind", "--tool=cachegrind", "--cache-sim=yes",
+             f"--cachegrind-out-file={cg.name}", str(binary), str(scenario)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    m = re.search(r"D1\s+misses:\s*([\d,]+)", p.stderr)
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"{binary} under cachegrind exited {p.returncode}:\n{p.stderr[-500:]}")
+    return int(m.group(1).replace(",", "")), _bottleneck_packets(binary, p.stdout)
+
+
+def _bottleneck_packets(binary: Path, stdout: str) -> int:
+    """Departures of ``r1->r2`` in a run's JSON; RuntimeError if none."""
+    r = json.loads(stdout)
     q = dict(zip(r["tables"]["queues"]["names"], r["tables"]["queues"]["columns"], strict=True))
     packets = q["departed"][q["iface"].index("r1->r2")]
     if packets == 0:
         raise RuntimeError(f"{binary}: no packet crossed the bottleneck r1->r2")
-    return int(m.group(1)), packets
+    return packets
+
+
+def miss_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
+    """Prints simulated L1d misses per bottleneck packet of both binaries on each case."""
+    print(f"\nL1d misses per bottleneck packet ({sim_seconds:g} simulated s, cachegrind)")
+    print(f"{'case':<22} {'base':>8} {'new':>8} {'new/base':>9}")
+    with tempfile.TemporaryDirectory() as t:
+        for name in cases:
+            f = Path(t) / f"{name}.toml"
+            f.write_text(dumbbell(name, sim_seconds))
+            (ma, pa), (mb, pb) = d1_misses(base, f), d1_misses(new, f)
+            print(f"{name:<22} {ma / pa:>8.2f} {mb / pb:>8.2f} {mb / ma:>9.4f}", flush=True)
 
 
 def instruction_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
@@ -218,6 +257,8 @@ def main() -> int:
                     help="CPU time: pairs of runs per case of --cases (0: none)")  # fmt: skip
     ap.add_argument("--no-identity", action="store_true")
     ap.add_argument("--no-instructions", action="store_true")
+    ap.add_argument("--misses", action="store_true",
+                    help="L1d misses per bottleneck packet under cachegrind, per case")  # fmt: skip
     a = ap.parse_args()
     for b in (a.base, a.new):
         if not b.is_file():
@@ -227,7 +268,7 @@ def main() -> int:
     if a.pairs < 0:
         ap.error("--pairs: expected 0 or more")
     cases = [c for c in a.cases.split(",") if c]
-    if not cases and (a.pairs or not a.no_instructions):
+    if not cases and (a.pairs or a.misses or not a.no_instructions):
         ap.error("--cases: name at least one case (or pass --no-instructions)")
     unknown = [c for c in cases if c not in ns3_bench.CASES]
     if unknown:
@@ -241,6 +282,15 @@ def main() -> int:
                 instruction_table(a.base, a.new, cases, a.sim_seconds)
             except RuntimeError as e:
                 print(f"instructions: {e}", file=sys.stderr)
+                return 1
+    if a.misses:
+        if shutil.which("valgrind") is None:
+            print("misses: skipped, valgrind is not installed (Debian: valgrind)")
+        else:
+            try:
+                miss_table(a.base, a.new, cases, a.sim_seconds)
+            except RuntimeError as e:
+                print(f"misses: {e}", file=sys.stderr)
                 return 1
     if a.pairs:
         cpu_table(a.base, a.new, cases, a.sim_seconds, a.pairs)

@@ -236,3 +236,17 @@ pub struct Flow {
     /// set: a packet arrived carrying DSCP d), for goodput per class.
     pub delivered_dscps: crate::cond::DscpSet,
 }
+
+#[cfg(test)]
+mod tests {
+    /// A connection's two ends and bookkeeping stay within their budget (see the
+    /// per-connection budgets in `tcp`'s tests: every byte here is walked per segment).
+    #[test]
+    fn tcp_flow_stays_within_its_budget() {
+        let size = std::mem::size_of::<super::TcpFlow>();
+        assert!(
+            size <= 800,
+            "TcpFlow is {size} bytes, over its budget of 800"
+        );
+    }
+}

@@ -37,7 +37,7 @@ pub struct TcpReceiver {
     /// ECN-capable connection (data arrives with ECT unless retransmitted).
     ecn: bool,
     /// Linux's ACK timing, when `quickack` or `adaptive_delack` is on.
-    linux: LinuxAck,
+    linux: Box<LinuxAck>,
     /// DCTCP's echo (RFC 8257 §3.2): `ece` is the CE state of the last data segment
     /// with ECT, CWR is ignored, and a change of state sends a delayed ACK at once.
     dctcp: bool,
@@ -135,7 +135,7 @@ impl TcpReceiver {
             last_wnd: cfg.max_window_bytes(),
             subflow: 0,
             ecn: cfg.ecn,
-            linux: LinuxAck {
+            linux: Box::new(LinuxAck {
                 on: cfg.quickack || cfg.adaptive_delack,
                 quickack: cfg.quickack,
                 adaptive: cfg.adaptive_delack,
@@ -144,7 +144,7 @@ impl TcpReceiver {
                 min_rto: cfg.min_rto,
                 initial_rto: cfg.initial_rto,
                 ..Default::default()
-            },
+            }),
             dctcp,
             extras: dctcp || cfg.quickack || cfg.adaptive_delack,
         }
@@ -389,12 +389,15 @@ impl TcpReceiver {
     /// fired doubles `ato`, up to the RTO (Linux: "delayed ACK missed: inflate ATO").
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<TcpHeader>) {
         if self.delack_at.is_some_and(|t| t <= now) {
-            if self.linux.adaptive {
+            // Without the extras (`extras` false) `linux` holds nothing to update.
+            if self.extras && self.linux.adaptive {
                 let la = &self.linux;
                 self.linux.ato = (la.ato + la.ato).min(la.rto());
             }
             self.send_ack(tcp_flags::ACK, out);
-            self.quickack_sent();
+            if self.extras {
+                self.quickack_sent();
+            }
         }
     }
 

@@ -26,16 +26,21 @@ pub struct SegRec {
     pub sent: SimTime,
     /// Reported held by the receiver in a SACK block.
     pub sacked: bool,
-    /// Deemed lost by RFC 6675 `IsLost`.
-    pub lost: bool,
     /// Retransmitted during the current recovery episode (below HighRxt).
     pub rtx: bool,
     /// Ever retransmitted (Karn's rule).
     pub ever_rtx: bool,
-    /// Marked lost by a retransmission timeout (Linux's `tcp_timeout_mark_lost`; only
-    /// with `rto_lost_retransmit`): lost whatever `IsLost` says, until SACKed or acked.
-    pub rto_lost: bool,
+    /// Why the segment is deemed lost, one bit each: [`IS_LOST`] (RFC 6675 `IsLost`) and
+    /// [`RTO_LOST`]. One byte for both keeps the record at 24 bytes (the scoreboard is
+    /// walked on every ACK; a fifth `bool` padded it to 32).
+    lost: u8,
 }
+
+/// [`SegRec`]'s lost bit from RFC 6675 `IsLost`.
+const IS_LOST: u8 = 1;
+/// [`SegRec`]'s lost bit from a retransmission timeout (Linux's `tcp_timeout_mark_lost`;
+/// only with `rto_lost_retransmit`): lost whatever `IsLost` says, until SACKed or acked.
+const RTO_LOST: u8 = 2;
 
 impl SegRec {
     /// One past the last byte.
@@ -43,9 +48,14 @@ impl SegRec {
         self.seq + self.len as u64
     }
 
+    /// Deemed lost by RFC 6675 `IsLost`.
+    pub fn is_lost(&self) -> bool {
+        self.lost & IS_LOST != 0
+    }
+
     /// Deemed lost: by `IsLost` or by a timeout's marks.
     fn deemed_lost(&self) -> bool {
-        self.lost || self.rto_lost
+        self.lost != 0
     }
 }
 
@@ -56,7 +66,7 @@ pub struct Scoreboard {
     /// RACK.xmit_ts and RACK.end_seq (RFC 8985 §6.2 step 2): the latest send (then the
     /// highest end) among SACKed segments that may count, when tracked.
     rack: Option<(SimTime, u64)>,
-    /// A timeout or RACK has marked some segment `rto_lost` (only with
+    /// A timeout or RACK has marked some segment [`RTO_LOST`] (only with
     /// `rto_lost_retransmit`); until then `pipe` and `NextSeg` read `lost` alone.
     rto_marked: bool,
 }
@@ -70,10 +80,9 @@ impl Scoreboard {
             len,
             sent: now,
             sacked: false,
-            lost: false,
             rtx: false,
             ever_rtx: false,
-            rto_lost: false,
+            lost: 0,
         });
     }
 
@@ -174,6 +183,8 @@ impl Scoreboard {
         let mut bytes = 0u64;
         let byte_thresh = (DUP_THRESH as u64 - 1) * mss as u64;
         let is_lost = |segs: u32, bytes: u64| segs >= DUP_THRESH || bytes > byte_thresh;
+        // Without a timeout's marks `lost` holds `IS_LOST` alone: written whole.
+        let keep = if self.rto_marked { RTO_LOST } else { 0 };
         for (i, r) in self.recs.iter_mut().enumerate().rev() {
             if i < lo && is_lost(segs - new_segs, bytes - new_bytes) {
                 break;
@@ -181,9 +192,9 @@ impl Scoreboard {
             if r.sacked {
                 segs += 1;
                 bytes += r.len as u64;
-                r.lost = false;
+                r.lost = 0;
             } else {
-                r.lost = is_lost(segs, bytes);
+                r.lost = (r.lost & keep) | u8::from(is_lost(segs, bytes));
             }
         }
     }
@@ -204,7 +215,7 @@ impl Scoreboard {
 
     /// Is the first outstanding segment deemed lost?
     pub fn first_lost(&self) -> bool {
-        self.recs.front().is_some_and(|r| r.lost)
+        self.recs.front().is_some_and(|r| r.is_lost())
     }
 
     /// `SetPipe` (RFC 6675 §4): bytes believed in the network.
@@ -215,8 +226,10 @@ impl Scoreboard {
                 .map(|r| r.len as u64 * (u64::from(!r.deemed_lost()) + u64::from(r.rtx)))
                 .sum()
         } else {
+            // No timeout's marks: `lost` is `IS_LOST` or 0, so `lost ^ IS_LOST` is 1 for
+            // a segment not deemed lost.
             unsacked
-                .map(|r| r.len as u64 * (u64::from(!r.lost) + u64::from(r.rtx)))
+                .map(|r| r.len as u64 * (u64::from(r.lost ^ IS_LOST) + u64::from(r.rtx)))
                 .sum()
         }
     }
@@ -229,7 +242,9 @@ impl Scoreboard {
                 .iter()
                 .position(|r| !r.sacked && r.deemed_lost() && !r.rtx)
         } else {
-            self.recs.iter().position(|r| !r.sacked && r.lost && !r.rtx)
+            self.recs
+                .iter()
+                .position(|r| !r.sacked && r.is_lost() && !r.rtx)
         }
     }
 
@@ -248,7 +263,9 @@ impl Scoreboard {
     pub fn mark_all_lost(&mut self) {
         self.rto_marked = true;
         for r in &mut self.recs {
-            r.rto_lost = !r.sacked;
+            if !r.sacked {
+                r.lost |= RTO_LOST;
+            }
         }
     }
 
@@ -268,7 +285,7 @@ impl Scoreboard {
         for r in &mut self.recs {
             if r.rtx && !r.sacked && r.seq >= from && (r.sent, r.end()) < newest {
                 r.rtx = false;
-                r.rto_lost = true;
+                r.lost |= RTO_LOST;
                 n += 1;
             }
         }
@@ -469,7 +486,7 @@ mod tests {
         // Three SACKed segments above 0, 1 and 3 (3 has 2 above: 200 bytes ≤ 2·SMSS).
         assert!(s.first_lost());
         assert_eq!(s.next_lost(), Some(0));
-        assert!(!s.get(3).lost);
+        assert!(!s.get(3).is_lost());
         assert_eq!(s.pipe(), 100);
         s.get_mut(0).rtx = true;
         assert_eq!(s.next_lost(), Some(1));
@@ -563,7 +580,7 @@ mod tests {
                 }
                 _ => {}
             }
-            let marks: Vec<bool> = s.recs.iter().map(|r| r.lost).collect();
+            let marks: Vec<bool> = s.recs.iter().map(|r| r.is_lost()).collect();
             assert_eq!(marks, lost_from_scratch(&s, mss));
         }
     }

@@ -1525,3 +1525,27 @@ fn dctcp_config_keys_defaults_and_errors() {
     assert_eq!(bad(true, 0.1, 1.01).as_deref(), Some("cc.alpha_init"));
     assert_eq!(bad(false, 0.1, 1.0).as_deref(), Some("ecn"));
 }
+
+/// The state every connection carries stays within its budget: a simulation walks it on
+/// every segment and ACK, so each byte added to it costs cache misses in every scenario,
+/// whatever controller or option the scenario uses. Rare controllers' and options' state
+/// lives behind a pointer (CUBIC, DCTCP, Linux's ACK timing); a new field that pushes a
+/// size over its budget belongs there too (or the budget is raised with a measurement:
+/// `python benches/ab.py BASE NEW --misses`).
+#[test]
+fn per_connection_state_stays_within_its_budget() {
+    use std::mem::size_of;
+    let sizes = [
+        ("SegRec", size_of::<super::sack::SegRec>(), 24),
+        ("AnyCc", size_of::<super::cc::AnyCc>(), 64),
+        ("TcpReceiver", size_of::<TcpReceiver>(), 160),
+        ("TcpSender", size_of::<TcpSender>(), 552),
+    ];
+    eprintln!("{sizes:?}");
+    for (name, size, budget) in sizes {
+        assert!(
+            size <= budget,
+            "{name} is {size} bytes, over its budget of {budget}"
+        );
+    }
+}

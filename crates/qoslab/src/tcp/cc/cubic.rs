@@ -58,6 +58,14 @@ pub fn w_cubic_whole(t: f64, k: f64, w_max: f64, c: f64) -> f64 {
 #[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct Cubic {
     w: Window,
+    /// The rest, behind a pointer: inline it would widen every connection's controller
+    /// (`AnyCc`) to CUBIC's size whatever the connection runs.
+    s: Box<CubicState>,
+}
+
+/// [`Cubic`]'s state beside its window.
+#[derive(Clone, Debug, PartialEq)]
+struct CubicState {
     c: f64,
     beta: f64,
     fast_convergence: bool,
@@ -90,17 +98,19 @@ impl Cubic {
     pub fn new(w: Window, c: f64, beta: f64, fast_convergence: bool, hystart: bool) -> Self {
         Cubic {
             w,
-            c,
-            beta,
-            fast_convergence,
-            w_max: None,
-            cwnd_prior: 0.0,
-            epoch: None,
-            hystart: hystart.then(HyStart::default),
-            lead: AfRtt::Smoothed,
-            min_rtt: None,
-            w_est_linux: false,
-            target_linux: false,
+            s: Box::new(CubicState {
+                c,
+                beta,
+                fast_convergence,
+                w_max: None,
+                cwnd_prior: 0.0,
+                epoch: None,
+                hystart: hystart.then(HyStart::default),
+                lead: AfRtt::Smoothed,
+                min_rtt: None,
+                w_est_linux: false,
+                target_linux: false,
+            }),
         }
     }
 
@@ -109,15 +119,15 @@ impl Cubic {
     /// stands at W_max from K − ∛(1/C) to K + ∛(1/C); off (the default), RFC 9438
     /// §4.2's real-valued W_cubic.
     pub fn with_whole_target(mut self, on: bool) -> Self {
-        self.target_linux = on;
+        self.s.target_linux = on;
         self
     }
 
     fn w_cubic_at(&self, t: f64, e: &Epoch) -> f64 {
-        if self.target_linux {
-            w_cubic_whole(t, e.k, e.w_max, self.c)
+        if self.s.target_linux {
+            w_cubic_whole(t, e.k, e.w_max, self.s.c)
         } else {
-            w_cubic(t, e.k, e.w_max, self.c)
+            w_cubic(t, e.k, e.w_max, self.s.c)
         }
     }
 
@@ -128,35 +138,35 @@ impl Cubic {
     /// adds one segment per cwnd·(1 + β)/(3(1 − β)) acknowledged, always), where §4.3
     /// switches to α = 1.
     pub fn with_linux(mut self, lead: AfRtt, w_est_linux: bool) -> Self {
-        self.lead = lead;
-        self.w_est_linux = w_est_linux;
+        self.s.lead = lead;
+        self.s.w_est_linux = w_est_linux;
         self
     }
 
     /// W_max [segments], once a congestion event (or the first congestion-avoidance
     /// stage) has set it.
     pub fn w_max(&self) -> Option<f64> {
-        self.w_max
+        self.s.w_max
     }
 
     /// K [s] of the current congestion-avoidance stage, if one has begun.
     pub fn k(&self) -> Option<f64> {
-        self.epoch.map(|e| e.k)
+        self.s.epoch.map(|e| e.k)
     }
 
     /// The Reno-friendly estimate W_est [segments] of the current stage (§4.3).
     pub fn w_est(&self) -> Option<f64> {
-        self.epoch.map(|e| e.w_est)
+        self.s.epoch.map(|e| e.w_est)
     }
 
     /// Whether HyStart++ has the sender in Conservative Slow Start.
     pub fn in_css(&self) -> bool {
-        self.hystart.as_ref().is_some_and(HyStart::in_css)
+        self.s.hystart.as_ref().is_some_and(HyStart::in_css)
     }
 
     /// α_cubic = 3(1 − β)/(1 + β) (§4.3): the Reno-friendly additive increase.
     pub fn alpha(&self) -> f64 {
-        3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+        3.0 * (1.0 - self.s.beta) / (1.0 + self.s.beta)
     }
 
     fn cwnd_segs(&self) -> f64 {
@@ -168,11 +178,11 @@ impl Cubic {
     /// and cwnd_prior = cwnd (§4.8, §4.10). W_est starts at cwnd_epoch (§4.3).
     fn start_epoch(&mut self, now: SimTime) -> Epoch {
         let cwnd = self.cwnd_segs();
-        let (w_max, k) = match self.w_max {
-            Some(w_max) => (w_max, cubic_k(w_max, cwnd, self.c)),
+        let (w_max, k) = match self.s.w_max {
+            Some(w_max) => (w_max, cubic_k(w_max, cwnd, self.s.c)),
             None => {
-                self.w_max = Some(cwnd);
-                self.cwnd_prior = cwnd;
+                self.s.w_max = Some(cwnd);
+                self.s.cwnd_prior = cwnd;
                 (cwnd, 0.0)
             }
         };
@@ -197,18 +207,18 @@ impl CongestionControl for Cubic {
     }
     fn on_ack(&mut self, ack: &AckSample) {
         let mss = self.w.mss as f64;
-        if let (AfRtt::Min, Some(r)) = (self.lead, ack.rtt) {
-            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        if let (AfRtt::Min, Some(r)) = (self.s.lead, ack.rtt) {
+            self.s.min_rtt = Some(self.s.min_rtt.map_or(r, |m| m.min(r)));
         }
         if self.w.cwnd < self.w.ssthresh as f64 {
-            match self.hystart.as_mut().map(|h| h.on_ack(ack, self.w.mss)) {
+            match self.s.hystart.as_mut().map(|h| h.on_ack(ack, self.w.mss)) {
                 // RFC 9406 §4.2.
                 Some(HyStep::Grow(inc)) => {
                     self.w.cwnd = (self.w.cwnd + inc).min(self.w.cap as f64);
                 }
                 Some(HyStep::EnterCa) => {
                     self.w.ssthresh = self.w.cwnd();
-                    self.hystart = None;
+                    self.s.hystart = None;
                 }
                 // RFC 9438 §4.10: Reno's slow start.
                 None => self.w.grow(ack.newly_acked, 1.0),
@@ -223,20 +233,20 @@ impl CongestionControl for Cubic {
         } else {
             1.0
         };
-        let mut e = match self.epoch {
+        let mut e = match self.s.epoch {
             Some(e) => e,
             None => self.start_epoch(ack.now),
         };
         let cwnd = self.cwnd_segs().max(1.0);
         let t = (ack.now - e.t0).as_secs_f64();
-        let lead = match self.lead {
+        let lead = match self.s.lead {
             AfRtt::Smoothed => ack.srtt,
-            AfRtt::Min => self.min_rtt.or(ack.srtt),
+            AfRtt::Min => self.s.min_rtt.or(ack.srtt),
         };
         let rtt = lead.map_or(0.0, |d| d.as_secs_f64());
         // §4.3: W_est grows by α_cubic per window of ACKs, α = 1 once it reaches
         // cwnd_prior (not with `w_est_linux`).
-        let alpha = if e.w_est >= self.cwnd_prior && !self.w_est_linux {
+        let alpha = if e.w_est >= self.s.cwnd_prior && !self.s.w_est_linux {
             1.0
         } else {
             self.alpha()
@@ -252,27 +262,27 @@ impl CongestionControl for Cubic {
             cwnd + (target - cwnd) / cwnd * acked
         };
         self.w.cwnd = (next * mss).min(self.w.cap as f64);
-        self.epoch = Some(e);
+        self.s.epoch = Some(e);
     }
     fn ssthresh_after_loss(&self, in_flight: u32) -> u32 {
         // RFC 9438 §4.6: ssthresh = flight_size · β_cubic, at least 2 SMSS.
-        self.w.reduced(in_flight, self.beta)
+        self.w.reduced(in_flight, self.s.beta)
     }
     fn set_window(&mut self, cwnd: u32, ssthresh: u32) {
         self.w.set(cwnd, ssthresh)
     }
     fn wants_ack_rtt(&self) -> bool {
-        self.hystart.is_some()
+        self.s.hystart.is_some()
     }
     fn on_congestion_event(&mut self, event: CongestionEvent) {
         let cwnd = self.cwnd_segs();
         // HyStart++ ends with the first loss or ECN mark (RFC 9406 §4.2) and is not used
         // in later slow starts (§4.3); the congestion-avoidance stage ends.
-        self.hystart = None;
-        self.epoch = None;
+        self.s.hystart = None;
+        self.s.epoch = None;
         match event {
             // §4.8: the first stage after a timeout has K = 0 and W_max = cwnd_epoch.
-            CongestionEvent::Timeout => self.w_max = None,
+            CongestionEvent::Timeout => self.s.w_max = None,
             CongestionEvent::Loss | CongestionEvent::Signal => {
                 // §4.7 fast convergence: a window below the last W_max releases
                 // bandwidth for new flows; §4.6: cwnd_prior = cwnd. The two compare in
@@ -280,13 +290,13 @@ impl CongestionControl for Cubic {
                 // (`TcpCubic`) keep them: a loss at the window of the last one (a flow
                 // alone on its path, every cycle ending where the buffer overflows) is
                 // not "below" it by a fraction of a segment of growth.
-                self.w_max = Some(match self.w_max {
-                    Some(w_max) if self.fast_convergence && cwnd.floor() < w_max.floor() => {
-                        cwnd * (1.0 + self.beta) / 2.0
+                self.s.w_max = Some(match self.s.w_max {
+                    Some(w_max) if self.s.fast_convergence && cwnd.floor() < w_max.floor() => {
+                        cwnd * (1.0 + self.s.beta) / 2.0
                     }
                     _ => cwnd,
                 });
-                self.cwnd_prior = cwnd;
+                self.s.cwnd_prior = cwnd;
             }
         }
     }
@@ -656,9 +666,9 @@ mod tests {
             true,
             true,
         );
-        assert!(c.hystart.is_some());
+        assert!(c.s.hystart.is_some());
         c.on_congestion_event(CongestionEvent::Loss);
-        assert!(c.hystart.is_none());
+        assert!(c.s.hystart.is_none());
     }
 }
 

@@ -26,6 +26,14 @@ use super::{AckSample, CongestionControl, EcnAck, Window};
 #[repr(C)] // `w` first: at the same offset in every controller (see `AnyCc`)
 pub struct Dctcp {
     w: Window,
+    /// The rest, behind a pointer (as [`super::Cubic`]'s): inline it would widen every
+    /// connection's controller (`AnyCc`) whatever the connection runs.
+    s: Box<DctcpState>,
+}
+
+/// [`Dctcp`]'s state beside its window.
+#[derive(Clone, Debug, PartialEq)]
+struct DctcpState {
     /// Estimation gain g, in (0, 1].
     g: f64,
     /// `DCTCP.Alpha`, the estimated fraction of marked bytes, in [0, 1].
@@ -45,17 +53,19 @@ impl Dctcp {
     pub fn new(w: Window, g: f64, alpha_init: f64) -> Self {
         Dctcp {
             w,
-            g,
-            alpha: alpha_init,
-            window_end: 0,
-            bytes_acked: 0,
-            bytes_marked: 0,
+            s: Box::new(DctcpState {
+                g,
+                alpha: alpha_init,
+                window_end: 0,
+                bytes_acked: 0,
+                bytes_marked: 0,
+            }),
         }
     }
 
     /// The current estimate α of the fraction of marked bytes.
     pub fn alpha(&self) -> f64 {
-        self.alpha
+        self.s.alpha
     }
 }
 
@@ -76,23 +86,23 @@ impl CongestionControl for Dctcp {
     fn on_ecn_ack(&mut self, ack: &EcnAck) {
         // RFC 8257 §3.3: count the bytes this ACK acknowledges, and them as marked if
         // it carries ECE.
-        self.bytes_acked += ack.newly_acked as u64;
+        self.s.bytes_acked += ack.newly_acked as u64;
         if ack.ece {
-            self.bytes_marked += ack.newly_acked as u64;
+            self.s.bytes_marked += ack.newly_acked as u64;
         }
         // The window ends at the ACK that reaches `WindowEnd` (Linux's
         // `dctcp_update_alpha`: `!before(snd_una, next_seq)`), so it holds exactly the
         // data sent before it began.
-        if ack.snd_una < self.window_end || self.bytes_acked == 0 {
+        if ack.snd_una < self.s.window_end || self.s.bytes_acked == 0 {
             return;
         }
         // F, α, the next window's end (SND.NXT: `snd_max`, the highest byte sent, as
         // Linux's snd_nxt, also after a timeout's go-back), counters reset.
-        let f = self.bytes_marked as f64 / self.bytes_acked as f64;
-        self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
-        self.window_end = ack.snd_max;
-        self.bytes_acked = 0;
-        self.bytes_marked = 0;
+        let f = self.s.bytes_marked as f64 / self.s.bytes_acked as f64;
+        self.s.alpha = (1.0 - self.s.g) * self.s.alpha + self.s.g * f;
+        self.s.window_end = ack.snd_max;
+        self.s.bytes_acked = 0;
+        self.s.bytes_marked = 0;
     }
     fn grows_on_ece(&self) -> bool {
         // The receiver echoes each segment's mark exactly (RFC 8257 §3.2), so an ECE
@@ -110,7 +120,7 @@ impl CongestionControl for Dctcp {
         // window cuts nothing.
         let mss = self.w.mss().max(1);
         let segs = self.w.cwnd() / mss;
-        let cut = (segs as f64 * self.alpha / 2.0).floor() as u32;
+        let cut = (segs as f64 * self.s.alpha / 2.0).floor() as u32;
         segs.saturating_sub(cut).max(2) * mss
     }
     fn set_window(&mut self, cwnd: u32, ssthresh: u32) {
@@ -151,10 +161,10 @@ mod tests {
         // α: 1 → 31/32 → 481/512 → 7471/8192 (hand-computed, exact in binary).
         for want in [31.0 / 32.0, 481.0 / 512.0, 7471.0 / 8192.0] {
             ack(&mut d, &mut una, 2, true);
-            assert_eq!(d.bytes_marked, MSS as u64, "inside the window α waits");
+            assert_eq!(d.s.bytes_marked, MSS as u64, "inside the window α waits");
             ack(&mut d, &mut una, 2, false);
             assert_eq!(d.alpha(), want);
-            assert_eq!((d.bytes_acked, d.bytes_marked), (0, 0));
+            assert_eq!((d.s.bytes_acked, d.s.bytes_marked), (0, 0));
         }
         // Windows of 10 segments, 5 marked, from α = 15/16 (an unmarked first ACK):
         // 15/16 → 233/256 → 3623/4096 → 56393/65536.
