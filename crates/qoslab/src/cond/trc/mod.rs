@@ -296,7 +296,7 @@ impl TrcConfig {
             .ok()?;
         law.uncertainty(p.w_max, p.rtt).map(|why| {
             format!(
-                "TRC for flow {:?}: {why}; the model cannot promise the request within P1's 3 % there (a request or RTT_dev a little different moves the RTT off this stretch)",
+                "TRC for flow {:?}: {why}; the model cannot promise the request within P1's 3 % there",
                 self.flow
             )
         })

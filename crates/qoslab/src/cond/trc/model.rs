@@ -105,8 +105,9 @@ impl CycleTime {
     /// Where a law measured per RTT cannot promise P1's 3 % at (`w_max`, `rtt`): the
     /// measured cycles at the two RTTs around `rtt` differ by more than 3 % (the cycle
     /// jumps somewhere between them, with delayed ACKs where the ACK timer's phase in the
-    /// round changes), or `rtt` lies outside the measured RTTs. `None` for a law that is
-    /// one line, and where the neighbours agree.
+    /// round changes), `rtt` lies outside the measured RTTs, or `w_max` was not measured
+    /// where the cycle moves with the RTT ([`CycleTime::unmeasured`]). `None` for a law
+    /// that is one line, and where the neighbours agree.
     pub fn uncertainty(&self, w_max: f64, rtt: f64) -> Option<String> {
         let t = self.by_rtt;
         if t.is_empty() {
@@ -125,13 +126,67 @@ impl CycleTime {
         let jump = (c1 / c0 - 1.0).abs();
         (jump > JUMP_TOL).then(|| {
             format!(
-                "its TCP's cycle at W_max {w_max} is {c0:.2} RTTs at {:.0} ms and {c1:.2} at {:.0} ms ({:.0} % apart), and its RTT {:.0} ms lies between",
+                "its TCP's cycle at W_max {w_max} is {c0:.2} RTTs at {:.0} ms and {c1:.2} at {:.0} ms ({:.0} % apart), and its RTT {:.0} ms lies between (a request or RTT_dev a little different moves the RTT off this stretch)",
                 r0 * 1e3,
                 r1 * 1e3,
                 jump * 100.0,
                 rtt * 1e3
             )
         })
+        .or_else(|| self.unmeasured(w_max, rtt))
+    }
+
+    /// Where a law measured per RTT was not measured at `w_max` (at one of the two
+    /// measured RTTs around `rtt`) and the cycle at the next measured W_max up (beyond
+    /// the largest: the largest) moves over the measured RTTs by more than
+    /// [`JUMP_TOL`]: a cycle set by a time rather than by the window (CUBIC's K
+    /// seconds) is then not the straight line between two measured W_max either (47.0
+    /// RTTs measured at W_max 102.5 and 229 ms, 48.9 between 100.5 and 200.5, which
+    /// spread by 36 % and 125 %). With delayed ACKs the cycle at W_max 100.5 and 200.5
+    /// moves by at most 3 %, so the built-in models' sparse W_max above 50.5 stand.
+    /// `qoslab trc fit` measures every W_max the TRC picks up to 200.5 where this would
+    /// hold, so with its models only a W_max beyond 200.5 meets this.
+    pub fn unmeasured(&self, w_max: f64, rtt: f64) -> Option<String> {
+        let t = self.by_rtt;
+        if t.is_empty() || !(rtt >= t[0].0 && rtt <= t[t.len() - 1].0) {
+            return None;
+        }
+        let i = t.partition_point(|r| r.0 <= rtt).clamp(1, t.len() - 1);
+        let rows = if t.len() == 1 { 0..1 } else { i - 1..i + 1 };
+        for (_, pts) in &t[rows] {
+            if w_max < pts[0].0 || pts.iter().any(|p| (p.0 - w_max).abs() < 1e-6) {
+                continue;
+            }
+            let k = pts.partition_point(|p| p.0 < w_max);
+            let beyond = k == pts.len();
+            let w = pts[k.min(pts.len() - 1)].0;
+            let at_w: Vec<f64> = t
+                .iter()
+                .filter_map(|(_, q)| q.iter().find(|p| (p.0 - w).abs() < 1e-6).map(|p| p.1))
+                .collect();
+            let (lo, hi) = at_w
+                .iter()
+                .fold((f64::INFINITY, 0.0_f64), |(l, h), &c| (l.min(c), h.max(c)));
+            let spread = hi / lo - 1.0;
+            if at_w.len() < 2 || spread <= JUMP_TOL {
+                continue;
+            }
+            let place = if beyond {
+                format!("lies beyond the largest W_max the model measured ({w})")
+            } else {
+                format!("was not measured (the model has {} and {w})", pts[k - 1].0)
+            };
+            return Some(format!(
+                "its W_max {w_max} {place}, and its TCP's cycle at W_max {w} moves with the RTT by {:.0} % ({lo:.2}–{hi:.2} RTTs over the measured RTTs), so the cycle at {w_max} is not known within P1's 3 %{}",
+                spread * 100.0,
+                if beyond {
+                    ""
+                } else {
+                    " (qoslab trc fit measures every W_max there: refit the model)"
+                }
+            ));
+        }
+        None
     }
 
     /// The measured RTTs around `rtt` and the cycles there at `w_max` (a law measured
@@ -164,10 +219,15 @@ impl CycleTime {
     }
 
     /// Whether a law measured per RTT is measured around `rtt` and does not jump there
-    /// at `w_max` (where the TRC may move to avoid a jump).
+    /// at `w_max`, nor lacks `w_max` where it needs it ([`CycleTime::unmeasured`]): where
+    /// the TRC may move to avoid a jump.
     pub fn steady(&self, w_max: f64, rtt: f64) -> bool {
         let t = self.by_rtt;
-        !t.is_empty() && rtt >= t[0].0 && rtt <= t[t.len() - 1].0 && !self.jumps(w_max, rtt)
+        !t.is_empty()
+            && rtt >= t[0].0
+            && rtt <= t[t.len() - 1].0
+            && !self.jumps(w_max, rtt)
+            && self.unmeasured(w_max, rtt).is_none()
     }
 
     /// Time per cycle [RTTs] at `w_max` and total RTT `rtt` [s]: [`CycleTime::cycle`]
@@ -1370,6 +1430,50 @@ mod tests {
         // The one-line laws never move.
         let q = parameters(&TrcInputs::new(105e3, 1000, 0.003)).unwrap();
         assert_eq!(q.w_max, 6.5);
+    }
+
+    #[test]
+    fn a_w_max_not_measured_where_the_cycle_moves_with_the_rtt_is_warned() {
+        // qoslab's CUBIC in ECN mode as fitted before every W_max above 50.5 was
+        // measured: at 100.5 and 200.5 the cycle moves with the RTT by 36 % and 125 %
+        // (47.55, 49.03 and 64.83 RTTs at 220 ms, 250 ms and 1.6 s), so 102.5 at 229 ms,
+        // interpolated to 48.9 RTTs, was 47.0 in the flow (1.10 x the request, no
+        // warning).
+        const R220: &[(f64, f64)] = &[(50.5, 23.90), (100.5, 47.55), (200.5, 91.61)];
+        const R250: &[(f64, f64)] = &[(50.5, 25.11), (100.5, 49.03), (200.5, 89.92)];
+        const R1600: &[(f64, f64)] = &[(50.5, 30.91), (100.5, 64.83), (200.5, 202.43)];
+        let law = CycleTime {
+            w_first: W_MAX_FIRST,
+            a: 3.2,
+            b: 0.5,
+            knots: &[],
+            by_rtt: &[(0.22, R220), (0.25, R250), (1.6, R1600)],
+        };
+        // The RTT-jump check alone sees 2.9 % between 220 and 250 ms at 102.5.
+        assert!(!law.jumps(102.5, 0.229));
+        let why = law.uncertainty(102.5, 0.229).unwrap();
+        assert!(why.contains("W_max 102.5 was not measured (the model has 100.5 and 200.5)"));
+        assert!(
+            why.contains("at W_max 200.5 moves with the RTT by 125 %"),
+            "{why}"
+        );
+        assert!(!law.steady(102.5, 0.229));
+        // Measured W_max, and beyond the largest where that one does not move: no warning.
+        assert_eq!(law.unmeasured(100.5, 0.229), None);
+        assert!(law
+            .unmeasured(210.5, 0.3)
+            .unwrap()
+            .contains("beyond the largest"));
+        // With delayed ACKs the cycle at 100.5 and 200.5 moves by at most 3 %: the
+        // sparse W_max stand (the built-in models).
+        const D220: &[(f64, f64)] = &[(50.5, 24.0), (100.5, 48.0), (200.5, 95.0)];
+        const D250: &[(f64, f64)] = &[(50.5, 25.2), (100.5, 48.9), (200.5, 95.9)];
+        let delack = CycleTime {
+            by_rtt: &[(0.22, D220), (0.25, D250)],
+            ..law
+        };
+        assert_eq!(delack.uncertainty(76.5, 0.23), None);
+        assert_eq!(delack.uncertainty(250.5, 0.23), None);
     }
 
     #[test]
