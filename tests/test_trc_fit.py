@@ -166,3 +166,36 @@ def test_a_queue_below_the_rule_that_dropped_nothing_says_so():
     assert w, res.summary["warnings"]
     assert res.tables["queues"].filter(pl.col("iface") == "r0->r1")["dropped"][0] == 0
     assert w[0].endswith("; it dropped no packet after the warm-up"), w[0]
+
+
+def _rows(cycles: dict[float, list[float]], rtts: list[float]) -> list[dict]:
+    return [{"w_max": w, "rtt": r, "cycle_rtts": c}
+            for w, cs in cycles.items() for r, c in zip(rtts, cs, strict=True)]  # fmt: skip
+
+
+def test_a_cycle_that_still_moves_with_the_rtt_above_the_fine_w_max_is_measured_there():
+    # qoslab's CUBIC (ECN): at W_max 100.5 and 200.5 the cycle moves with the RTT by
+    # 36 % and 125 % (its cycle is K seconds at every window): every W_max the TRC picks
+    # up to 200.5 is measured. Delayed ACKs (the built-in models): at most 3 %, none.
+    rtts = [0.2, 0.4, 0.8]
+    cubic = _rows({50.5: [22.97, 27.39, 27.18], 100.5: [50.19, 47.64, 51.52],
+                   200.5: [93.43, 97.55, 108.66]}, rtts)  # fmt: skip
+    assert trc.w_above_fine(cubic, trc.FIT_W_FINE, 200.5) == [50.5 + 2 * k for k in range(1, 75)]
+    delack = _rows({50.5: [26.0, 27.3, 27.0], 100.5: [50.0, 50.5, 50.4],
+                    200.5: [99.0, 100.2, 100.0]}, rtts)  # fmt: skip
+    assert trc.w_above_fine(delack, trc.FIT_W_FINE, 200.5) == []
+
+
+CUBIC_MODEL = Path(__file__).resolve().parents[1] / "validation" / "data" / "trc-cubic"
+
+
+def test_cubic_with_ecn_at_4_mbps_off_the_fit_grid_is_within_the_claim_or_warned():
+    # validation/trc_user_check.py --model cubic's 4 Mb/s, 7 ms access delay, ECN case:
+    # with the model interpolated between W_max 100.5 and 200.5 the TRC ran W_max 102.5
+    # at 229 ms for 1.1006 x the request, above the band, with no warning.
+    tcp = {"cc": "cubic", "max_window": 2000}
+    sc = trc_scenario(tcp, 4e6, 7.0, ecn=True, model=str(CUBIC_MODEL / "qoslab-cubic.toml"))
+    res = qoslab.run(sc)
+    ratio = res.flows.row(0, named=True)["goodput_bps"] / 4e6
+    warned = [w for w in res.summary["warnings"] if w.startswith("TRC for flow")]
+    assert TRC_BAND[0] <= ratio <= TRC_BAND[1] or warned, (ratio, res.table("trc"))

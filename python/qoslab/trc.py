@@ -210,6 +210,8 @@ FIT_RTT_FINE = (0.22, 0.25, 0.3, 0.35, 0.47, 0.55, 0.65, 1.0, 1.2, 1.6)
 #: W_max added to such a fit: every one the TRC picks up to 50.5 (from 6.5 in steps of
 #: 2; with delayed ACKs the cycle also depends on W_max's phase against the ACK pairs).
 FIT_W_FINE = tuple(6.5 + 2 * k for k in range(23))
+#: W_max step of the TRC (Fig. 2 tries W_max = 6.5, 8.5, …): the spacing of the fine grid.
+FIT_W_STEP = 2.0
 #: A grid point becomes a knot when the line under-predicts its goodput by more than this.
 KNOT_TOL = 0.02
 #: The paper's model error (§4.3): a W_max whose cycles spread by more has no one law.
@@ -316,6 +318,22 @@ def rtt_spread(rows: list[dict], w_first: float) -> float:
     if len({round(x, 4) for x in ops}) < 2:
         return 0.0
     return max(spread(rows, w) for w in ws)
+
+
+def w_above_fine(rows: list[dict], w_fine: Sequence[float], top: float) -> list[float]:
+    """The W_max a law measured per RTT also needs measured one by one above ``w_fine``
+    (up to ``top``, in the TRC's steps): all of them when the cycle at a grid W_max
+    above the fine ones still moves with the RTT by more than SPREAD_TOL (:func:`spread`;
+    CUBIC, whose cycle is K seconds at every window: at W_max 100.5 it moves by 25-36 %,
+    and between 100.5 and the fine grid's 50.5 it is not the straight line between
+    them, 47.0 RTTs measured at W_max 102.5 and 229 ms where interpolating gives 48.9),
+    else none (with delayed ACKs the cycle at 100.5 and 200.5 moves by at most 3 %)."""
+    last = max(w_fine)
+    above = sorted({r["w_max"] for r in rows if r["w_max"] > last + 1e-9})
+    if not any(spread(rows, w) > SPREAD_TOL for w in above):
+        return []
+    n = round((top - last) / FIT_W_STEP)
+    return [last + FIT_W_STEP * k for k in range(1, n)]
 
 
 def fit_law(rows: list[dict]) -> dict[str, Any]:
@@ -502,7 +520,9 @@ def fit(
     default), so its model serves TRCs with that lead; with ``ecn`` the model gets the
     drop law and the ECN law (both measured). Where the cycle at one W_max moves with
     the RTT by more than 3 % (``by_rtt``, delayed ACKs), the fit also measures
-    ``rtt_fine`` × ``w_fine`` and the model is the measured points per RTT.
+    ``rtt_fine`` × ``w_fine`` and the model is the measured points per RTT; where it
+    still moves by more at the grid's W_max above ``w_fine`` (CUBIC), also every W_max
+    from there up to the grid's largest (:func:`w_above_fine`).
 
     Args:
       name: the model's name (default: its TCP's configuration name plus the keys set).
@@ -559,6 +579,20 @@ def fit(
             bar.refresh()
         run(fine)
         jobs += fine
+        laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
+    # Where the cycle still moves with the RTT above the fine W_max (CUBIC), every W_max
+    # the TRC picks up to the grid's largest is measured too.
+    done = {(m, w, r) for m, w, r in jobs}
+    wide = [(m, w, r) for m in modes if laws["ecn" if m else "drop"]["by_rtt"]
+            for w in w_above_fine(rows["ecn" if m else "drop"], w_fine, max(w_grid))
+            for r in sorted(set(rtt_grid) | set(rtt_fine))
+            if (m, w, r) not in done]  # fmt: skip
+    if wide:
+        if bar is not None:
+            bar.total += len(wide)
+            bar.refresh()
+        run(wide)
+        jobs += wide
         laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
     if bar is not None:
         bar.close()
