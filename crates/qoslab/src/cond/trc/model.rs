@@ -849,17 +849,58 @@ pub fn goodput(w_max: f64, rtt: f64, mss: u32, law: CycleTime) -> f64 {
 
 /// The RTT [s] at which a flow with `w_max` gets `target` [bit/s]: RTT = W_avg(W_max,
 /// RTT)·MSS/target, from `start` by fixed-point steps (the cycle moves by a few per cent
-/// over a doubling of the RTT, so the steps contract quickly).
-fn rtt_for(w_max: f64, target: f64, bits: f64, law: CycleTime, start: f64) -> f64 {
+/// over a doubling of the RTT, so the steps contract quickly). Where they do not settle
+/// on an RTT of at least `floor` (a law measured per RTT whose cycle moves faster than
+/// the RTT: qoslab's CUBIC at W_max 112.5, 51.1 RTTs at 220 ms and 60.2 at 250 ms, where
+/// the steps swung between the two and the TRC ran where its own model gave 1.07 x the
+/// target), the smallest RTT from `floor` up where the model's goodput falls to
+/// `target`, by bisection between the measured RTTs. `None` when the goodput at
+/// `floor` is already below `target` (a larger W_max is needed).
+fn rtt_for(
+    w_max: f64,
+    target: f64,
+    bits: f64,
+    law: CycleTime,
+    start: f64,
+    floor: f64,
+) -> Option<f64> {
     let mut rtt = start;
     for _ in 0..100 {
         let next = w_avg_at(w_max, rtt, law) * bits / target;
         if (next - rtt).abs() <= 1e-12 * rtt.max(1e-9) {
-            return next;
+            if next >= floor * (1.0 - 1e-12) {
+                return Some(next);
+            }
+            break;
         }
         rtt = next;
     }
-    rtt
+    let gput = |r: f64| w_avg_at(w_max, r, law) * bits / r;
+    let g0 = gput(floor);
+    if g0.is_nan() || g0 < target * (1.0 - 1e-12) {
+        return None;
+    }
+    let mut a = floor;
+    for &(b, _) in law.by_rtt.iter().filter(|r| r.0 > floor) {
+        if gput(b) <= target {
+            let (mut lo, mut hi) = (a, b);
+            for _ in 0..200 {
+                let mid = 0.5 * (lo + hi);
+                if gput(mid) >= target {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+                if hi - lo <= 1e-15 * hi {
+                    break;
+                }
+            }
+            return Some(0.5 * (lo + hi));
+        }
+        a = b;
+    }
+    // Beyond the largest measured RTT the cycle is that RTT's: the goodput falls as 1/RTT.
+    Some((w_avg_at(w_max, a, law) * bits / target).max(a))
 }
 
 /// What the operator configures once per network (Fig. 3) and per request (Fig. 2).
@@ -1062,8 +1103,8 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
     let law = inp.law;
     let bits = inp.mss as f64 * 8.0;
     let first = law.w_first;
-    let rtt_req = rtt_for(first, target, bits, law, rtt_min);
-    let (w_max, rtt, branch) = if rtt_req > rtt_min {
+    let rtt_req = rtt_for(first, target, bits, law, rtt_min, rtt_min);
+    let (w_max, rtt, branch) = if let Some(rtt_req) = rtt_req.filter(|&r| r > rtt_min) {
         (first, rtt_req, Branch::Delay)
     } else {
         let need = target * rtt_min / bits; // W_avg needed at RTT = RTT_min
@@ -1076,7 +1117,11 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
                 ));
             }
         }
-        (w, rtt_for(w, target, bits, law, rtt_min), Branch::RttMin)
+        (
+            w,
+            rtt_for(w, target, bits, law, rtt_min, rtt_min).unwrap_or(rtt_min),
+            Branch::RttMin,
+        )
     };
     // A law measured per RTT: where its cycle jumps around the chosen RTT (delayed ACKs
     // with the round near the ACK timer), the next W_max up (a longer RTT, as Fig. 2's
@@ -1086,7 +1131,9 @@ pub fn parameters(inp: &TrcInputs) -> Result<TrcParams, String> {
         let mut w = w_max;
         for _ in 0..5 {
             w += W_MAX_STEP;
-            let r = rtt_for(w, target, bits, law, rtt);
+            let Some(r) = rtt_for(w, target, bits, law, rtt, rtt_min) else {
+                continue;
+            };
             if law.steady(w, r) {
                 (w_max, rtt) = (w, r);
                 break;
@@ -1474,6 +1521,88 @@ mod tests {
         };
         assert_eq!(delack.uncertainty(76.5, 0.23), None);
         assert_eq!(delack.uncertainty(250.5, 0.23), None);
+    }
+
+    #[test]
+    fn the_rtt_solves_fig_2_where_the_fixed_point_steps_swing() {
+        // qoslab's CUBIC with drops, measured: the cycle at W_max 112.5 is 51.1 RTTs at
+        // 220 ms and 60.2 at 250 ms (it moves faster than the RTT), so the steps RTT <-
+        // W_avg(RTT)·MSS/target swing across the two and never settle; the TRC took the
+        // last step's RTT, where its own model gave 1.07 x the target (4.5 Mb/s: 1.134 x
+        // the request measured).
+        const R200: &[(f64, f64)] = &[
+            (6.5, 6.52),
+            (104.5, 50.45),
+            (106.5, 51.32),
+            (108.5, 51.58),
+            (110.5, 51.86),
+            (112.5, 52.63),
+            (114.5, 52.92),
+            (116.5, 48.97),
+        ];
+        const R220: &[(f64, f64)] = &[
+            (6.5, 6.54),
+            (104.5, 48.01),
+            (106.5, 48.70),
+            (108.5, 50.22),
+            (110.5, 50.02),
+            (112.5, 51.11),
+            (114.5, 51.64),
+            (116.5, 53.26),
+        ];
+        const R250: &[(f64, f64)] = &[
+            (6.5, 6.46),
+            (104.5, 56.28),
+            (106.5, 56.62),
+            (108.5, 55.42),
+            (110.5, 56.56),
+            (112.5, 60.18),
+            (114.5, 58.89),
+            (116.5, 59.56),
+        ];
+        const R300: &[(f64, f64)] = &[
+            (6.5, 6.2794),
+            (104.5, 52.17),
+            (106.5, 53.42),
+            (108.5, 54.49),
+            (110.5, 54.69),
+            (112.5, 55.15),
+            (114.5, 57.02),
+            (116.5, 57.30),
+        ];
+        let law = CycleTime {
+            w_first: W_MAX_FIRST,
+            a: 2.6,
+            b: 0.47,
+            knots: &[],
+            by_rtt: &[(0.2, R200), (0.22, R220), (0.25, R250), (0.3, R300)],
+        };
+        let (bits, target) = (1460.0 * 8.0, 4.5e6 * 1.06);
+        let gput = |w: f64, r: f64| w_avg_at(w, r, law) * bits / r;
+        let mut r = 0.2;
+        for _ in 0..100 {
+            r = w_avg_at(112.5, r, law) * bits / target;
+        }
+        assert!((gput(112.5, r) / target - 1.0).abs() > 0.01, "{r}");
+        let r = rtt_for(112.5, target, bits, law, 0.2, 0.2).unwrap();
+        assert!(
+            close(gput(112.5, r), target, 1e-9) && r > 0.22 && r < 0.25,
+            "{r}"
+        );
+        // Below the floor's goodput there is no RTT for this W_max.
+        assert_eq!(rtt_for(104.5, 6e6, bits, law, 0.2, 0.2), None);
+        // Every rate the TRC takes through this stretch: its model gives the target, at
+        // an RTT of at least RTT_min.
+        for k in 0..=40 {
+            let rate = 4.0e6 + 25e3 * k as f64;
+            let p = parameters(&TrcInputs {
+                law,
+                ..TrcInputs::new(rate, 1460, 0.0166)
+            })
+            .unwrap();
+            assert!(close(p.predicted, p.target, 1e-9), "{rate}: {p:?}");
+            assert!(p.rtt >= p.rtt_min * (1.0 - 1e-12), "{rate}: {p:?}");
+        }
     }
 
     #[test]
