@@ -49,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,28 +186,26 @@ def _bottleneck_packets(binary: Path, stdout: str) -> int:
     return packets
 
 
-def miss_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
-    """Prints simulated L1d misses per bottleneck packet of both binaries on each case."""
-    print(f"\nL1d misses per bottleneck packet ({sim_seconds:g} simulated s, cachegrind)")
+def per_packet_table(
+    title: str,
+    measure: Callable[[Path, Path], tuple[int, int]],
+    digits: int,
+    base: Path,
+    new: Path,
+    cases: list[str],
+    sim_seconds: float,
+) -> None:
+    """Prints ``measure``'s count per bottleneck packet (``title``) of both binaries on
+    each case, with NEW ÷ BASE."""
+    print(f"\n{title} per bottleneck packet ({sim_seconds:g} simulated s)")
     print(f"{'case':<22} {'base':>8} {'new':>8} {'new/base':>9}")
     with tempfile.TemporaryDirectory() as t:
         for name in cases:
             f = Path(t) / f"{name}.toml"
             f.write_text(dumbbell(name, sim_seconds))
-            (ma, pa), (mb, pb) = d1_misses(base, f), d1_misses(new, f)
-            print(f"{name:<22} {ma / pa:>8.2f} {mb / pb:>8.2f} {mb / ma:>9.4f}", flush=True)
-
-
-def instruction_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
-    """Prints instructions per bottleneck packet of both binaries on each case."""
-    print(f"\ninstructions per bottleneck packet ({sim_seconds:g} simulated s, callgrind)")
-    print(f"{'case':<22} {'base':>8} {'new':>8} {'new/base':>9}")
-    with tempfile.TemporaryDirectory() as t:
-        for name in cases:
-            f = Path(t) / f"{name}.toml"
-            f.write_text(dumbbell(name, sim_seconds))
-            (ia, pa), (ib, pb) = instructions(base, f), instructions(new, f)
-            print(f"{name:<22} {ia / pa:>8.0f} {ib / pb:>8.0f} {ib / ia:>9.4f}")
+            (ca, pa), (cb, pb) = measure(base, f), measure(new, f)
+            print(f"{name:<22} {ca / pa:>8.{digits}f} {cb / pb:>8.{digits}f} {cb / ca:>9.4f}",
+                  flush=True)  # fmt: skip
 
 
 def cpu_seconds(binary: Path, scenario: Path) -> float:
@@ -274,24 +273,19 @@ def main() -> int:
     if unknown:
         ap.error(f"--cases: unknown {unknown}; known: {', '.join(ns3_bench.CASES)}")
     bad = 0 if a.no_identity else identity(a.base, a.new, a.seconds)
-    if not a.no_instructions:
+    valgrind = [(what, title, measure, digits) for on, what, title, measure, digits in (
+        (not a.no_instructions, "instructions", "instructions (callgrind)", instructions, 0),
+        (a.misses, "misses", "L1d misses (cachegrind)", d1_misses, 2),
+    ) if on]  # fmt: skip
+    for what, title, measure, digits in valgrind:
         if shutil.which("valgrind") is None:
-            print("instructions: skipped, valgrind is not installed (Debian: valgrind)")
-        else:
-            try:
-                instruction_table(a.base, a.new, cases, a.sim_seconds)
-            except RuntimeError as e:
-                print(f"instructions: {e}", file=sys.stderr)
-                return 1
-    if a.misses:
-        if shutil.which("valgrind") is None:
-            print("misses: skipped, valgrind is not installed (Debian: valgrind)")
-        else:
-            try:
-                miss_table(a.base, a.new, cases, a.sim_seconds)
-            except RuntimeError as e:
-                print(f"misses: {e}", file=sys.stderr)
-                return 1
+            print(f"{what}: skipped, valgrind is not installed (Debian: valgrind)")
+            continue
+        try:
+            per_packet_table(title, measure, digits, a.base, a.new, cases, a.sim_seconds)
+        except RuntimeError as e:
+            print(f"{what}: {e}", file=sys.stderr)
+            return 1
     if a.pairs:
         cpu_table(a.base, a.new, cases, a.sim_seconds, a.pairs)
     return 1 if bad else 0

@@ -565,35 +565,34 @@ def fit(
             if bar is not None:
                 bar.update(1)
 
-    run(jobs)
-    laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
-    # A cycle that depends on the RTT is measured at more RTTs, then fitted again.
-    done = {(m, w, r) for m, w, r in jobs}
-    fine = [(m, w, r) for m in modes if laws["ecn" if m else "drop"]["by_rtt"]
-            for r in sorted(set(rtt_grid) | set(rtt_fine))
-            for w in sorted(set(w_grid) | set(w_fine))
-            if (m, w, r) not in done]  # fmt: skip
-    if fine:
+    def fitted() -> dict[str, Any]:
+        return {mode: fit_law(rs) for mode, rs in rows.items() if rs}
+
+    def measure_more(extra: list[tuple[bool, float, float]]) -> None:
+        """Runs the points of ``extra`` not measured yet (the bar grows by them)."""
+        done = set(jobs)
+        extra = [j for j in extra if j not in done]
+        if not extra:
+            return
         if bar is not None:
-            bar.total += len(fine)
+            bar.total += len(extra)
             bar.refresh()
-        run(fine)
-        jobs += fine
-        laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
+        run(extra)
+        jobs.extend(extra)
+
+    run(jobs)
+    laws = fitted()
+    rtts = sorted(set(rtt_grid) | set(rtt_fine))
+    # A cycle that depends on the RTT is measured at more RTTs, then fitted again.
+    measure_more([(m, w, r) for m in modes if laws["ecn" if m else "drop"]["by_rtt"]
+                  for r in rtts for w in sorted(set(w_grid) | set(w_fine))])  # fmt: skip
+    laws = fitted()
     # Where the cycle still moves with the RTT above the fine W_max (CUBIC), every W_max
     # the TRC picks up to the grid's largest is measured too.
-    done = {(m, w, r) for m, w, r in jobs}
-    wide = [(m, w, r) for m in modes if laws["ecn" if m else "drop"]["by_rtt"]
-            for w in w_above_fine(rows["ecn" if m else "drop"], w_fine, max(w_grid))
-            for r in sorted(set(rtt_grid) | set(rtt_fine))
-            if (m, w, r) not in done]  # fmt: skip
-    if wide:
-        if bar is not None:
-            bar.total += len(wide)
-            bar.refresh()
-        run(wide)
-        jobs += wide
-        laws = {mode: fit_law(rs) for mode, rs in rows.items() if rs}
+    measure_more([(m, w, r) for m in modes if laws["ecn" if m else "drop"]["by_rtt"]
+                  for w in w_above_fine(rows["ecn" if m else "drop"], w_fine, max(w_grid))
+                  for r in rtts])  # fmt: skip
+    laws = fitted()
     if bar is not None:
         bar.close()
     cmd = command or f"qoslab.trc.fit({dict(tcp)!r}, ecn={ecn})"
