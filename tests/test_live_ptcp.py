@@ -25,8 +25,11 @@ def test_a_simulated_ptcp_flow_beside_a_linux_flow_gets_its_weighted_share(tmp_p
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = p.communicate(timeout=60)
     assert p.returncode == 0, stderr
-    # The timing verdict of the datapath, which ran pTCP's endpoints too.
-    assert "live-p4-ptcp (live): timing" in stdout and "lateness p99" in stdout, stdout
+    # The timing verdict of the datapath, which ran pTCP's endpoints too, is printed. Its
+    # value is this machine's wake-up latency (a late p99 on a loaded CI box is a verdict,
+    # not a defect), so either verdict passes here; the shares below are checked either way.
+    verdicts = ("live-p4-ptcp (live): timing OK", "live-p4-ptcp (live): TIMING OUT OF BOUNDS")
+    assert any(v in stdout for v in verdicts) and "lateness p99" in stdout, stdout
     # Of the tcp keys only the Linux flow's would be ignored: the pTCP flow uses its own.
     assert "tcp.variant" not in stderr, stderr
     flows = {r["name"]: r for r in pl.read_parquet(out / "flows.parquet").iter_rows(named=True)}
