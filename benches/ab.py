@@ -5,7 +5,7 @@ spends per bottleneck packet.
     python benches/ab.py BASE NEW --no-identity --cases 12-red-20M --sim-seconds 300
     python benches/ab.py BASE NEW --no-instructions --seconds 5
     python benches/ab.py BASE NEW --no-identity --no-instructions --pairs 9   # CPU time
-    python benches/ab.py BASE NEW --no-identity --no-instructions --misses    # L1d misses
+    python benches/ab.py BASE NEW --no-identity --no-instructions --misses    # cache, branches
 
 **Identity.** Every scenario the project ships (``scenarios/**/*.toml``: sweeps left
 out, runs longer than ``--seconds`` cut to it) and every dumbbell of
@@ -21,11 +21,13 @@ run to run; the instruction count of a deterministic run does not. Each case of
 gives instructions per bottleneck packet (``r1->r2`` departures) and NEW ÷ BASE. It
 needs valgrind (Debian: ``valgrind``); without it this part is skipped with a message.
 
-**L1 data-cache misses** (``--misses``). Two binaries can run the same instructions
-and still differ in time when one's working set is larger. Each case runs under
-``valgrind --tool=cachegrind --cache-sim=yes`` (a simulated cache, so the count is as
-deterministic as the instructions), and the table gives D1 misses (reads and writes)
-per bottleneck packet and NEW ÷ BASE.
+**Cache misses and mispredicted branches** (``--misses``). Two binaries can run the same
+instructions and still differ in time: one's hot code spans more instruction-cache
+lines, its working set is larger, or its branches are laid out worse. Each case runs
+under ``valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes`` (a simulated cache
+and predictor, so the counts are as deterministic as the instructions), and the table
+gives I1 misses, D1 misses (reads and writes) and mispredicted branches per bottleneck
+packet, each with NEW ÷ BASE.
 
 **CPU time** (``--pairs N``). Each case of ``--cases`` runs as ``N`` pairs of whole
 processes, one of each binary, which one first alternating from pair to pair; the table
@@ -161,19 +163,40 @@ def instructions(binary: Path, scenario: Path) -> tuple[int, int]:
     return int(m.group(1)), _bottleneck_packets(binary, p.stdout)
 
 
-def d1_misses(binary: Path, scenario: Path) -> tuple[int, int]:
-    """(simulated L1 data-cache misses, bottleneck packets) of one run under cachegrind;
-    raises RuntimeError if the run failed or counted no bottleneck packet."""
+def cache_counts(binary: Path, scenario: Path) -> tuple[dict[str, int], int]:
+    """(simulated counts, bottleneck packets) of one run under cachegrind's cache and
+    branch simulation: ``I1`` instruction-cache misses, ``D1`` data-cache misses (reads
+    and writes), ``mispredicts`` (conditional and indirect branches); raises
+    RuntimeError if the run failed or counted no bottleneck packet."""
     with tempfile.NamedTemporaryFile(suffix=".cg") as cg:
         p = subprocess.run(
-            ["valgrind", "--tool=cachegrind", "--cache-sim=yes",
+            ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
              f"--cachegrind-out-file={cg.name}", str(binary), str(scenario)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
-    m = re.search(r"D1\s+misses:\s*([\d,]+)", p.stderr)
-    if p.returncode != 0 or not m:
+    pats = {"I1": r"I1\s+misses:\s*([\d,]+)", "D1": r"D1\s+misses:\s*([\d,]+)",
+            "mispredicts": r"Mispredicts:\s*([\d,]+)"}  # fmt: skip
+    found = {k: re.search(v, p.stderr) for k, v in pats.items()}
+    if p.returncode != 0 or not all(found.values()):
         raise RuntimeError(f"{binary} under cachegrind exited {p.returncode}:\n{p.stderr[-500:]}")
-    return int(m.group(1).replace(",", "")), _bottleneck_packets(binary, p.stdout)
+    counts = {k: int(m.group(1).replace(",", "")) for k, m in found.items() if m}
+    return counts, _bottleneck_packets(binary, p.stdout)
+
+
+def misses_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
+    """Prints cachegrind's simulated I1 misses, D1 misses and mispredicted branches per
+    bottleneck packet of both binaries on each case, with NEW ÷ BASE (one run each)."""
+    keys = ("I1", "D1", "mispredicts")
+    print(f"\nsimulated misses per bottleneck packet ({sim_seconds:g} simulated s, cachegrind)")
+    print(f"{'case':<22}" + "".join(f" {k + ' base':>15} {'new':>8} {'new/base':>9}" for k in keys))
+    with tempfile.TemporaryDirectory() as t:
+        for name in cases:
+            f = Path(t) / f"{name}.toml"
+            f.write_text(dumbbell(name, sim_seconds))
+            (ca, pa), (cb, pb) = cache_counts(base, f), cache_counts(new, f)
+            cols = "".join(f" {ca[k] / pa:>15.3f} {cb[k] / pb:>8.3f} {cb[k] / ca[k]:>9.4f}"
+                           for k in keys)  # fmt: skip
+            print(f"{name:<22}{cols}", flush=True)
 
 
 def _bottleneck_packets(binary: Path, stdout: str) -> int:
@@ -257,7 +280,7 @@ def main() -> int:
     ap.add_argument("--no-identity", action="store_true")
     ap.add_argument("--no-instructions", action="store_true")
     ap.add_argument("--misses", action="store_true",
-                    help="L1d misses per bottleneck packet under cachegrind, per case")  # fmt: skip
+                    help="cache misses, mispredicts per bottleneck packet")  # fmt: skip
     a = ap.parse_args()
     for b in (a.base, a.new):
         if not b.is_file():
@@ -273,16 +296,18 @@ def main() -> int:
     if unknown:
         ap.error(f"--cases: unknown {unknown}; known: {', '.join(ns3_bench.CASES)}")
     bad = 0 if a.no_identity else identity(a.base, a.new, a.seconds)
-    valgrind = [(what, title, measure, digits) for on, what, title, measure, digits in (
-        (not a.no_instructions, "instructions", "instructions (callgrind)", instructions, 0),
-        (a.misses, "misses", "L1d misses (cachegrind)", d1_misses, 2),
-    ) if on]  # fmt: skip
-    for what, title, measure, digits in valgrind:
+    for what, on in (("instructions", not a.no_instructions), ("misses", a.misses)):
+        if not on:
+            continue
         if shutil.which("valgrind") is None:
             print(f"{what}: skipped, valgrind is not installed (Debian: valgrind)")
             continue
         try:
-            per_packet_table(title, measure, digits, a.base, a.new, cases, a.sim_seconds)
+            if what == "instructions":
+                title = "instructions (callgrind)"
+                per_packet_table(title, instructions, 0, a.base, a.new, cases, a.sim_seconds)
+            else:
+                misses_table(a.base, a.new, cases, a.sim_seconds)
         except RuntimeError as e:
             print(f"{what}: {e}", file=sys.stderr)
             return 1

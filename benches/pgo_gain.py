@@ -5,8 +5,9 @@ are the same bit for bit.
     python benches/pgo_gain.py [--rounds 3] [SCENARIO ...]
 
 Builds ``qoslab-run`` twice (``target/pgo-bench/plain`` and ``…/pgo``, about 1.5 min
-each; the second with ``-Cprofile-use`` on ``target/pgo/merged.profdata``, the profile
-``scripts/pgo_build.py`` merged for the extension), then runs each scenario with both
+each; the second as setup's extension is built: ``-Cprofile-use`` on
+``target/pgo/merged.profdata``, the profile ``scripts/pgo_build.py`` merged for the
+extension, with its ``USE_FLAGS``), then runs each scenario with both
 builds alternately, ``--rounds`` times, and prints the best user CPU time of each and
 their ratio. The default scenario is P1's Table 1 cell at 50 Mb/s (1,100 s, 18 TRC
 flows), the heaviest cell of the papers' full runs. The results must be identical
@@ -26,6 +27,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import pgo_build  # noqa: E402  (the shipped build's flags)
+
 PROFILE = ROOT / "target" / "pgo" / "merged.profdata"
 OUT = ROOT / "target" / "pgo-bench"
 
@@ -34,7 +38,8 @@ def build(kind: str) -> Path:
     """``qoslab-run`` built plainly or with the profile; returns the binary."""
     env = dict(os.environ, CARGO_TARGET_DIR=str(OUT / kind))
     if kind == "pgo":
-        env["RUSTFLAGS"] = f"{env.get('RUSTFLAGS', '')} -Cprofile-use={PROFILE}".strip()
+        flags = f"-Cprofile-use={PROFILE} {pgo_build.USE_FLAGS}"
+        env["RUSTFLAGS"] = f"{env.get('RUSTFLAGS', '')} {flags}".strip()
     subprocess.run(["cargo", "build", "--release", "-q", "--bin", "qoslab-run"],
                    cwd=ROOT, env=env, check=True)  # fmt: skip
     return OUT / kind / "release" / "qoslab-run"
