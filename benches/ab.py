@@ -51,7 +51,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +76,16 @@ def dumbbell(name: str, seconds: float) -> str:
     starts = [round(rnd.random(), 6) for _ in range(n)]
     acc = ns3_bench.tenfold(bn)
     return qoslab_scenario(n, queue, starts, seconds, 0.0, 1, bn, acc, limit, rtts=rtts)
+
+
+def case_files(cases: list[str], sim_seconds: float) -> Iterator[tuple[str, Path]]:
+    """Each case of ``cases`` as (name, its scenario file run for ``sim_seconds``), in a
+    temporary folder that lives while the caller iterates."""
+    with tempfile.TemporaryDirectory() as t:
+        for name in cases:
+            f = Path(t) / f"{name}.toml"
+            f.write_text(dumbbell(name, sim_seconds))
+            yield name, f
 
 
 def shipped(seconds: float, tmp: Path) -> list[tuple[str, Path]]:
@@ -189,14 +199,11 @@ def misses_table(base: Path, new: Path, cases: list[str], sim_seconds: float) ->
     keys = ("I1", "D1", "mispredicts")
     print(f"\nsimulated misses per bottleneck packet ({sim_seconds:g} simulated s, cachegrind)")
     print(f"{'case':<22}" + "".join(f" {k + ' base':>15} {'new':>8} {'new/base':>9}" for k in keys))
-    with tempfile.TemporaryDirectory() as t:
-        for name in cases:
-            f = Path(t) / f"{name}.toml"
-            f.write_text(dumbbell(name, sim_seconds))
-            (ca, pa), (cb, pb) = cache_counts(base, f), cache_counts(new, f)
-            cols = "".join(f" {ca[k] / pa:>15.3f} {cb[k] / pb:>8.3f} {cb[k] / ca[k]:>9.4f}"
-                           for k in keys)  # fmt: skip
-            print(f"{name:<22}{cols}", flush=True)
+    for name, f in case_files(cases, sim_seconds):
+        (ca, pa), (cb, pb) = cache_counts(base, f), cache_counts(new, f)
+        cols = "".join(f" {ca[k] / pa:>15.3f} {cb[k] / pb:>8.3f} {cb[k] / ca[k]:>9.4f}"
+                       for k in keys)  # fmt: skip
+        print(f"{name:<22}{cols}", flush=True)
 
 
 def _bottleneck_packets(binary: Path, stdout: str) -> int:
@@ -209,26 +216,14 @@ def _bottleneck_packets(binary: Path, stdout: str) -> int:
     return packets
 
 
-def per_packet_table(
-    title: str,
-    measure: Callable[[Path, Path], tuple[int, int]],
-    digits: int,
-    base: Path,
-    new: Path,
-    cases: list[str],
-    sim_seconds: float,
-) -> None:
-    """Prints ``measure``'s count per bottleneck packet (``title``) of both binaries on
-    each case, with NEW ÷ BASE."""
-    print(f"\n{title} per bottleneck packet ({sim_seconds:g} simulated s)")
+def instruction_table(base: Path, new: Path, cases: list[str], sim_seconds: float) -> None:
+    """Prints instructions per bottleneck packet of both binaries on each case, with
+    NEW ÷ BASE."""
+    print(f"\ninstructions per bottleneck packet ({sim_seconds:g} simulated s, callgrind)")
     print(f"{'case':<22} {'base':>8} {'new':>8} {'new/base':>9}")
-    with tempfile.TemporaryDirectory() as t:
-        for name in cases:
-            f = Path(t) / f"{name}.toml"
-            f.write_text(dumbbell(name, sim_seconds))
-            (ca, pa), (cb, pb) = measure(base, f), measure(new, f)
-            print(f"{name:<22} {ca / pa:>8.{digits}f} {cb / pb:>8.{digits}f} {cb / ca:>9.4f}",
-                  flush=True)  # fmt: skip
+    for name, f in case_files(cases, sim_seconds):
+        (ia, pa), (ib, pb) = instructions(base, f), instructions(new, f)
+        print(f"{name:<22} {ia / pa:>8.0f} {ib / pb:>8.0f} {ib / ia:>9.4f}", flush=True)
 
 
 def cpu_seconds(binary: Path, scenario: Path) -> float:
@@ -245,24 +240,21 @@ def cpu_table(base: Path, new: Path, cases: list[str], sim_seconds: float, pairs
     print(f"\nCPU time per run ({sim_seconds:g} simulated s, {pairs} pairs, alternating)")
     print(f"{'case':<22} {'base (s)':>9} {'new (s)':>9} {'new/base':>9} {'(least–greatest)':>17}"
           "  load before, after")  # fmt: skip
-    with tempfile.TemporaryDirectory() as t:
-        for name in cases:
-            f = Path(t) / f"{name}.toml"
-            f.write_text(dumbbell(name, sim_seconds))
-            load0 = os.getloadavg()[0]
-            a, b = [], []
-            for i in range(pairs):
-                if i % 2:
-                    b.append(cpu_seconds(new, f))
-                    a.append(cpu_seconds(base, f))
-                else:
-                    a.append(cpu_seconds(base, f))
-                    b.append(cpu_seconds(new, f))
-            r = [y / x for x, y in zip(a, b, strict=True)]
-            spread = f"({min(r):.3f}–{max(r):.3f})"
-            print(f"{name:<22} {statistics.median(a):>9.3f} {statistics.median(b):>9.3f} "
-                  f"{statistics.median(r):>9.3f} {spread:>17}  "
-                  f"{load0:.2f}, {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+    for name, f in case_files(cases, sim_seconds):
+        load0 = os.getloadavg()[0]
+        a, b = [], []
+        for i in range(pairs):
+            if i % 2:
+                b.append(cpu_seconds(new, f))
+                a.append(cpu_seconds(base, f))
+            else:
+                a.append(cpu_seconds(base, f))
+                b.append(cpu_seconds(new, f))
+        r = [y / x for x, y in zip(a, b, strict=True)]
+        spread = f"({min(r):.3f}–{max(r):.3f})"
+        print(f"{name:<22} {statistics.median(a):>9.3f} {statistics.median(b):>9.3f} "
+              f"{statistics.median(r):>9.3f} {spread:>17}  "
+              f"{load0:.2f}, {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
 
 
 def main() -> int:
@@ -296,18 +288,16 @@ def main() -> int:
     if unknown:
         ap.error(f"--cases: unknown {unknown}; known: {', '.join(ns3_bench.CASES)}")
     bad = 0 if a.no_identity else identity(a.base, a.new, a.seconds)
-    for what, on in (("instructions", not a.no_instructions), ("misses", a.misses)):
-        if not on:
-            continue
+    tables = [(what, table) for what, table, on in (
+        ("instructions", instruction_table, not a.no_instructions),
+        ("misses", misses_table, a.misses),
+    ) if on]  # fmt: skip
+    for what, table in tables:
         if shutil.which("valgrind") is None:
             print(f"{what}: skipped, valgrind is not installed (Debian: valgrind)")
             continue
         try:
-            if what == "instructions":
-                title = "instructions (callgrind)"
-                per_packet_table(title, instructions, 0, a.base, a.new, cases, a.sim_seconds)
-            else:
-                misses_table(a.base, a.new, cases, a.sim_seconds)
+            table(a.base, a.new, cases, a.sim_seconds)
         except RuntimeError as e:
             print(f"{what}: {e}", file=sys.stderr)
             return 1

@@ -3,21 +3,17 @@ the README's table is rewritten from the archives."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tarfile
 from pathlib import Path
+
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location(
-        "live_runs_archive", ROOT / "scripts" / "live_runs_archive.py"
-    )
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return load_script(ROOT / "scripts" / "live_runs_archive.py")
 
 
 def _run(runs: Path, name: str, summary: dict, complete: bool = True) -> None:
