@@ -184,7 +184,7 @@ def build_pgo(profdata: Path) -> None:
 #: the engine's event loop (``World::resume``, about 120 KB of code with the handlers
 #: inlined) then keeps its hot blocks in fewer instruction-cache lines. On the six SACK
 #: dumbbells of ``benches/ab.py`` it cuts cachegrind's simulated I1 misses per
-#: bottleneck packet by 30-55 % and its mispredicted branches by 2-7 %, same results
+#: bottleneck packet by 30-57 % and its mispredicted branches by 0.5-6 %, same results
 #: (``benches/issue61_ab.txt``).
 USE_FLAGS = "-Cllvm-args=-enable-split-machine-functions"
 
