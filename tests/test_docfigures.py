@@ -93,6 +93,20 @@ def test_a_quick_run_is_not_a_full_pages_source(site):
         docgen.figures(rep, [page])
 
 
+def test_a_page_with_quick_and_full_figures_takes_from_each_run_its_modes(site):
+    rep, page = site
+    data = page.parent / "data" / "x.json"
+    d = json.loads(data.read_text())
+    d["quick"] = not d["quick"]
+    (page.parent / "data" / "other.json").write_text(json.dumps(d))
+    other = "<!-- qoslab:figure data=data/other.json figs/c.png=t-fig/one -->\n![C](figs/c.png)\n"
+    page.write_text(PAGE + "\n" + other)
+    figs = page.parent / "figs"
+    assert docgen.figures(rep, [page]) == [figs / "a.png", figs / "b.png"]
+    assert not (figs / "c.png").exists()
+    assert docgen.figure_problems([page]) == [f"{page}:6: {figs / 'c.png'} does not exist"]
+
+
 def test_check_reports_missing_and_unshown_figures(site):
     rep, page = site
     problems = docgen.figure_problems([page])

@@ -11,7 +11,9 @@ EXPERIMENT/figures/NAME.png``)::
 ``python -m qoslab.docgen figures RESULTS docs/papers`` copies every such figure from
 ``RESULTS``, but only where ``RESULTS`` finished, holds the very tables the data file
 holds for that experiment (and is of the same mode, quick or full) and drew the figure
-after them: a figure then shows the numbers the page's tables show. Otherwise nothing
+after them: a figure then shows the numbers the page's tables show. A page may show the
+figures of a quick and of a full run, each marker naming its own data file: a run
+provides those of its mode (when none is of its mode, the error says so). Otherwise nothing
 is copied and the error names the page, the experiment and what differs. ``docgen
 check`` reports what :func:`problems` finds.
 
@@ -226,13 +228,18 @@ def copy(results: str | Path, figures: list[Figure], tables_of: TablesOf) -> lis
     results = Path(results)
     idx = _index(results)
     datas: dict[Path, dict[str, Any]] = {}
-    verified: dict[tuple[Path, str], dict[str, Any]] = {}
-    todo: list[tuple[Figure, bytes]] = []
     for fig in figures:
         if fig.data not in datas:
             if not fig.data.is_file():
                 raise ValueError(f"{fig.where()}: data file {fig.data} does not exist")
             datas[fig.data] = _json(fig.data, "docgen data file", dict)
+    # The other mode's figures come from a run of that mode; with none of this run's
+    # mode, every figure is checked and the first names the mismatch.
+    same = [f for f in figures if bool(datas[f.data].get("quick")) == bool(idx.get("quick"))]
+    figures = same or figures
+    verified: dict[tuple[Path, str], dict[str, Any]] = {}
+    todo: list[tuple[Figure, bytes]] = []
+    for fig in figures:
         key = (fig.data, fig.experiment)
         if key not in verified:
             verified[key] = _verify(fig, datas[fig.data], idx, results, tables_of)
