@@ -48,6 +48,7 @@ def test_past_the_budget_the_verdict_fails_without_suggesting_spin(tmp_path):
         "cpu-bound",
         "cpu-starved",
         "rate not achieved",
+        "cpu-saturated",
         "cpu-bursts",
     ), s["live_timing_cause"]
     gp = r.flows["goodput_bps"][0]

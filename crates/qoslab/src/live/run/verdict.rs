@@ -24,6 +24,10 @@ const CPU_BOUND: f64 = 0.7;
 const BACKLOG_BOUND: f64 = 0.10;
 /// … and its link short of the rate when it carried less than this share of it.
 const RATE_SHORT: f64 = 0.9;
+/// Cores left idle over the run below which the machine was saturated: a thread woken
+/// late there waited for a core, and spinning would take one from the hosts' TCP (one
+/// Linux flow forced past the budget on 2 cores left 0.06–0.19 of a core idle).
+const SPARE_CORES: f64 = 0.25;
 
 /// How hard the datapath thread worked during the run.
 pub(super) struct Load {
@@ -55,6 +59,17 @@ struct Measures {
     machine: f64,
     /// The machine's cores.
     cores: usize,
+}
+
+impl Measures {
+    /// Cores left idle over the run (infinite when the machine's load is unknown).
+    fn spare_cores(&self) -> f64 {
+        if self.machine.is_nan() {
+            f64::INFINITY
+        } else {
+            self.cores as f64 * (1.0 - self.machine)
+        }
+    }
 }
 
 /// The run's timing verdict (`live_timing_ok`, `live_timing_cause`) from the lateness
@@ -134,7 +149,7 @@ fn link_use(r: &mut RunResult, w: &World, io: &TunIo, secs: f64) -> Vec<String> 
 }
 
 /// The cause of the verdict (`ok`, `cpu-bound`, `cpu-starved`, `rate not achieved`,
-/// `wake-up latency`, `cpu-bursts`), first that fits, and its warning.
+/// `cpu-saturated`, `wake-up latency`, `cpu-bursts`), first that fits, and its warning.
 fn cause(m: &Measures, load: &Load, short: bool, lateness_ok: bool) -> (&'static str, Vec<String>) {
     let (cause, warning) = if m.busy > BUSY_BOUND && m.cpu >= CPU_BOUND {
         ("cpu-bound", Some(cpu_bound_warning(m, load)))
@@ -144,6 +159,8 @@ fn cause(m: &Measures, load: &Load, short: bool, lateness_ok: bool) -> (&'static
         ("rate not achieved", None)
     } else if lateness_ok {
         ("ok", None)
+    } else if m.wake_p99 > P99_BOUND.as_nanos() && m.spare_cores() < SPARE_CORES {
+        ("cpu-saturated", Some(cpu_saturated_warning(m)))
     } else if m.wake_p99 > P99_BOUND.as_nanos() {
         ("wake-up latency", Some(wake_up_warning(m, load)))
     } else {
@@ -197,6 +214,21 @@ fn wake_up_warning(m: &Measures, load: &Load) -> String {
          the thread woke from its sleeps {:.0} µs late (p99), so its events ran late: \
          {advice}",
         m.wake_p99 as f64 / 1e3
+    )
+}
+
+/// The warning of a thread woken late because every core was busy: `spin` cannot help.
+fn cpu_saturated_warning(m: &Measures) -> String {
+    format!(
+        "live: timing out of bounds (p99 > 100 µs or p99.9 > 2 ms): see live_timing; \
+         the thread woke from its sleeps {:.0} µs late (p99) while the machine's {} \
+         cores were {:.0} % busy (load average {:.2}): it waited for a core, and \
+         `[live] spin` would take one from the hosts' TCP. Lower the rates or the \
+         number of flows, or run on a quieter or faster machine",
+        m.wake_p99 as f64 / 1e3,
+        m.cores,
+        100.0 * m.machine,
+        sys::load_average()
     )
 }
 
@@ -279,4 +311,66 @@ fn summarize(r: &mut RunResult, io: &TunIo, load: &Load, m: &Measures) {
         .insert("live_polled".into(), (io.polled_ns as f64 / wall).into());
     r.summary
         .insert("live_machine_busy".into(), load.machine_busy.into());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load() -> Load {
+        Load {
+            wall_ns: 2_000_000_000,
+            cpu_ns: 1_000_000_000,
+            idle_ns: 1_000_000_000,
+            spin: Dur::ZERO,
+            max_pps: 31_250.0,
+            machine_busy: None,
+        }
+    }
+
+    /// A run that only broke the lateness bounds, its thread woken `wake_us` late (p99)
+    /// on `cores` cores a share `machine` busy.
+    fn late(wake_us: u64, machine: f64, cores: usize) -> Measures {
+        Measures {
+            busy: 0.5,
+            cpu: 0.75,
+            pps: 200_000.0,
+            wake_p99: wake_us * 1000,
+            machine,
+            cores,
+        }
+    }
+
+    #[test]
+    fn late_wake_ups_with_cores_to_spare_are_fixed_by_spin() {
+        for (machine, cores) in [(0.5, 2), (0.85, 2), (f64::NAN, 2), (0.95, 16)] {
+            let (c, w) = cause(&late(150, machine, cores), &load(), false, false);
+            assert_eq!(c, "wake-up latency", "{machine} of {cores}");
+            assert!(w[0].contains("keeps events on time"), "{}", w[0]);
+        }
+    }
+
+    #[test]
+    fn late_wake_ups_on_a_saturated_machine_never_offer_spin() {
+        // One Linux flow forced past the budget on 2 cores: 0.906–0.968 busy.
+        for machine in [0.88, 0.906, 0.968, 1.0] {
+            let (c, w) = cause(&late(150, machine, 2), &load(), false, false);
+            assert_eq!(c, "cpu-saturated", "{machine}");
+            assert!(!w[0].contains("keeps events on time"), "{}", w[0]);
+            assert!(w[0].contains("150 µs late"), "{}", w[0]);
+        }
+    }
+
+    #[test]
+    fn on_time_wake_ups_are_bursts_and_a_short_rate_comes_first() {
+        assert_eq!(
+            cause(&late(60, 0.95, 2), &load(), false, false).0,
+            "cpu-bursts"
+        );
+        assert_eq!(
+            cause(&late(150, 0.95, 2), &load(), true, false).0,
+            "rate not achieved"
+        );
+        assert_eq!(cause(&late(150, 0.95, 2), &load(), false, true).0, "ok");
+    }
 }
