@@ -136,8 +136,14 @@ def test_ping_min_rtt_is_the_configured_rtt(tmp_path):
     )
     rtt = r.table("live_ping")["rtt"].drop_nulls().drop_nans()
     assert len(rtt) >= 28
-    # 2 × (1 + 4) ms of propagation; 44-byte packets add ~80 µs of serialisation.
-    assert 0.010 <= rtt.min() <= 0.0105, rtt.min()
+    # 2 × (1 + 4) ms of propagation; 44-byte packets add ~80 µs of serialisation. Each
+    # way is one datapath event and one TUN write, each as late as the run measured
+    # (live_timing, p99): a loaded machine delays the pings by its own measured amount.
+    t = r.table("live_timing")
+    late = {p: v for p, v in zip(t["place"], t["p99_us"], strict=True)}
+    ways = [late.get(p, 0.0) for p in ("(all events)", "(tun writes)")]
+    slack = 2e-6 * sum(v for v in ways if v == v)  # NaN: no TUN writer thread
+    assert 0.010 <= rtt.min() <= 0.0105 + slack, (rtt.min(), late)
 
 
 RED_TCP = """
