@@ -27,8 +27,8 @@ from pathlib import Path
 
 import polars as pl
 
-#: The striped transfer's server port (``qoslab.reproduce.p4_live.PORT``).
-PORT = 6000
+from qoslab.reproduce.p4_live import PORT
+
 RUN = re.compile(r"stripe-w(?P<w>\d+)-s(?P<seed>\d+)$")
 COLUMNS = [
     "w",

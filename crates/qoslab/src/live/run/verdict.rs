@@ -26,7 +26,9 @@ const BACKLOG_BOUND: f64 = 0.10;
 const RATE_SHORT: f64 = 0.9;
 /// Cores left idle over the run below which the machine was saturated: a thread woken
 /// late there waited for a core, and spinning would take one from the hosts' TCP (one
-/// Linux flow forced past the budget on 2 cores left 0.06–0.19 of a core idle).
+/// Linux flow forced past the budget on 2 cores, `qoslab live fast.toml --set
+/// live.max_pps=1e8` as in docs/live.md, was 0.906–0.972 busy over 14 runs:
+/// `live_machine_busy`, 0.06–0.19 of a core idle).
 const SPARE_CORES: f64 = 0.25;
 
 /// How hard the datapath thread worked during the run.
