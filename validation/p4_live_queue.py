@@ -113,14 +113,14 @@ def live_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def full_mode_live() -> dict[int, dict[str, float]]:
+def full_mode_live() -> dict[str, dict[str, float]]:
     """Full mode's live pTCP at Q = 10 per w: mean ratio ÷ w and unit goodput."""
     t = json.loads(FULL_JSON.read_text())["experiments"]["p4-live"]["tables"]["runs"]
     rows = [dict(zip(t["columns"], r, strict=True)) for r in t["rows"]]
     out = {}
     for w in LIVE_WEIGHTS:
         sel = [r for r in rows if r["method"] == "ptcp" and r["w"] == w]
-        out[w] = {"ratio_over_w": statistics.mean(r["ratio_over_w"] for r in sel),
+        out[str(w)] = {"ratio_over_w": statistics.mean(r["ratio_over_w"] for r in sel),
                   "unit_bps": statistics.mean(r["unit_bps"] for r in sel),
                   "runs": len(sel)}  # fmt: skip
     return out
