@@ -78,8 +78,8 @@ def test_flat_spans_count_the_in_order_stalls_after_the_warm_up():
 
 @pytest.mark.parametrize("w", [4])
 def test_the_twins_give_ptcp_more_than_striping_on_the_lossy_hop(w):
-    pt = [m._twin_ratio(run(m.ptcp_twin(w, "30s", "5s"), seed=s))["twin_ratio"] for s in (1, 2)]
-    st = [m._twin_ratio(run(m.stripe_twin(w, "30s", "5s"), seed=s))["twin_ratio"] for s in (1, 2)]
+    pt = [m.twin_ratio(run(m.ptcp_twin(w, "30s", "5s"), seed=s))["twin_ratio"] for s in (1, 2)]
+    st = [m.twin_ratio(run(m.stripe_twin(w, "30s", "5s"), seed=s))["twin_ratio"] for s in (1, 2)]
     assert all(a > 1.5 * b for a, b in zip(pt, st, strict=True)), (pt, st)
     # The striped sockets time out: the head-of-line stalls of Fig. 8(b).
     res = run(m.stripe_twin(w, "30s", "5s"), seed=1)
@@ -92,7 +92,7 @@ def test_live_ptcp_and_striping_beside_a_linux_flow_give_their_rows():
     res = live(m.ptcp_data(w, "12s", "3s"), seed=1, twin=True)
     row = m.ptcp_row(res, w, 3.0)
     assert row["unit_bps"] > 50e3 and row["ratio"] > 1.2, row
-    assert row["reassigns"] >= 0 and m._twin_ratio(res.twin)["twin_ratio"] > 1.2
+    assert row["reassigns"] >= 0 and m.twin_ratio(res.twin)["twin_ratio"] > 1.2
     seq = m.sequence_rows(res, "ptcp", w)
     assert {r["curve"] for r in seq} == {"weighted", "unit", "ideal"}
     res = live(m.stripe_data(w, "12s", "3s"), seed=1)

@@ -78,13 +78,13 @@ def with_queue(d: dict[str, Any], q: int) -> dict[str, Any]:
 def twin_rows() -> list[dict[str, Any]]:
     """pTCP's twin at every queue depth, weight and seed (simulated only)."""
     import qoslab
-    from qoslab.reproduce.p4_live import _twin_ratio, ptcp_twin
+    from qoslab.reproduce.p4_live import ptcp_twin, twin_ratio
 
     rows = []
     for q in QUEUES:
         for w in WEIGHTS:
             for s in SEEDS:
-                r = _twin_ratio(qoslab.run(with_queue(ptcp_twin(w, *TIME), q), seed=s))
+                r = twin_ratio(qoslab.run(with_queue(ptcp_twin(w, *TIME), q), seed=s))
                 rows.append({"queue": q, "w": w, "seed": s,
                              "ratio_over_w": r["twin_ratio"] / w,
                              "unit_bps": r["twin_unit_bps"]})  # fmt: skip
@@ -94,15 +94,15 @@ def twin_rows() -> list[dict[str, Any]]:
 def live_rows() -> list[dict[str, Any]]:
     """pTCP live at :data:`LIVE_QUEUE`, each run beside its twin."""
     from qoslab.api import live
-    from qoslab.reproduce.p4_live import _secs, _timing, _twin_ratio, ptcp_data, ptcp_row
+    from qoslab.reproduce.p4_live import ptcp_data, ptcp_row, run_timing, twin_ratio
 
     rows = []
     for w in LIVE_WEIGHTS:
         for s in LIVE_SEEDS:
             res = live(with_queue(ptcp_data(w, *TIME), LIVE_QUEUE), seed=s, twin=True)
-            row = ptcp_row(res, w, _secs(TIME[1]))
-            tw = _twin_ratio(res.twin)
-            t = _timing(res)
+            row = ptcp_row(res, w, float(TIME[1].rstrip("s")))
+            tw = twin_ratio(res.twin)
+            t = run_timing(res)
             rows.append({"queue": LIVE_QUEUE, "w": w, "seed": s,
                          "ratio_over_w": row["ratio"] / w, "unit_bps": row["unit_bps"],
                          "twin_ratio_over_w": tw["twin_ratio"] / w,

@@ -297,7 +297,7 @@ def _secs(text: str) -> float:
     return float(text.rstrip("s"))
 
 
-def _twin_ratio(sim: Any) -> dict[str, float]:
+def twin_ratio(sim: Any) -> dict[str, float]:
     """The twin's weighted ÷ unit goodput and its weighted flow's timeouts."""
     unit, wtd = _goodput(sim, "unit"), _goodput(sim, "weighted")
     t = sim.tables.get("ptcp")
@@ -308,7 +308,7 @@ def _twin_ratio(sim: Any) -> dict[str, float]:
             "twin_timeouts": timeouts}  # fmt: skip
 
 
-def _timing(res: Any) -> dict[str, Any]:
+def run_timing(res: Any) -> dict[str, Any]:
     """The live run's timing verdict, its lateness and the datapath's CPU."""
     s = res.summary
     return {
@@ -422,8 +422,8 @@ def p4_live(ctx: Context) -> Outcome:
                     res = ctx.live(data, seed, label, twin=True)
                     sim = res.twin
                     row = ptcp_row(res, w, wu)
-                rows.append({"method": v, "w": w, "seed": seed, **row, **_twin_ratio(sim),
-                             **_timing(res)})  # fmt: skip
+                rows.append({"method": v, "w": w, "seed": seed, **row, **twin_ratio(sim),
+                             **run_timing(res)})  # fmt: skip
                 if w == PLOT_W and seed == seeds[0] and v in ("ptcp", "stripe"):
                     seq += sequence_rows(res, v, w)
     runs = pl.DataFrame(rows).with_columns(
@@ -575,7 +575,7 @@ def linux_like_pipes(
                 keys.append((w, pipes))
     per: dict[tuple[int, str], list[float]] = {}
     for (w, pipes), res in zip(keys, ctx.run_many(jobs), strict=True):
-        per.setdefault((w, pipes), []).append(_twin_ratio(res)["twin_ratio"] / w)
+        per.setdefault((w, pipes), []).append(twin_ratio(res)["twin_ratio"] / w)
     return pl.DataFrame([
         {"w": w, "pipes": pipes, "seeds": len(v), "twin_ratio_over_w": sum(v) / len(v)}
         for (w, pipes), v in per.items()
@@ -597,7 +597,7 @@ def _loss_calibration(
     rows = []
     for (loss, w, s, method), res in zip(keys, ctx.run_many(jobs), strict=True):
         rows.append({"loss": loss, "w": w, "seed": s, "method": method,
-                     "ratio_over_w": _twin_ratio(res)["twin_ratio"] / w})  # fmt: skip
+                     "ratio_over_w": twin_ratio(res)["twin_ratio"] / w})  # fmt: skip
     t = pl.DataFrame(rows)
     comps = []
     for loss in LOSS_VALUES:
