@@ -32,6 +32,9 @@ import pathlib
 import statistics
 from typing import Any
 
+from qoslab.reproduce.p4_live import FULL_TIME as TIME
+from qoslab.reproduce.p4_live import IDEAL_RTOL
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "validation" / "data" / "p4_live_queue.json"
 PAGE = ROOT / "docs" / "validation" / "p4-live-queue.md"
@@ -43,9 +46,6 @@ WEIGHTS = [2, 4, 8, 10, 15]
 LIVE_WEIGHTS = [8, 15]
 SEEDS = [1, 2, 3]
 LIVE_SEEDS = [1, 2]
-TIME = ("120s", "20s")
-#: The paper's band around the ideal (``p4_live.IDEAL_RTOL``).
-BAND = 0.10
 #: Base RTT [s], one 1500-byte packet's time on the 2 Mb/s hop [s], the hop's rate [b/s].
 RTT0 = 0.015
 PKT_S = 1500 * 8 / 2e6
@@ -65,7 +65,7 @@ def level(q: int) -> float:
 
 def verdict(r: float) -> str:
     """The paper's band: ratio ÷ w within 10 % of the ideal."""
-    return "within" if abs(r - 1) <= BAND else "outside"
+    return "within" if abs(r - 1) <= IDEAL_RTOL else "outside"
 
 
 def with_queue(d: dict[str, Any], q: int) -> dict[str, Any]:
@@ -121,8 +121,8 @@ def full_mode_live() -> dict[str, dict[str, float]]:
     for w in LIVE_WEIGHTS:
         sel = [r for r in rows if r["method"] == "ptcp" and r["w"] == w]
         out[str(w)] = {"ratio_over_w": statistics.mean(r["ratio_over_w"] for r in sel),
-                  "unit_bps": statistics.mean(r["unit_bps"] for r in sel),
-                  "runs": len(sel)}  # fmt: skip
+                       "unit_bps": statistics.mean(r["unit_bps"] for r in sel),
+                       "runs": len(sel)}  # fmt: skip
     return out
 
 
